@@ -1,0 +1,36 @@
+/**
+ * Builds the Koa application from its dependencies. Never listens: api/server.ts and tests do that.
+ */
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { AppDeps } from './deps.js';
+import { errorMiddleware } from './middleware/errors.js';
+import { requestId } from './middleware/request-id.js';
+import { authMiddleware } from './middleware/auth.js';
+import { rateLimitMiddleware } from './middleware/rate-limit.js';
+import { jsonBody } from './middleware/body.js';
+import { healthRoutes } from './routes/health.js';
+import { adminRoutes } from './routes/admin.js';
+import { keyRoutes } from './routes/keys.js';
+import { toolDetailRoutes, toolRoutes } from './routes/tools.js';
+import { reviewRoutes } from './routes/reviews.js';
+
+export type RouteModule = (router: Router, deps: AppDeps) => void;
+
+/** Route modules in mount order; later issues add theirs here. */
+const ROUTES: RouteModule[] = [healthRoutes, adminRoutes, keyRoutes, toolRoutes, reviewRoutes, toolDetailRoutes];
+
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: deps.config.TRUST_PROXY });
+  const router = new Router();
+  for (const mount of ROUTES) mount(router, deps);
+  app.use(requestId(deps.logger));
+  app.use(errorMiddleware(deps.logger));
+  app.use(authMiddleware(deps));
+  app.use(rateLimitMiddleware(deps.rateLimiter));
+  app.use(jsonBody());
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  app.silent = true;
+  return app;
+}

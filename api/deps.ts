@@ -1,0 +1,16 @@
+/** What the API needs from the outside world; built by api/server.ts (or a test) and passed to createApp. */
+import type { Knex } from 'knex';
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/logger.js';
+import type { Notifier } from '../core/notify.js';
+import type { SearchEngine } from '../core/search/engine.js';
+import type { RateLimiter } from './middleware/rate-limit.js';
+
+export interface AppDeps {
+  config: Readonly<Config>;
+  db: Knex;
+  logger: Logger;
+  notifier: Notifier;
+  search: SearchEngine;
+  rateLimiter: RateLimiter;
+}

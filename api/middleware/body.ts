@@ -1,0 +1,43 @@
+/**
+ * JSON bodies only, at most 1 MiB. A body-carrying request with another media type is a 415; malformed JSON is a 400;
+ * a request without a body gets `{}`.
+ */
+import type { Context, Next } from 'koa';
+import getRawBody from 'raw-body';
+import contentType from 'content-type';
+import { errors } from '../../core/errors.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export function jsonBody() {
+  return async (ctx: Context, next: Next) => {
+    if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method)) return next();
+    const length = ctx.request.length;
+    const hasBody = (length !== undefined && length > 0) || ctx.get('transfer-encoding') !== '';
+    if (!hasBody) {
+      ctx.request.body = {};
+      return next();
+    }
+    let type = '';
+    try {
+      type = contentType.parse(ctx.get('content-type')).type;
+    } catch {
+      throw errors.unsupportedMediaType();
+    }
+    if (type !== 'application/json' && !type.endsWith('+json')) throw errors.unsupportedMediaType();
+    if (length !== undefined && length > MAX_BODY_BYTES) throw errors.payloadTooLarge();
+    let raw: string;
+    try {
+      raw = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, encoding: 'utf8', length });
+    } catch (err) {
+      if ((err as { type?: string }).type === 'entity.too.large') throw errors.payloadTooLarge();
+      throw errors.validation('Could not read the request body');
+    }
+    try {
+      ctx.request.body = raw.trim() === '' ? {} : JSON.parse(raw);
+    } catch {
+      throw errors.validation('Malformed JSON body', [{ path: 'body', message: 'is not valid JSON' }]);
+    }
+    return next();
+  };
+}

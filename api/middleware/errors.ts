@@ -1,0 +1,72 @@
+/**
+ * The first middleware: renders every error in the contract's shape. Shape A everywhere, shape B on scenario
+ * operations (ctx.state.errorShape = 'B'), except authentication and rate-limit errors, which are shape A everywhere.
+ * Anything unknown becomes a logged 500 with no stack or secret in the body.
+ */
+import type { Context, Next } from 'koa';
+import { AppError, errors, fromPgError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+
+const SHAPE_B_WORDS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Rate Limit Exceeded',
+  500: 'Internal Server Error',
+};
+
+/** Errors that keep shape A even on scenario routes. */
+const ALWAYS_A = new Set(['RATE_LIMITED']);
+
+export function errorMiddleware(logger: Logger) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw errors.notFound('Route', `${ctx.method} ${ctx.path}`);
+    } catch (err) {
+      const appErr = toAppError(err, ctx, logger);
+      if (ctx.headerSent || !ctx.writable) {
+        logger.warn({ reqId: ctx.state.requestId, code: appErr.code }, 'error after response started');
+        return;
+      }
+      ctx.status = appErr.status;
+      for (const [k, v] of Object.entries(appErr.headers ?? {})) ctx.set(k, v);
+      const shapeB = ctx.state.errorShape === 'B' && !ALWAYS_A.has(appErr.code) && !ctx.state.authError;
+      ctx.body = shapeB ? renderB(appErr) : renderA(appErr);
+    }
+  };
+}
+
+function renderA(e: AppError) {
+  return {
+    success: false,
+    error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) },
+    ...(e.extra ?? {}),
+  };
+}
+
+function renderB(e: AppError) {
+  return {
+    success: false,
+    error: SHAPE_B_WORDS[e.status] ?? 'Error',
+    message: e.message,
+    ...(e.details ? { details: e.details } : {}),
+    ...(e.extra ?? {}),
+  };
+}
+
+function toAppError(err: unknown, ctx: Context, logger: Logger): AppError {
+  if (err instanceof AppError) return err;
+  const pgErr = fromPgError(err);
+  if (pgErr) return pgErr;
+  const status = (err as { status?: number })?.status;
+  if (status === 413) return errors.payloadTooLarge();
+  if (status === 415) return errors.unsupportedMediaType();
+  if (status === 400) return errors.validation((err as Error).message);
+  logger.error({ reqId: ctx.state.requestId, err }, 'unhandled error');
+  return errors.internal();
+}

@@ -1,0 +1,71 @@
+/**
+ * The `web` process: HTTP API. Opens the database pool, the LISTEN connection, the search index and the port.
+ */
+import http from 'node:http';
+import { createApp } from './app.js';
+import type { AppDeps } from './deps.js';
+import { createRateLimiter } from './middleware/rate-limit.js';
+import { loadConfig, type Config } from '../core/config.js';
+import { createDb } from '../core/db.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import { createNotifier } from '../core/notify.js';
+import { createSearchEngine } from '../core/search/index.js';
+import { startSearchSync, type SearchSync } from '../core/search/sync.js';
+import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
+
+export interface ApiHandle {
+  server: http.Server;
+  deps: AppDeps;
+  searchSync: SearchSync;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Builds the API's dependencies on a database URL (tests use this too, with port 0). */
+export async function startApi(config: Readonly<Config>, databaseUrl: string, logger: Logger, port = config.PORT): Promise<ApiHandle> {
+  const db = createDb(databaseUrl, { max: 20 });
+  const notifier = createNotifier(databaseUrl, logger);
+  const search = createSearchEngine(config);
+  const searchSync = await startSearchSync(db, notifier, search, logger);
+  const rateLimiter = createRateLimiter(config, databaseUrl);
+  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter };
+  const app = createApp(deps);
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(port, port === 0 ? '127.0.0.1' : config.HOST, resolve));
+  const addr = server.address() as { port: number };
+  return {
+    server,
+    deps,
+    searchSync,
+    url: `http://127.0.0.1:${addr.port}`,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      searchSync.stop();
+      await Promise.allSettled([notifier.close(), rateLimiter.close(), search.close()]);
+      await db.destroy();
+    },
+  };
+}
+
+async function main() {
+  const base = loadConfig(process.env);
+  const logger = createLogger(base.LOG_LEVEL);
+  const config = await withGeneratedSecrets(base, logger);
+  const database = await resolveDatabase(config, logger);
+  await migrateAll(database.url);
+  const api = await startApi(config, database.url, logger);
+  logger.info({ url: api.url.replace('127.0.0.1', config.HOST) }, 'API listening');
+  const shutdown = async () => {
+    await api.close();
+    await database.embedded?.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) void main();

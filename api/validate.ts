@@ -1,0 +1,35 @@
+/**
+ * Validation at the edge: zod schemas for params, query and body; failures become the contract's 400 with details.
+ */
+import { z } from 'zod';
+import { errors } from '../core/errors.js';
+
+export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'params'): z.infer<S> {
+  const parsed = schema.safeParse(value ?? {});
+  if (parsed.success) return parsed.data;
+  const details = parsed.error.issues.map((i) => ({
+    path: [where, ...i.path.map(String)].join('.'),
+    message: i.message,
+  }));
+  throw errors.validation(`Invalid ${where}: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, details);
+}
+
+/** A non-negative integer given as a query string. */
+const queryInt = z
+  .string()
+  .regex(/^\d+$/, 'must be a non-negative integer')
+  .transform((s) => Number.parseInt(s, 10));
+
+/** limit/offset per the contract: non-integers and negatives are 400, a limit above max is clamped. */
+export function paging(defaultLimit: number, max: number) {
+  return {
+    limit: queryInt.optional().transform((v) => Math.min(v ?? defaultLimit, max)),
+    offset: queryInt.optional().transform((v) => v ?? 0),
+  };
+}
+
+export function pageOf<T>(rows: T[], limit: number, offset: number) {
+  return { items: rows.slice(0, limit), pagination: { limit, offset, hasMore: rows.length > limit } };
+}
+
+export const booleanQuery = z.enum(['true', 'false']).transform((v) => v === 'true');

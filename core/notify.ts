@@ -1,0 +1,123 @@
+/**
+ * Postgres LISTEN/NOTIFY, shared by a process: one dedicated connection listens; callers subscribe by channel.
+ * Used to wait for job completion without polling and to keep in-process search indexes current.
+ */
+import pg from 'pg';
+import type { Logger } from './logger.js';
+
+export type NotifyHandler = (payload: string) => void;
+
+export interface Waiter {
+  /** The first matching payload, or undefined after timeoutMs (or on abort). */
+  wait(timeoutMs: number, signal?: AbortSignal): Promise<string | undefined>;
+  cancel(): void;
+}
+
+export interface Notifier {
+  subscribe(channel: string, handler: NotifyHandler): Promise<() => void>;
+  /**
+   * Subscribes now (LISTEN is active when this resolves), so that a caller can check the current state and then wait
+   * without missing a notification sent in between.
+   */
+  waiter(channel: string, match: (payload: string) => boolean): Promise<Waiter>;
+  close(): Promise<void>;
+}
+
+export const CHANNELS = {
+  /** payload: JSON { kind: 'execution'|'package_import'|'scenario_run'|'scenario_batch', id, status } */
+  jobs: 'toolshed_jobs',
+  /** payload: tool id (insert/update of indexed fields) or `-<id>` (delete) */
+  tools: 'toolshed_tools',
+} as const;
+
+export function createNotifier(connectionString: string, logger?: Logger): Notifier {
+  const handlers = new Map<string, Set<NotifyHandler>>();
+  let client: pg.Client | undefined;
+  let connecting: Promise<pg.Client> | undefined;
+  let closed = false;
+
+  const connect = (): Promise<pg.Client> => {
+    if (client) return Promise.resolve(client);
+    connecting ??= (async () => {
+      const c = new pg.Client({ connectionString });
+      c.on('notification', (msg) => {
+        for (const h of handlers.get(msg.channel) ?? []) {
+          try {
+            h(msg.payload ?? '');
+          } catch (err) {
+            logger?.error({ err }, 'notify handler failed');
+          }
+        }
+      });
+      c.on('error', (err) => {
+        logger?.warn({ err: err.message }, 'notify connection lost; reconnecting');
+        client = undefined;
+        connecting = undefined;
+        if (!closed) setTimeout(() => void resubscribe(), 500).unref();
+      });
+      await c.connect();
+      for (const channel of handlers.keys()) await c.query(`LISTEN "${channel}"`);
+      client = c;
+      return c;
+    })();
+    return connecting;
+  };
+
+  const resubscribe = async () => {
+    try {
+      await connect();
+    } catch (err) {
+      logger?.warn({ err: (err as Error).message }, 'notify reconnect failed');
+      if (!closed) setTimeout(() => void resubscribe(), 1000).unref();
+    }
+  };
+
+  return {
+    async subscribe(channel, handler) {
+      let set = handlers.get(channel);
+      const fresh = !set;
+      if (!set) handlers.set(channel, (set = new Set()));
+      set.add(handler);
+      const c = await connect();
+      if (fresh) await c.query(`LISTEN "${channel}"`);
+      return () => {
+        set!.delete(handler);
+      };
+    },
+    async waiter(channel, match) {
+      let hit: string | undefined;
+      let wake: ((p: string | undefined) => void) | undefined;
+      const unsubscribe = await this.subscribe(channel, (p) => {
+        if (hit !== undefined || !match(p)) return;
+        hit = p;
+        wake?.(p);
+      });
+      return {
+        cancel: unsubscribe,
+        async wait(timeoutMs, signal) {
+          if (hit !== undefined) {
+            unsubscribe();
+            return hit;
+          }
+          let timer: NodeJS.Timeout | undefined;
+          try {
+            return await new Promise<string | undefined>((resolve) => {
+              wake = resolve;
+              timer = setTimeout(() => resolve(undefined), timeoutMs);
+              signal?.addEventListener('abort', () => resolve(undefined), { once: true });
+            });
+          } finally {
+            clearTimeout(timer);
+            unsubscribe();
+          }
+        },
+      };
+    },
+    async close() {
+      closed = true;
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => undefined);
+    },
+  };
+}

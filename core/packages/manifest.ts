@@ -1,0 +1,114 @@
+/**
+ * Reads a package's declaration of its tools: our `toolshed` field, or TPMJS's `tpmjs` field (keyword `tpmjs` or
+ * `tpmjs-tool`; multi-tool and legacy single-tool forms). Returns what is wrong, path by path, when it is invalid.
+ */
+import { z } from 'zod';
+import { CATEGORIES, type Category, type EnvVarSpec } from '../types.js';
+import type { ErrorDetail } from '../errors.js';
+
+export interface HealthExample {
+  params: Record<string, unknown>;
+  /** A deep subset of the expected output. */
+  expect?: unknown;
+}
+
+export interface ManifestTool {
+  exportName: string;
+  description?: string;
+  healthExample?: HealthExample;
+}
+
+export interface Manifest {
+  format: 'toolshed' | 'tpmjs';
+  name: string;
+  version: string;
+  description: string | null;
+  category: Category;
+  env: EnvVarSpec[];
+  tools: ManifestTool[];
+}
+
+const EXPORT_NAME = /^[A-Za-z_$][\w$]*$/;
+const envVar = z.union([
+  z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an UPPER_SNAKE_CASE name').transform((name) => ({ name, required: true })),
+  z.object({
+    name: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an UPPER_SNAKE_CASE name'),
+    description: z.string().optional(),
+    required: z.boolean().default(true),
+  }),
+]);
+const healthExample = z.object({ params: z.record(z.string(), z.unknown()), expect: z.unknown().optional() });
+const tool = z.union([
+  z.string().regex(EXPORT_NAME, 'must be a JavaScript export name').transform((exportName) => ({ exportName })),
+  z.object({
+    exportName: z.string().regex(EXPORT_NAME, 'must be a JavaScript export name'),
+    description: z.string().min(1).max(1000).optional(),
+    healthExample: healthExample.optional(),
+  }),
+]);
+const category = z.enum(CATEGORIES, { message: `must be one of: ${CATEGORIES.join(', ')}` });
+
+const toolshedField = z.object({
+  category,
+  env: z.array(envVar).default([]),
+  tools: z.array(tool).min(1, 'must list at least one tool'),
+});
+
+const tpmjsMulti = z.object({
+  category,
+  env: z.array(envVar).default([]),
+  tools: z.array(tool).min(1, 'must list at least one tool'),
+});
+const tpmjsLegacy = z.object({ category, description: z.string().min(1), env: z.array(envVar).default([]) });
+
+const packageJson = z.object({
+  name: z.string().min(1, 'is required'),
+  version: z.string().regex(/^\d+\.\d+\.\d+(?:[-+][\w.+-]*)?$/, 'must be a semantic version'),
+  description: z.string().optional(),
+  keywords: z.array(z.string()).optional(),
+});
+
+export function parseManifest(pkg: unknown): { manifest: Manifest } | { errors: ErrorDetail[] } {
+  const base = packageJson.safeParse(pkg);
+  if (!base.success) return { errors: issues(base.error, 'package.json') };
+  const raw = pkg as Record<string, unknown>;
+  const common = { name: base.data.name, version: base.data.version, description: base.data.description ?? null };
+  if (raw.toolshed !== undefined) {
+    const parsed = toolshedField.safeParse(raw.toolshed);
+    if (!parsed.success) return { errors: issues(parsed.error, 'package.json.toolshed') };
+    return { manifest: { format: 'toolshed', ...common, ...parsed.data, env: parsed.data.env } };
+  }
+  const isTpmjs = raw.tpmjs !== undefined || base.data.keywords?.some((k) => k === 'tpmjs' || k === 'tpmjs-tool');
+  if (!isTpmjs) {
+    return { errors: [{ path: 'package.json', message: 'declares no tools: add a "toolshed" (or TPMJS "tpmjs") field' }] };
+  }
+  const multi = tpmjsMulti.safeParse(raw.tpmjs);
+  if (multi.success) return { manifest: { format: 'tpmjs', ...common, ...multi.data } };
+  const legacy = tpmjsLegacy.safeParse(raw.tpmjs);
+  if (legacy.success) {
+    return {
+      manifest: {
+        format: 'tpmjs',
+        ...common,
+        category: legacy.data.category,
+        env: legacy.data.env,
+        tools: [{ exportName: 'default', description: legacy.data.description }],
+      },
+    };
+  }
+  return { errors: issues(multi.error, 'package.json.tpmjs') };
+}
+
+function issues(err: z.ZodError, prefix: string): ErrorDetail[] {
+  return err.issues.map((i) => ({ path: [prefix, ...i.path.map(String)].join('.'), message: i.message }));
+}
+
+/** True when `expected` is a deep subset of `actual` (objects by key, everything else by equality). */
+export function matchesExpectation(actual: unknown, expected: unknown): boolean {
+  if (expected === null || typeof expected !== 'object') return Object.is(actual, expected) || actual === expected;
+  if (Array.isArray(expected)) {
+    return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => matchesExpectation(actual[i], e));
+  }
+  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
+  return Object.entries(expected).every(([k, v]) => matchesExpectation((actual as Record<string, unknown>)[k], v));
+}

@@ -1,0 +1,89 @@
+/** tool_ratings, tool_reviews and tool_events: what users say about tools, and the events trending sums. */
+import type { Db } from '../db.js';
+import type { Category } from '../types.js';
+import { TRENDING_PERIODS, type TrendingPeriod } from '../scoring.js';
+
+export type ToolEventKind = 'execution_succeeded' | 'execution_failed' | 'rating' | 'review' | 'collection_add';
+
+export async function recordToolEvent(db: Db, toolId: string, kind: ToolEventKind, weight: number): Promise<void> {
+  await db('tool_events').insert({ tool_id: toolId, kind, weight });
+}
+
+/** Upserts the user's rating and returns the tool's new totals (kept on the tool row for cheap reads). */
+export async function upsertRating(db: Db, toolId: string, userId: string, rating: number) {
+  await db.raw(
+    `insert into tool_ratings (tool_id, user_id, rating) values (?, ?, ?)
+     on conflict (tool_id, user_id) do update set rating = excluded.rating, updated_at = now()`,
+    [toolId, userId, rating],
+  );
+  const [totals] = await db('tools')
+    .where({ id: toolId })
+    .update({
+      rating_sum: db('tool_ratings').where({ tool_id: toolId }).sum('rating'),
+      rating_count: db('tool_ratings').where({ tool_id: toolId }).count('*'),
+    })
+    .returning(['rating_sum', 'rating_count']);
+  return { ratingSum: Number(totals.rating_sum), ratingCount: Number(totals.rating_count) };
+}
+
+export interface ReviewRow {
+  id: string;
+  tool_id: string;
+  user_id: string;
+  username: string;
+  rating: number;
+  title: string | null;
+  body: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Inserts or replaces the user's review; `created` tells which. */
+export async function upsertReview(
+  db: Db,
+  r: { toolId: string; userId: string; rating: number; title: string | null; body: string },
+): Promise<{ review: ReviewRow; created: boolean }> {
+  const { rows } = await db.raw(
+    `insert into tool_reviews (tool_id, user_id, rating, title, body) values (?, ?, ?, ?, ?)
+     on conflict (tool_id, user_id) do update
+       set rating = excluded.rating, title = excluded.title, body = excluded.body, updated_at = now()
+     returning id, (xmax = 0) as created`,
+    [r.toolId, r.userId, r.rating, r.title, r.body],
+  );
+  const review = (await findReview(db, rows[0].id))!;
+  return { review, created: rows[0].created };
+}
+
+export async function findReview(db: Db, id: string): Promise<ReviewRow | undefined> {
+  return reviewsQuery(db).where('r.id', id).first();
+}
+
+function reviewsQuery(db: Db) {
+  return db('tool_reviews as r').join('users as u', 'u.id', 'r.user_id').select('r.*', 'u.username');
+}
+
+export async function listReviews(db: Db, toolId: string, limit: number, offset: number): Promise<ReviewRow[]> {
+  return reviewsQuery(db)
+    .where('r.tool_id', toolId)
+    .orderBy([{ column: 'r.updated_at', order: 'desc' }, { column: 'r.id' }])
+    .limit(limit + 1)
+    .offset(offset);
+}
+
+/** Tool ids with their summed event weight over the period, best first (limit + 1 rows). */
+export async function trendingScores(
+  db: Db,
+  f: { period: TrendingPeriod; category?: Category; limit: number },
+): Promise<{ tool_id: string; score: number }[]> {
+  const days = TRENDING_PERIODS[f.period];
+  const q = db('tool_events as e')
+    .join('tools as t', 't.id', 'e.tool_id')
+    .join('packages as p', 'p.id', 't.package_id')
+    .groupBy('e.tool_id')
+    .select('e.tool_id', db.raw('sum(e.weight)::float8 as score'))
+    .orderBy([{ column: 'score', order: 'desc' }, { column: 'e.tool_id' }])
+    .limit(f.limit);
+  if (days !== null) q.where('e.created_at', '>=', db.raw(`now() - interval '${days} days'`));
+  if (f.category) q.where('p.category', f.category);
+  return q;
+}

@@ -1,0 +1,39 @@
+/** package_imports: one row per requested import; the worker job fills it in, the API waits on it. */
+import type { Db } from '../db.js';
+
+export interface PackageImportRow {
+  id: string;
+  source: string;
+  official: boolean;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  package_id: string | null;
+  error: { code: string; message: string; details?: { path: string; message: string }[] } | null;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+export async function insertImport(db: Db, source: string, official: boolean): Promise<PackageImportRow> {
+  const [row] = await db('package_imports').insert({ source, official }).returning('*');
+  return row;
+}
+
+export async function findImport(db: Db, id: string): Promise<PackageImportRow | undefined> {
+  return db('package_imports').where({ id }).first();
+}
+
+export async function finishImport(
+  db: Db,
+  id: string,
+  outcome: { packageId: string } | { error: NonNullable<PackageImportRow['error']> },
+): Promise<void> {
+  const patch =
+    'packageId' in outcome
+      ? { status: 'succeeded', package_id: outcome.packageId, error: null }
+      : { status: 'failed', error: JSON.stringify(outcome.error) };
+  await db('package_imports').where({ id }).update({ ...patch, completed_at: db.fn.now() });
+  await db.raw('select pg_notify(?, ?)', ['toolshed_jobs', JSON.stringify({ kind: 'package_import', id })]);
+}
+
+export async function markImportRunning(db: Db, id: string): Promise<void> {
+  await db('package_imports').where({ id }).update({ status: 'running' });
+}

@@ -1,0 +1,99 @@
+/** packages and the tools they declare: written by imports, idempotently (re-importing a version changes nothing). */
+import type { Db } from '../db.js';
+import type { Manifest, HealthExample } from '../packages/manifest.js';
+
+export interface PackageRow {
+  id: string;
+  name: string;
+  version: string;
+  category: string;
+  description: string | null;
+  source: string;
+  official: boolean;
+  env: unknown;
+  install_path: string;
+  import_error: string | null;
+}
+
+export async function upsertPackage(
+  db: Db,
+  m: Manifest,
+  extra: { source: string; official: boolean; installPath: string; importError: string | null },
+): Promise<PackageRow> {
+  const [row] = await db('packages')
+    .insert({
+      name: m.name,
+      version: m.version,
+      category: m.category,
+      description: m.description,
+      source: extra.source,
+      official: extra.official,
+      env: JSON.stringify(m.env),
+      manifest: JSON.stringify(m),
+      install_path: extra.installPath,
+      import_error: extra.importError,
+    })
+    .onConflict('name')
+    .merge({
+      version: m.version,
+      category: m.category,
+      description: m.description,
+      source: extra.source,
+      // An admin flag survives a re-import that does not ask for it.
+      official: extra.official ? true : db.raw('packages.official'),
+      env: JSON.stringify(m.env),
+      manifest: JSON.stringify(m),
+      install_path: extra.installPath,
+      import_error: extra.importError,
+      updated_at: db.fn.now(),
+    })
+    .returning('*');
+  return row;
+}
+
+export interface ToolUpsert {
+  name: string;
+  exportName: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  healthExample: HealthExample | null;
+  /** Set when the tool cannot work (load failure, missing export): it is BROKEN with this reason. */
+  brokenReason: string | null;
+}
+
+export async function upsertTool(db: Db, packageId: string, t: ToolUpsert): Promise<string> {
+  const broken = t.brokenReason !== null;
+  const [row] = await db('tools')
+    .insert({
+      package_id: packageId,
+      name: t.name,
+      export_name: t.exportName,
+      description: t.description,
+      input_schema: JSON.stringify(t.inputSchema),
+      health_example: t.healthExample ? JSON.stringify(t.healthExample) : null,
+      health_status: broken ? 'BROKEN' : 'UNKNOWN',
+      health_error: t.brokenReason,
+      last_health_check_at: broken ? db.fn.now() : null,
+    })
+    .onConflict(['package_id', 'name'])
+    .merge({
+      export_name: t.exportName,
+      description: t.description,
+      input_schema: JSON.stringify(t.inputSchema),
+      health_example: t.healthExample ? JSON.stringify(t.healthExample) : null,
+      // A failed import makes the tool BROKEN at once; otherwise the health check that follows decides.
+      health_status: broken ? 'BROKEN' : db.raw('tools.health_status'),
+      health_error: broken ? t.brokenReason : db.raw('tools.health_error'),
+      updated_at: db.fn.now(),
+    })
+    .returning('id');
+  return row.id;
+}
+
+/** Tools that an earlier version declared and this one does not: BROKEN, kept for history and collections. */
+export async function markRemovedTools(db: Db, packageId: string, keep: string[], version: string): Promise<void> {
+  await db('tools')
+    .where({ package_id: packageId })
+    .whereNotIn('name', keep)
+    .update({ health_status: 'BROKEN', health_error: `not declared by version ${version}`, updated_at: db.fn.now() });
+}

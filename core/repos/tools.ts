@@ -1,0 +1,132 @@
+/** tools (joined with their package): catalogue reads, lookups by id / slug / `<package>::<tool>`, and counters. */
+import type { Db } from '../db.js';
+import type { Category, EnvVarSpec, HealthStatus } from '../types.js';
+import { qualityScore } from '../scoring.js';
+
+export interface ToolRow {
+  id: string;
+  package_id: string;
+  name: string;
+  export_name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+  health_example: { params: unknown; expect?: unknown } | null;
+  health_status: HealthStatus;
+  health_error: string | null;
+  consecutive_health_failures: number;
+  last_health_check_at: Date | null;
+  quality_score: number;
+  execution_count: number;
+  rating_sum: number;
+  rating_count: number;
+  created_at: Date;
+  updated_at: Date;
+  // from packages
+  package_name: string;
+  package_version: string;
+  package_category: Category;
+  package_env: EnvVarSpec[];
+  package_official: boolean;
+  package_install_path: string;
+}
+
+const COLUMNS = [
+  't.*',
+  'p.name as package_name',
+  'p.version as package_version',
+  'p.category as package_category',
+  'p.env as package_env',
+  'p.official as package_official',
+  'p.install_path as package_install_path',
+];
+
+export function toolsQuery(db: Db) {
+  return db('tools as t').join('packages as p', 'p.id', 't.package_id');
+}
+
+export interface ToolListFilter {
+  category?: Category;
+  q?: string;
+  official?: boolean;
+  limit: number;
+  offset: number;
+}
+
+/** One page (limit + 1 rows fetched, so that the caller can tell hasMore exactly). */
+export async function listTools(db: Db, f: ToolListFilter): Promise<ToolRow[]> {
+  const query = toolsQuery(db).select(COLUMNS);
+  if (f.category) query.where('p.category', f.category);
+  if (f.official !== undefined) query.where('p.official', f.official);
+  if (f.q) {
+    const like = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query.where((w) => w.whereILike('t.name', like).orWhereILike('t.description', like).orWhereILike('p.name', like));
+  }
+  return query.orderBy([{ column: 't.quality_score', order: 'desc' }, { column: 't.name' }, { column: 't.id' }]).limit(f.limit + 1).offset(f.offset);
+}
+
+export async function findToolsByIds(db: Db, ids: string[]): Promise<ToolRow[]> {
+  if (ids.length === 0) return [];
+  return toolsQuery(db).select(COLUMNS).whereIn('t.id', ids);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Resolves a tool reference: its id, `<package>/<tool>` (scoped: `@scope/pkg/tool`), or `<package>::<tool>`.
+ */
+export async function findToolByRef(db: Db, ref: string): Promise<ToolRow | undefined> {
+  if (UUID.test(ref)) return toolsQuery(db).select(COLUMNS).where('t.id', ref).first();
+  const split = splitToolRef(ref);
+  if (!split) return undefined;
+  return findToolByName(db, split.packageName, split.toolName);
+}
+
+export async function findToolByName(db: Db, packageName: string, toolName: string): Promise<ToolRow | undefined> {
+  return toolsQuery(db).select(COLUMNS).where({ 'p.name': packageName, 't.name': toolName }).first();
+}
+
+export function splitToolRef(ref: string): { packageName: string; toolName: string } | undefined {
+  const sep = ref.includes('::') ? ref.lastIndexOf('::') : ref.lastIndexOf('/');
+  const width = ref.includes('::') ? 2 : 1;
+  if (sep <= 0) return undefined;
+  const packageName = ref.slice(0, sep);
+  const toolName = ref.slice(sep + width);
+  if (!packageName || !toolName || (packageName.startsWith('@') && !packageName.includes('/'))) return undefined;
+  return { packageName, toolName };
+}
+
+/** All tools with the fields the search engines index. */
+export async function listSearchDocuments(db: Db, ids?: string[]) {
+  const q = toolsQuery(db).select(
+    't.id',
+    't.name',
+    't.description',
+    'p.name as packageName',
+    'p.category',
+    't.health_status as healthStatus',
+    't.quality_score as qualityScore',
+  );
+  if (ids) q.whereIn('t.id', ids);
+  return q as Promise<
+    { id: string; name: string; description: string; packageName: string; category: Category; healthStatus: HealthStatus; qualityScore: number }[]
+  >;
+}
+
+export async function updateTool(db: Db, id: string, patch: Partial<Omit<ToolRow, 'id'>>): Promise<void> {
+  await db('tools').where({ id }).update({ ...patch, updated_at: db.fn.now() });
+}
+
+/** Recomputes the tool's qualityScore from its current row (see core/scoring.ts). */
+export async function refreshQualityScore(db: Db, toolId: string): Promise<void> {
+  const t = await db('tools').where({ id: toolId }).first();
+  if (!t) return;
+  const score = qualityScore({
+    description: t.description,
+    inputSchema: t.input_schema,
+    healthStatus: t.health_status,
+    ratingSum: t.rating_sum,
+    ratingCount: t.rating_count,
+    executionCount: t.execution_count,
+  });
+  if (score !== t.quality_score) await db('tools').where({ id: toolId }).update({ quality_score: score });
+}

@@ -1,0 +1,65 @@
+/** users and api_keys. */
+import type { Db } from '../db.js';
+import type { Caller, Tier } from '../types.js';
+
+export interface UserRow {
+  id: string;
+  username: string;
+  name: string | null;
+  tier: Tier;
+  created_at: Date;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  user_id: string;
+  name: string | null;
+  prefix: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export async function insertUser(db: Db, u: { username: string; name?: string | null; tier: Tier }): Promise<UserRow> {
+  const [row] = await db('users').insert({ username: u.username, name: u.name ?? null, tier: u.tier }).returning('*');
+  return row;
+}
+
+export async function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
+  return db('users').whereRaw('lower(username) = lower(?)', [username]).first();
+}
+
+export async function insertApiKey(
+  db: Db,
+  k: { userId: string; name?: string | null; prefix: string; hash: string },
+): Promise<ApiKeyRow> {
+  const [row] = await db('api_keys')
+    .insert({ user_id: k.userId, name: k.name ?? null, prefix: k.prefix, key_hash: k.hash })
+    .returning(['id', 'user_id', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at']);
+  return row;
+}
+
+/** The caller behind a key hash, if the key exists and is not revoked. */
+export async function findCallerByKeyHash(db: Db, hash: string): Promise<Caller | undefined> {
+  const row = await db('api_keys as k')
+    .join('users as u', 'u.id', 'k.user_id')
+    .where('k.key_hash', hash)
+    .whereNull('k.revoked_at')
+    .first('k.id as keyId', 'u.id as userId', 'u.username', 'u.name', 'u.tier');
+  return row;
+}
+
+export async function listApiKeys(db: Db, userId: string): Promise<ApiKeyRow[]> {
+  return db('api_keys')
+    .where({ user_id: userId })
+    .orderBy('created_at', 'desc')
+    .select('id', 'user_id', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at');
+}
+
+export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
+  return db('api_keys').where({ id }).first('id', 'user_id', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at');
+}
+
+export async function revokeApiKey(db: Db, id: string): Promise<void> {
+  await db('api_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: db.fn.now() });
+}

@@ -1,0 +1,35 @@
+/**
+ * The default search engine: in-process BM25F over name > description > packageName > category, forgiving typos and
+ * partial last words, with no service to run. Our own compact index rather than MiniSearch because MiniSearch could
+ * not meet the latency goal at 10,000 tools (see bench/search.ts); tests/search-relevance.test.ts shows it ranks at
+ * least as well.
+ */
+import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './engine.js';
+import { InvertedIndex } from './inverted-index.js';
+import { Ranker } from './ranker.js';
+
+export function createEmbeddedSearch(): SearchEngine {
+  const index = new InvertedIndex();
+  const ranker = new Ranker(index);
+
+  return {
+    engine: 'embedded',
+    async replaceAll(docs: SearchDocument[]) {
+      index.clear();
+      for (const doc of docs) index.upsert(doc);
+    },
+    async upsert(docs: SearchDocument[]) {
+      for (const doc of docs) index.upsert(doc);
+    },
+    async remove(ids: string[]) {
+      for (const id of ids) index.remove(id);
+    },
+    async search(query: SearchQuery): Promise<SearchResult> {
+      return ranker.search(query);
+    },
+    async status() {
+      return { ok: true, engine: 'embedded', documents: index.liveCount, detail: `${index.dict.size} terms` };
+    },
+    async close() {},
+  };
+}

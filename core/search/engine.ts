@@ -1,0 +1,55 @@
+/**
+ * The search port: one interface, two engines (embedded BM25, Meilisearch). Callers get ranked tool ids;
+ * the rows themselves come from Postgres.
+ */
+import type { Category, HealthStatus } from '../types.js';
+
+/** What the engines index for one tool. */
+export interface SearchDocument {
+  id: string;
+  name: string;
+  description: string;
+  packageName: string;
+  category: Category;
+  healthStatus: HealthStatus;
+  qualityScore: number;
+}
+
+export interface SearchQuery {
+  q: string;
+  category?: Category;
+  /** 1..100 */
+  limit: number;
+  offset?: number;
+}
+
+export interface SearchHit {
+  id: string;
+  score: number;
+}
+
+export interface SearchResult {
+  /** Number of matching (non-BROKEN, category-filtered) tools, not only those returned. */
+  total: number;
+  hits: SearchHit[];
+}
+
+export interface SearchStatus {
+  ok: boolean;
+  engine: 'embedded' | 'meilisearch';
+  documents: number;
+  detail?: string;
+}
+
+export interface SearchEngine {
+  readonly engine: 'embedded' | 'meilisearch';
+  /** Replaces the whole index (used at start, from Postgres). */
+  replaceAll(docs: SearchDocument[]): Promise<void>;
+  /** Adds or replaces documents by id. */
+  upsert(docs: SearchDocument[]): Promise<void>;
+  remove(ids: string[]): Promise<void>;
+  /** BROKEN tools never appear in results. */
+  search(query: SearchQuery): Promise<SearchResult>;
+  status(): Promise<SearchStatus>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,118 @@
+/**
+ * A running Toolshed for a test file: its own database (cloned from the template), the real API on a loopback
+ * port, and a real Graphile Worker with the real sandbox. Logs are kept in memory so that tests can inspect them.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfig, type Config } from '../../core/config.js';
+import { createLogger } from '../../core/logger.js';
+import { startApi, type ApiHandle } from '../../api/server.js';
+import { startWorkerProcess, type WorkerProcess } from '../../worker/main.js';
+import { createTestDatabase } from './postgres.js';
+
+export const EXAMPLES_DIR = path.resolve(new URL('../../examples/tools', import.meta.url).pathname);
+export const FIXTURES_DIR = path.resolve(new URL('../fixtures', import.meta.url).pathname);
+
+export interface Service {
+  url: string;
+  config: Readonly<Config>;
+  api: ApiHandle;
+  worker?: WorkerProcess;
+  databaseUrl: string;
+  logs: () => string;
+  request: (method: string, p: string, opts?: RequestOptions) => Promise<TestResponse>;
+  createUser: (opts?: { username?: string; tier?: 'free' | 'pro' | 'enterprise' }) => Promise<{ id: string; username: string; key: string }>;
+  importPackage: (source: string, opts?: { official?: boolean }) => Promise<TestResponse>;
+  close: () => Promise<void>;
+}
+
+export interface RequestOptions {
+  key?: string;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function startService(opts: { env?: Record<string, string>; worker?: boolean } = {}): Promise<Service> {
+  const database = await createTestDatabase();
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-test-'));
+  await fs.chmod(dataDir, 0o755);
+  let logText = '';
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logText += chunk.toString();
+      cb();
+    },
+  });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PACKAGE_CACHE_DIR: process.env.TOOLSHED_TEST_CACHE_DIR ?? path.join(dataDir, 'packages'),
+    ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
+    SECRETS_KEY: crypto.randomBytes(32).toString('hex'),
+    SANDBOX: process.env.TEST_SANDBOX ?? 'gvisor',
+    SANDBOX_POOL_SIZE: '1',
+    WORKER_CONCURRENCY: '2',
+    RATE_LIMIT_FREE_MINUTE: '100000',
+    RATE_LIMIT_FREE_DAY: '1000000',
+    LOG_LEVEL: 'debug',
+    ...opts.env,
+  });
+  const logger = createLogger(config.LOG_LEVEL, sink);
+  const worker = opts.worker === false ? undefined : await startWorkerProcess(config, database.url, logger, { cron: false });
+  const api = await startApi(config, database.url, logger, 0);
+
+  const request: Service['request'] = async (method, p, o = {}) => {
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    if (o.key) headers.authorization = `Bearer ${o.key}`;
+    let body: string | undefined = o.rawBody;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(api.url + p, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+
+  const adminHeaders = { authorization: `Bearer ${config.ADMIN_TOKEN}` };
+  return {
+    url: api.url,
+    config,
+    api,
+    worker,
+    databaseUrl: database.url,
+    logs: () => logText,
+    request,
+    async createUser(u = {}) {
+      const username = u.username ?? `user_${crypto.randomBytes(4).toString('hex')}`;
+      const res = await request('POST', '/api/admin/users', { headers: adminHeaders, body: { username, tier: u.tier ?? 'free' } });
+      if (res.status !== 201) throw new Error(`createUser failed: ${res.status} ${res.text}`);
+      return { id: res.body.data.user.id, username, key: res.body.data.apiKey.key };
+    },
+    importPackage(source, o = {}) {
+      return request('POST', '/api/admin/packages', { headers: adminHeaders, body: { source, official: o.official } });
+    },
+    async close() {
+      await api.close();
+      await worker?.close();
+      await database.drop();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

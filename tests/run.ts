@@ -1,0 +1,51 @@
+/**
+ * `npm test`: starts one Postgres for the whole run, migrates the template database once, runs ava (each test file
+ * clones the template), and ends with the line `N passed, N failed`.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { prepareTemplate, startTestServer } from './helpers/postgres.js';
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const pg = await startTestServer();
+  const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-pkgcache-'));
+  await fs.chmod(cacheDir, 0o755);
+  try {
+    await prepareTemplate(pg.serverUrl);
+    const env = { ...process.env, TOOLSHED_TEST_SERVER_URL: pg.serverUrl, TOOLSHED_TEST_CACHE_DIR: cacheDir };
+    const child = spawn('npx', ['ava', ...process.argv.slice(2)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      process.stdout.write(d);
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+      process.stderr.write(d);
+    });
+    const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+    const count = (re: RegExp) => [...out.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+    const passed = count(/^\s*(\d+) tests? passed/gm);
+    let failed = count(/^\s*(\d+) tests? failed/gm) + count(/^\s*(\d+) uncaught exceptions?/gm) + count(/^\s*(\d+) unhandled rejections?/gm);
+    if (code !== 0 && failed === 0) failed = 1; // ava failed before counting (e.g. a file that did not load)
+    console.log(`\ntest run took ${Math.round((Date.now() - started) / 1000)} s`);
+    console.log(`${passed} passed, ${failed} failed`);
+    return code;
+  } finally {
+    await pg.server?.stop();
+    if (pg.dir) await fs.rm(pg.dir, { recursive: true, force: true });
+    await fs.rm(cacheDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err);
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  },
+);

@@ -1,0 +1,12 @@
+/** What worker tasks need; built by worker/main.ts (or a test, or the CLI). */
+import type { Knex } from 'knex';
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/logger.js';
+import type { SandboxRunner } from '../sandbox/types.js';
+
+export interface WorkerDeps {
+  config: Readonly<Config>;
+  db: Knex;
+  logger: Logger;
+  sandbox: SandboxRunner;
+}

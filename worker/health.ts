@@ -1,0 +1,84 @@
+/**
+ * Health of a tool: its module loads, its export is well-formed, and its declared health example passes.
+ * BROKEN after a failed import check or 3 consecutive failed periodic checks; HEALTHY after any passing check.
+ */
+import type { Db } from '../core/db.js';
+import { matchesExpectation, type HealthExample } from '../core/packages/manifest.js';
+import { findToolByRef, refreshQualityScore, type ToolRow } from '../core/repos/tools.js';
+import type { DescribeOutcome, PackageRef, SandboxRunner } from '../sandbox/types.js';
+import type { WorkerDeps } from './deps.js';
+
+export const BROKEN_AFTER_FAILURES = 3;
+const CHECK_TIMEOUT_MS = 20_000;
+
+export function packageRefOf(t: ToolRow): PackageRef {
+  return { name: t.package_name, version: t.package_version, dir: t.package_install_path };
+}
+
+/** Runs the tool's health example (if any) and says what failed, or null when it passed. */
+export async function runHealthExample(sandbox: SandboxRunner, pkg: PackageRef, exportName: string, example: HealthExample | null): Promise<string | null> {
+  if (!example) return null;
+  const r = await sandbox.execute({ pkg, exportName, params: example.params, env: {}, timeoutMs: CHECK_TIMEOUT_MS });
+  switch (r.kind) {
+    case 'ok':
+      return example.expect === undefined || matchesExpectation(r.output, example.expect)
+        ? null
+        : `health example output ${JSON.stringify(r.output).slice(0, 200)} does not match the expected ${JSON.stringify(example.expect).slice(0, 200)}`;
+    case 'tool_error':
+      return `health example threw: ${r.message}`;
+    case 'timeout':
+      return 'health example timed out';
+    case 'oom':
+      return 'health example ran out of memory';
+    case 'output_too_large':
+      return 'health example output exceeds 1 MiB';
+    case 'sandbox_error':
+      return `sandbox error: ${r.message}`;
+  }
+}
+
+/** The load/describe part of a check, from a describe outcome. */
+export function describeFailure(d: DescribeOutcome, exportName: string): string | null {
+  if (d.kind === 'load_error') return `module failed to load: ${d.message}`;
+  if (d.kind === 'timeout') return 'loading the module timed out';
+  if (d.kind === 'sandbox_error') return `sandbox error: ${d.message}`;
+  if (d.missing.includes(exportName)) return `export '${exportName}' is missing or is not a tool`;
+  return null;
+}
+
+export async function recordHealth(
+  db: Db,
+  toolId: string,
+  r: { error: string | null; durationMs: number; atImport: boolean },
+): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx('health_checks').insert({ tool_id: toolId, passed: r.error === null, error: r.error, duration_ms: Math.round(r.durationMs) });
+    if (r.error === null) {
+      await trx('tools')
+        .where({ id: toolId })
+        .update({ health_status: 'HEALTHY', health_error: null, consecutive_health_failures: 0, last_health_check_at: trx.fn.now() });
+    } else {
+      const threshold = r.atImport ? 1 : BROKEN_AFTER_FAILURES;
+      await trx('tools')
+        .where({ id: toolId })
+        .update({
+          consecutive_health_failures: trx.raw('consecutive_health_failures + 1'),
+          health_error: r.error,
+          health_status: trx.raw(`case when consecutive_health_failures + 1 >= ? then 'BROKEN' else health_status end`, [threshold]),
+          last_health_check_at: trx.fn.now(),
+        });
+    }
+    await refreshQualityScore(trx, toolId);
+  });
+}
+
+/** A periodic (or on-demand) check of one tool. */
+export async function checkTool(deps: WorkerDeps, toolId: string): Promise<void> {
+  const tool = await findToolByRef(deps.db, toolId);
+  if (!tool) return;
+  const started = performance.now();
+  const pkg = packageRefOf(tool);
+  const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name] });
+  const error = describeFailure(d, tool.export_name) ?? (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null));
+  await recordHealth(deps.db, tool.id, { error, durationMs: performance.now() - started, atImport: false });
+}

@@ -1,0 +1,80 @@
+/**
+ * Imports a package: install into the cache, read its manifest, describe its tools in a sandbox (module loads,
+ * exports, JSON Schemas), record package and tools, then health-check each tool. Shared by the import job and the CLI.
+ */
+import { parseManifest, type Manifest } from '../core/packages/manifest.js';
+import { parseSource } from '../core/packages/source.js';
+import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
+import { refreshQualityScore } from '../core/repos/tools.js';
+import type { ErrorDetail } from '../core/errors.js';
+import { installPackage, InstallError } from '../sandbox/packages.js';
+import type { DescribedTool, PackageRef } from '../sandbox/types.js';
+import type { WorkerDeps } from './deps.js';
+import { describeFailure, recordHealth, runHealthExample } from './health.js';
+
+const DESCRIBE_TIMEOUT_MS = 30_000;
+
+export type ImportResult =
+  | { ok: true; packageId: string; toolIds: string[] }
+  | { ok: false; error: { code: 'VALIDATION_ERROR' | 'INTERNAL'; message: string; details?: ErrorDetail[] } };
+
+export async function importPackage(deps: WorkerDeps, req: { source: string; official: boolean }): Promise<ImportResult> {
+  const source = parseSource(req.source);
+  if ('error' in source) return invalid(source.error, [{ path: 'source', message: source.error }]);
+  let installed;
+  try {
+    installed = await installPackage(deps.config.PACKAGE_CACHE_DIR, source);
+  } catch (err) {
+    if (err instanceof InstallError && err.userError) return invalid(err.message, [{ path: 'source', message: err.message }]);
+    deps.logger.error({ err: (err as Error).message, source: req.source }, 'package install failed');
+    return { ok: false, error: { code: 'INTERNAL', message: (err as Error).message } };
+  }
+  const parsed = parseManifest(installed.packageJson);
+  if ('errors' in parsed) return invalid(`Invalid package manifest: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);
+  const m = parsed.manifest;
+  const pkgRef: PackageRef = { name: m.name, version: m.version, dir: installed.dir };
+  const d = await deps.sandbox.describe(pkgRef, { timeoutMs: DESCRIBE_TIMEOUT_MS, exportNames: m.tools.map((t) => t.exportName) });
+  const loadError = d.kind === 'ok' ? null : describeFailure(d, '');
+  const described = new Map<string, DescribedTool>(d.kind === 'ok' ? d.tools.map((t) => [t.exportName, t]) : []);
+
+  const { packageId, toolIds } = await deps.db.transaction(async (trx) => {
+    const pkg = await upsertPackage(trx, m, { source: req.source, official: req.official, installPath: installed.dir, importError: loadError });
+    const ids: string[] = [];
+    for (const t of m.tools) {
+      const found = described.get(t.exportName);
+      const broken = loadError ?? (found ? null : `export '${t.exportName}' is missing or is not a tool`);
+      ids.push(
+        await upsertTool(trx, pkg.id, {
+          name: toolName(t.exportName, m),
+          exportName: t.exportName,
+          description: found?.description || t.description || '',
+          inputSchema: found?.inputSchema ?? { type: 'object' },
+          healthExample: t.healthExample ?? null,
+          brokenReason: broken,
+        }),
+      );
+    }
+    await markRemovedTools(trx, pkg.id, m.tools.map((t) => toolName(t.exportName, m)), m.version);
+    return { packageId: pkg.id, toolIds: ids };
+  });
+
+  // Health at import: load + describe (above), then each declared example. A failure here makes the tool BROKEN.
+  for (const [i, t] of m.tools.entries()) {
+    const started = performance.now();
+    const error =
+      loadError ??
+      (described.has(t.exportName) ? await runHealthExample(deps.sandbox, pkgRef, t.exportName, t.healthExample ?? null) : `export '${t.exportName}' is missing or is not a tool`);
+    await recordHealth(deps.db, toolIds[i], { error, durationMs: performance.now() - started, atImport: true });
+    await refreshQualityScore(deps.db, toolIds[i]);
+  }
+  return { ok: true, packageId, toolIds };
+}
+
+/** A TPMJS legacy single-tool package exports `default`; its tool is named after the package. */
+function toolName(exportName: string, m: Manifest): string {
+  return exportName === 'default' ? m.name.split('/').pop()! : exportName;
+}
+
+function invalid(message: string, details: ErrorDetail[]): ImportResult {
+  return { ok: false, error: { code: 'VALIDATION_ERROR', message, details } };
+}

@@ -1,0 +1,57 @@
+/**
+ * The `worker` process: Graphile Worker with our tasks, running tools in sandboxes. Any number of these, on any
+ * number of machines, can share one Postgres.
+ */
+import { loadConfig, type Config } from '../core/config.js';
+import { createDb } from '../core/db.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
+import { createSandboxRunner } from '../sandbox/index.js';
+import type { WorkerDeps } from './deps.js';
+import { startWorker, type WorkerHandle } from './runner.js';
+
+export interface WorkerProcess {
+  deps: WorkerDeps;
+  worker: WorkerHandle;
+  close(): Promise<void>;
+}
+
+export async function startWorkerProcess(
+  config: Readonly<Config>,
+  databaseUrl: string,
+  logger: Logger,
+  opts: { cron?: boolean } = {},
+): Promise<WorkerProcess> {
+  const db = createDb(databaseUrl, { max: Math.max(4, config.WORKER_CONCURRENCY + 2) });
+  const sandbox = await createSandboxRunner(config, logger);
+  const deps: WorkerDeps = { config, db, logger, sandbox };
+  const worker = await startWorker(deps, databaseUrl, opts);
+  return {
+    deps,
+    worker,
+    async close() {
+      await worker.stop();
+      await sandbox.close();
+      await db.destroy();
+    },
+  };
+}
+
+async function main() {
+  const base = loadConfig(process.env);
+  const logger = createLogger(base.LOG_LEVEL);
+  const config = await withGeneratedSecrets(base, logger);
+  const database = await resolveDatabase(config, logger);
+  await migrateAll(database.url);
+  const proc = await startWorkerProcess(config, database.url, logger);
+  logger.info({ workerId: proc.worker.id, concurrency: config.WORKER_CONCURRENCY, sandbox: config.SANDBOX }, 'worker started');
+  const shutdown = async () => {
+    await proc.close();
+    await database.embedded?.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) void main();

@@ -1,0 +1,51 @@
+/**
+ * A Graphile Worker runner over our task list, with a heartbeat row in `workers` so that /health and the reaper
+ * know which workers are alive.
+ */
+import os from 'node:os';
+import crypto from 'node:crypto';
+import { run, parseCrontab, type Runner, type LogFunctionFactory, Logger as GraphileLogger } from 'graphile-worker';
+import type { WorkerDeps } from './deps.js';
+import { CRONTAB, taskList } from './tasks/index.js';
+
+export interface WorkerHandle {
+  id: string;
+  runner: Runner;
+  stop(): Promise<void>;
+}
+
+const HEARTBEAT_MS = 5_000;
+
+export async function startWorker(deps: WorkerDeps, connectionString: string, opts: { cron?: boolean } = {}): Promise<WorkerHandle> {
+  const id = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
+  const beat = () =>
+    deps.db.raw(
+      `insert into workers (id, hostname, pid) values (?, ?, ?) on conflict (id) do update set last_seen_at = now()`,
+      [id, os.hostname(), process.pid],
+    );
+  await beat();
+  const timer = setInterval(() => void beat().catch((err) => deps.logger.warn({ err: err.message }, 'worker heartbeat failed')), HEARTBEAT_MS);
+  timer.unref();
+  const logFactory: LogFunctionFactory = (scope) => (level, message, meta) => {
+    const lvl = level === 'error' ? 'error' : level === 'warning' ? 'warn' : 'debug';
+    deps.logger[lvl]({ scope: scope.label, taskIdentifier: scope.taskIdentifier, jobId: scope.jobId, ...(meta?.error ? { err: String(meta.error) } : {}) }, message);
+  };
+  const runner = await run({
+    connectionString,
+    concurrency: Math.max(1, deps.config.WORKER_CONCURRENCY),
+    taskList: taskList(deps) as never,
+    parsedCronItems: opts.cron === false ? [] : parseCrontab(CRONTAB),
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: new GraphileLogger(logFactory),
+  });
+  return {
+    id,
+    runner,
+    async stop() {
+      clearInterval(timer);
+      await runner.stop();
+      await deps.db('workers').where({ id }).delete().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,23 @@
+/** Job: import one requested package and report the outcome on its package_imports row (NOTIFY wakes the API). */
+import type { Task } from 'graphile-worker';
+import { parsePayload } from '../../core/jobs.js';
+import { findImport, finishImport, markImportRunning } from '../../core/repos/package-imports.js';
+import { isFinal } from '../../core/packages/request-import.js';
+import type { WorkerDeps } from '../deps.js';
+import { importPackage } from '../import.js';
+
+export function importPackageTask(deps: WorkerDeps): Task {
+  return async (payload) => {
+    const { importId } = parsePayload('import_package', payload);
+    const imp = await findImport(deps.db, importId);
+    if (!imp || isFinal(imp)) return;
+    await markImportRunning(deps.db, importId);
+    try {
+      const result = await importPackage(deps, { source: imp.source, official: imp.official });
+      await finishImport(deps.db, importId, result.ok ? { packageId: result.packageId } : { error: result.error });
+    } catch (err) {
+      deps.logger.error({ err, importId }, 'import failed');
+      await finishImport(deps.db, importId, { error: { code: 'INTERNAL', message: 'The import failed unexpectedly' } });
+    }
+  };
+}

@@ -1,0 +1,16 @@
+/** Every task the worker runs, in one place (payload schemas live in core/jobs.ts). */
+import type { TaskList } from 'graphile-worker';
+import type { TaskName } from '../../core/jobs.js';
+import type { WorkerDeps } from '../deps.js';
+import { importPackageTask } from './import-package.js';
+import { healthCheckTask } from './health-check.js';
+
+export function taskList(deps: WorkerDeps): Partial<Record<TaskName, TaskList[string]>> {
+  return {
+    import_package: importPackageTask(deps),
+    health_check: healthCheckTask(deps),
+  };
+}
+
+/** Periodic jobs (Graphile crontab syntax). */
+export const CRONTAB = ['0 */6 * * * health_check ?max=1 {}'].join('\n');
