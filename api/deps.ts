@@ -5,6 +5,8 @@ import type { Logger } from '../core/logger.js';
 import type { Notifier } from '../core/notify.js';
 import type { SearchEngine } from '../core/search/engine.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
+import type { CallerCache } from '../core/caller-cache.js';
+import type { ToolCache } from '../core/tool-cache.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -13,4 +15,6 @@ export interface AppDeps {
   notifier: Notifier;
   search: SearchEngine;
   rateLimiter: RateLimiter;
+  callers: CallerCache;
+  tools: ToolCache;
 }

@@ -12,6 +12,8 @@ import { createNotifier } from '../core/notify.js';
 import { createSearchEngine } from '../core/search/index.js';
 import { startSearchSync, type SearchSync } from '../core/search/sync.js';
 import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
+import { createCallerCache } from '../core/caller-cache.js';
+import { createToolCache } from '../core/tool-cache.js';
 
 export interface ApiHandle {
   server: http.Server;
@@ -28,7 +30,9 @@ export async function startApi(config: Readonly<Config>, databaseUrl: string, lo
   const search = createSearchEngine(config);
   const searchSync = await startSearchSync(db, notifier, search, logger);
   const rateLimiter = createRateLimiter(config, databaseUrl);
-  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter };
+  const callers = await createCallerCache(db, notifier);
+  const tools = await createToolCache(db, notifier);
+  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools };
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
@@ -45,6 +49,8 @@ export async function startApi(config: Readonly<Config>, databaseUrl: string, lo
         server.closeAllConnections();
       });
       searchSync.stop();
+      callers.stop();
+      tools.stop();
       await Promise.allSettled([notifier.close(), rateLimiter.close(), search.close()]);
       await db.destroy();
     },

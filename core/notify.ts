@@ -28,6 +28,8 @@ export const CHANNELS = {
   jobs: 'toolshed_jobs',
   /** payload: tool id (insert/update of indexed fields) or `-<id>` (delete) */
   tools: 'toolshed_tools',
+  /** payload: the key hash of a revoked or deleted key, or `*` (a user changed: drop every cached caller) */
+  keys: 'toolshed_keys',
 } as const;
 
 export function createNotifier(connectionString: string, logger?: Logger): Notifier {

@@ -21,9 +21,23 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('revoked_at', { useTz: true });
     t.index(['user_id']);
   });
+  // API processes cache key lookups; this tells all of them at once when a key is revoked, or a tier changes.
+  await knex.raw(`
+    create function toolshed_notify_key() returns trigger language plpgsql as $$
+    begin
+      if tg_table_name = 'api_keys' then
+        perform pg_notify('toolshed_keys', old.key_hash);
+      else
+        perform pg_notify('toolshed_keys', '*');
+      end if;
+      return null;
+    end $$`);
+  await knex.raw(`create trigger api_keys_notify after update or delete on api_keys for each row execute function toolshed_notify_key()`);
+  await knex.raw(`create trigger users_notify after update or delete on users for each row execute function toolshed_notify_key()`);
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable('api_keys');
   await knex.schema.dropTable('users');
+  await knex.raw('drop function toolshed_notify_key()');
 }

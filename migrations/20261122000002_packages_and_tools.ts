@@ -40,7 +40,7 @@ export async function up(knex: Knex): Promise<void> {
     t.unique(['package_id', 'name']);
     t.check("health_status in ('HEALTHY','BROKEN','UNKNOWN')", [], 'tools_health_status_check');
   });
-  await knex.raw('create index tools_quality_name on tools (quality_score desc, name)');
+  await knex.raw('create index tools_quality_name on tools (quality_score desc, name, id)');
   // Every process with an in-process search index re-reads a tool when this fires (see core/search/sync.ts).
   await knex.raw(`
     create function toolshed_notify_tool() returns trigger language plpgsql as $$
@@ -54,7 +54,7 @@ export async function up(knex: Knex): Promise<void> {
     end $$`);
   await knex.raw(`
     create trigger tools_notify after insert or delete
-      or update of name, description, health_status, package_id, quality_score, updated_at
+      or update of name, description, health_status, package_id, quality_score, rating_sum, rating_count, execution_count, updated_at
       on tools for each row execute function toolshed_notify_tool()`);
 }
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 export async function up(knex: Knex): Promise<void> {
-  // rate-limiter-flexible's Postgres store: shared by every API process.
+  // Fixed-window request counters (api/middleware/rate-limit.ts), shared by every API process.
   await knex.schema.createTable('rate_limits', (t) => {
     t.string('key', 255).primary();
     t.integer('points').notNullable().defaultTo(0);

@@ -6,7 +6,6 @@
 import type { Context, Next } from 'koa';
 import { errors } from '../../core/errors.js';
 import { API_KEY_PATTERN, hashApiKey, safeEqual } from '../../core/crypto.js';
-import { findCallerByKeyHash } from '../../core/repos/users.js';
 import type { Caller } from '../../core/types.js';
 import type { AppDeps } from '../deps.js';
 
@@ -34,7 +33,7 @@ export function authMiddleware(deps: AppDeps) {
     }
     const key = bearer(ctx);
     if (key !== undefined) {
-      const caller = API_KEY_PATTERN.test(key) ? await findCallerByKeyHash(deps.db, hashApiKey(key)) : undefined;
+      const caller = API_KEY_PATTERN.test(key) ? await deps.callers.get(hashApiKey(key)) : undefined;
       if (!caller) {
         ctx.state.authError = true;
         throw errors.unauthorized('Unknown or revoked API key');

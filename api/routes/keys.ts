@@ -32,7 +32,7 @@ export function keyRoutes(router: Router, deps: AppDeps) {
     const { id } = validate(idParams, ctx.params, 'params');
     const key = await findApiKey(deps.db, id);
     if (!key || key.user_id !== caller.userId) throw errors.notFound('API key', id);
-    await revokeApiKey(deps.db, id);
+    deps.callers.forget(await revokeApiKey(deps.db, id));
     ctx.body = { success: true, message: 'API key revoked' };
   });
 }

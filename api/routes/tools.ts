@@ -60,7 +60,7 @@ export function toolRoutes(router: Router, deps: AppDeps) {
     const q = validate(searchQuery, ctx.query, 'query');
     const result = await deps.search.search({ q: q.q, category: q.category, limit: q.limit ?? 10 });
     const ids = result.hits.map((h) => h.id);
-    const tools = inOrder(await findToolsByIds(deps.db, ids), ids).filter((t) => t.health_status !== 'BROKEN');
+    const tools = inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN');
     ctx.body = { success: true, query: q.q, results: { total: result.total, tools: tools.map(map.toolListItem) } };
   });
 

@@ -60,6 +60,8 @@ export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefi
   return db('api_keys').where({ id }).first('id', 'user_id', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at');
 }
 
-export async function revokeApiKey(db: Db, id: string): Promise<void> {
-  await db('api_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: db.fn.now() });
+/** Revokes the key and returns its hash (so that caches can forget it). */
+export async function revokeApiKey(db: Db, id: string): Promise<string | undefined> {
+  const [row] = await db('api_keys').where({ id }).update({ revoked_at: db.raw('coalesce(revoked_at, now())') }).returning('key_hash');
+  return row?.key_hash;
 }

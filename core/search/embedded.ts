@@ -9,14 +9,16 @@ import { InvertedIndex } from './inverted-index.js';
 import { Ranker } from './ranker.js';
 
 export function createEmbeddedSearch(): SearchEngine {
-  const index = new InvertedIndex();
-  const ranker = new Ranker(index);
+  let index = new InvertedIndex();
+  let ranker = new Ranker(index);
 
   return {
     engine: 'embedded',
     async replaceAll(docs: SearchDocument[]) {
-      index.clear();
-      for (const doc of docs) index.upsert(doc);
+      const next = new InvertedIndex();
+      for (const doc of docs) next.upsert(doc);
+      index = next;
+      ranker = new Ranker(next);
     },
     async upsert(docs: SearchDocument[]) {
       for (const doc of docs) index.upsert(doc);

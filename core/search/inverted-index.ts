@@ -89,10 +89,6 @@ export class InvertedIndex {
     this.maybeCompact();
   }
 
-  clear(): void {
-    Object.assign(this, new InvertedIndex());
-  }
-
   private removeSlot(slot: number): void {
     this.alive[slot] = 0;
     this.slotById.delete(this.ids[slot]);

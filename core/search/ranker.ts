@@ -5,7 +5,7 @@
  */
 import type { SearchHit, SearchQuery, SearchResult } from './engine.js';
 import { categoryCode, FIELD_COUNT, InvertedIndex, TF_BITS } from './inverted-index.js';
-import { queryTerms } from './text.js';
+import { queryJoins, queryTerms, synonymsOf } from './text.js';
 
 /** Field weights in index order: name, description, packageName, category. */
 export const FIELD_WEIGHTS = [5, 2, 1, 0.5];
@@ -15,6 +15,7 @@ const PREFIX_MIN = 2;
 /** Score multipliers for inexact matches. */
 const TYPO_WEIGHT = [1, 0.55, 0.35];
 const MAX_EXPANSIONS = 64;
+const SYNONYM_WEIGHT = 0.5;
 
 interface Expansion {
   id: number;
@@ -40,10 +41,15 @@ export class Ranker {
     const cat = categoryCode(query.category);
     const hits: number[] = [];
     const queryMark = ++this.mark;
-    terms.forEach(({ term, raw }, i) => {
+    const groups = terms.map(({ term, raw, inLastWord }) => this.expand(term, raw, inLastWord));
+    for (const join of queryJoins(query.q)) {
+      const id = ix.dict.idOf(join);
+      if (id !== undefined && ix.df[id] > 0 && !terms.some((t) => t.term === join)) groups.push([{ id, weight: 1 }]);
+    }
+    for (const group of groups) {
       const termMark = ++this.mark;
       const seen: number[] = [];
-      for (const { id, weight } of this.expand(term, raw, i === terms.length - 1)) {
+      for (const { id, weight } of group) {
         const slots = ix.postSlots[id];
         const tfs = ix.postTfs[id];
         const idf = Math.log(1 + (ix.liveCount - ix.df[id] + 0.5) / (ix.df[id] + 0.5)) * weight;
@@ -69,7 +75,7 @@ export class Ranker {
           hits.push(s);
         } else this.acc[s] += this.best[s];
       }
-    });
+    }
     const offset = query.offset ?? 0;
     const top = this.topK(hits, offset + query.limit).slice(offset);
     return { total: hits.length, hits: top.map((s): SearchHit => ({ id: ix.ids[s], score: this.acc[s] })) };
@@ -84,6 +90,10 @@ export class Ranker {
     };
     const exact = dict.idOf(term);
     if (exact !== undefined) offer(exact, 1);
+    for (const synonym of synonymsOf(term)) {
+      const id = dict.idOf(synonym);
+      if (id !== undefined) offer(id, SYNONYM_WEIGHT);
+    }
     if (raw !== term && dict.idOf(raw) !== undefined) offer(dict.idOf(raw)!, 1);
     for (const word of raw === term ? [term] : [term, raw]) {
       const maxTypos = word.length >= 8 ? 2 : word.length >= 4 ? 1 : 0;

@@ -14,6 +14,8 @@ export class TermDictionary {
   private sortedIds: number[] = [];
   private pending: number[] = [];
   private readonly byLength: number[][] = [];
+  /** Per length bucket, parallel to byLength: each term's character-set bitmask (a cheap pre-filter for typos). */
+  private readonly byLengthMasks: number[][] = [];
   /** Three rows for the edit-distance dynamic programme, reused across calls. */
   private rows = [new Int32Array(MAX_FUZZY_LEN + 2), new Int32Array(MAX_FUZZY_LEN + 2), new Int32Array(MAX_FUZZY_LEN + 2)];
 
@@ -30,6 +32,7 @@ export class TermDictionary {
     this.terms.push(term);
     this.ids.set(term, id);
     (this.byLength[term.length] ??= []).push(id);
+    (this.byLengthMasks[term.length] ??= []).push(charMask(term));
     this.pending.push(id);
     if (this.pending.length >= MERGE_AT) this.mergePending();
     return id;
@@ -53,10 +56,15 @@ export class TermDictionary {
   forEachWithin(word: string, maxDist: number, fn: (id: number, dist: number) => void): void {
     const len = word.length;
     if (len > MAX_FUZZY_LEN) return;
+    const mask = charMask(word);
     for (let l = Math.max(1, len - maxDist); l <= Math.min(MAX_FUZZY_LEN, len + maxDist); l++) {
       const bucket = this.byLength[l];
+      const masks = this.byLengthMasks[l];
       if (!bucket) continue;
-      for (const id of bucket) {
+      for (let i = 0; i < bucket.length; i++) {
+        // Each edit adds at most one character the other word lacks: more differing characters, more edits.
+        if (popcount(mask & ~masks[i]) > maxDist || popcount(masks[i] & ~mask) > maxDist) continue;
+        const id = bucket[i];
         const d = this.distance(word, this.terms[id], maxDist);
         if (d <= maxDist) fn(id, d);
       }
@@ -115,4 +123,20 @@ export class TermDictionary {
     this.sortedIds = mergedIds;
     this.pending = [];
   }
+}
+
+/** Bitmask of the characters in a word (a–z one bit each, other characters folded into the top bits). */
+function charMask(word: string): number {
+  let mask = 0;
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    mask |= 1 << (c >= 97 && c <= 122 ? c - 97 : 26 + (c % 6));
+  }
+  return mask;
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
 }

@@ -5,12 +5,29 @@
  */
 
 /** Words that carry no meaning in a tool query ("how do I hash a string"). Removed from documents and queries alike. */
-const STOP_WORDS = new Set(
+export const STOP_WORDS: ReadonlySet<string> = new Set(
   ('a an and any are as at be by can do does for from get give how i in into is it its me my of on or that the ' +
     'their them this to use using via what when which will with you your').split(' '),
 );
 
+/**
+ * Words that mean the same in a tool query. Small on purpose: only verbs and nouns that tool descriptions use
+ * interchangeably ("strip html tags" → "drops ... tags", "sha256 of a string" → "... of a text").
+ */
+const SYNONYM_GROUPS = [
+  ['remove', 'strip', 'delete', 'drop'],
+  ['convert', 'transform', 'turn'],
+  ['compare', 'diff'],
+  ['check', 'validate', 'verify'],
+  ['create', 'generate', 'make'],
+  ['text', 'string'],
+  ['hash', 'digest', 'checksum'],
+  ['extract', 'scrape'],
+  ['email', 'mail'],
+];
+
 const WORD = /[\p{L}\p{N}]+/gu;
+const COMPOUND = /[\p{L}\p{N}]+(?:[-_][\p{L}\p{N}]+)*/gu;
 /** Boundaries inside a word: lower→Upper ("csvTo"), UPPER→Upper+lower ("JSONParse"). Digits stay with letters. */
 const CAMEL = /(?<=[\p{Ll}\p{N}])(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})/u;
 const LETTER_DIGIT = /(?<=\p{L})(?=\p{N})|(?<=\p{N})(?=\p{L})/u;
@@ -36,21 +53,33 @@ function undouble(w: string): string {
   return n >= 4 && w[n - 1] === w[n - 2] && !/[lsz]/.test(w[n - 1]) ? w.slice(0, -1) : w;
 }
 
-/** Calls emit(term, raw) for each term of a text: words split on punctuation, camelCase and letter/digit runs. */
-function analyze(text: string, emit: (term: string, raw: string) => void): void {
-  for (const word of text.match(WORD) ?? []) {
-    const parts = word.split(CAMEL);
-    if (parts.length > 1) emitWord(word.toLowerCase(), false, emit);
-    for (const part of parts) {
-      emitWord(part.toLowerCase(), true, emit);
-      const pieces = part.split(LETTER_DIGIT);
-      if (pieces.length > 1) for (const piece of pieces) emitWord(piece.toLowerCase(), true, emit);
+type Emit = (term: string, raw: string, inLastWord: boolean) => void;
+
+/**
+ * Calls emit for each term of a text: words split on punctuation, camelCase and letter/digit runs; a compound
+ * joined by - or _ ("SHA-256", "snake_case", "e-mail") also yields its glued form ("sha256", "snakecase", "email").
+ */
+function analyze(text: string, emit: Emit): void {
+  const compounds = text.match(COMPOUND) ?? [];
+  compounds.forEach((compound, c) => {
+    const last = c === compounds.length - 1;
+    const emitLast: Emit = (term, raw) => emit(term, raw, last);
+    const words = compound.split(/[-_]/);
+    if (words.length > 1) emitWord(words.join('').toLowerCase(), false, emitLast);
+    for (const word of words) {
+      const parts = word.split(CAMEL);
+      if (parts.length > 1) emitWord(word.toLowerCase(), false, emitLast);
+      for (const part of parts) {
+        emitWord(part.toLowerCase(), true, emitLast);
+        const pieces = part.split(LETTER_DIGIT);
+        if (pieces.length > 1) for (const piece of pieces) emitWord(piece.toLowerCase(), true, emitLast);
+      }
     }
-  }
+  });
 }
 
-function emitWord(raw: string, dropStop: boolean, emit: (term: string, raw: string) => void): void {
-  if (!(dropStop && STOP_WORDS.has(raw))) emit(stem(raw), raw);
+function emitWord(raw: string, dropStop: boolean, emit: Emit): void {
+  if (!(dropStop && STOP_WORDS.has(raw))) emit(stem(raw), raw, false);
 }
 
 /** Terms of a text, lowercased and stemmed, stop words dropped. */
@@ -70,17 +99,59 @@ export function tokenizeName(name: string, out: string[] = []): string[] {
   return out;
 }
 
-/**
- * Query terms in order, each with the raw lowercased word it came from (prefix matching must see "generati", not a
- * stem of it). Duplicates are dropped.
- */
-export function queryTerms(q: string): { term: string; raw: string }[] {
+export interface QueryTerm {
+  term: string;
+  /** The lowercased word before stemming: prefix matching must see "generati", not a stem of it. */
+  raw: string;
+  /** Whether it comes from the query's last word, the one a user may still be typing. */
+  inLastWord: boolean;
+}
+
+/** Query terms in order, duplicates dropped. */
+export function queryTerms(q: string): QueryTerm[] {
   const seen = new Set<string>();
-  const terms: { term: string; raw: string }[] = [];
-  analyze(q, (term, raw) => {
+  const terms: QueryTerm[] = [];
+  analyze(q, (term, raw, inLastWord) => {
     if (seen.has(term)) return;
     seen.add(term);
-    terms.push({ term, raw });
+    terms.push({ term, raw, inLastWord });
   });
   return terms;
+}
+
+/** The words inside a camelCase name, for engines whose own tokenizer keeps `csvToJson` whole: "csv to json". */
+export function nameWords(name: string): string {
+  return (name.match(WORD) ?? []).flatMap((w) => w.split(CAMEL)).join(' ').toLowerCase();
+}
+
+/**
+ * Runs of 2–3 consecutive query words glued together ("json to csv" → "jsonto", "jsontocsv", "tocsv"), so a query
+ * written as separate words also meets a camelCase name as a whole, in the order the user typed them.
+ */
+export function queryJoins(q: string): string[] {
+  const words = (q.match(WORD) ?? []).map((w) => w.toLowerCase());
+  const joins: string[] = [];
+  for (let n = 2; n <= 3; n++) {
+    for (let i = 0; i + n <= words.length; i++) joins.push(words.slice(i, i + n).join(''));
+  }
+  return joins;
+}
+
+let synonymIndex: Map<string, string[]> | undefined;
+
+/** Other stemmed terms that mean the same as a stemmed term (empty when it has none). */
+export function synonymsOf(term: string): string[] {
+  if (!synonymIndex) {
+    synonymIndex = new Map();
+    for (const group of SYNONYM_GROUPS) {
+      const stems = group.map(stem);
+      for (const s of stems) synonymIndex.set(s, stems.filter((o) => o !== s));
+    }
+  }
+  return synonymIndex.get(term) ?? [];
+}
+
+/** The synonym groups as plain words, for engines with their own synonym setting. */
+export function synonymGroups(): readonly string[][] {
+  return SYNONYM_GROUPS;
 }

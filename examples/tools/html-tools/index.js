@@ -351,7 +351,7 @@ export const extractLinks = tool({
       if (t.type === 'open' && t.name === 'a' && t.attrs.href !== undefined) {
         if (open) links.push(open);
         const url = resolveHref(t.attrs.href, base);
-        const scheme = classify(url);
+        const scheme = t.attrs.href.trim().startsWith('#') ? 'fragment' : classify(url);
         open = {
           url,
           text: '',
@@ -517,7 +517,6 @@ export const extractTables = tool({
         else if (cur.cell) cur.cell.text += t.text;
       }
     }
-    tables.sort((a, b) => a.index - b.index);
     return { count: tables.length, tables };
   },
 });

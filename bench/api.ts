@@ -1,0 +1,164 @@
+/**
+ * `npm run bench:api`: the HTTP API under load with 10,000 synthetic tools. The server runs in its own process
+ * (as `web` does in production) with rate limiting on — an enterprise key whose limits are set high, so that every
+ * request still takes its counters in Postgres. autocannon drives 50 connections for 10 s per route.
+ * Prints one JSON line.
+ */
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { createDb } from '../core/db.js';
+import { migrateAll } from '../core/bootstrap.js';
+import { createUserWithKey } from '../core/accounts.js';
+import { freePort, startEmbeddedPostgres } from '../core/embedded-postgres.js';
+import { createEmbeddedSearch } from '../core/search/embedded.js';
+import { syntheticTools } from './synthetic-tools.js';
+
+const N = Number(process.env.BENCH_TOOLS ?? 10_000);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = 50;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function seed(url: string, docs: ReturnType<typeof syntheticTools>) {
+  const db = createDb(url, { max: 4 });
+  const byPackage = new Map<string, typeof docs>();
+  for (const d of docs) byPackage.set(d.packageName, [...(byPackage.get(d.packageName) ?? []), d]);
+  for (const [name, tools] of byPackage) {
+    const [pkg] = await db('packages')
+      .insert({ name, version: '1.0.0', category: tools[0].category, source: `npm:${name}@1.0.0`, install_path: '/nonexistent' })
+      .returning('id');
+    const rows = tools.map((t) => ({
+      package_id: pkg.id,
+      name: t.name,
+      export_name: t.name,
+      description: t.description,
+      health_status: t.healthStatus,
+      quality_score: t.qualityScore,
+      input_schema: JSON.stringify({ type: 'object', properties: { input: { type: 'string', description: 'input' } } }),
+    }));
+    for (let i = 0; i < rows.length; i += 500) await db('tools').insert(rows.slice(i, i + 500)).onConflict(['package_id', 'name']).ignore();
+  }
+  const ids: string[] = (await db('tools').select('id')).map((r: { id: string }) => r.id);
+  const { secret } = await createUserWithKey(db, { username: 'bench', tier: 'enterprise' });
+  await db.destroy();
+  return { ids, key: secret };
+}
+
+function queriesFrom(docs: ReturnType<typeof syntheticTools>, n: number): string[] {
+  
+  const out: string[] = [];
+  for (let i = 0; out.length < n; i++) {
+    const d = docs[(i * 7919) % docs.length];
+    const words = d.description.toLowerCase().replace(/[^a-z0-9 ]/g, ' ').split(/\s+/).filter((w) => w.length > 3);
+    out.push(words.slice(i % 3, (i % 3) + 1 + (i % 3)).join(' ') || d.name);
+  }
+  return out;
+}
+
+async function load(url: string, paths: string[], key: string) {
+  let i = 0;
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    headers: { authorization: `Bearer ${key}` },
+    requests: [{ setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] }) }],
+  });
+  return {
+    reqPerSec: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+async function main() {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-bench-'));
+  await fs.chmod(dir, 0o755);
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg') });
+  const serverUrl = pg.url();
+  const adminDb = createDb(serverUrl, { max: 1 });
+  await adminDb.raw('create database bench');
+  await adminDb.destroy();
+  const url = pg.url('bench');
+  let server: ReturnType<typeof spawn> | undefined;
+  try {
+    await migrateAll(url);
+    const docs = syntheticTools(N);
+    const { ids, key } = await seed(url, docs);
+
+    // In-process engine latency over the same corpus.
+    const engine = createEmbeddedSearch();
+    await engine.replaceAll(docs);
+    const queries = queriesFrom(docs, 3000);
+    for (const q of queries.slice(0, 300)) await engine.search({ q, limit: 10 });
+    const times: number[] = [];
+    for (const q of queries) {
+      const t0 = performance.now();
+      await engine.search({ q, limit: 10 });
+      times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+
+    const port = await freePort();
+    server = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+      env: {
+        PATH: process.env.PATH,
+        DATABASE_URL: url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        DATA_DIR: dir,
+        ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
+        SECRETS_KEY: crypto.randomBytes(24).toString('hex'),
+        RATE_LIMIT_ENTERPRISE_MINUTE: '1000000000',
+        RATE_LIMIT_ENTERPRISE_DAY: process.env.BENCH_DAY_LIMIT ?? '1000000000',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const base = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 300; i++) {
+      const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const check = await fetch(`${base}/api/tools?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+    if (check.headers.get('x-ratelimit-limit') !== '1000000000') throw new Error('rate limiting is not on');
+
+    const list = await load(base, ['/api/tools', '/api/tools?limit=50&offset=100', '/api/tools?category=security'], key);
+    const search = await load(base, queries.slice(0, 1000).map((q) => `/api/tools/search?q=${encodeURIComponent(q)}`), key);
+    const detail = await load(base, ids.slice(0, 2000).map((id) => `/api/tools/${id}`), key);
+    console.log(
+      JSON.stringify({
+        bench: 'api',
+        tools: N,
+        seconds: DURATION,
+        connections: CONNECTIONS,
+        rateLimiting: 'on (postgres, enterprise key with configured limits)',
+        routes: { 'GET /api/tools': list, 'GET /api/tools/search': search, 'GET /api/tools/:id': detail },
+        searchInProcess: {
+          queries: times.length,
+          p50Ms: Number(percentile(times, 50).toFixed(3)),
+          p99Ms: Number(percentile(times, 99).toFixed(3)),
+        },
+      }),
+    );
+  } finally {
+    server?.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    await pg.stop();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

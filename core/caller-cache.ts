@@ -1,0 +1,45 @@
+/**
+ * Resolves API keys to callers with an in-process cache. A trigger NOTIFYs `toolshed_keys` when a key is revoked or
+ * a user changes, and every process drops the entry at once; the revoking process drops it before it answers, so a
+ * revoked key's next request is refused.
+ */
+import type { Knex } from 'knex';
+import { CHANNELS, type Notifier } from './notify.js';
+import { findCallerByKeyHash } from './repos/users.js';
+import type { Caller } from './types.js';
+
+const TTL_MS = 60_000;
+const MAX_ENTRIES = 10_000;
+
+export interface CallerCache {
+  get(keyHash: string): Promise<Caller | undefined>;
+  forget(keyHash?: string): void;
+  stop(): void;
+}
+
+export async function createCallerCache(db: Knex, notifier: Notifier): Promise<CallerCache> {
+  const entries = new Map<string, { caller: Caller | undefined; expires: number }>();
+  let generation = 0;
+  const forget = (hash?: string) => {
+    generation++;
+    if (hash === undefined || hash === '*') entries.clear();
+    else entries.delete(hash);
+  };
+  const unsubscribe = await notifier.subscribe(CHANNELS.keys, (payload) => forget(payload));
+  return {
+    async get(hash) {
+      const hit = entries.get(hash);
+      if (hit && hit.expires > Date.now()) return hit.caller;
+      const gen = generation;
+      const caller = await findCallerByKeyHash(db, hash);
+      // Unknown keys are not cached: a key created a moment ago must work at once.
+      if (caller && gen === generation) {
+        if (entries.size >= MAX_ENTRIES) entries.clear();
+        entries.set(hash, { caller, expires: Date.now() + TTL_MS });
+      }
+      return caller;
+    },
+    forget,
+    stop: unsubscribe,
+  };
+}

@@ -1,0 +1,160 @@
+// Loads a tool package inside the sandbox and turns its exports into tools: resolves the main module the way Node
+// does for a package root (exports "." with node/import/default/require conditions, then main, then index.js),
+// imports it (ESM or CJS), finds tool-shaped exports (plain objects, AI SDK tool() results, zero-argument factories)
+// and converts their input schemas (JSON Schema, AI SDK Schema, zod v4 via the package's own zod, zod v3 if
+// zod-to-json-schema is installed) to plain JSON Schema.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+
+const SCHEMA_SYMBOL = Symbol.for('vercel.ai.schema');
+const CONDITIONS = new Set(['node', 'import', 'default', 'require', 'module-sync']);
+
+function pickTarget(entry) {
+  if (typeof entry === 'string') return entry;
+  if (Array.isArray(entry)) {
+    for (const item of entry) {
+      const t = pickTarget(item);
+      if (t) return t;
+    }
+    return undefined;
+  }
+  if (entry && typeof entry === 'object') {
+    for (const [key, value] of Object.entries(entry)) {
+      if (CONDITIONS.has(key)) {
+        const t = pickTarget(value);
+        if (t) return t;
+      }
+    }
+  }
+  return undefined;
+}
+
+function exportsRoot(exp) {
+  if (typeof exp === 'string' || Array.isArray(exp)) return exp;
+  if (exp && typeof exp === 'object') {
+    const keys = Object.keys(exp);
+    if (keys.some((k) => k.startsWith('.'))) return exp['.'];
+    return exp;
+  }
+  return undefined;
+}
+
+function probe(file) {
+  for (const candidate of [file, `${file}.js`, `${file}.mjs`, `${file}.cjs`, `${file}.json`, path.join(file, 'index.js')]) {
+    try {
+      if (fs.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // try the next candidate
+    }
+  }
+  return undefined;
+}
+
+/** Absolute path of the package's main module; throws with a readable message when there is none. */
+export function resolveEntry(pkgDir) {
+  const manifest = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
+  if (manifest.exports !== undefined) {
+    const target = pickTarget(exportsRoot(manifest.exports));
+    if (!target) throw new Error('package.json "exports" has no "." entry for node/import/require/default');
+    const file = path.resolve(pkgDir, target);
+    if (!fs.existsSync(file)) throw new Error(`package.json "exports" points to a missing file: ${target}`);
+    return file;
+  }
+  const main = typeof manifest.main === 'string' && manifest.main !== '' ? manifest.main : 'index.js';
+  const file = probe(path.resolve(pkgDir, main)) ?? probe(path.resolve(pkgDir, 'index'));
+  if (!file) throw new Error(`cannot find the main module (${main}) of the package`);
+  return file;
+}
+
+/** Imports the package and returns a map of export name → exported value. */
+export async function loadExports(pkgDir) {
+  const ns = await import(pathToFileURL(resolveEntry(pkgDir)).href);
+  const out = new Map();
+  for (const [name, value] of Object.entries(ns)) if (name !== 'default') out.set(name, value);
+  const def = ns.default;
+  if (def !== undefined) {
+    // CJS module.exports (or an ESM default object) holding several tools: expose its keys as exports.
+    const container = def && typeof def === 'object' && !isToolShaped(def) && !Array.isArray(def);
+    if (container) {
+      for (const [name, value] of Object.entries(def)) if (!out.has(name)) out.set(name, value);
+    } else if (!out.has('default')) out.set('default', def);
+  }
+  return out;
+}
+
+export function isToolShaped(v) {
+  return (
+    v !== null &&
+    typeof v === 'object' &&
+    typeof v.execute === 'function' &&
+    (v.inputSchema !== undefined || v.parameters !== undefined)
+  );
+}
+
+const isClass = (fn) => /^class[\s{]/.test(Function.prototype.toString.call(fn));
+
+/**
+ * The tool behind one export, or undefined when the export is not a tool. `callFactories` decides whether
+ * functions are called (always for a named export; only zero-arity ones when scanning all exports).
+ */
+export async function toolFromExport(value, { callFactories }) {
+  if (isToolShaped(value)) return value;
+  if (typeof value === 'function' && !isClass(value) && (callFactories === 'all' || value.length === 0)) {
+    const made = await value();
+    if (isToolShaped(made)) return made;
+  }
+  return undefined;
+}
+
+function plainJson(value) {
+  return JSON.parse(JSON.stringify(value ?? { type: 'object' }));
+}
+
+async function zodConverter(pkgDir, kind) {
+  const req = createRequire(path.join(pkgDir, 'package.json'));
+  const candidates = kind === 'v4' ? ['zod', 'zod/v4', 'zod/v4/core'] : ['zod-to-json-schema'];
+  for (const spec of candidates) {
+    let mod;
+    try {
+      mod = await import(pathToFileURL(req.resolve(spec)).href);
+    } catch {
+      continue;
+    }
+    const fn = kind === 'v4' ? mod.toJSONSchema ?? mod.default?.toJSONSchema ?? mod.z?.toJSONSchema : mod.zodToJsonSchema ?? mod.default?.zodToJsonSchema ?? mod.default;
+    if (typeof fn === 'function') return fn;
+  }
+  return undefined;
+}
+
+/** Converts a tool's input schema (any supported form) to a plain JSON Schema object. */
+export async function toJsonSchema(schema, pkgDir) {
+  if (schema && typeof schema === 'object' && (schema[SCHEMA_SYMBOL] === true || 'jsonSchema' in schema) && !schema._zod) {
+    return plainJson(await schema.jsonSchema);
+  }
+  if (schema && typeof schema === 'object' && schema._zod) {
+    const convert = await zodConverter(pkgDir, 'v4');
+    if (convert) {
+      const json = plainJson(convert(schema, { io: 'input', unrepresentable: 'any' }));
+      delete json.$schema;
+      return json;
+    }
+    return { type: 'object', $comment: 'zod schema: no toJSONSchema found in the package; schema not converted' };
+  }
+  if (schema && typeof schema === 'object' && schema._def && typeof schema.safeParse === 'function') {
+    const convert = await zodConverter(pkgDir, 'v3');
+    if (convert) {
+      const json = plainJson(convert(schema, { $refStrategy: 'none' }));
+      delete json.$schema;
+      return json;
+    }
+    return { type: 'object', $comment: 'zod v3 schema: zod-to-json-schema is not installed; schema not converted' };
+  }
+  return plainJson(schema);
+}
+
+/** The input schema of a tool (AI SDK v5+ `inputSchema`, v4 `parameters`). */
+export function schemaOf(tool) {
+  return tool.inputSchema !== undefined ? tool.inputSchema : tool.parameters;
+}

@@ -1,0 +1,141 @@
+// One guest operation, from request to result object, never throwing: `describe` lists a package's tools with JSON
+// Schemas; `execute` loads one tool, validates params and calls it. Shared by the one-shot guest and the reuse
+// worker. Result shape: { ok: true, ... } or { ok: false, code, error } with code one of load_error, not_found,
+// invalid_params, tool_error, oom, output_too_large.
+import { loadExports, toolFromExport, toJsonSchema, schemaOf } from './load.mjs';
+import { validate } from './validate.mjs';
+
+export const MAX_OUTPUT_BYTES = 1024 * 1024;
+const MAX_MESSAGE = 4000;
+
+export function messageOf(err) {
+  let msg;
+  if (err instanceof Error) msg = err.message || err.name;
+  else if (typeof err === 'string') msg = err;
+  else {
+    try {
+      msg = JSON.stringify(err);
+    } catch {
+      msg = String(err);
+    }
+  }
+  msg = String(msg ?? 'unknown error');
+  return msg.length > MAX_MESSAGE ? `${msg.slice(0, MAX_MESSAGE)}…` : msg;
+}
+
+const OOM_PATTERNS = [/Array buffer allocation failed/i, /out of memory/i, /Invalid array length/i, /Cannot allocate memory/i];
+export const looksLikeOom = (err) => err instanceof RangeError && OOM_PATTERNS.some((re) => re.test(err.message));
+
+const fail = (code, err) => ({ ok: false, code, error: messageOf(err) });
+
+async function describe(req) {
+  let exportsMap;
+  try {
+    exportsMap = await loadExports(req.pkgDir);
+  } catch (err) {
+    return fail('load_error', err);
+  }
+  const tools = [];
+  const missing = [];
+  const wanted = Array.isArray(req.exportNames) && req.exportNames.length > 0 ? req.exportNames : undefined;
+  const names = wanted ?? [...exportsMap.keys()];
+  for (const name of names) {
+    if (!exportsMap.has(name)) {
+      missing.push(name);
+      continue;
+    }
+    let tool;
+    try {
+      tool = await toolFromExport(exportsMap.get(name), { callFactories: wanted ? 'all' : 'zero-arity' });
+    } catch (err) {
+      if (wanted) return fail('load_error', new Error(`factory export "${name}" threw: ${messageOf(err)}`));
+      continue;
+    }
+    if (!tool) {
+      if (wanted) missing.push(name);
+      continue;
+    }
+    try {
+      const inputSchema = await toJsonSchema(schemaOf(tool), req.pkgDir);
+      const description = typeof tool.description === 'string' ? tool.description : '';
+      tools.push({ exportName: name, description, inputSchema });
+    } catch (err) {
+      return fail('load_error', new Error(`cannot read the input schema of "${name}": ${messageOf(err)}`));
+    }
+  }
+  return { ok: true, tools, missing };
+}
+
+/** Validates with the schema's own validator when it has one (zod, AI SDK Schema), else the compact JSON one. */
+async function checkParams(tool, params, pkgDir) {
+  const schema = schemaOf(tool);
+  if (schema && typeof schema === 'object') {
+    if (typeof schema.safeParseAsync === 'function' || typeof schema.safeParse === 'function') {
+      const r = schema.safeParseAsync ? await schema.safeParseAsync(params) : schema.safeParse(params);
+      if (r.success) return { value: r.data };
+      const issues = r.error?.issues?.map((i) => `${(i.path ?? []).join('.') || 'params'}: ${i.message}`);
+      return { error: issues?.join('; ') || messageOf(r.error) };
+    }
+    if (typeof schema.validate === 'function') {
+      const r = await schema.validate(params);
+      return r.success ? { value: r.value } : { error: messageOf(r.error) };
+    }
+  }
+  const errors = validate(await toJsonSchema(schema, pkgDir), params);
+  return errors.length ? { error: errors.slice(0, 10).join('; ') } : { value: params };
+}
+
+function serialize(output) {
+  let json;
+  try {
+    json = JSON.stringify(output === undefined ? null : output);
+  } catch (err) {
+    return { result: fail('tool_error', new Error(`the tool's output is not JSON-serializable: ${messageOf(err)}`)) };
+  }
+  if (Buffer.byteLength(json) > MAX_OUTPUT_BYTES) return { result: { ok: false, code: 'output_too_large', error: 'output over 1 MiB' } };
+  return { json };
+}
+
+async function execute(req) {
+  let exportsMap;
+  try {
+    exportsMap = await loadExports(req.pkgDir);
+  } catch (err) {
+    return fail('load_error', err);
+  }
+  if (!exportsMap.has(req.exportName)) return fail('not_found', new Error(`export "${req.exportName}" not found in the package`));
+  let tool;
+  try {
+    tool = await toolFromExport(exportsMap.get(req.exportName), { callFactories: 'all' });
+  } catch (err) {
+    return fail('load_error', new Error(`factory export "${req.exportName}" threw: ${messageOf(err)}`));
+  }
+  if (!tool) return fail('not_found', new Error(`export "${req.exportName}" is not a tool`));
+  let checked;
+  try {
+    checked = await checkParams(tool, req.params, req.pkgDir);
+  } catch (err) {
+    return fail('invalid_params', err);
+  }
+  if (checked.error) return fail('invalid_params', new Error(`invalid params: ${checked.error}`));
+  let output;
+  try {
+    const abortSignal = new AbortController().signal;
+    output = await tool.execute(checked.value, { toolCallId: req.toolCallId ?? 'toolshed', messages: [], abortSignal });
+  } catch (err) {
+    return fail(looksLikeOom(err) ? 'oom' : 'tool_error', err);
+  }
+  const { result, json } = serialize(output);
+  return result ?? { ok: true, outputJson: json };
+}
+
+/** Runs one request; never throws. `execute` results carry the output pre-serialized as `outputJson`. */
+export async function runOp(req) {
+  try {
+    if (req?.op === 'describe') return await describe(req);
+    if (req?.op === 'execute') return await execute(req);
+    return fail('tool_error', new Error(`unknown op ${JSON.stringify(req?.op)}`));
+  } catch (err) {
+    return fail(looksLikeOom(err) ? 'oom' : 'tool_error', err);
+  }
+}

@@ -1,0 +1,54 @@
+import test from 'ava';
+import pg from 'pg';
+import { createDb } from '../core/db.js';
+import { createTestDatabase } from './helpers/postgres.js';
+
+test('migrations run latest → rollback → latest, and rollback removes every app table', async (t) => {
+  const database = await createTestDatabase();
+  const db = createDb(database.url, { max: 2 });
+  try {
+    // The clone arrives migrated; take it all the way down first.
+    await db.migrate.rollback(undefined, true);
+    const tablesAfterRollback = await db.raw(`select table_name from information_schema.tables where table_schema = 'public' and table_name not like 'knex_%'`);
+    t.deepEqual(tablesAfterRollback.rows, [], 'rollback leaves no app table behind');
+
+    await db.migrate.latest();
+    const tables = (await db.raw(`select table_name from information_schema.tables where table_schema = 'public'`)).rows.map((r: { table_name: string }) => r.table_name);
+    for (const name of [
+      'users', 'api_keys', 'packages', 'tools', 'tool_ratings', 'tool_reviews', 'tool_events', 'collections',
+      'collection_tools', 'collection_likes', 'scenarios', 'scenario_runs', 'scenario_batches', 'executions', 'agents',
+      'agent_collections', 'rate_limits', 'scenario_quota', 'health_checks', 'package_imports', 'workers',
+    ]) {
+      t.true(tables.includes(name), `table ${name} exists`);
+    }
+    await db.migrate.rollback(undefined, true);
+    await db.migrate.latest();
+    const [, pending] = await db.migrate.list();
+    t.is(pending.length, 0);
+  } finally {
+    await db.destroy();
+    await database.drop();
+  }
+});
+
+test('the tools trigger notifies listeners of changes', async (t) => {
+  const database = await createTestDatabase();
+  const listener = new pg.Client({ connectionString: database.url });
+  await listener.connect();
+  const db = createDb(database.url, { max: 2 });
+  try {
+    const seen: string[] = [];
+    listener.on('notification', (m) => seen.push(m.payload ?? ''));
+    await listener.query('LISTEN toolshed_tools');
+    const [pkg] = await db('packages').insert({ name: 'p', version: '1.0.0', category: 'automation', source: 'path:/x', install_path: '/x' }).returning('id');
+    const [tool] = await db('tools').insert({ package_id: pkg.id, name: 'a', export_name: 'a' }).returning('id');
+    await db('tools').where({ id: tool.id }).update({ health_status: 'BROKEN' });
+    await db('tools').where({ id: tool.id }).delete();
+    for (let i = 0; i < 50 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    t.deepEqual(seen, [tool.id, tool.id, `-${tool.id}`]);
+  } finally {
+    await listener.end();
+    await db.destroy();
+    await database.drop();
+  }
+});
