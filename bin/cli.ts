@@ -9,8 +9,6 @@ import { createLogger } from '../core/logger.js';
 import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
 import { createUserWithKey, newUserSchema } from '../core/accounts.js';
 import { findUserByUsername } from '../core/repos/users.js';
-import { createSandboxRunner } from '../sandbox/index.js';
-import { importPackage } from '../worker/import.js';
 
 const USAGE = `usage:
   toolshed users:create <username> [--tier free|pro|enterprise] [--name "Full Name"] [--json]
@@ -55,6 +53,9 @@ async function main(argv: string[]): Promise<number> {
       console.log(values.json ? JSON.stringify(out) : `created ${user.username} (${user.tier})\nAPI key (shown once): ${secret}`);
       return 0;
     }
+    // Only imports need a sandbox; load it on demand.
+    const { createSandboxRunner } = await import('../sandbox/index.js');
+    const { importPackage } = await import('../worker/import.js');
     const sandbox = await createSandboxRunner(config, logger);
     try {
       const result = await importPackage({ config, db, logger, sandbox }, { source: arg!, official: values.official ?? false });

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../core/config.js';
 import { createLogger } from '../../core/logger.js';
 import { startApi, type ApiHandle } from '../../api/server.js';
-import { startWorkerProcess, type WorkerProcess } from '../../worker/main.js';
+import type { WorkerProcess } from '../../worker/main.js';
 import { createTestDatabase } from './postgres.js';
 
 export const EXAMPLES_DIR = path.resolve(new URL('../../examples/tools', import.meta.url).pathname);
@@ -68,7 +68,11 @@ export async function startService(opts: { env?: Record<string, string>; worker?
     ...opts.env,
   });
   const logger = createLogger(config.LOG_LEVEL, sink);
-  const worker = opts.worker === false ? undefined : await startWorkerProcess(config, database.url, logger, { cron: false });
+  // Loaded only when asked for: API-only test files do not need the sandbox.
+  const worker =
+    opts.worker === false
+      ? undefined
+      : await (await import('../../worker/main.js')).startWorkerProcess(config, database.url, logger, { cron: false });
   const api = await startApi(config, database.url, logger, 0);
 
   const request: Service['request'] = async (method, p, o = {}) => {
