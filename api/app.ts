@@ -14,11 +14,12 @@ import { adminRoutes } from './routes/admin.js';
 import { keyRoutes } from './routes/keys.js';
 import { toolDetailRoutes, toolRoutes } from './routes/tools.js';
 import { reviewRoutes } from './routes/reviews.js';
+import { executionRoutes } from './routes/executions.js';
 
 export type RouteModule = (router: Router, deps: AppDeps) => void;
 
 /** Route modules in mount order; later issues add theirs here. */
-const ROUTES: RouteModule[] = [healthRoutes, adminRoutes, keyRoutes, toolRoutes, reviewRoutes, toolDetailRoutes];
+const ROUTES: RouteModule[] = [healthRoutes, adminRoutes, keyRoutes, executionRoutes, toolRoutes, reviewRoutes, toolDetailRoutes];
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });

@@ -54,7 +54,7 @@ export async function up(knex: Knex): Promise<void> {
     end $$`);
   await knex.raw(`
     create trigger tools_notify after insert or delete
-      or update of name, description, health_status, package_id, quality_score, rating_sum, rating_count, execution_count, updated_at
+      or update of name, description, health_status, package_id, quality_score, rating_sum, rating_count, updated_at
       on tools for each row execute function toolshed_notify_tool()`);
 }
 

@@ -16,6 +16,8 @@ export async function up(knex: Knex): Promise<void> {
     t.jsonb('error');
     t.integer('execution_time_ms');
     t.integer('attempts').notNullable().defaultTo(0);
+    /** The Graphile Worker job that runs it (the reaper unlocks it when its worker died). */
+    t.bigInteger('job_id');
     /** The worker that holds it while running; the reaper fails executions whose worker is gone. */
     t.text('worker_id');
     t.timestamp('heartbeat_at', { useTz: true });

@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import { run, parseCrontab, type Runner, type LogFunctionFactory, Logger as GraphileLogger } from 'graphile-worker';
 import type { WorkerDeps } from './deps.js';
 import { CRONTAB, taskList } from './tasks/index.js';
+import { failOwnRunning, reapOnce } from './reaper.js';
 
 export interface WorkerHandle {
   id: string;
@@ -15,6 +16,7 @@ export interface WorkerHandle {
 }
 
 const HEARTBEAT_MS = 5_000;
+const REAP_EVERY_MS = 15_000;
 
 export async function startWorker(deps: WorkerDeps, connectionString: string, opts: { cron?: boolean } = {}): Promise<WorkerHandle> {
   const id = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
@@ -26,6 +28,8 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
   await beat();
   const timer = setInterval(() => void beat().catch((err) => deps.logger.warn({ err: err.message }, 'worker heartbeat failed')), HEARTBEAT_MS);
   timer.unref();
+  const reaper = setInterval(() => void reapOnce(deps.db, deps.logger).catch((err) => deps.logger.warn({ err: err.message }, 'reaper failed')), REAP_EVERY_MS);
+  reaper.unref();
   const logFactory: LogFunctionFactory = (scope) => (level, message, meta) => {
     const lvl = level === 'error' ? 'error' : level === 'warning' ? 'warn' : 'debug';
     deps.logger[lvl]({ scope: scope.label, taskIdentifier: scope.taskIdentifier, jobId: scope.jobId, ...(meta?.error ? { err: String(meta.error) } : {}) }, message);
@@ -33,7 +37,7 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
   const runner = await run({
     connectionString,
     concurrency: Math.max(1, deps.config.WORKER_CONCURRENCY),
-    taskList: taskList(deps) as never,
+    taskList: taskList(deps, id) as never,
     parsedCronItems: opts.cron === false ? [] : parseCrontab(CRONTAB),
     noHandleSignals: true,
     pollInterval: 1000,
@@ -44,7 +48,9 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
     runner,
     async stop() {
       clearInterval(timer);
+      clearInterval(reaper);
       await runner.stop();
+      await failOwnRunning(deps.db, id);
       await deps.db('workers').where({ id }).delete().catch(() => undefined);
     },
   };

@@ -17,6 +17,7 @@ export function createEmbeddedSearch(): SearchEngine {
     async replaceAll(docs: SearchDocument[]) {
       const next = new InvertedIndex();
       for (const doc of docs) next.upsert(doc);
+      next.dict.settle();
       index = next;
       ranker = new Ranker(next);
     },

@@ -12,7 +12,7 @@ import { TermDictionary } from './term-dictionary.js';
 /** Indexed fields, in weight order. A posting packs one 7-bit term frequency per field. */
 export const FIELD_COUNT = 4;
 export const TF_BITS = 7;
-const TF_MAX = (1 << TF_BITS) - 1;
+export const TF_MAX = (1 << TF_BITS) - 1;
 
 function fieldTerms(doc: SearchDocument): string[][] {
   return [tokenizeName(doc.name), tokenize(doc.description), tokenizeName(doc.packageName), tokenizeName(doc.category)];

@@ -5,7 +5,7 @@
  */
 import { Meilisearch, MeilisearchApiError, type EnqueuedTaskPromise, type Settings } from 'meilisearch';
 import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './engine.js';
-import { nameWords, STOP_WORDS } from './text.js';
+import { nameWords, STOP_WORDS, synonymGroups } from './text.js';
 
 export interface MeiliSearchOptions {
   host: string;
@@ -24,6 +24,8 @@ const SETTINGS: Settings = {
   rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'qualityScore:desc'],
   typoTolerance: { enabled: true, minWordSizeForTypos: { oneTypo: 4, twoTypos: 8 } },
   stopWords: [...STOP_WORDS],
+  // The embedded engine's synonym groups, each word mapped to the others.
+  synonyms: Object.fromEntries(synonymGroups().flatMap((g) => g.map((w) => [w, g.filter((o) => o !== w)]))),
 };
 
 /** Meilisearch ids allow only [A-Za-z0-9_-]; tool ids are opaque, so the primary key is their base64url form. */

@@ -4,7 +4,7 @@
  * one saturation), keeps the best expansion per query term, and selects the top hits with a bounded heap.
  */
 import type { SearchHit, SearchQuery, SearchResult } from './engine.js';
-import { categoryCode, FIELD_COUNT, InvertedIndex, TF_BITS } from './inverted-index.js';
+import { categoryCode, FIELD_COUNT, InvertedIndex, TF_BITS, TF_MAX } from './inverted-index.js';
 import { queryJoins, queryTerms, synonymsOf } from './text.js';
 
 /** Field weights in index order: name, description, packageName, category. */
@@ -38,37 +38,16 @@ export class Ranker {
     if (terms.length === 0) return { total: 0, hits: [] };
     this.prepare();
     const ix = this.index;
-    const cat = categoryCode(query.category);
-    const hits: number[] = [];
-    const queryMark = ++this.mark;
     const groups = terms.map(({ term, raw, inLastWord }) => this.expand(term, raw, inLastWord));
     for (const join of queryJoins(query.q)) {
       const id = ix.dict.idOf(join);
       if (id !== undefined && ix.df[id] > 0 && !terms.some((t) => t.term === join)) groups.push([{ id, weight: 1 }]);
     }
+    const hits: number[] = [];
+    const queryMark = ++this.mark;
+    const cat = categoryCode(query.category);
     for (const group of groups) {
-      const termMark = ++this.mark;
-      const seen: number[] = [];
-      for (const { id, weight } of group) {
-        const slots = ix.postSlots[id];
-        const tfs = ix.postTfs[id];
-        const idf = Math.log(1 + (ix.liveCount - ix.df[id] + 0.5) / (ix.df[id] + 0.5)) * weight;
-        for (let p = 0; p < slots.length; p++) {
-          const s = slots[p];
-          if (!ix.alive[s] || ix.broken[s] || (cat !== 0 && ix.categoryCode[s] !== cat)) continue;
-          let tf = 0;
-          const packed = tfs[p];
-          const base = s * FIELD_COUNT;
-          for (let f = 0; f < FIELD_COUNT; f++) tf += ((packed >>> (f * TF_BITS)) & 127) * this.norms[base + f];
-          const score = (idf * tf * (K1 + 1)) / (tf + K1);
-          if (this.bestMark[s] !== termMark) {
-            this.bestMark[s] = termMark;
-            this.best[s] = score;
-            seen.push(s);
-          } else if (score > this.best[s]) this.best[s] = score;
-        }
-      }
-      for (const s of seen) {
+      for (const s of this.scoreGroup(group, cat)) {
         if (this.accMark[s] !== queryMark) {
           this.accMark[s] = queryMark;
           this.acc[s] = this.best[s];
@@ -79,6 +58,36 @@ export class Ranker {
     const offset = query.offset ?? 0;
     const top = this.topK(hits, offset + query.limit).slice(offset);
     return { total: hits.length, hits: top.map((s): SearchHit => ({ id: ix.ids[s], score: this.acc[s] })) };
+  }
+
+  /**
+   * BM25F of one query term over the documents that pass the filters, keeping per document the best of the term's
+   * expansions in `best`. Returns the slots scored.
+   */
+  private scoreGroup(group: Expansion[], cat: number): number[] {
+    const ix = this.index;
+    const termMark = ++this.mark;
+    const seen: number[] = [];
+    for (const { id, weight } of group) {
+      const slots = ix.postSlots[id];
+      const tfs = ix.postTfs[id];
+      const idf = Math.log(1 + (ix.liveCount - ix.df[id] + 0.5) / (ix.df[id] + 0.5)) * weight;
+      for (let p = 0; p < slots.length; p++) {
+        const s = slots[p];
+        if (!ix.alive[s] || ix.broken[s] || (cat !== 0 && ix.categoryCode[s] !== cat)) continue;
+        let tf = 0;
+        const packed = tfs[p];
+        const base = s * FIELD_COUNT;
+        for (let f = 0; f < FIELD_COUNT; f++) tf += ((packed >>> (f * TF_BITS)) & TF_MAX) * this.norms[base + f];
+        const score = (idf * tf * (K1 + 1)) / (tf + K1);
+        if (this.bestMark[s] !== termMark) {
+          this.bestMark[s] = termMark;
+          this.best[s] = score;
+          seen.push(s);
+        } else if (score > this.best[s]) this.best[s] = score;
+      }
+    }
+    return seen;
   }
 
   /** Index terms a query term stands for, each with its weight: exact 1, typos and prefixes less. */

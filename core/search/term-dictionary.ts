@@ -4,7 +4,7 @@
  * and every term within a small edit distance (a banded, early-exit Damerau–Levenshtein over terms of nearby length).
  */
 
-const MERGE_AT = 512;
+const MERGE_AT = 256;
 const MAX_FUZZY_LEN = 48;
 
 export class TermDictionary {
@@ -34,12 +34,12 @@ export class TermDictionary {
     (this.byLength[term.length] ??= []).push(id);
     (this.byLengthMasks[term.length] ??= []).push(charMask(term));
     this.pending.push(id);
-    if (this.pending.length >= MERGE_AT) this.mergePending();
     return id;
   }
 
   /** Calls fn for every term that starts with prefix (including prefix itself). */
   forEachWithPrefix(prefix: string, fn: (id: number, term: string) => void): void {
+    if (this.pending.length >= MERGE_AT) this.settle();
     const { sorted, sortedIds } = this;
     let lo = 0;
     let hi = sorted.length;
@@ -104,7 +104,9 @@ export class TermDictionary {
     return prev[lb];
   }
 
-  private mergePending(): void {
+  /** Moves newly added terms into the sorted array (done lazily: once per bulk load, or every MERGE_AT new terms). */
+  settle(): void {
+    if (this.pending.length === 0) return;
     const add = this.pending.map((id) => this.terms[id]).sort();
     const merged: string[] = [];
     const mergedIds: number[] = [];

@@ -61,25 +61,24 @@ type Emit = (term: string, raw: string, inLastWord: boolean) => void;
  */
 function analyze(text: string, emit: Emit): void {
   const compounds = text.match(COMPOUND) ?? [];
-  compounds.forEach((compound, c) => {
+  for (let c = 0; c < compounds.length; c++) {
     const last = c === compounds.length - 1;
-    const emitLast: Emit = (term, raw) => emit(term, raw, last);
-    const words = compound.split(/[-_]/);
-    if (words.length > 1) emitWord(words.join('').toLowerCase(), false, emitLast);
+    const words = compounds[c].split(/[-_]/);
+    if (words.length > 1) emitWord(words.join('').toLowerCase(), false, last, emit);
     for (const word of words) {
       const parts = word.split(CAMEL);
-      if (parts.length > 1) emitWord(word.toLowerCase(), false, emitLast);
+      if (parts.length > 1) emitWord(word.toLowerCase(), false, last, emit);
       for (const part of parts) {
-        emitWord(part.toLowerCase(), true, emitLast);
+        emitWord(part.toLowerCase(), true, last, emit);
         const pieces = part.split(LETTER_DIGIT);
-        if (pieces.length > 1) for (const piece of pieces) emitWord(piece.toLowerCase(), true, emitLast);
+        if (pieces.length > 1) for (const piece of pieces) emitWord(piece.toLowerCase(), true, last, emit);
       }
     }
-  });
+  }
 }
 
-function emitWord(raw: string, dropStop: boolean, emit: Emit): void {
-  if (!(dropStop && STOP_WORDS.has(raw))) emit(stem(raw), raw, false);
+function emitWord(raw: string, dropStop: boolean, last: boolean, emit: Emit): void {
+  if (!(dropStop && STOP_WORDS.has(raw))) emit(stem(raw), raw, last);
 }
 
 /** Terms of a text, lowercased and stemmed, stop words dropped. */

@@ -6,6 +6,7 @@
 // to reuse mode (see reuse.mjs): each further request line runs in a fresh worker thread. Never prints env values.
 import fs from 'node:fs';
 import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { runOp, messageOf, looksLikeOom } from './run-op.mjs';
 
 export const READY_MARKER = '@@toolshed-ready';
@@ -25,9 +26,20 @@ function finish(result) {
   writeOut(`\n${RESULT_MARKER} ${nonce} ${body}\n`, () => realExit(0));
 }
 
-function guardProcess() {
+function redirectStdout() {
   // Tool output must not corrupt the protocol on stdout: send it to stderr.
   process.stdout.write = (chunk, encoding, cb) => process.stderr.write(chunk, encoding, cb);
+}
+
+/** Exercises a full describe + execute on a bundled package, so the first real request finds everything warm. */
+async function warmUp() {
+  const pkgDir = fileURLToPath(new URL('./warmup/', import.meta.url));
+  await runOp({ op: 'describe', pkgDir });
+  await runOp({ op: 'execute', pkgDir, exportName: 'warm', params: { text: 'x', n: 2 } });
+  JSON.parse(JSON.stringify({ warm: true }));
+}
+
+function guardProcess() {
   process.exit = (code) => {
     finish({ ok: false, code: 'tool_error', error: `the tool called process.exit(${code ?? ''})` });
     // Never return into the tool's code: wait here for finish() to exit.
@@ -55,7 +67,11 @@ async function readRequest(lines) {
 async function main() {
   const serve = process.argv.includes('--serve');
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity })[Symbol.asyncIterator]();
-  if (serve) writeOut(`${READY_MARKER}\n`);
+  redirectStdout();
+  if (serve) {
+    await warmUp().catch(() => {});
+    writeOut(`${READY_MARKER}\n`);
+  }
   let req;
   try {
     req = await readRequest(lines);

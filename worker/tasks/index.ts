@@ -4,11 +4,13 @@ import type { TaskName } from '../../core/jobs.js';
 import type { WorkerDeps } from '../deps.js';
 import { importPackageTask } from './import-package.js';
 import { healthCheckTask } from './health-check.js';
+import { executeToolTask } from './execute-tool.js';
 
-export function taskList(deps: WorkerDeps): Partial<Record<TaskName, TaskList[string]>> {
+export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<TaskName, TaskList[string]>> {
   return {
     import_package: importPackageTask(deps),
     health_check: healthCheckTask(deps),
+    execute_tool: executeToolTask(deps, () => workerId),
   };
 }
 

@@ -187,7 +187,7 @@ export const jsonToCsv = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      rows: { type: 'array', description: 'The records: objects (keys become columns) or arrays of values.', items: { type: ['object', 'array'], description: 'One record.' }, maxItems: 100000 },
+      rows: { type: 'array', description: 'The records: objects (keys become columns) or arrays of values.', items: { description: 'One record: an object, or an array of values.' }, maxItems: 100000 },
       columns: { type: 'array', description: 'Optional column order/subset; defaults to every key in order of first appearance.', items: { type: 'string', description: 'A column (object key).' } },
       delimiter: { type: 'string', description: 'Field delimiter.', enum: ['comma', 'semicolon', 'tab', 'pipe'], default: 'comma' },
       includeHeader: { type: 'boolean', description: 'Whether to write a header row with the column names.', default: true },
@@ -199,6 +199,8 @@ export const jsonToCsv = tool({
   async execute({ rows, columns, delimiter, includeHeader, lineEnding }) {
     const d = DELIMITERS[delimiter];
     const eol = lineEnding === 'crlf' ? '\r\n' : '\n';
+    const bad = rows.findIndex((r) => r === null || typeof r !== 'object');
+    if (bad !== -1) throw new Error(`"rows[${bad}]" must be an object or an array, got ${JSON.stringify(rows[bad])}`);
     const objects = rows.every((r) => !Array.isArray(r));
     const arrays = rows.every((r) => Array.isArray(r));
     if (!objects && !arrays) throw new Error('"rows" must contain either only objects or only arrays, not a mix');
@@ -476,7 +478,7 @@ export const validateJsonSchema = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      schema: { type: ['object', 'boolean'], description: 'The JSON Schema to validate against.' },
+      schema: { description: 'The JSON Schema to validate against (an object, or true/false).' },
       data: { description: 'The JSON value to validate.' },
     },
     required: ['schema', 'data'],

@@ -214,6 +214,13 @@ function checkBaseUrl(baseUrl) {
 }
 
 // ----------------------------------------------------------------------------- html → text
+
+/** Tail helpers that avoid end-anchored regexes (which rescan the whole growing string). */
+function trimTail(s, chars) {
+  let i = s.length;
+  while (i > 0 && chars.includes(s[i - 1])) i--;
+  return i === s.length ? s : s.slice(0, i);
+}
 const BLOCK = new Set([
   'address', 'article', 'aside', 'blockquote', 'details', 'dialog', 'dd', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure',
   'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hgroup', 'hr', 'main', 'nav', 'ol', 'p', 'pre', 'section',
@@ -239,40 +246,46 @@ export const htmlToText = tool({
     checkHtml(html);
     const base = checkBaseUrl(baseUrl);
     const tokens = tokenize(html);
-    let out = '';
+    // output = lines; only the last line is ever edited, which keeps long documents linear
+    const lines = [''];
+    const isEmpty = () => lines.length === 1 && lines[0] === '';
+    const lastChar = () => { const l = lines[lines.length - 1]; return l !== '' ? l[l.length - 1] : lines.length > 1 ? '\n' : ''; };
+    const trimLine = (chars) => { lines[lines.length - 1] = trimTail(lines[lines.length - 1], chars); };
+    const write = (s) => { const parts = s.split('\n'); lines[lines.length - 1] += parts[0]; for (let k = 1; k < parts.length; k++) lines.push(parts[k]); };
     let skipDepth = 0;
     let preDepth = 0;
     const listStack = [];
     const linkStack = [];
     const newline = (count) => {
-      out = out.replace(/[ \t]+$/, '');
-      const have = /\n*$/.exec(out)[0].length;
-      if (out.length === 0) return;
-      if (have < count) out += '\n'.repeat(count - have);
+      trimLine(' \t');
+      if (isEmpty()) return;
+      let have = 0;
+      for (let k = lines.length - 1; k > 0 && lines[k] === ''; k--) have++;
+      for (; have < count; have++) lines.push('');
     };
     const append = (s) => {
-      if (preDepth) { out += s; return; }
+      if (preDepth) { write(s); return; }
       s = s.replace(/[\s\u00a0]+/g, (w) => (w.includes('\u00a0') ? w.replace(/[^\u00a0]/g, '').replace(/\u00a0/g, ' ') || ' ' : ' '));
-      if (s === ' ' || s === '') { if (out && !/[\s]$/.test(out)) out += ' '; return; }
-      if (/(^|\n)$/.test(out) || /\s$/.test(out)) s = s.replace(/^ +/, '');
-      out += s;
+      if (s === ' ' || s === '') { if (!isEmpty() && !/\s/.test(lastChar())) write(' '); return; }
+      if (isEmpty() || /\s/.test(lastChar())) s = s.replace(/^ +/, '');
+      write(s);
     };
     for (const t of tokens) {
       if (t.type === 'open') {
         if (SKIP.has(t.name) && !t.selfClosing) { skipDepth++; continue; }
         if (skipDepth) continue;
-        if (t.name === 'br') { out = out.replace(/[ \t]+$/, ''); out += '\n'; continue; }
-        if (t.name === 'hr') { newline(1); out += '---'; newline(2); continue; }
+        if (t.name === 'br') { trimLine(' \t'); lines.push(''); continue; }
+        if (t.name === 'hr') { newline(1); write('---'); newline(2); continue; }
         if (t.name === 'img' && t.attrs.alt) { append(`[${t.attrs.alt}]`); continue; }
         if (t.name === 'pre') { newline(2); preDepth++; continue; }
         if (t.name === 'ul' || t.name === 'ol') { newline(listStack.length ? 1 : 2); listStack.push({ ordered: t.name === 'ol', n: Number(t.attrs.start) || 1 }); continue; }
         if (t.name === 'li') {
           newline(1);
           const list = listStack[listStack.length - 1] ?? { ordered: false, n: 1 };
-          out += '  '.repeat(Math.max(0, listStack.length - 1)) + (list.ordered ? `${list.n++}. ` : '- ');
+          write('  '.repeat(Math.max(0, listStack.length - 1)) + (list.ordered ? `${list.n++}. ` : '- '));
           continue;
         }
-        if (t.name === 'td' || t.name === 'th') { if (!/(^|\n)$/.test(out)) out = out.replace(/[ ]+$/, '') + '\t'; continue; }
+        if (t.name === 'td' || t.name === 'th') { if (!isEmpty() && lastChar() !== '\n') { trimLine(' '); write('\t'); } continue; }
         if (t.name === 'a') { linkStack.push(t.attrs.href); continue; }
         if (/^h[1-6]$/.test(t.name) || t.name === 'p' || t.name === 'blockquote' || t.name === 'table') { newline(2); continue; }
         if (BLOCK.has(t.name)) newline(1);
@@ -292,6 +305,7 @@ export const htmlToText = tool({
         append(t.text);
       }
     }
+    const out = lines.join('\n');
     let text = out
       .split('\n')
       .map((l) => l.replace(/[ \t]+$/, ''))

@@ -140,13 +140,13 @@ export const buildUrl = tool({
       path: {
         type: 'array',
         description: 'Path segments appended to the base path; each is percent-encoded, e.g. ["users", "jane doe", "repos"].',
-        items: { type: ['string', 'number'], description: 'One path segment.' },
+        items: { description: 'One path segment (a string or number).' },
         maxItems: 100,
       },
       query: {
         type: 'object',
         description: 'Query parameters. Arrays become repeated keys; null values are skipped; booleans and numbers are stringified.',
-        additionalProperties: { type: ['string', 'number', 'boolean', 'null', 'array'], description: 'A parameter value.' },
+        additionalProperties: { description: 'A parameter value: string, number, boolean, null, or an array of those.' },
       },
       hash: { type: 'string', description: 'Optional fragment (without "#").', maxLength: 2000 },
       replaceQuery: { type: 'boolean', description: 'Drop any query parameters already in the base URL instead of keeping them.', default: false },
@@ -157,6 +157,8 @@ export const buildUrl = tool({
   async execute({ base, path, query, hash, replaceQuery }) {
     const u = toUrl(base.trim());
     if (path && path.length) {
+      const badSeg = path.findIndex((s) => typeof s !== 'string' && typeof s !== 'number');
+      if (badSeg !== -1) throw new Error(`"path[${badSeg}]" must be a string or number`);
       const segs = path.map((s) => String(s));
       if (segs.some((s) => s === '' || s === '.' || s === '..')) throw new Error('Path segments must not be empty, "." or ".."');
       u.pathname = u.pathname.replace(/\/+$/, '') + '/' + segs.map((s) => encodeURIComponent(s)).join('/');
@@ -164,6 +166,7 @@ export const buildUrl = tool({
     if (replaceQuery) u.search = '';
     for (const [k, v] of Object.entries(query ?? {})) {
       if (v === null) continue;
+      if (typeof v === 'object' && !Array.isArray(v)) throw new Error(`Query parameter "${k}" is an object; use a string, number, boolean, null or an array`);
       if (Array.isArray(v)) {
         u.searchParams.delete(k);
         for (const item of v) {

@@ -77,6 +77,13 @@ function tool({ description, inputSchema, execute }) {
 
 const DIALECTS = ['postgres', 'mysql', 'sqlite', 'mssql'];
 
+/** Tail helpers that avoid end-anchored regexes (which rescan the whole growing string). */
+function trimTail(s, chars) {
+  let i = s.length;
+  while (i > 0 && chars.includes(s[i - 1])) i--;
+  return i === s.length ? s : s.slice(0, i);
+}
+
 // ----------------------------------------------------------------------------- tokenizer
 function tokenizeSql(sql, backslashEscapes = false) {
   const tokens = [];
@@ -192,27 +199,30 @@ export const formatSql = tool({
       tokens.push(t);
     }
     const unit = ' '.repeat(indent);
-    let out = '';
+    // output = finished lines + the line being written (cheap to edit at its end)
+    const lines = [];
+    let line = '';
+    const started = () => lines.length > 0 || line !== '';
     const stack = [{ sub: false, base: 0, clause: null }];
     let betweenPending = false;
     let prev = null;
     const top = () => stack[stack.length - 1];
     const newline = (level) => {
-      out = out.replace(/[ ]+$/, '');
-      if (out !== '' && !out.endsWith('\n')) out += '\n';
-      out += unit.repeat(level);
+      line = trimTail(line, ' ');
+      if (line !== '') lines.push(line);
+      line = unit.repeat(level);
     };
-    const space = () => { if (out && !/[\s(]$/.test(out) && !out.endsWith('.') && !out.endsWith('::')) out += ' '; };
+    const space = () => { if (line !== '' && !/[\s(]/.test(line.slice(-1)) && !line.endsWith('.') && !line.endsWith('::')) line += ' '; };
     for (let k = 0; k < tokens.length; k++) {
       const t = tokens[k];
       const ctx = top();
       if (t.type === 'clause' && t.key !== 'PARTITION BY' && (stack.length === 1 || ctx.sub)) {
-        if (out) newline(ctx.base);
-        if (UNION_LIKE.has(t.key)) { out += t.value; newline(ctx.base); prev = t; ctx.clause = null; continue; }
-        out += t.value;
+        if (started()) newline(ctx.base);
+        if (UNION_LIKE.has(t.key)) { line += t.value; newline(ctx.base); prev = t; ctx.clause = null; continue; }
+        line += t.value;
         ctx.clause = t.key;
-        if (/JOIN|APPLY/.test(t.key) || t.key === 'ON CONFLICT') { out += ' '; }
-        else if (t.key === 'LIMIT' || t.key === 'OFFSET' || t.key === 'FETCH' || t.key === 'DO NOTHING') out += ' ';
+        if (/JOIN|APPLY/.test(t.key) || t.key === 'ON CONFLICT') { line += ' '; }
+        else if (t.key === 'LIMIT' || t.key === 'OFFSET' || t.key === 'FETCH' || t.key === 'DO NOTHING') line += ' ';
         else newline(ctx.base + 1);
         prev = t;
         continue;
@@ -223,8 +233,8 @@ export const formatSql = tool({
         const afterTableName = ctx.clause === 'INSERT INTO' || (tokens[k - 2]?.type === 'keyword' && ['TABLE', 'INTO', 'EXISTS'].includes(tokens[k - 2].key));
         const fnCall = !afterTableName && prev && (prev.type === 'word' || prev.type === 'ident' || (prev.type === 'keyword' && !FUNCTIONS_AFTER.has(prev.key)));
         if (!fnCall) space();
-        out += '(';
-        const lineIndent = /[^\n]*$/.exec(out)[0].search(/\S|$/);
+        line += '(';
+        const lineIndent = line.slice(line.lastIndexOf('\n') + 1).search(/\S|$/);
         const base = isSub ? Math.floor(lineIndent / indent) + 1 : ctx.base;
         stack.push({ sub: isSub, base, clause: null, parentClause: ctx.clause });
         if (isSub) newline(base);
@@ -235,42 +245,44 @@ export const formatSql = tool({
         if (stack.length > 1) {
           const closing = stack.pop();
           if (closing.sub) newline(closing.base - 1);
-          else out = out.replace(/[ ]+$/, '');
-        } else out = out.replace(/[ ]+$/, '');
-        out += ')';
+          else line = trimTail(line, ' ');
+        } else line = trimTail(line, ' ');
+        line += ')';
         prev = t;
         continue;
       }
       if (t.type === ',') {
-        out = out.replace(/[ ]+$/, '') + ',';
-        if (!ctx.sub && stack.length > 1) out += ' ';
+        line = trimTail(line, ' ') + ',';
+        if (!ctx.sub && stack.length > 1) line += ' ';
         else if (LIST_CLAUSES.has(ctx.clause) || ctx.clause === 'VALUES') newline(ctx.base + 1);
-        else out += ' ';
+        else line += ' ';
         prev = t;
         continue;
       }
       if (t.type === ';') {
-        out = out.replace(/\s+$/, '') + ';';
+        while (line.trim() === '' && lines.length) line = lines.pop();
+        line = trimTail(line, ' \t\r\n') + ';';
         stack.length = 1;
         stack[0].clause = null;
-        if (k < tokens.length - 1) out += '\n\n';
+        if (k < tokens.length - 1) { lines.push(line, ''); line = ''; }
         betweenPending = false;
         prev = t;
         continue;
       }
-      if (t.type === '.') { out = out.replace(/[ ]+$/, '') + '.'; prev = t; continue; }
-      if (t.type === 'op' && t.value === '::') { out = out.replace(/[ ]+$/, '') + '::'; prev = t; continue; }
+      if (t.type === '.') { line = trimTail(line, ' ') + '.'; prev = t; continue; }
+      if (t.type === 'op' && t.value === '::') { line = trimTail(line, ' ') + '::'; prev = t; continue; }
       if (t.type === 'keyword' && (t.key === 'AND' || t.key === 'OR')) {
-        if (t.key === 'AND' && betweenPending) { betweenPending = false; space(); out += t.value; prev = t; continue; }
-        if (['WHERE', 'HAVING'].includes(ctx.clause) || /JOIN/.test(ctx.clause ?? '')) { newline(ctx.base + 1); out += t.value; prev = t; continue; }
+        if (t.key === 'AND' && betweenPending) { betweenPending = false; space(); line += t.value; prev = t; continue; }
+        if (['WHERE', 'HAVING'].includes(ctx.clause) || /JOIN/.test(ctx.clause ?? '')) { newline(ctx.base + 1); line += t.value; prev = t; continue; }
       }
-      if (t.type === 'keyword' && t.key === 'ON' && /JOIN/.test(ctx.clause ?? '')) { space(); out += t.value; prev = t; continue; }
+      if (t.type === 'keyword' && t.key === 'ON' && /JOIN/.test(ctx.clause ?? '')) { space(); line += t.value; prev = t; continue; }
       if (t.type === 'keyword' && t.key === 'BETWEEN') betweenPending = true;
-      if (t.type === 'line-comment') { space(); out += t.value; newline(ctx.clause ? ctx.base + 1 : ctx.base); prev = t; continue; }
+      if (t.type === 'line-comment') { space(); line += t.value; newline(ctx.clause ? ctx.base + 1 : ctx.base); prev = t; continue; }
       space();
-      out += t.value;
+      line += t.value;
       prev = t;
     }
+    const out = [...lines, line].join('\n');
     const formatted = out.replace(/[ ]+$/gm, '').replace(/\n{3,}/g, '\n\n').trim();
     return { formatted, statements: tokens.filter((t) => t.type === ';').length + (tokens[tokens.length - 1]?.type === ';' ? 0 : 1) };
   },

@@ -75,9 +75,31 @@ function tool({ description, inputSchema, execute }) {
 // ---------------------------------------------------------------------------
 
 
-const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
-const wordSegmenter = new Intl.Segmenter('en', { granularity: 'word' });
-const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
+// Regex-based segmentation (Intl.Segmenter is quadratic on long inputs in some Node versions).
+const CJK = '\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}';
+const WORD_RE = new RegExp(`[${CJK}]|(?:(?![${CJK}])[\\p{L}\\p{N}\\p{M}])+(?:['’](?:(?![${CJK}])[\\p{L}\\p{N}\\p{M}])+)*`, 'gu');
+const GRAPHEME_RE = /(?:\P{M}[\p{M}\u{1F3FB}-\u{1F3FF}]*)(?:\u200d\P{M}[\p{M}\u{1F3FB}-\u{1F3FF}]*)*|\p{M}+/gu;
+const ABBREVIATIONS = new Set(['mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'vs', 'etc', 'e.g', 'i.e', 'inc', 'ltd', 'co', 'no', 'fig', 'approx']);
+const countWords = (text) => (text.match(WORD_RE) ?? []);
+const countGraphemes = (text) => (text.match(GRAPHEME_RE) ?? []).length;
+/** Sentence spans: ends at . ! ? … (plus closing quotes) before whitespace, or at a blank line; skips common abbreviations. */
+function sentenceSpans(text) {
+  const spans = [];
+  const re = /[.!?。！？…]+["'”’)\]]*(?=\s|$)|\n[ \t]*\n/gu;
+  let start = 0;
+  let m;
+  while ((m = re.exec(text))) {
+    if (m[0] === '.') {
+      const before = /([\p{L}.]+)$/u.exec(text.slice(Math.max(0, m.index - 12), m.index));
+      if (before && ABBREVIATIONS.has(before[1].toLowerCase())) continue;
+    }
+    const end = m.index + m[0].length;
+    spans.push({ start, end });
+    start = end;
+  }
+  if (start < text.length) spans.push({ start, end: text.length });
+  return spans.filter((sp) => /[\p{L}\p{N}]/u.test(text.slice(sp.start, sp.end)));
+}
 
 const round = (n, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
@@ -100,14 +122,12 @@ export const textStatistics = tool({
     additionalProperties: false,
   },
   async execute({ text, wordsPerMinute }) {
-    const words = [...wordSegmenter.segment(text)].filter((s) => s.isWordLike).map((s) => s.segment);
-    const sentences = [...sentenceSegmenter.segment(text)].filter((s) =>
-      [...wordSegmenter.segment(s.segment)].some((w) => w.isWordLike),
-    ).length;
+    const words = countWords(text);
+    const sentences = sentenceSpans(text).length;
     const paragraphs = text.split(/\n\s*\n/).filter((p) => p.trim() !== '').length;
     const lines = text === '' ? 0 : text.split(/\r\n|\r|\n/).length;
-    const characters = [...graphemes.segment(text)].length;
-    const charactersNoSpaces = [...graphemes.segment(text.replace(/\s+/g, ''))].length;
+    const characters = countGraphemes(text);
+    const charactersNoSpaces = countGraphemes(text.replace(/\s+/g, ''));
     const letters = (text.match(/\p{L}/gu) ?? []).length;
     const totalWordLength = words.reduce((sum, w) => sum + [...w].length, 0);
     const longestWord = words.reduce((best, w) => ([...w].length > [...best].length ? w : best), '');

@@ -1,0 +1,87 @@
+/**
+ * The API side of running a tool: everything is checked before anything is queued (tool health, required env,
+ * params against the JSON Schema), then the execution row and its job are created in one transaction with the env
+ * sealed (AES-256-GCM) in the job payload. Waiting is by LISTEN/NOTIFY.
+ */
+import type { Knex } from 'knex';
+import { errors } from './errors.js';
+import { sealJson } from './crypto.js';
+import { validateAgainstSchema } from './json-schema.js';
+import { CHANNELS, type Notifier } from './notify.js';
+import { findExecution, insertExecution, isFinalExecution, setExecutionJob, type ExecutionRow } from './repos/executions.js';
+import type { ToolRow } from './repos/tools.js';
+import type { Caller } from './types.js';
+
+export interface ExecutionRequest {
+  tool: ToolRow;
+  params: unknown;
+  env: Record<string, string>;
+  caller?: Caller;
+  origin: 'api' | 'mcp' | 'agent' | 'scenario';
+}
+
+/** Throws the contract's 422/400 when the call cannot run; returns nothing otherwise. */
+export function checkExecutable(tool: ToolRow, params: unknown, env: Record<string, string>): void {
+  if (tool.health_status === 'BROKEN') {
+    throw errors.toolUnavailable(`Tool '${tool.package_name}/${tool.name}' is BROKEN: ${tool.health_error ?? 'failed its health check'}`);
+  }
+  const missing = tool.package_env.filter((v) => v.required && !(v.name in env)).map((v) => v.name);
+  if (missing.length > 0) throw errors.toolUnavailable(`Missing required env: ${missing.join(', ')}`);
+  const details = validateAgainstSchema(tool.input_schema, params);
+  if (details.length > 0) throw errors.validation(`Invalid params: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details);
+}
+
+export async function enqueueExecution(db: Knex, secretsKey: string, req: ExecutionRequest): Promise<ExecutionRow> {
+  checkExecutable(req.tool, req.params, req.env);
+  return db.transaction(async (trx) => {
+    const row = await insertExecution(trx, {
+      toolId: req.tool.id,
+      userId: req.caller?.userId,
+      apiKeyId: req.caller?.keyId,
+      origin: req.origin,
+      params: req.params,
+    });
+    const payload = { executionId: row.id, ...(Object.keys(req.env).length ? { sealedEnv: sealJson(secretsKey, req.env) } : {}) };
+    const { rows } = await trx.raw(`select (graphile_worker.add_job('execute_tool', ?::json, max_attempts => 3)).id`, [JSON.stringify(payload)]);
+    await setExecutionJob(trx, row.id, String(rows[0].id));
+    return { ...row, job_id: String(rows[0].id) };
+  });
+}
+
+/** The execution once final, or its current state when waitMs runs out. */
+export async function waitForExecution(
+  deps: { db: Knex; notifier: Notifier },
+  id: string,
+  waitMs: number,
+  signal?: AbortSignal,
+): Promise<ExecutionRow> {
+  const deadline = Date.now() + waitMs;
+  const waiter = await deps.notifier.waiter(CHANNELS.jobs, (p) => p.includes(id) && /"(succeeded|failed|timed_out)"/.test(p));
+  try {
+    const current = await findExecution(deps.db, id);
+    if (!current || isFinalExecution(current)) return current!;
+    await waiter.wait(Math.max(0, deadline - Date.now()), signal);
+    return (await findExecution(deps.db, id))!;
+  } finally {
+    waiter.cancel();
+  }
+}
+
+/** Replaces every env value (of 4+ characters) in a JSON-able value; secrets never reach a row, log or response. */
+export function redactSecrets<T>(value: T, env: Record<string, string>): T {
+  const secrets = Object.values(env)
+    .filter((v) => v.length >= 4)
+    .sort((a, b) => b.length - a.length);
+  if (secrets.length === 0 || value === undefined) return value;
+  let text = JSON.stringify(value);
+  if (text === undefined) return value;
+  let changed = false;
+  for (const s of secrets) {
+    const encoded = JSON.stringify(s).slice(1, -1);
+    if (text.includes(encoded)) {
+      text = text.split(encoded).join('[redacted]');
+      changed = true;
+    }
+  }
+  return changed ? (JSON.parse(text) as T) : value;
+}

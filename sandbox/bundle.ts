@@ -1,0 +1,140 @@
+/**
+ * OCI bundles for gVisor sandboxes. The root filesystem is built once per runner (content-addressed under the state
+ * dir) and holds only the Node runtime — the node binary, the shared libraries `ldd` lists, the dynamic loader — and
+ * the guest. Each sandbox gets its own bundle dir with a config.json that mounts the package cache (or one package)
+ * read-only, a small tmpfs at /tmp, runs as nobody with no capabilities, and carries memory and pids limits.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const GUEST_SOURCE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'guest');
+/** Where things appear inside the sandbox. */
+export const IN_SANDBOX = { node: '/usr/bin/node', guest: '/guest/guest.mjs', pkgs: '/pkgs', pkg: '/pkg', tmp: '/tmp' };
+export const SANDBOX_UID = 65534;
+
+/** Host paths of the shared libraries and the loader a binary needs. */
+export function sharedLibraries(binary: string): string[] {
+  const out = execFileSync('ldd', [binary], { encoding: 'utf8' });
+  const libs = new Set<string>();
+  for (const line of out.split('\n')) {
+    const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+    if (m) libs.add(m[1]);
+  }
+  return [...libs];
+}
+
+function copyInto(rootfs: string, hostPath: string, inside: string): void {
+  const target = path.join(rootfs, inside);
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  // Always a copy (never a hard link): the sandbox must not share an inode with the host's runtime.
+  fs.copyFileSync(fs.realpathSync(hostPath), target, fs.constants.COPYFILE_FICLONE);
+  fs.chmodSync(target, 0o555);
+}
+
+/**
+ * Builds (or reuses) the read-only root filesystem: node, its libraries and the guest. Named by a hash of its
+ * inputs, so a new node binary or guest version gets a new rootfs and running sandboxes keep theirs.
+ */
+export function prepareRootfs(stateDir: string, nodeBinary: string): string {
+  const libs = sharedLibraries(nodeBinary);
+  const guestFiles = (fs.readdirSync(GUEST_SOURCE_DIR, { recursive: true }) as string[])
+    .filter((f) => fs.statSync(path.join(GUEST_SOURCE_DIR, f)).isFile())
+    .sort();
+  const hash = createHash('sha256');
+  for (const file of [nodeBinary, ...libs]) {
+    const st = fs.statSync(file);
+    hash.update(`${file}:${st.size}:${st.mtimeMs}\n`);
+  }
+  for (const file of guestFiles) hash.update(`${file}\n`).update(fs.readFileSync(path.join(GUEST_SOURCE_DIR, file)));
+  const rootfs = path.join(stateDir, `rootfs-${hash.digest('hex').slice(0, 12)}`);
+  if (fs.existsSync(path.join(rootfs, '.complete'))) return rootfs;
+
+  const building = `${rootfs}.tmp-${process.pid}`;
+  fs.rmSync(building, { recursive: true, force: true });
+  for (const dir of ['proc', 'dev', 'tmp', 'pkgs', 'pkg', 'guest']) fs.mkdirSync(path.join(building, dir), { recursive: true });
+  copyInto(building, nodeBinary, IN_SANDBOX.node);
+  for (const lib of libs) copyInto(building, lib, lib);
+  for (const file of guestFiles) {
+    const target = path.join(building, 'guest', file);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.copyFileSync(path.join(GUEST_SOURCE_DIR, file), target);
+    fs.chmodSync(target, 0o644);
+  }
+  fs.writeFileSync(path.join(building, '.complete'), '');
+  try {
+    fs.renameSync(building, rootfs);
+  } catch {
+    // Another runner built the same rootfs concurrently; theirs is identical.
+    fs.rmSync(building, { recursive: true, force: true });
+  }
+  return rootfs;
+}
+
+export interface SpecOptions {
+  rootfs: string;
+  /** Package cache dir, mounted read-only at /pkgs (pooled sandboxes). */
+  pkgCacheDir?: string;
+  /** One package dir, mounted read-only at /pkg (packages outside the cache). */
+  pkgDir?: string;
+  memoryMb: number;
+  pidsLimit: number;
+  tmpSizeMb: number;
+  hostname: string;
+  cgroupsPath: string;
+}
+
+/** V8 heap limit: leave room for Node's own non-heap memory and buffers inside the memory limit. */
+export const heapLimitMb = (memoryMb: number): number => Math.max(32, Math.floor(memoryMb * 0.6));
+
+const bind = (source: string, destination: string) => ({
+  destination,
+  type: 'bind',
+  source,
+  options: ['rbind', 'ro', 'nosuid', 'nodev'],
+});
+
+/** The OCI runtime spec of one sandbox. The guest waits on stdin for its request (see guest/guest.mjs). */
+export function buildSpec(o: SpecOptions): Record<string, unknown> {
+  const mounts: Record<string, unknown>[] = [
+    { destination: '/proc', type: 'proc', source: 'proc' },
+    { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'mode=755'] },
+    { destination: IN_SANDBOX.tmp, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=1777', `size=${o.tmpSizeMb}m`] },
+  ];
+  if (o.pkgCacheDir) mounts.push(bind(o.pkgCacheDir, IN_SANDBOX.pkgs));
+  if (o.pkgDir) mounts.push(bind(o.pkgDir, IN_SANDBOX.pkg));
+  return {
+    ociVersion: '1.0.0',
+    process: {
+      terminal: false,
+      user: { uid: SANDBOX_UID, gid: SANDBOX_UID, additionalGids: [] },
+      args: [IN_SANDBOX.node, `--max-old-space-size=${heapLimitMb(o.memoryMb)}`, IN_SANDBOX.guest, '--serve'],
+      env: [],
+      cwd: IN_SANDBOX.tmp,
+      capabilities: { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] },
+      rlimits: [{ type: 'RLIMIT_NOFILE', hard: 1024, soft: 1024 }],
+      noNewPrivileges: true,
+    },
+    root: { path: o.rootfs, readonly: true },
+    hostname: o.hostname,
+    mounts,
+    linux: {
+      cgroupsPath: o.cgroupsPath,
+      resources: {
+        memory: { limit: o.memoryMb * 1024 * 1024, swap: o.memoryMb * 1024 * 1024 },
+        pids: { limit: o.pidsLimit },
+      },
+      namespaces: [{ type: 'pid' }, { type: 'network' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }],
+      maskedPaths: ['/proc/kcore', '/proc/keys', '/proc/timer_list', '/proc/sched_debug'],
+      readonlyPaths: ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus'],
+    },
+  };
+}
+
+/** Writes a bundle directory (config.json only; the rootfs is shared by absolute path). */
+export function writeBundle(bundleDir: string, spec: Record<string, unknown>): void {
+  fs.mkdirSync(bundleDir, { recursive: true });
+  fs.writeFileSync(path.join(bundleDir, 'config.json'), JSON.stringify(spec));
+}

@@ -1,0 +1,191 @@
+/**
+ * The host side of the guest protocol (see guest/guest.mjs), shared by both runners: watches a guest's stdout for the
+ * ready marker and the one result line, caps what it reads, keeps a short stderr tail for diagnosing crashes, and
+ * maps what happened to the closed outcome unions of types.ts. Nothing here knows how the guest was started.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { DescribedTool, DescribeOutcome, ExecuteOutcome } from './types.js';
+
+export const READY_MARKER = '@@toolshed-ready';
+export const RESULT_MARKER = '@@toolshed-result';
+/** The guest refuses outputs over 1 MiB; anything much bigger on stdout means it did not get the chance. */
+export const STDOUT_CAP_BYTES = 1024 * 1024 + 64 * 1024;
+const STDERR_TAIL_BYTES = 8 * 1024;
+
+export interface GuestResult {
+  ok: boolean;
+  output?: unknown;
+  tools?: DescribedTool[];
+  missing?: string[];
+  code?: string;
+  error?: string;
+}
+
+/** How one request ended, as seen from outside. */
+export type ChannelEnd =
+  | { kind: 'result'; result: GuestResult }
+  | { kind: 'exit'; code: number | null; signal: NodeJS.Signals | null; stderrTail: string }
+  | { kind: 'overflow' };
+
+export type ExitEnd = Extract<ChannelEnd, { kind: 'exit' }>;
+
+export interface GuestChannel {
+  /** Resolves when the guest is booted and waiting; rejects with the stderr tail if it dies first. */
+  readonly ready: Promise<void>;
+  /** Resolves when the guest process has exited and its pipes are closed. */
+  readonly exited: Promise<ExitEnd>;
+  /**
+   * Sends one request (with a fresh nonce) and resolves with its result line, the guest's exit, or `overflow` when
+   * it prints too much. One request at a time.
+   */
+  exchange(request: Record<string, unknown>): Promise<ChannelEnd>;
+}
+
+interface Pending {
+  prefix: string;
+  resolve: (end: ChannelEnd) => void;
+}
+
+export function openGuestChannel(child: ChildProcess): GuestChannel {
+  let stdout = '';
+  let stdoutBytes = 0;
+  let stderrTail = '';
+  let isReady = false;
+  let pending: Pending | undefined;
+  let exitEnd: ExitEnd | undefined;
+  let markReady!: () => void;
+  let failReady!: (err: Error) => void;
+  let markExited!: (end: ExitEnd) => void;
+  const ready = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    failReady = reject;
+  });
+  ready.catch(() => {});
+  const exited = new Promise<ExitEnd>((resolve) => (markExited = resolve));
+
+  const settle = (end: ChannelEnd) => {
+    const p = pending;
+    pending = undefined;
+    p?.resolve(end);
+  };
+  const scan = () => {
+    if (!isReady) {
+      const at = stdout.indexOf(`${READY_MARKER}\n`);
+      if (at !== -1) {
+        isReady = true;
+        stdout = stdout.slice(at + READY_MARKER.length + 1);
+        markReady();
+      }
+    }
+    if (!pending) return;
+    const at = stdout.indexOf(pending.prefix);
+    const eol = at === -1 ? -1 : stdout.indexOf('\n', at);
+    if (eol === -1) return;
+    const line = stdout.slice(at + pending.prefix.length, eol);
+    stdout = stdout.slice(eol + 1);
+    stdoutBytes = Buffer.byteLength(stdout);
+    try {
+      settle({ kind: 'result', result: JSON.parse(line) as GuestResult });
+    } catch {
+      settle({ kind: 'exit', code: null, signal: null, stderrTail: 'unparseable result line' });
+    }
+  };
+
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => {
+    stdoutBytes += Buffer.byteLength(chunk);
+    if (stdoutBytes > STDOUT_CAP_BYTES) {
+      stdout = '';
+      return settle({ kind: 'overflow' });
+    }
+    stdout += chunk;
+    scan();
+  });
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
+  });
+  child.stdin?.on('error', () => {});
+  const onGone = (code: number | null, signal: NodeJS.Signals | null, why?: string) => {
+    if (exitEnd) return;
+    exitEnd = { kind: 'exit', code, signal, stderrTail: why ?? stderrTail };
+    failReady(new Error(`guest ended before it was ready (code ${code}, signal ${signal}): ${lastLines(exitEnd.stderrTail)}`));
+    settle(exitEnd);
+    markExited(exitEnd);
+  };
+  child.on('error', (err) => onGone(null, null, err.message));
+  child.on('close', (code, signal) => onGone(code, signal));
+
+  return {
+    ready,
+    exited,
+    exchange(request) {
+      if (pending) throw new Error('guest channel: one request at a time');
+      if (exitEnd) return Promise.resolve(exitEnd);
+      const nonce = randomBytes(12).toString('hex');
+      const done = new Promise<ChannelEnd>((resolve) => (pending = { prefix: `${RESULT_MARKER} ${nonce} `, resolve }));
+      stdoutBytes = Buffer.byteLength(stdout);
+      child.stdin?.write(`${JSON.stringify({ ...request, nonce })}\n`);
+      return done;
+    },
+  };
+}
+
+export const lastLines = (text: string, n = 3): string => text.trim().split('\n').slice(-n).join(' | ').slice(0, 500);
+
+const HEAP_OOM = /heap out of memory|Reached heap limit|Allocation failed - process out of memory|FatalProcessOutOfMemory/;
+
+/** Replaces env values in a message, so that no error text carries a secret. */
+export function redact(message: string, env: Record<string, string> | undefined): string {
+  let out = message;
+  for (const value of Object.values(env ?? {})) if (value.length >= 4) out = out.split(value).join('[redacted]');
+  return out;
+}
+
+/** Whether an exit without result means the sandbox ran out of memory (V8 heap abort, or a memory-limit kill). */
+function exitWasOom(end: ExitEnd, killedForMemory: boolean): boolean {
+  return HEAP_OOM.test(end.stderrTail) || killedForMemory;
+}
+
+function crashMessage(end: ExitEnd): string {
+  const how = end.signal ? `signal ${end.signal}` : `code ${end.code}`;
+  return `the sandbox ended without a result (${how})${end.stderrTail ? `: ${lastLines(end.stderrTail)}` : ''}`;
+}
+
+export function toExecuteOutcome(
+  end: ChannelEnd,
+  durationMs: number,
+  env: Record<string, string>,
+  killedForMemory = false,
+): ExecuteOutcome {
+  if (end.kind === 'overflow') return { kind: 'output_too_large', durationMs };
+  if (end.kind === 'exit') {
+    if (exitWasOom(end, killedForMemory)) return { kind: 'oom', durationMs };
+    return { kind: 'sandbox_error', message: redact(crashMessage(end), env), durationMs };
+  }
+  const r = end.result;
+  if (r.ok) return { kind: 'ok', output: r.output ?? null, durationMs };
+  const message = redact(r.error ?? 'unknown error', env);
+  switch (r.code) {
+    case 'oom':
+      return { kind: 'oom', durationMs };
+    case 'output_too_large':
+      return { kind: 'output_too_large', durationMs };
+    case 'load_error':
+      return { kind: 'tool_error', message: `cannot load the package: ${message}`, durationMs };
+    default:
+      return { kind: 'tool_error', message, durationMs };
+  }
+}
+
+export function toDescribeOutcome(end: ChannelEnd, durationMs: number): DescribeOutcome {
+  if (end.kind === 'overflow') return { kind: 'sandbox_error', message: 'describe output too large', durationMs };
+  if (end.kind === 'exit') {
+    if (exitWasOom(end, false)) return { kind: 'load_error', message: 'out of memory while loading the package', durationMs };
+    return { kind: 'sandbox_error', message: crashMessage(end), durationMs };
+  }
+  const r = end.result;
+  if (r.ok) return { kind: 'ok', tools: r.tools ?? [], missing: r.missing ?? [], durationMs };
+  return { kind: 'load_error', message: r.error ?? 'unknown error', durationMs };
+}

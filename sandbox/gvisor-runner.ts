@@ -1,0 +1,149 @@
+/**
+ * SandboxRunner on gVisor. Packages inside the package cache run in warm pooled sandboxes (the cache is mounted
+ * read-only at /pkgs; the guest loads /pkgs/<name>@<version>); a package dir outside the cache gets a cold one-shot
+ * sandbox with just that dir mounted at /pkg. Every sandbox serves one execution and is destroyed, except in opt-in
+ * reuse mode (see reuse.ts). Wall time is enforced from outside with `runsc delete --force`.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { IN_SANDBOX, prepareRootfs } from './bundle.js';
+import { toDescribeOutcome, toExecuteOutcome } from './guest-channel.js';
+import { GvisorSandbox, type RunResult, type SandboxSettings } from './gvisor-sandbox.js';
+import { createWarmPool, type WarmPool } from './pool.js';
+import { createReuseSlots, type ReuseOptions } from './reuse.js';
+import { listIds, type RunscOptions } from './runsc.js';
+import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
+
+export interface GvisorRunnerOptions {
+  poolSize: number;
+  network: 'none' | 'egress';
+  /** Content-addressed package cache (`<dir>/<name>@<version>/`), mounted read-only in pooled sandboxes. */
+  packageCacheDir: string;
+  /** Holds the rootfs, bundles and runsc state; keep the path short (runsc socket paths). */
+  stateDir: string;
+  memoryMb?: number;
+  pidsLimit?: number;
+  tmpSizeMb?: number;
+  nodeBinary?: string;
+  runscBinary?: string;
+  platform?: 'ptrace' | 'kvm';
+  maxConcurrentBoots?: number;
+  bootTimeoutMs?: number;
+  reuse?: ReuseOptions;
+  debugLogDir?: string;
+  onBootError?: (err: Error) => void;
+}
+
+export interface GvisorRunner extends SandboxRunner {
+  readonly kind: 'gvisor';
+  readonly runsc: RunscOptions;
+  readonly pool: WarmPool;
+  /** Ids of containers runsc still knows about (for tests and health checks). */
+  listContainers(): Promise<string[]>;
+}
+
+export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
+  if (opts.network === 'egress') {
+    // Egress needs a veth + NAT with loopback and private ranges blocked (iptables/nftables), which is not built yet.
+    // Refuse rather than silently run with either no network or an unfiltered one.
+    throw new Error('SANDBOX_NETWORK=egress is not supported by the gVisor runner yet; use SANDBOX_NETWORK=none');
+  }
+  const stateDir = path.resolve(opts.stateDir);
+  const cacheDir = path.resolve(opts.packageCacheDir);
+  const bundlesDir = path.join(stateDir, 'bundles');
+  fs.mkdirSync(bundlesDir, { recursive: true });
+  fs.mkdirSync(cacheDir, { recursive: true });
+  const runsc: RunscOptions = {
+    binary: opts.runscBinary ?? '/usr/bin/runsc',
+    root: path.join(stateDir, 'runsc'),
+    network: 'none',
+    platform: opts.platform ?? 'ptrace',
+    debugLogDir: opts.debugLogDir,
+  };
+  const settings: SandboxSettings = {
+    runsc,
+    bundlesDir,
+    rootfs: prepareRootfs(stateDir, opts.nodeBinary ?? process.execPath),
+    pkgCacheDir: cacheDir,
+    memoryMb: opts.memoryMb ?? 256,
+    pidsLimit: opts.pidsLimit ?? 128,
+    tmpSizeMb: opts.tmpSizeMb ?? 64,
+  };
+  const live = new Set<GvisorSandbox>();
+  const onDestroyed = (s: GvisorSandbox) => live.delete(s);
+  const track = (sandbox: GvisorSandbox) => {
+    live.add(sandbox);
+    return sandbox;
+  };
+  const pool = createWarmPool({
+    size: opts.poolSize,
+    maxConcurrentBoots: opts.maxConcurrentBoots ?? Math.max(1, os.availableParallelism()),
+    bootTimeoutMs: opts.bootTimeoutMs ?? 30_000,
+    create: () => track(new GvisorSandbox(settings, { onDestroyed })),
+    onBootError: opts.onBootError,
+  });
+  const reuse = opts.reuse ? createReuseSlots(pool, opts.reuse) : undefined;
+
+  /** Where the guest finds the package, and whether a pooled sandbox (cache mount) can serve it. */
+  function locate(pkg: PackageRef): { pkgDir: string; pooled: boolean } {
+    const rel = path.relative(cacheDir, path.resolve(pkg.dir));
+    if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) return { pkgDir: path.posix.join(IN_SANDBOX.pkgs, ...rel.split(path.sep)), pooled: true };
+    return { pkgDir: IN_SANDBOX.pkg, pooled: false };
+  }
+
+  async function oneShot(pkg: PackageRef, request: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<RunResult | Error> {
+    const { pkgDir, pooled } = locate(pkg);
+    let sandbox: GvisorSandbox;
+    try {
+      if (pooled) sandbox = await pool.acquire();
+      else {
+        const cold = track(new GvisorSandbox(settings, { pkgDir: path.resolve(pkg.dir), onDestroyed }));
+        await cold.ready.catch(async (err: unknown) => {
+          await cold.destroy();
+          throw err;
+        });
+        sandbox = cold;
+      }
+    } catch (err) {
+      return err instanceof Error ? err : new Error(String(err));
+    }
+    const result = await sandbox.run({ ...request, pkgDir }, timeoutMs, signal);
+    void sandbox.destroy(2000);
+    return result;
+  }
+
+  return {
+    kind: 'gvisor',
+    runsc,
+    pool,
+    async describe(pkg, o): Promise<DescribeOutcome> {
+      const started = performance.now();
+      const r = await oneShot(pkg, { op: 'describe', exportNames: o.exportNames }, o.timeoutMs);
+      const durationMs = Math.round(performance.now() - started);
+      if (r instanceof Error) return { kind: 'sandbox_error', message: `cannot start a sandbox: ${r.message}`, durationMs };
+      if (r.kind === 'timeout') return { kind: 'timeout', durationMs };
+      if (r.kind === 'aborted') return { kind: 'sandbox_error', message: 'aborted', durationMs };
+      return toDescribeOutcome(r.end, durationMs);
+    },
+    async execute(req: ExecuteRequest): Promise<ExecuteOutcome> {
+      const started = performance.now();
+      const request = { op: 'execute', exportName: req.exportName, params: req.params, env: req.env };
+      let r: RunResult | Error;
+      if (reuse && req.reuseKey && locate(req.pkg).pooled) {
+        r = await reuse.run(req.reuseKey, { ...request, pkgDir: locate(req.pkg).pkgDir }, req.timeoutMs, req.signal);
+      } else r = await oneShot(req.pkg, request, req.timeoutMs, req.signal);
+      const durationMs = Math.round(performance.now() - started);
+      if (r instanceof Error) return { kind: 'sandbox_error', message: `cannot start a sandbox: ${r.message}`, durationMs };
+      if (r.kind === 'timeout') return { kind: 'timeout', durationMs };
+      if (r.kind === 'aborted') return { kind: 'sandbox_error', message: 'aborted', durationMs };
+      return toExecuteOutcome(r.end, durationMs, req.env, r.killedForMemory);
+    },
+    listContainers: () => listIds(runsc),
+    async close() {
+      await reuse?.close();
+      await pool.close();
+      await Promise.all([...live].map((s) => s.destroy()));
+    },
+  };
+}

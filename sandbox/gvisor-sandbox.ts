@@ -1,0 +1,134 @@
+/**
+ * One gVisor sandbox, from boot to destruction: writes its bundle, starts `runsc run` attached to our pipes with the
+ * guest waiting on stdin, hands over requests, enforces the wall-time limit from outside (`runsc delete --force`),
+ * and cleans up its bundle dir. A sandbox is used by one owner at a time (the pool, a one-shot call, or a reuse slot).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { buildSpec, writeBundle } from './bundle.js';
+import { openGuestChannel, type ChannelEnd, type GuestChannel } from './guest-channel.js';
+import { deleteForce, spawnRun, type RunscOptions } from './runsc.js';
+
+export interface SandboxSettings {
+  runsc: RunscOptions;
+  bundlesDir: string;
+  rootfs: string;
+  pkgCacheDir?: string;
+  memoryMb: number;
+  pidsLimit: number;
+  tmpSizeMb: number;
+}
+
+export type RunResult =
+  | { kind: 'end'; end: ChannelEnd; durationMs: number; killedForMemory: boolean }
+  | { kind: 'timeout'; durationMs: number }
+  | { kind: 'aborted'; durationMs: number };
+
+/** `runsc run` exits 128+9 when the sandbox is SIGKILLed; if we did not do it, the cgroup memory limit did. */
+const SIGKILL_STATUS = 137;
+
+export class GvisorSandbox {
+  readonly id: string;
+  readonly createdAt = Date.now();
+  readonly ready: Promise<void>;
+  executions = 0;
+  private readonly child: ChildProcess;
+  private readonly channel: GuestChannel;
+  private readonly bundleDir: string;
+  private destroying: Promise<void> | undefined;
+  private killedByUs = false;
+  private gone = false;
+
+  constructor(
+    private readonly settings: SandboxSettings,
+    private readonly opts: { pkgDir?: string; onDestroyed?: (s: GvisorSandbox) => void } = {},
+  ) {
+    this.id = `ts-${randomBytes(6).toString('hex')}`;
+    this.bundleDir = path.join(settings.bundlesDir, this.id);
+    const spec = buildSpec({
+      rootfs: settings.rootfs,
+      pkgCacheDir: opts.pkgDir ? undefined : settings.pkgCacheDir,
+      pkgDir: opts.pkgDir,
+      memoryMb: settings.memoryMb,
+      pidsLimit: settings.pidsLimit,
+      tmpSizeMb: settings.tmpSizeMb,
+      hostname: 'sandbox',
+      cgroupsPath: `toolshed/${this.id}`,
+    });
+    writeBundle(this.bundleDir, spec);
+    this.child = spawnRun(settings.runsc, this.id, this.bundleDir);
+    this.channel = openGuestChannel(this.child);
+    this.ready = this.channel.ready;
+    void this.channel.exited.then(() => {
+      this.gone = true;
+    });
+  }
+
+  /** False once the sandbox process has ended or destruction began. */
+  get alive(): boolean {
+    return !this.gone && !this.destroying;
+  }
+
+  /** Promise of the sandbox's end (for pools that must drop sandboxes dying while idle). */
+  get exited(): Promise<unknown> {
+    return this.channel.exited;
+  }
+
+  /** Hands over one request and waits for its result, the time limit, or the abort signal. */
+  async run(request: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<RunResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    this.executions += 1;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const limit = new Promise<'timeout' | 'aborted'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      onAbort = () => resolve('aborted');
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const first = await Promise.race([this.channel.exchange(request), limit]);
+      if (first === 'timeout' || first === 'aborted') {
+        await this.destroy();
+        return { kind: first, durationMs: elapsed() };
+      }
+      const killedForMemory = first.kind === 'exit' && first.code === SIGKILL_STATUS && !this.killedByUs;
+      return { kind: 'end', end: first, durationMs: elapsed(), killedForMemory };
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Kills the sandbox if it still runs (after `graceMs` for a guest that is exiting by itself), waits for `runsc run`
+   * to finish, and removes the bundle. Idempotent.
+   */
+  destroy(graceMs = 0): Promise<void> {
+    this.destroying ??= (async () => {
+      if (!this.gone && graceMs > 0) await Promise.race([this.channel.exited, delay(graceMs)]);
+      if (!this.gone) {
+        this.killedByUs = true;
+        try {
+          this.child.stdin?.end();
+        } catch {
+          // pipe already closed
+        }
+        await deleteForce(this.settings.runsc, this.id).catch(() => {});
+        const exited = await Promise.race([this.channel.exited.then(() => true), delay(5000).then(() => false)]);
+        if (!exited) {
+          this.child.kill('SIGKILL');
+          await deleteForce(this.settings.runsc, this.id).catch(() => {});
+        }
+      }
+      await fs.rm(this.bundleDir, { recursive: true, force: true }).catch(() => {});
+      this.opts.onDestroyed?.(this);
+    })();
+    return this.destroying;
+  }
+}
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());

@@ -1,0 +1,48 @@
+/**
+ * Entry point of the sandbox module: picks the SandboxRunner implementation from configuration. gVisor by default;
+ * the child-process runner only when asked for, with a loud warning. Runner state (rootfs, bundles, runsc state)
+ * lives under DATA_DIR/sandbox.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../core/config.js';
+import { createGvisorRunner } from './gvisor-runner.js';
+import { createProcessRunner, warning as processWarning } from './process-runner.js';
+import type { SandboxRunner } from './types.js';
+
+export type { SandboxRunner } from './types.js';
+export type SandboxConfig = Pick<
+  Config,
+  'SANDBOX' | 'SANDBOX_NETWORK' | 'SANDBOX_POOL_SIZE' | 'SANDBOX_REUSE' | 'DATA_DIR' | 'PACKAGE_CACHE_DIR'
+>;
+
+/** The few logger methods used here (pino's Logger fits). */
+export interface SandboxLogger {
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+}
+
+/** Reuse-mode limits: a sandbox bound to one caller + package serves at most this many executions, this long. */
+export const REUSE_LIMITS = { maxExecutions: 50, maxAgeMs: 5 * 60_000 };
+const RUNSC = '/usr/bin/runsc';
+
+export function createSandboxRunner(config: SandboxConfig, logger?: SandboxLogger): SandboxRunner {
+  if (config.SANDBOX === 'process') {
+    logger?.warn({ sandbox: 'process' }, processWarning);
+    if (!logger) console.warn(`WARNING: ${processWarning}`);
+    return createProcessRunner();
+  }
+  const runscBinary = [RUNSC, '/usr/local/bin/runsc'].find((p) => fs.existsSync(p));
+  if (!runscBinary) {
+    throw new Error('SANDBOX=gvisor but runsc (gVisor) is not installed; install it, or set SANDBOX=process (no isolation)');
+  }
+  return createGvisorRunner({
+    poolSize: config.SANDBOX_POOL_SIZE,
+    network: config.SANDBOX_NETWORK,
+    packageCacheDir: config.PACKAGE_CACHE_DIR,
+    stateDir: path.join(config.DATA_DIR, 'sandbox'),
+    runscBinary,
+    reuse: config.SANDBOX_REUSE === 'caller-package' ? REUSE_LIMITS : undefined,
+    onBootError: (err) => logger?.error({ err: err.message }, 'sandbox boot failed'),
+  });
+}

@@ -1,0 +1,95 @@
+/**
+ * SandboxRunner for machines without gVisor: each operation is `node guest.mjs` in a child process with an empty
+ * environment (only the execution's env), a fresh temp dir as cwd, a V8 heap limit, a wall-time limit (the whole
+ * process group is killed) and an output cap. This is NOT isolation: the tool can read the host's files and network.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { GUEST_SOURCE_DIR, heapLimitMb } from './bundle.js';
+import { openGuestChannel, toDescribeOutcome, toExecuteOutcome, type ChannelEnd } from './guest-channel.js';
+import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
+
+export const warning =
+  'SANDBOX=process: tools run as plain child processes WITHOUT isolation — they can read this machine\'s files, ' +
+  'reach its network and see other processes. Use it only for development, or install gVisor (runsc) and set SANDBOX=gvisor.';
+
+export interface ProcessRunnerOptions {
+  nodeBinary?: string;
+  memoryMb?: number;
+  tmpRoot?: string;
+}
+
+type Timed = { end: ChannelEnd; durationMs: number } | { timedOut: true; durationMs: number } | { aborted: true; durationMs: number };
+
+export function createProcessRunner(opts: ProcessRunnerOptions = {}): SandboxRunner {
+  const nodeBinary = opts.nodeBinary ?? process.execPath;
+  const memoryMb = opts.memoryMb ?? 256;
+  const tmpRoot = opts.tmpRoot ?? os.tmpdir();
+  const live = new Set<number>();
+
+  function killGroup(pid: number | undefined): void {
+    if (!pid) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+
+  async function run(request: Record<string, unknown>, env: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<Timed> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const cwd = await fs.mkdtemp(path.join(tmpRoot, 'toolshed-exec-'));
+    const child = spawn(nodeBinary, [`--max-old-space-size=${heapLimitMb(memoryMb)}`, path.join(GUEST_SOURCE_DIR, 'guest.mjs')], {
+      cwd,
+      env: { ...env },
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    if (child.pid) live.add(child.pid);
+    const result = openGuestChannel(child).exchange(request);
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const limit = new Promise<'timeout' | 'aborted'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      onAbort = () => resolve('aborted');
+      if (signal?.aborted) onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const first = await Promise.race([result, limit]);
+      if (first === 'timeout') return { timedOut: true, durationMs: elapsed() };
+      if (first === 'aborted') return { aborted: true, durationMs: elapsed() };
+      return { end: first, durationMs: elapsed() };
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      killGroup(child.pid);
+      if (child.pid) live.delete(child.pid);
+      await fs.rm(cwd, { recursive: true, force: true }).catch(() => {});
+    }
+  }
+
+  return {
+    kind: 'process',
+    async describe(pkg: PackageRef, o: { timeoutMs: number; exportNames?: string[] }): Promise<DescribeOutcome> {
+      const r = await run({ op: 'describe', pkgDir: pkg.dir, exportNames: o.exportNames }, {}, o.timeoutMs);
+      if ('timedOut' in r) return { kind: 'timeout', durationMs: r.durationMs };
+      if ('aborted' in r) return { kind: 'sandbox_error', message: 'aborted', durationMs: r.durationMs };
+      return toDescribeOutcome(r.end, r.durationMs);
+    },
+    async execute(req: ExecuteRequest): Promise<ExecuteOutcome> {
+      const request = { op: 'execute', pkgDir: req.pkg.dir, exportName: req.exportName, params: req.params, env: req.env };
+      const r = await run(request, req.env, req.timeoutMs, req.signal);
+      if ('timedOut' in r) return { kind: 'timeout', durationMs: r.durationMs };
+      if ('aborted' in r) return { kind: 'sandbox_error', message: 'aborted', durationMs: r.durationMs };
+      return toExecuteOutcome(r.end, r.durationMs, req.env);
+    },
+    async close() {
+      for (const pid of live) killGroup(pid);
+      live.clear();
+    },
+  };
+}

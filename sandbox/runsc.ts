@@ -1,0 +1,59 @@
+/**
+ * The one place that invokes `runsc`. Global flags (state root, network, platform) are fixed per runner; containers
+ * are started attached (`runsc run`) so their stdio pipes are ours, and force-deleted by id.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+
+export interface RunscOptions {
+  binary: string;
+  /** runsc state root (`--root`); keep the path short. */
+  root: string;
+  network: 'none' | 'sandbox';
+  platform: string;
+  /** Directory for runsc debug logs (off when undefined). */
+  debugLogDir?: string;
+}
+
+function globalArgs(o: RunscOptions): string[] {
+  const args = ['--root', o.root, `--network=${o.network}`, `--platform=${o.platform}`];
+  if (o.debugLogDir) args.push('--debug', `--debug-log=${o.debugLogDir}/`);
+  return args;
+}
+
+/** Starts a container attached to our pipes; the process ends when the container does (and is then deleted). */
+export function spawnRun(o: RunscOptions, id: string, bundleDir: string): ChildProcess {
+  return spawn(o.binary, [...globalArgs(o), 'run', '--bundle', bundleDir, id], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: {},
+  });
+}
+
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runsc(o: RunscOptions, args: string[], timeoutMs = 10_000): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    execFile(o.binary, [...globalArgs(o), ...args], { timeout: timeoutMs, env: {}, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+/** Kills every process of a container and removes it; succeeds when the container is already gone. */
+export async function deleteForce(o: RunscOptions, id: string): Promise<void> {
+  const r = await runsc(o, ['delete', '--force', id]);
+  if (r.code !== 0 && !/does not exist|not found|no such/i.test(r.stderr)) {
+    throw new Error(`runsc delete --force ${id} failed: ${r.stderr.trim().slice(0, 300)}`);
+  }
+}
+
+/** Ids of the containers runsc knows about under this root. */
+export async function listIds(o: RunscOptions): Promise<string[]> {
+  const r = await runsc(o, ['list', '-quiet']);
+  if (r.code !== 0) throw new Error(`runsc list failed: ${r.stderr.trim().slice(0, 300)}`);
+  return r.stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+}
