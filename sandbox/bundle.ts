@@ -114,7 +114,10 @@ export function buildSpec(o: SpecOptions): Record<string, unknown> {
       env: [],
       cwd: IN_SANDBOX.tmp,
       capabilities: { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] },
-      rlimits: [{ type: 'RLIMIT_NOFILE', hard: 1024, soft: 1024 }],
+      rlimits: [
+        { type: 'RLIMIT_NOFILE', hard: 1024, soft: 1024 },
+        { type: 'RLIMIT_NPROC', hard: o.pidsLimit, soft: o.pidsLimit },
+      ],
       noNewPrivileges: true,
     },
     root: { path: o.rootfs, readonly: true },
@@ -124,7 +127,9 @@ export function buildSpec(o: SpecOptions): Record<string, unknown> {
       cgroupsPath: o.cgroupsPath,
       resources: {
         memory: { limit: o.memoryMb * 1024 * 1024, swap: o.memoryMb * 1024 * 1024 },
-        pids: { limit: o.pidsLimit },
+        // The host pids cgroup also counts the sentry's and gofer's threads and the ptrace stubs, and gVisor crashes
+        // when it runs out; it is a backstop for the host. Processes inside are limited by RLIMIT_NPROC below.
+        pids: { limit: o.pidsLimit * 4 + 256 },
       },
       namespaces: [{ type: 'pid' }, { type: 'network' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }],
       maskedPaths: ['/proc/kcore', '/proc/keys', '/proc/timer_list', '/proc/sched_debug'],

@@ -1,6 +1,6 @@
 /**
  * One gVisor sandbox, from boot to destruction: writes its bundle, starts `runsc run` attached to our pipes with the
- * guest waiting on stdin, hands over requests, enforces the wall-time limit from outside (`runsc delete --force`),
+ * guest waiting on stdin, hands over requests, enforces the wall-time limit from outside (`runsc kill`, then `runsc delete --force` if needed),
  * and cleans up its bundle dir. A sandbox is used by one owner at a time (the pool, a one-shot call, or a reuse slot).
  */
 import type { ChildProcess } from 'node:child_process';
@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { buildSpec, writeBundle } from './bundle.js';
 import { openGuestChannel, type ChannelEnd, type GuestChannel } from './guest-channel.js';
-import { deleteForce, spawnRun, type RunscOptions } from './runsc.js';
+import { deleteForce, killContainer, spawnRun, type RunscOptions } from './runsc.js';
 
 export interface SandboxSettings {
   runsc: RunscOptions;
@@ -40,6 +40,7 @@ export class GvisorSandbox {
   private destroying: Promise<void> | undefined;
   private killedByUs = false;
   private gone = false;
+  private isReady = false;
 
   constructor(
     private readonly settings: SandboxSettings,
@@ -61,6 +62,7 @@ export class GvisorSandbox {
     this.child = spawnRun(settings.runsc, this.id, this.bundleDir);
     this.channel = openGuestChannel(this.child);
     this.ready = this.channel.ready;
+    this.ready.then(() => (this.isReady = true), () => {});
     void this.channel.exited.then(() => {
       this.gone = true;
     });
@@ -109,6 +111,8 @@ export class GvisorSandbox {
    */
   destroy(graceMs = 0): Promise<void> {
     this.destroying ??= (async () => {
+      // A sandbox still booting cannot be killed by id yet: let it come up (or fail) first.
+      if (!this.isReady) await Promise.race([this.ready.catch(() => {}), this.channel.exited, delay(15_000)]);
       if (!this.gone && graceMs > 0) await Promise.race([this.channel.exited, delay(graceMs)]);
       if (!this.gone) {
         this.killedByUs = true;
@@ -117,11 +121,11 @@ export class GvisorSandbox {
         } catch {
           // pipe already closed
         }
-        await deleteForce(this.settings.runsc, this.id).catch(() => {});
-        const exited = await Promise.race([this.channel.exited.then(() => true), delay(5000).then(() => false)]);
+        await killContainer(this.settings.runsc, this.id).catch(() => {});
+        const exited = await Promise.race([this.channel.exited.then(() => true), delay(3000).then(() => false)]);
         if (!exited) {
-          this.child.kill('SIGKILL');
           await deleteForce(this.settings.runsc, this.id).catch(() => {});
+          this.child.kill('SIGKILL');
         }
       }
       await fs.rm(this.bundleDir, { recursive: true, force: true }).catch(() => {});

@@ -49,6 +49,8 @@ async function readPackageJson(dir: string): Promise<Record<string, unknown>> {
 /** Moves a finished staging directory into place; a concurrent install of the same key wins harmlessly. */
 async function publish(staging: string, target: string): Promise<void> {
   await fs.writeFile(path.join(staging, MARKER), new Date().toISOString());
+  // Sandboxes run the package as an unprivileged user: everything must be world-readable, nothing writable.
+  await run('chmod', ['-R', 'a+rX,go-w', staging]);
   await fs.rename(staging, target).catch(async (err: NodeJS.ErrnoException) => {
     await fs.rm(staging, { recursive: true, force: true });
     if (!existsSync(path.join(target, MARKER))) throw err;
@@ -122,7 +124,7 @@ export async function installFromNpm(cacheDir: string, name: string, range: stri
     const { filename, version } = packed[0];
     const target = path.join(cacheDir, cacheName(name, version));
     if (existsSync(path.join(target, MARKER))) return { dir: target, packageJson: await readPackageJson(target) };
-    await run('tar', ['-xzf', filename, '-C', staging]);
+    await run('tar', ['-xzf', path.join(staging, filename), '-C', staging]);
     const pkgDir = path.join(staging, 'package');
     const pkg = await readPackageJson(pkgDir);
     await installDependencies(pkgDir, pkg);

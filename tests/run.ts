@@ -28,8 +28,9 @@ async function main(): Promise<number> {
     });
     const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
     const count = (re: RegExp) => [...out.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
-    const passed = count(/^\s*(\d+) tests? passed/gm);
-    let failed = count(/^\s*(\d+) tests? failed/gm) + count(/^\s*(\d+) uncaught exceptions?/gm) + count(/^\s*(\d+) unhandled rejections?/gm);
+    // ava prints one ✔ line per passed test and one ✘ line per failed one (it omits the passed total on failure).
+    const passed = (out.match(/^\s*✔/gm) ?? []).length;
+    let failed = (out.match(/^\s*✘/gm) ?? []).length + count(/^\s*(\d+) uncaught exceptions?/gm) + count(/^\s*(\d+) unhandled rejections?/gm);
     if (code !== 0 && failed === 0) failed = 1; // ava failed before counting (e.g. a file that did not load)
     console.log(`\ntest run took ${Math.round((Date.now() - started) / 1000)} s`);
     console.log(`${passed} passed, ${failed} failed`);

@@ -24,6 +24,8 @@ const SETTINGS: Settings = {
   rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'qualityScore:desc'],
   typoTolerance: { enabled: true, minWordSizeForTypos: { oneTypo: 4, twoTypos: 8 } },
   stopWords: [...STOP_WORDS],
+  // Page-based search reports an exact totalHits only up to this many matches.
+  pagination: { maxTotalHits: 50_000 },
   // The embedded engine's synonym groups, each word mapped to the others.
   synonyms: Object.fromEntries(synonymGroups().flatMap((g) => g.map((w) => [w, g.filter((o) => o !== w)]))),
 };
