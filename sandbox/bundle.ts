@@ -50,7 +50,8 @@ export function prepareRootfs(stateDir: string, nodeBinary: string): string {
   }
   for (const file of guestFiles) hash.update(`${file}\n`).update(fs.readFileSync(path.join(GUEST_SOURCE_DIR, file)));
   const rootfs = path.join(stateDir, `rootfs-${hash.digest('hex').slice(0, 12)}`);
-  if (fs.existsSync(path.join(rootfs, '.complete'))) return rootfs;
+  // The completion marker sits beside the rootfs, not in it: the sandbox sees nothing but the runtime and the guest.
+  if (fs.existsSync(`${rootfs}.complete`)) return rootfs;
 
   const building = `${rootfs}.tmp-${process.pid}`;
   fs.rmSync(building, { recursive: true, force: true });
@@ -63,13 +64,13 @@ export function prepareRootfs(stateDir: string, nodeBinary: string): string {
     fs.copyFileSync(path.join(GUEST_SOURCE_DIR, file), target);
     fs.chmodSync(target, 0o644);
   }
-  fs.writeFileSync(path.join(building, '.complete'), '');
   try {
     fs.renameSync(building, rootfs);
   } catch {
     // Another runner built the same rootfs concurrently; theirs is identical.
     fs.rmSync(building, { recursive: true, force: true });
   }
+  fs.writeFileSync(`${rootfs}.complete`, '');
   return rootfs;
 }
 

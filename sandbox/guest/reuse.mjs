@@ -1,7 +1,8 @@
 // Reuse mode of the guest: serves a sequence of requests (one per stdin line, all for the same caller and package)
 // in one sandbox. Each request runs in a fresh worker thread — a new V8 isolate with its own module graph, globals
-// and process.env (the request's env, never set on the main thread) — and afterwards /tmp is wiped and every other
-// process in the sandbox is killed, so nothing an execution leaves behind is seen by the next one.
+// and process.env (the request's env, never set on the main thread), booted while the previous result travels —
+// and afterwards every other process in the sandbox is killed and /tmp is wiped, so nothing an execution leaves
+// behind is seen by the next one.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -14,24 +15,32 @@ function heapLimitMb() {
   return flag ? Math.max(16, Math.floor(Number(flag.split('=')[1]) * 0.8)) : 128;
 }
 
-function runInWorker(req) {
-  const { env, nonce, reuse, ...op } = req;
-  return new Promise((resolve) => {
-    let result;
-    const worker = new Worker(new URL('./worker.mjs', import.meta.url), {
-      workerData: op,
-      env: env && typeof env === 'object' ? { ...env } : {},
-      resourceLimits: { maxOldGenerationSizeMb: heapLimitMb() },
-    });
-    worker.once('message', (m) => (result = m));
-    worker.once('error', (err) => {
-      const oom = err?.code === 'ERR_WORKER_OUT_OF_MEMORY';
-      result ??= { ok: false, code: oom ? 'oom' : 'tool_error', error: messageOf(err) };
-    });
-    worker.once('exit', (code) => {
-      resolve(result ?? { ok: false, code: 'tool_error', error: `the tool ended its thread (exit code ${code})` });
-    });
+/** A worker thread booted ahead of its request (the boot of an isolate is the slow part under gVisor). */
+function startWorker(warm) {
+  const worker = new Worker(new URL('./worker.mjs', import.meta.url), {
+    env: {},
+    workerData: { warm },
+    resourceLimits: { maxOldGenerationSizeMb: heapLimitMb() },
   });
+  let settle;
+  const result = new Promise((resolve) => (settle = resolve));
+  let failure;
+  worker.once('message', (m) => {
+    settle(m);
+    void worker.terminate();
+  });
+  worker.once('error', (err) => {
+    const oom = err?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+    failure ??= { ok: false, code: oom ? 'oom' : 'tool_error', error: messageOf(err) };
+  });
+  worker.once('exit', (code) => settle(failure ?? { ok: false, code: 'tool_error', error: `the tool ended its thread (exit code ${code})` }));
+  return {
+    run(req) {
+      const { nonce, reuse, ...op } = req;
+      worker.postMessage(op);
+      return result;
+    },
+  };
 }
 
 function wipeTmp() {
@@ -58,8 +67,9 @@ export async function serveReuse(first, lines, writeOut) {
     return;
   }
   let req = first;
+  let worker = startWorker(false);
   while (req) {
-    const { outputJson, ...rest } = await runInWorker(req);
+    const { outputJson, ...rest } = await worker.run(req);
     const body = outputJson !== undefined ? `{"ok":true,"output":${outputJson}}` : JSON.stringify(rest);
     writeOut(`\n${RESULT_MARKER} ${req.nonce ?? ''} ${body}\n`);
     // Clean up before reading the next request (which may already be waiting on stdin).
@@ -69,6 +79,7 @@ export async function serveReuse(first, lines, writeOut) {
     } catch {
       // best effort; what is left belongs to the same caller and package
     }
+    worker = startWorker(true);
     const next = await lines.next();
     if (next.done) return;
     try {
