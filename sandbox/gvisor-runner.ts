@@ -11,7 +11,7 @@ import { IN_SANDBOX, prepareRootfs } from './bundle.js';
 import { toDescribeOutcome, toExecuteOutcome } from './guest-channel.js';
 import { GvisorSandbox, type RunResult, type SandboxSettings } from './gvisor-sandbox.js';
 import { createWarmPool, type WarmPool } from './pool.js';
-import { createReuseSlots, type ReuseOptions } from './reuse.js';
+import { createReuseSlots, type ReuseOptions, type ReuseSlots } from './reuse.js';
 import { listIds, type RunscOptions } from './runsc.js';
 import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
 
@@ -39,6 +39,8 @@ export interface GvisorRunner extends SandboxRunner {
   readonly kind: 'gvisor';
   readonly runsc: RunscOptions;
   readonly pool: WarmPool;
+  /** Reuse slots, when reuse mode is on. */
+  readonly reuse: ReuseSlots | undefined;
   /** Ids of containers runsc still knows about (for tests and health checks). */
   listContainers(): Promise<string[]>;
 }
@@ -117,6 +119,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     kind: 'gvisor',
     runsc,
     pool,
+    reuse,
     async describe(pkg, o): Promise<DescribeOutcome> {
       const started = performance.now();
       const r = await oneShot(pkg, { op: 'describe', exportNames: o.exportNames }, o.timeoutMs);
