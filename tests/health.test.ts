@@ -1,0 +1,75 @@
+import test from 'ava';
+import path from 'node:path';
+import { enqueue } from '../core/jobs.js';
+import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+
+let svc: Service;
+test.before(async () => {
+  svc = await startService();
+});
+test.after.always(() => svc?.close());
+
+const db = () => svc.api.deps.db;
+
+/** Runs a health check job on the real worker and waits until its row is written. */
+async function checkNow(toolId: string): Promise<{ passed: boolean; error: string | null }> {
+  const before = Number((await db()('health_checks').where({ tool_id: toolId }).count('* as n').first())!.n);
+  await enqueue(db(), 'health_check', { toolId });
+  for (let i = 0; i < 300; i++) {
+    const rows = await db()('health_checks').where({ tool_id: toolId }).orderBy('id', 'desc');
+    if (rows.length > before) return rows[0];
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('health check did not run');
+}
+
+const tool = async (id: string) => (await svc.request('GET', `/api/tools/${id}`)).body.data;
+
+test.serial('three consecutive failed checks make a tool BROKEN; it leaves search and execute says 422', async (t) => {
+  const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', 'missing-export')}`);
+  const present = res.body.data.tools.find((x: { name: string }) => x.name === 'present');
+  t.is(present.healthStatus, 'HEALTHY');
+  // The package's declared example now expects a wrong answer: every periodic check fails.
+  await db()('tools').where({ id: present.id }).update({ health_example: JSON.stringify({ params: { n: 2 }, expect: { doubled: 5 } }) });
+  await svc.api.searchSync.flush();
+
+  for (const n of [1, 2]) {
+    const check = await checkNow(present.id);
+    t.false(check.passed);
+    t.is((await tool(present.id)).healthStatus, 'HEALTHY', `still HEALTHY after ${n} failure(s)`);
+  }
+  t.false((await checkNow(present.id)).passed);
+  const broken = await tool(present.id);
+  t.is(broken.healthStatus, 'BROKEN');
+  t.regex(broken.healthError, /does not match/);
+  t.truthy(broken.lastHealthCheckAt);
+
+  await svc.api.searchSync.flush();
+  const search = await svc.request('GET', '/api/tools/search?q=doubles%20a%20number');
+  t.false(search.body.results.tools.some((x: { id: string }) => x.id === present.id), 'BROKEN tools leave search');
+  const exec = await svc.request('POST', '/api/tools/execute/@fixtures/missing-export/present', { body: { params: { n: 1 } } });
+  t.is(exec.status, 422);
+
+  // The example is fixed: the next passing check brings it back.
+  await db()('tools').where({ id: present.id }).update({ health_example: JSON.stringify({ params: { n: 2 }, expect: { doubled: 4 } }) });
+  t.true((await checkNow(present.id)).passed);
+  t.is((await tool(present.id)).healthStatus, 'HEALTHY');
+  await svc.api.searchSync.flush();
+  const back = await svc.request('GET', '/api/tools/search?q=doubles%20a%20number');
+  t.true(back.body.results.tools.some((x: { id: string }) => x.id === present.id), 'and back into search');
+  const history = await db()('health_checks').where({ tool_id: present.id }).orderBy('id');
+  t.deepEqual(history.map((h) => h.passed), [true, false, false, false, true], 'the history is kept');
+});
+
+test.serial('the periodic sweep checks every tool', async (t) => {
+  const before = Number((await db()('health_checks').count('* as n').first())!.n);
+  const tools = Number((await db()('tools').count('* as n').first())!.n);
+  await enqueue(db(), 'health_check', {});
+  for (let i = 0; i < 300; i++) {
+    const now = Number((await db()('health_checks').count('* as n').first())!.n);
+    if (now >= before + tools) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const after = Number((await db()('health_checks').count('* as n').first())!.n);
+  t.is(after - before, tools);
+});
