@@ -2,7 +2,7 @@
  * `registrySearchTool`: the registry's ranked search (`GET /api/tools/search`), reduced to what an agent needs to
  * pick a tool and call it with `registryExecuteTool`.
  */
-import { tool, type Tool } from 'ai';
+import { tool, type FlexibleSchema, type Tool } from 'ai';
 import { z } from 'zod';
 import type { RegistryConfig } from './config.js';
 import { describeDetails, isObject, readShapeA, RegistryToolError } from './errors.js';
@@ -52,7 +52,7 @@ export interface RegistrySearchOutput {
   tools: RegistryToolSummary[];
 }
 
-export const searchInputSchema = z.object({
+const searchInputSchema = z.object({
   query: z.string().trim().min(1).max(200).describe('What the tool should do, in a few keywords (e.g. "convert csv to json")'),
   category: z.enum(CATEGORIES).optional().describe('Only tools of this category'),
   limit: z.number().int().min(1).max(20).default(5).describe('How many tools to return (1-20, default 5)'),
@@ -63,7 +63,8 @@ export function createSearchTool(getConfig: () => RegistryConfig): Tool<Registry
     description:
       'Search the Toolshed registry for tools that can do a task. Returns tools with a toolId to run with ' +
       'registryExecuteTool, the env vars each one requires, its health and a quality score.',
-    inputSchema: searchInputSchema,
+    // Typed as what callers may pass (limit optional); the schema fills the default before execute runs.
+    inputSchema: searchInputSchema as unknown as FlexibleSchema<RegistrySearchInput>,
     execute: (input, options) => search(getConfig(), input, options?.abortSignal),
   });
 }
