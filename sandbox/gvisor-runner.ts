@@ -32,6 +32,8 @@ export interface GvisorRunnerOptions {
   bootTimeoutMs?: number;
   reuse?: ReuseOptions;
   debugLogDir?: string;
+  /** Parent cgroup of the sandboxes' cgroups, relative to this process's own (default `toolshed`). */
+  cgroupParent?: string;
   onBootError?: (err: Error) => void;
 }
 
@@ -69,8 +71,9 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     rootfs: prepareRootfs(stateDir, opts.nodeBinary ?? process.execPath),
     pkgCacheDir: cacheDir,
     memoryMb: opts.memoryMb ?? 256,
-    pidsLimit: opts.pidsLimit ?? 128,
+    pidsLimit: opts.pidsLimit ?? 64,
     tmpSizeMb: opts.tmpSizeMb ?? 64,
+    cgroupParent: opts.cgroupParent ?? 'toolshed',
   };
   const live = new Set<GvisorSandbox>();
   const onDestroyed = (s: GvisorSandbox) => live.delete(s);

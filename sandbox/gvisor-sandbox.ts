@@ -1,7 +1,8 @@
 /**
  * One gVisor sandbox, from boot to destruction: writes its bundle, starts `runsc run` attached to our pipes with the
- * guest waiting on stdin, hands over requests, enforces the wall-time limit from outside (`runsc kill`, then `runsc delete --force` if needed),
- * and cleans up its bundle dir. A sandbox is used by one owner at a time (the pool, a one-shot call, or a reuse slot).
+ * guest waiting on stdin, hands over requests, enforces the wall-time limit from outside (`runsc kill`, then
+ * `runsc delete --force` if needed), and removes its bundle dir. One owner at a time: the pool, a one-shot call, or a
+ * reuse slot. If this process dies, the guest reads EOF on stdin and exits, so orphaned sandboxes end by themselves.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,6 +20,8 @@ export interface SandboxSettings {
   memoryMb: number;
   pidsLimit: number;
   tmpSizeMb: number;
+  /** Parent cgroup (relative to ours) of every sandbox's cgroup. */
+  cgroupParent: string;
 }
 
 export type RunResult =
@@ -56,7 +59,7 @@ export class GvisorSandbox {
       pidsLimit: settings.pidsLimit,
       tmpSizeMb: settings.tmpSizeMb,
       hostname: 'sandbox',
-      cgroupsPath: `toolshed/${this.id}`,
+      cgroupsPath: `${settings.cgroupParent}/${this.id}`,
     });
     writeBundle(this.bundleDir, spec);
     this.child = spawnRun(settings.runsc, this.id, this.bundleDir);

@@ -23,7 +23,7 @@ export function messageOf(err) {
   return msg.length > MAX_MESSAGE ? `${msg.slice(0, MAX_MESSAGE)}…` : msg;
 }
 
-const OOM_PATTERNS = [/Array buffer allocation failed/i, /out of memory/i, /Invalid array length/i, /Cannot allocate memory/i];
+const OOM_PATTERNS = [/Array buffer allocation failed/i, /out of memory/i, /Cannot allocate memory/i];
 export const looksLikeOom = (err) => err instanceof RangeError && OOM_PATTERNS.some((re) => re.test(err.message));
 
 const fail = (code, err) => ({ ok: false, code, error: messageOf(err) });

@@ -1,0 +1,178 @@
+/**
+ * Sandbox benchmark (gVisor): the bare `runsc run` rate of a no-op process (the dynamic loader; sequential and 2 in
+ * parallel) and of `node -e 0`, the boot time of a pooled sandbox (create → guest ready), warm-pool execution latency
+ * for a trivial tool with spaced requests, one-shot saturation with the pool (executions/s with many in flight,
+ * against the bare rate), sandbox CPU per execution and of an idle pool (cpuacct of a cgroup parent of our own),
+ * cold executions (pool 0), and reuse mode. Prints one JSON line.
+ *   npx tsx bench/sandbox.ts [--pool=2] [--spaced=30] [--saturation=40] [--concurrency=4]
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildSpec, prepareRootfs, writeBundle } from '../sandbox/bundle.js';
+import { createGvisorRunner, type GvisorRunner } from '../sandbox/gvisor-runner.js';
+import { GvisorSandbox } from '../sandbox/gvisor-sandbox.js';
+import { runsc, type RunscOptions } from '../sandbox/runsc.js';
+import type { ExecuteRequest } from '../sandbox/types.js';
+
+const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
+const num = (name: string, def: number) => Number(args.get(name) ?? def);
+const POOL = num('pool', 2);
+const SPACED = num('spaced', 30);
+const SATURATION = num('saturation', 40);
+const CONCURRENCY = num('concurrency', 4);
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10;
+};
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+
+async function inParallel(total: number, lanes: number, job: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: lanes }, async () => {
+    while (next < total) await job(next++);
+  }));
+  return (performance.now() - started) / 1000;
+}
+
+const CGROUP_PARENT = `toolshed-bench-${process.pid}`;
+
+/** CPU seconds used so far by every sandbox under our cgroup parent (cgroup v1 cpuacct is hierarchical). */
+function sandboxCpuSeconds(): number {
+  const own = /^\d+:[^:]*\bcpuacct\b[^:]*:(.*)$/m.exec(fs.readFileSync('/proc/self/cgroup', 'utf8'))?.[1] ?? '/';
+  const mount = fs.existsSync('/sys/fs/cgroup/cpuacct') ? '/sys/fs/cgroup/cpuacct' : '/sys/fs/cgroup/cpu,cpuacct';
+  try {
+    return Number(fs.readFileSync(path.join(mount, own, CGROUP_PARENT, 'cpuacct.usage'), 'utf8')) / 1e9;
+  } catch {
+    return NaN;
+  }
+}
+
+function removeCgroupParent(): void {
+  for (const controller of fs.readdirSync('/sys/fs/cgroup')) {
+    const own = new RegExp(`^\\d+:[^:]*\\b${controller}\\b[^:]*:(.*)$`, 'm').exec(fs.readFileSync('/proc/self/cgroup', 'utf8'))?.[1];
+    if (own === undefined) continue;
+    try {
+      fs.rmdirSync(path.join('/sys/fs/cgroup', controller, own, CGROUP_PARENT));
+    } catch {
+      // not created in this controller, or still busy
+    }
+  }
+}
+
+/** `runsc run` of a process that exits at once: a whole sandbox life with (almost) nothing inside. */
+async function bareRate(stateDir: string, rootfs: string, lanes: number, total: number, argv = ['/lib64/ld-linux-x86-64.so.2', '--version']): Promise<number> {
+  const o: RunscOptions = { binary: '/usr/bin/runsc', root: path.join(stateDir, 'bare-runsc'), network: 'none', platform: 'ptrace' };
+  const bundle = (i: number) => {
+    const dir = path.join(stateDir, `bare-bundle-${i}`);
+    const spec = buildSpec({ rootfs, memoryMb: 256, pidsLimit: 64, tmpSizeMb: 16, hostname: 'bare', cgroupsPath: `${CGROUP_PARENT}/bare-${i}` });
+    (spec.process as { args: string[] }).args = argv;
+    writeBundle(dir, spec);
+    return dir;
+  };
+  const seconds = await inParallel(total, lanes, async (i) => {
+    const r = await runsc(o, ['run', '--bundle', bundle(i), `bare-${lanes}-${i}`], 30_000);
+    if (r.code !== 0) throw new Error(`bare runsc run failed: ${r.stderr}`);
+  });
+  return total / seconds;
+}
+
+function trivialCache(): { dir: string; pkg: ExecuteRequest['pkg'] } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolshed-bench-pkgs-'));
+  fs.chmodSync(dir, 0o755);
+  const pkgDir = path.join(dir, 'bench-trivial@1.0.0');
+  fs.mkdirSync(pkgDir);
+  fs.writeFileSync(path.join(pkgDir, 'package.json'), JSON.stringify({ name: 'bench-trivial', version: '1.0.0', type: 'module' }));
+  fs.writeFileSync(
+    path.join(pkgDir, 'index.js'),
+    "export const upper = { description: 'Uppercases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, execute: ({ text }) => ({ text: text.toUpperCase() }) };\n",
+  );
+  return { dir, pkg: { name: 'bench-trivial', version: '1.0.0', dir: pkgDir } };
+}
+
+async function timedExecute(runner: GvisorRunner, req: ExecuteRequest): Promise<number> {
+  const started = performance.now();
+  const r = await runner.execute(req);
+  if (r.kind !== 'ok') throw new Error(`execution failed: ${JSON.stringify(r)}`);
+  return performance.now() - started;
+}
+
+async function main(): Promise<void> {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsbench-'));
+  const cache = trivialCache();
+  const req = (reuseKey?: string): ExecuteRequest => ({ pkg: cache.pkg, exportName: 'upper', params: { text: 'hi' }, env: { K: 'v' }, timeoutMs: 10_000, reuseKey });
+  const base = { network: 'none' as const, packageCacheDir: cache.dir, stateDir, cgroupParent: CGROUP_PARENT };
+  const out: Record<string, unknown> = { cpus: os.availableParallelism(), pool_size: POOL, platform: 'ptrace' };
+  try {
+    const rootfs = prepareRootfs(stateDir, process.execPath);
+    await bareRate(stateDir, rootfs, 1, 3); // warm caches
+    out.bare_runsc_seq_per_s = round(await bareRate(stateDir, rootfs, 1, 12));
+    out.bare_runsc_par2_per_s = round(await bareRate(stateDir, rootfs, 2, 16));
+    let cpu = sandboxCpuSeconds();
+    out.bare_runsc_node_par2_per_s = round(await bareRate(stateDir, rootfs, 2, 16, ['/usr/bin/node', '-e', '0']));
+    out.bare_node_sandbox_cpu_s = round((sandboxCpuSeconds() - cpu) / 16, 3);
+
+    const boots: number[] = [];
+    const settings = {
+      runsc: { binary: '/usr/bin/runsc', root: path.join(stateDir, 'boot-runsc'), network: 'none' as const, platform: 'ptrace' },
+      bundlesDir: path.join(stateDir, 'boot-bundles'),
+      ...{ rootfs, pkgCacheDir: cache.dir, memoryMb: 256, pidsLimit: 64, tmpSizeMb: 16, cgroupParent: CGROUP_PARENT },
+    };
+    fs.mkdirSync(settings.bundlesDir, { recursive: true });
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      const sandbox = new GvisorSandbox(settings);
+      await sandbox.ready;
+      boots.push(performance.now() - started);
+      await sandbox.destroy();
+    }
+    out.boot_to_ready_p50_ms = pct(boots, 50);
+
+    const pooled = createGvisorRunner({ ...base, poolSize: POOL });
+    const warm: number[] = [];
+    for (let i = 0; i < SPACED; i++) {
+      await pooled.pool.whenFull(30_000);
+      warm.push(await timedExecute(pooled, req()));
+    }
+    out.warm_p50_ms = pct(warm, 50);
+    out.warm_p99_ms = pct(warm, 99);
+    await pooled.pool.whenFull(30_000);
+    cpu = sandboxCpuSeconds();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    out.idle_pool_cpu_pct = round(((sandboxCpuSeconds() - cpu) / 3) * 100, 1);
+    cpu = sandboxCpuSeconds();
+    const seconds = await inParallel(SATURATION, CONCURRENCY, async () => void (await timedExecute(pooled, req())));
+    await pooled.pool.whenFull(30_000);
+    out.execution_sandbox_cpu_s = round((sandboxCpuSeconds() - cpu) / SATURATION, 3);
+    out.saturation_per_s = round(SATURATION / seconds);
+    out.saturation_vs_bare = round(SATURATION / seconds / Math.max(out.bare_runsc_seq_per_s as number, out.bare_runsc_par2_per_s as number));
+    out.saturation_vs_bare_node = round(SATURATION / seconds / (out.bare_runsc_node_par2_per_s as number));
+    await pooled.close();
+
+    const cold = createGvisorRunner({ ...base, poolSize: 0 });
+    const colds: number[] = [];
+    for (let i = 0; i < 6; i++) colds.push(await timedExecute(cold, req()));
+    out.cold_p50_ms = pct(colds, 50);
+    await cold.close();
+
+    const reuse = createGvisorRunner({ ...base, poolSize: 1, reuse: { maxExecutions: 1000, maxAgeMs: 600_000 } });
+    await reuse.pool.whenFull(30_000);
+    await timedExecute(reuse, req('bench-key'));
+    const reused: number[] = [];
+    for (let i = 0; i < SPACED; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      reused.push(await timedExecute(reuse, req('bench-key')));
+    }
+    out.reuse_warm_p50_ms = pct(reused, 50);
+    await reuse.close();
+  } finally {
+    removeCgroupParent();
+    fs.rmSync(cache.dir, { recursive: true, force: true });
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  }
+  console.log(JSON.stringify(out));
+}
+
+await main();
