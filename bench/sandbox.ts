@@ -9,10 +9,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildSpec, prepareRootfs, writeBundle } from '../sandbox/bundle.js';
+import { prepareRootfs } from '../sandbox/bundle.js';
 import { createGvisorRunner, type GvisorRunner } from '../sandbox/gvisor-runner.js';
 import { GvisorSandbox } from '../sandbox/gvisor-sandbox.js';
-import { runsc, type RunscOptions } from '../sandbox/runsc.js';
+import { CGROUP_PARENT, bareRate, inParallel, removeCgroupParent, sandboxCpuSeconds } from './bare-runsc.js';
 import type { ExecuteRequest } from '../sandbox/types.js';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
@@ -27,57 +27,6 @@ const pct = (xs: number[], p: number) => {
   return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10;
 };
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
-
-async function inParallel(total: number, lanes: number, job: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: lanes }, async () => {
-    while (next < total) await job(next++);
-  }));
-  return (performance.now() - started) / 1000;
-}
-
-const CGROUP_PARENT = `toolshed-bench-${process.pid}`;
-
-/** CPU seconds used so far by every sandbox under our cgroup parent (cgroup v1 cpuacct is hierarchical). */
-function sandboxCpuSeconds(): number {
-  const own = /^\d+:[^:]*\bcpuacct\b[^:]*:(.*)$/m.exec(fs.readFileSync('/proc/self/cgroup', 'utf8'))?.[1] ?? '/';
-  const mount = fs.existsSync('/sys/fs/cgroup/cpuacct') ? '/sys/fs/cgroup/cpuacct' : '/sys/fs/cgroup/cpu,cpuacct';
-  try {
-    return Number(fs.readFileSync(path.join(mount, own, CGROUP_PARENT, 'cpuacct.usage'), 'utf8')) / 1e9;
-  } catch {
-    return NaN;
-  }
-}
-
-function removeCgroupParent(): void {
-  for (const controller of fs.readdirSync('/sys/fs/cgroup')) {
-    const own = new RegExp(`^\\d+:[^:]*\\b${controller}\\b[^:]*:(.*)$`, 'm').exec(fs.readFileSync('/proc/self/cgroup', 'utf8'))?.[1];
-    if (own === undefined) continue;
-    try {
-      fs.rmdirSync(path.join('/sys/fs/cgroup', controller, own, CGROUP_PARENT));
-    } catch {
-      // not created in this controller, or still busy
-    }
-  }
-}
-
-/** `runsc run` of a process that exits at once: a whole sandbox life with (almost) nothing inside. */
-async function bareRate(stateDir: string, rootfs: string, lanes: number, total: number, argv = ['/lib64/ld-linux-x86-64.so.2', '--version']): Promise<number> {
-  const o: RunscOptions = { binary: '/usr/bin/runsc', root: path.join(stateDir, 'bare-runsc'), network: 'none', platform: 'ptrace' };
-  const bundle = (i: number) => {
-    const dir = path.join(stateDir, `bare-bundle-${i}`);
-    const spec = buildSpec({ rootfs, memoryMb: 256, pidsLimit: 64, tmpSizeMb: 16, hostname: 'bare', cgroupsPath: `${CGROUP_PARENT}/bare-${i}` });
-    (spec.process as { args: string[] }).args = argv;
-    writeBundle(dir, spec);
-    return dir;
-  };
-  const seconds = await inParallel(total, lanes, async (i) => {
-    const r = await runsc(o, ['run', '--bundle', bundle(i), `bare-${lanes}-${i}`], 30_000);
-    if (r.code !== 0) throw new Error(`bare runsc run failed: ${r.stderr}`);
-  });
-  return total / seconds;
-}
 
 function trivialCache(): { dir: string; pkg: ExecuteRequest['pkg'] } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolshed-bench-pkgs-'));

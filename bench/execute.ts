@@ -1,0 +1,150 @@
+/**
+ * `npm run bench:execute`: end-to-end execution figures, all in one run, over HTTP against the real service
+ * (embedded Postgres, API and Graphile Worker in this process as `npm start` runs them, gVisor sandboxes):
+ * latency of a trivial tool with requests spaced below the pool's refill rate and with 8 concurrent clients,
+ * executions/s at saturation (one-shot, warm pool), the same with the pool off (cold sandboxes), reuse mode, and
+ * this machine's bare `runsc` create-and-destroy rate. Prints one JSON line.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../core/config.js';
+import { createLogger } from '../core/logger.js';
+import { createDb } from '../core/db.js';
+import { migrateAll } from '../core/bootstrap.js';
+import { createUserWithKey } from '../core/accounts.js';
+import { startEmbeddedPostgres } from '../core/embedded-postgres.js';
+import { startApi } from '../api/server.js';
+import { startWorkerProcess, type WorkerProcess } from '../worker/main.js';
+import { importPackage } from '../worker/import.js';
+import { prepareRootfs } from '../sandbox/bundle.js';
+import { bareRate, removeCgroupParent } from './bare-runsc.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const TOOL = '/api/tools/execute/@toolshed-examples/text-tools/slugify';
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10 : null;
+};
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Load {
+  latencies: number[];
+  failed: number;
+  perSecond: number;
+}
+
+/** `clients` loops, each sending one execution after the other for `seconds`. */
+async function closedLoop(base: string, clients: number, seconds: number, key?: string, spacingMs = 0): Promise<Load> {
+  const latencies: number[] = [];
+  let failed = 0;
+  const end = Date.now() + seconds * 1000;
+  let i = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (Date.now() < end) {
+        const t0 = performance.now();
+        const res = await fetch(base + TOOL, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+          body: JSON.stringify({ params: { text: `Bench run ${i++}` } }),
+        });
+        const body = (await res.json()) as { success?: boolean };
+        if (res.status !== 200 || body.success !== true) failed++;
+        else latencies.push(performance.now() - t0);
+        if (spacingMs) await sleep(spacingMs);
+      }
+    }),
+  );
+  return { latencies, failed, perSecond: (latencies.length + failed) / ((performance.now() - started) / 1000) };
+}
+
+async function main() {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-bench-exec-'));
+  await fs.chmod(dir, 0o755);
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg') });
+  const admin = createDb(pg.url(), { max: 1 });
+  await admin.raw('create database bench');
+  await admin.destroy();
+  const url = pg.url('bench');
+  await migrateAll(url);
+  const logger = createLogger('warn');
+  const configFor = (env: Record<string, string>): Readonly<Config> =>
+    loadConfig({
+      DATA_DIR: dir,
+      SECRETS_KEY: crypto.randomBytes(24).toString('hex'),
+      ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
+      RATE_LIMIT_FREE_MINUTE: '1000000',
+      RATE_LIMIT_FREE_DAY: '100000000',
+      WORKER_CONCURRENCY: '8',
+      SANDBOX_POOL_SIZE: '2',
+      ...env,
+    });
+  const config = configFor({});
+  let worker: WorkerProcess = await startWorkerProcess(config, url, logger, { cron: false });
+  const api = await startApi(config, url, logger, 0);
+  const out: Record<string, unknown> = { bench: 'execute', cpus: os.availableParallelism(), tool: 'text-tools/slugify', seconds: SECONDS };
+  const swapWorker = async (env: Record<string, string>) => {
+    await worker.close();
+    worker = await startWorkerProcess(configFor(env), url, logger, { cron: false });
+  };
+  try {
+    const imported = await importPackage(worker.deps, { source: `path:${path.resolve('examples/tools/text-tools')}`, official: true });
+    if (!imported.ok) throw new Error(imported.error.message);
+    const db = createDb(url, { max: 1 });
+    const { secret: key } = await createUserWithKey(db, { username: 'bench', tier: 'pro' });
+    await db.destroy();
+
+    // Warm pool, requests spaced below its refill rate (a sandbox boots in ~0.5 s on this machine).
+    await closedLoop(api.url, 1, 3, undefined, 600);
+    const spaced = await closedLoop(api.url, 1, SECONDS * 2, undefined, 600);
+    Object.assign(out, { warm_spaced_p50_ms: pct(spaced.latencies, 50), warm_spaced_p99_ms: pct(spaced.latencies, 99), warm_spaced_n: spaced.latencies.length });
+
+    const eight = await closedLoop(api.url, 8, SECONDS);
+    Object.assign(out, { c8_p50_ms: pct(eight.latencies, 50), c8_p99_ms: pct(eight.latencies, 99), c8_per_s: round(eight.perSecond), c8_failed: eight.failed });
+
+    const saturation = await closedLoop(api.url, 16, SECONDS);
+    Object.assign(out, { saturation_per_s: round(saturation.perSecond), saturation_failed: saturation.failed, saturation_p50_ms: pct(saturation.latencies, 50) });
+
+    await swapWorker({ SANDBOX_POOL_SIZE: '0' });
+    const coldSpaced = await closedLoop(api.url, 1, SECONDS, undefined, 200);
+    const cold = await closedLoop(api.url, 16, SECONDS);
+    Object.assign(out, { cold_spaced_p50_ms: pct(coldSpaced.latencies, 50), cold_saturation_per_s: round(cold.perSecond), cold_failed: cold.failed + coldSpaced.failed });
+
+    await swapWorker({ SANDBOX_REUSE: 'caller-package', SANDBOX_POOL_SIZE: '2' });
+    await closedLoop(api.url, 1, 2, key);
+    const reuse = await closedLoop(api.url, 10, SECONDS, key);
+    Object.assign(out, { reuse_c10_per_s: round(reuse.perSecond), reuse_c10_p50_ms: pct(reuse.latencies, 50), reuse_failed: reuse.failed });
+    await worker.close();
+
+    // The physical limit: bare sandboxes created and destroyed, 2 at a time (one per core).
+    const rootfs = prepareRootfs(path.join(dir, 'bare'), process.execPath);
+    await bareRate(path.join(dir, 'bare'), rootfs, 2, 4);
+    const bare = await bareRate(path.join(dir, 'bare'), rootfs, 2, 24);
+    const bareNode = await bareRate(path.join(dir, 'bare'), rootfs, 2, 24, ['/usr/bin/node', '-e', '0']);
+    Object.assign(out, {
+      bare_runsc_per_s: round(bare),
+      bare_runsc_node_per_s: round(bareNode),
+      one_shot_vs_bare_runsc: round((out.saturation_per_s as number) / bare),
+      one_shot_vs_bare_node_sandbox: round((out.saturation_per_s as number) / bareNode),
+    });
+  } finally {
+    await api.close();
+    await worker.close().catch(() => undefined);
+    await pg.stop();
+    removeCgroupParent();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+  console.log(JSON.stringify(out));
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
