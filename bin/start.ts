@@ -11,7 +11,9 @@ import { startApi } from '../api/server.js';
 import { startWorkerProcess } from '../worker/main.js';
 import { importPackage } from '../worker/import.js';
 
-const EXAMPLES_DIR = path.resolve(new URL('../examples/tools', import.meta.url).pathname);
+// From bin/ (tsx) or dist/bin/ (built): the examples live at the project root either way.
+const here = path.dirname(new URL(import.meta.url).pathname);
+const EXAMPLES_DIR = path.resolve(here, here.includes(`${path.sep}dist${path.sep}`) ? '../../examples/tools' : '../examples/tools');
 
 async function main() {
   const base = loadConfig(process.env);

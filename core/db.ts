@@ -3,6 +3,9 @@
  */
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 export type Db = Knex | Knex.Transaction;
 export type { Knex };
@@ -15,8 +18,26 @@ export function createDb(connectionString: string, pool: { min?: number; max?: n
     client: 'pg',
     connection: { connectionString },
     pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
-    migrations: { directory: migrationsDir(), loadExtensions: ['.ts', '.js'], tableName: 'knex_migrations' },
+    migrations: { migrationSource: new ExtensionFreeMigrations(migrationsDir()), tableName: 'knex_migrations' },
   });
+}
+
+/**
+ * Migrations are recorded by name without extension, so the TypeScript sources (tsx) and the compiled JavaScript
+ * (dist/) are the same migrations to knex.
+ */
+class ExtensionFreeMigrations {
+  constructor(private readonly dir: string) {}
+  async getMigrations(): Promise<string[]> {
+    const files = await fs.readdir(this.dir);
+    return files.filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort();
+  }
+  getMigrationName(file: string): string {
+    return file.replace(/\.(ts|js)$/, '');
+  }
+  async getMigration(file: string): Promise<Knex.Migration> {
+    return import(pathToFileURL(path.join(this.dir, file)).href);
+  }
 }
 
 export function migrationsDir(): string {

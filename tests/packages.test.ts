@@ -95,3 +95,20 @@ test('the official flag is set by the import and filters the list', async (t) =>
   const unofficial = await svc.request('GET', '/api/tools?official=false&limit=100');
   t.false(unofficial.body.data.some((x: { package: { npmPackageName: string } }) => x.package.npmPackageName === res.body.data.package.name));
 });
+
+test('CLI packages:add imports a folder into the same registry', async (t) => {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const { stdout } = await promisify(execFile)('node', ['bin/toolshed.js', 'packages:add', fixture('missing-export'), '--json'], {
+    env: { ...process.env, DATABASE_URL: svc.databaseUrl, DATA_DIR: svc.config.DATA_DIR, PACKAGE_CACHE_DIR: svc.config.PACKAGE_CACHE_DIR, SANDBOX: svc.config.SANDBOX },
+  });
+  const out = JSON.parse(stdout.trim().split('\n').pop()!);
+  t.deepEqual(out.tools.map((x: { name: string; health_status: string }) => `${x.name}:${x.health_status}`).sort(), ['absent:BROKEN', 'present:HEALTHY']);
+  const listed = await svc.request('GET', '/api/tools/@fixtures/missing-export/present');
+  t.is(listed.status, 200);
+  const bad = await promisify(execFile)('node', ['bin/toolshed.js', 'packages:add', fixture('bad-manifest')], {
+    env: { ...process.env, DATABASE_URL: svc.databaseUrl, DATA_DIR: svc.config.DATA_DIR, PACKAGE_CACHE_DIR: svc.config.PACKAGE_CACHE_DIR },
+  }).catch((e) => e);
+  t.is(bad.code, 1);
+  t.regex(bad.stderr, /toolshed\.category/);
+});
