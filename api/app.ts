@@ -15,11 +15,13 @@ import { keyRoutes } from './routes/keys.js';
 import { toolDetailRoutes, toolRoutes } from './routes/tools.js';
 import { reviewRoutes } from './routes/reviews.js';
 import { executionRoutes } from './routes/executions.js';
+import { collectionRoutes } from './routes/collections.js';
+import { mcpRoutes } from './mcp.js';
 
 export type RouteModule = (router: Router, deps: AppDeps) => void;
 
 /** Route modules in mount order; later issues add theirs here. */
-const ROUTES: RouteModule[] = [healthRoutes, adminRoutes, keyRoutes, executionRoutes, toolRoutes, reviewRoutes, toolDetailRoutes];
+const ROUTES: RouteModule[] = [healthRoutes, adminRoutes, keyRoutes, executionRoutes, toolRoutes, reviewRoutes, toolDetailRoutes, collectionRoutes, mcpRoutes];
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });

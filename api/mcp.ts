@@ -1,0 +1,86 @@
+/**
+ * `/api/mcp/:username/:slug/http`: a collection served as an MCP server over the official SDK's Streamable HTTP
+ * transport, stateless — a fresh server and transport per POST, so any API process can answer any request and a
+ * change to the collection shows in the next `tools/list`. Auth, rate limits and body parsing are the API's own
+ * middleware; the collection is looked up (one query) before the SDK sees the request, so that an unknown or private
+ * collection is a plain 404 in shape A. The low-level `Server` is used because our tools come with raw JSON Schemas.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { AppDeps } from './deps.js';
+import { callerOf } from './middleware/auth.js';
+import { errors } from '../core/errors.js';
+import { collectionTools, isOwner } from '../core/collections.js';
+import { findCollectionOfUser, type CollectionRow } from '../core/repos/collections.js';
+import type { ToolRow } from '../core/repos/tools.js';
+import { mcpTool, mcpToolNames } from './mcp-tools.js';
+import { callCollectionTool, type CallContext } from './mcp-call.js';
+
+export const MCP_PATH = '/api/mcp/:username/:slug/http';
+const SERVER_VERSION = '0.1.0';
+
+/** The collection, if the caller may use it: public ones are open, private ones need the owner's key (else 404). */
+async function loadMcpCollection(ctx: Context, deps: AppDeps): Promise<CollectionRow> {
+  const { username, slug } = ctx.params as { username: string; slug: string };
+  const c = await findCollectionOfUser(deps.db, username, slug);
+  if (!c || (!c.is_public && !isOwner(c, callerOf(ctx)))) throw errors.notFound('Collection', `${username}/${slug}`);
+  return c;
+}
+
+function createCollectionServer(deps: AppDeps, c: CollectionRow, call: Omit<CallContext, 'signal'>): Server {
+  const server = new Server(
+    { name: `toolshed:${c.owner_username}/${c.uid}`, title: c.name, version: SERVER_VERSION },
+    { capabilities: { tools: { listChanged: false } }, ...(c.description ? { instructions: c.description } : {}) },
+  );
+  // Read once per HTTP request, and only by requests that need the tools (initialize does not).
+  let named: Promise<Map<string, ToolRow>> | undefined;
+  const tools = () => (named ??= collectionTools(deps.tools, c).then(mcpToolNames));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...(await tools())].map(([name, t]) => mcpTool(name, t)),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) =>
+    callCollectionTool({ ...call, signal: extra.signal }, await tools(), req.params.name, req.params.arguments),
+  );
+  return server;
+}
+
+/** What the SDK's stateless examples answer to GET (no server-initiated stream) and DELETE (no session). */
+function methodNotAllowed(ctx: Context) {
+  ctx.status = 405;
+  ctx.set('Allow', 'POST');
+  ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this endpoint is stateless; POST JSON-RPC messages' }, id: null };
+}
+
+export function mcpRoutes(router: Router, deps: AppDeps) {
+  router.post(MCP_PATH, async (ctx) => {
+    const c = await loadMcpCollection(ctx, deps);
+    const server = createCollectionServer(deps, c, { deps, caller: callerOf(ctx), headers: ctx.req.headers });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // Closing the server aborts the signal of a tools/call still waiting, when the client goes away.
+    ctx.res.on('close', () => void server.close());
+    await server.connect(transport);
+    ctx.respond = false;
+    try {
+      await transport.handleRequest(ctx.req, ctx.res, ctx.request.body);
+    } catch (err) {
+      if (!ctx.res.headersSent) {
+        ctx.respond = true;
+        throw err;
+      }
+      deps.logger.error({ err, reqId: ctx.state.requestId }, 'mcp request failed after the response started');
+    }
+  });
+
+  router.get(MCP_PATH, async (ctx) => {
+    await loadMcpCollection(ctx, deps);
+    methodNotAllowed(ctx);
+  });
+
+  router.delete(MCP_PATH, async (ctx) => {
+    await loadMcpCollection(ctx, deps);
+    methodNotAllowed(ctx);
+  });
+}

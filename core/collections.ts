@@ -1,0 +1,109 @@
+/**
+ * Collection rules shared by the REST routes and the MCP endpoint: uids (given, or made from the name and made
+ * unique), who may see and change a collection, and the units of work that touch more than one table.
+ */
+import type { Knex } from 'knex';
+import { errors } from './errors.js';
+import { TRENDING_WEIGHTS } from './scoring.js';
+import { recordToolEvent } from './repos/feedback.js';
+import {
+  countCollectionTools,
+  findCollection,
+  insertCollection,
+  insertCollectionTool,
+  isUuid,
+  takenUids,
+  type CollectionRow,
+} from './repos/collections.js';
+import type { ToolRow } from './repos/tools.js';
+import type { ToolCache } from './tool-cache.js';
+import type { Caller } from './types.js';
+
+export const UID_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export const UID_MIN = 3;
+export const UID_MAX = 64;
+/** Default uid when a name has nothing to make a slug of. */
+const FALLBACK_UID = 'collection';
+
+/** A uid from a name: lower-case ASCII letters and digits joined by single hyphens, 3–64 characters, never a UUID. */
+export function slugOfName(name: string): string {
+  let slug = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, UID_MAX)
+    .replace(/-+$/, '');
+  if (slug.length === 0) slug = FALLBACK_UID;
+  else if (slug.length < UID_MIN || isUuid(slug)) slug = `${slug}-${FALLBACK_UID}`.slice(0, UID_MAX);
+  return slug;
+}
+
+/** The first of `base`, `base-2`, `base-3`, … that is not taken (the base is shortened to keep 64 characters). */
+export function firstFreeUid(base: string, taken: Set<string>): string {
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) {
+    const suffix = `-${n}`;
+    const candidate = `${base.slice(0, UID_MAX - suffix.length).replace(/-+$/, '')}${suffix}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+export interface CreateCollectionInput {
+  name: string;
+  uid?: string;
+  description?: string | null;
+  isPublic?: boolean;
+}
+
+/** Creates the collection; a given uid that is taken is a 409, a default uid is made unique. Returns its id. */
+export async function createCollection(db: Knex, ownerId: string, input: CreateCollectionInput): Promise<string> {
+  const row = { ownerId, name: input.name, description: input.description ?? null, isPublic: input.isPublic ?? true };
+  if (input.uid !== undefined) {
+    const id = await insertCollection(db, { ...row, uid: input.uid });
+    if (!id) throw errors.conflict(`Collection uid '${input.uid}' is already taken`);
+    return id;
+  }
+  const base = slugOfName(input.name);
+  // Another request may take the same free uid between our read and our insert: try again with a fresh read.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const uid = firstFreeUid(base, new Set(await takenUids(db, base)));
+    const id = await insertCollection(db, { ...row, uid });
+    if (id) return id;
+  }
+  throw errors.conflict(`Could not find a free uid for '${base}'; give one explicitly`);
+}
+
+export function isOwner(c: CollectionRow, caller: Caller | undefined): boolean {
+  return caller !== undefined && caller.userId === c.owner_id;
+}
+
+/** The collection by uid or id, if the caller may see it (private ones: the owner only), else 404. */
+export async function loadVisibleCollection(db: Knex, ref: string, caller: Caller | undefined): Promise<CollectionRow> {
+  const c = await findCollection(db, ref);
+  if (!c || (!c.is_public && !isOwner(c, caller))) throw errors.notFound('Collection', ref);
+  return c;
+}
+
+/** As loadVisibleCollection, and the caller must own it (403 otherwise). */
+export async function loadOwnedCollection(db: Knex, ref: string, caller: Caller): Promise<CollectionRow> {
+  const c = await loadVisibleCollection(db, ref, caller);
+  if (!isOwner(c, caller)) throw errors.forbidden('Only the owner of this collection may change it');
+  return c;
+}
+
+/** Adds a tool (409 when already there) and records the trending event, in one transaction; returns the tool count. */
+export async function addToolToCollection(db: Knex, collectionId: string, toolId: string): Promise<number> {
+  return db.transaction(async (trx) => {
+    if (!(await insertCollectionTool(trx, collectionId, toolId))) throw errors.conflict('The tool is already in this collection');
+    await recordToolEvent(trx, toolId, 'collection_add', TRENDING_WEIGHTS.collectionAdd);
+    return countCollectionTools(trx, collectionId);
+  });
+}
+
+/** The collection's tools in the order they were added (rows from the NOTIFY-kept tool cache: no query when warm). */
+export async function collectionTools(cache: ToolCache, c: CollectionRow): Promise<ToolRow[]> {
+  const byId = new Map((await cache.getMany(c.tool_ids)).map((t) => [t.id, t]));
+  return c.tool_ids.map((id) => byId.get(id)).filter((t): t is ToolRow => t !== undefined);
+}

@@ -1,0 +1,189 @@
+/**
+ * The LLM port on any OpenAI-compatible server (OpenAI, vLLM, Ollama, LM Studio, LiteLLM...), through the Vercel AI
+ * SDK's OpenAI provider on the chat-completions API, the one such servers speak. The only importer of
+ * `@ai-sdk/openai`. Vendor failures become an LlmError whose message never holds the API key.
+ */
+import { createOpenAI } from '@ai-sdk/openai';
+import { APICallError, RetryError, embedMany, generateText, jsonSchema, Output, stepCountIs, streamText, tool } from 'ai';
+import type { JSONSchema7, LanguageModelUsage, ToolSet } from 'ai';
+import { z } from 'zod';
+import { assertToolNames, withExplicitParameters } from './agent-support.js';
+import { checkAssertions, describeAssertions } from './assertions.js';
+import { judgePrompt, JUDGE_SYSTEM, scenariosPrompt, SCENARIOS_SYSTEM } from './prompts.js';
+import { LlmError } from './llm-error.js';
+import type { AgentResult, AgentStep, GeneratedScenario, LlmProvider, ToolCallResult, Usage } from './provider.js';
+
+export interface OpenAiCompatibleOptions {
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  embeddingModel: string;
+  /** Sampling temperature of agent runs and judgements (default 0, for repeatable runs). */
+  temperature?: number;
+  /** Retries of a failed vendor call (429, 5xx); the SDK backs off exponentially. Default 2. */
+  maxRetries?: number;
+}
+
+const verdictSchema = z.object({ verdict: z.enum(['pass', 'fail']), reason: z.string() });
+const scenariosSchema = z.object({
+  scenarios: z.array(z.object({ prompt: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) })),
+});
+
+const usageOf = (u: LanguageModelUsage | undefined): Usage => {
+  const inputTokens = u?.inputTokens ?? 0;
+  const outputTokens = u?.outputTokens ?? 0;
+  return { inputTokens, outputTokens, totalTokens: u?.totalTokens ?? inputTokens + outputTokens };
+};
+
+export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions): LlmProvider {
+  const { baseUrl, model: chatModel, embeddingModel } = options;
+  const apiKey = options.apiKey ?? '';
+  const temperature = options.temperature ?? 0;
+  const maxRetries = options.maxRetries ?? 2;
+  // `apiKey: ''` would make the SDK look for OPENAI_API_KEY; servers without auth get a placeholder instead.
+  const openai = createOpenAI({ baseURL: baseUrl, apiKey: apiKey || 'no-key', name: 'openai-compatible' });
+  const info = (model = chatModel) => ({ provider: 'openai-compatible' as const, model, temperature });
+
+  /** Turns whatever the SDK threw into an LlmError that is safe to show. */
+  function vendorError(err: unknown): LlmError {
+    const last = RetryError.isInstance(err) ? err.lastError : err;
+    const status = APICallError.isInstance(last) ? last.statusCode : undefined;
+    let message = last instanceof Error ? last.message : String(last);
+    if (APICallError.isInstance(last) && last.responseBody && !message) message = last.responseBody.slice(0, 500);
+    if (apiKey) message = message.split(apiKey).join('[redacted]');
+    const prefix = status ? `HTTP ${status}` : 'request failed';
+    return new LlmError(`LLM provider at ${baseUrl}: ${prefix}: ${message}`, status);
+  }
+
+  async function guarded<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      throw err instanceof LlmError ? err : vendorError(err);
+    }
+  }
+
+  return {
+    provider: 'openai-compatible',
+    chatModel,
+    embeddingModel,
+
+    async runAgent(opts): Promise<AgentResult> {
+      assertToolNames(opts.tools);
+      const model = opts.model ?? chatModel;
+      const steps: AgentStep[] = [];
+      // A failure of callTool itself (not the tool's own error) ends the run: it is ours, not the model's.
+      const stop = new AbortController();
+      let infraError: unknown;
+      const tools: ToolSet = {};
+      for (const spec of opts.tools) {
+        tools[spec.name] = tool({
+          description: spec.description,
+          inputSchema: jsonSchema<Record<string, unknown>>(spec.inputSchema as JSONSchema7),
+          execute: async (modelInput: unknown, { toolCallId }) => {
+            const input = withExplicitParameters(spec, modelInput, opts.explicitParameters, opts.tools.length);
+            opts.onEvent?.({ type: 'tool.started', toolCallId, toolName: spec.name, input });
+            let result: ToolCallResult;
+            try {
+              result = await opts.callTool(spec.name, input);
+            } catch (err) {
+              infraError = err;
+              stop.abort(err);
+              throw err;
+            }
+            steps.push({ toolCallId, toolName: spec.name, input, result });
+            opts.onEvent?.({ type: 'tool.completed', toolCallId, toolName: spec.name, result });
+            return result.error ? { error: result.error } : (result.output ?? null);
+          },
+        });
+      }
+      const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
+      const stream = streamText({
+        model: openai.chat(model),
+        system: opts.system,
+        prompt: opts.prompt,
+        tools,
+        stopWhen: stepCountIs(opts.maxSteps),
+        temperature,
+        maxRetries,
+        abortSignal: signal,
+        // Errors arrive as stream parts and are rethrown below; the SDK's default would log the raw vendor body.
+        onError: () => {},
+      });
+      let text = '';
+      let stepHasText = false;
+      let usage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+      let failure: unknown;
+      for await (const part of stream.fullStream) {
+        if (part.type === 'start-step') stepHasText = false;
+        else if (part.type === 'text-delta' && part.text) {
+          // Texts of successive steps are one answer to the reader: keep them apart as paragraphs.
+          const delta = !stepHasText && text ? `\n\n${part.text}` : part.text;
+          stepHasText = true;
+          text += delta;
+          opts.onEvent?.({ type: 'message.delta', text: delta });
+        } else if (part.type === 'finish') usage = usageOf(part.totalUsage);
+        else if (part.type === 'error') failure ??= part.error;
+        else if (part.type === 'abort') failure ??= opts.signal?.reason ?? new Error('aborted');
+      }
+      if (infraError) throw infraError;
+      if (failure) throw opts.signal?.aborted ? failure : vendorError(failure);
+      return { ...info(model), text, steps, usage };
+    },
+
+    async judge(input) {
+      const assertionResults = checkAssertions(input.assertions, input.steps, input.finalText);
+      const { output, usage } = await guarded(() =>
+        generateText({
+          model: openai.chat(chatModel),
+          system: JUDGE_SYSTEM,
+          prompt: judgePrompt(input),
+          output: Output.object({ schema: verdictSchema }),
+          temperature,
+          maxRetries,
+        }),
+      );
+      const held = assertionResults.every((r) => r.passed);
+      const extra = describeAssertions(assertionResults);
+      return {
+        ...info(),
+        verdict: output.verdict === 'pass' && held ? 'pass' : 'fail',
+        reason: extra ? `${output.reason.trim().replace(/\.$/, '')}; ${extra}.` : output.reason.trim(),
+        usage: usageOf(usage),
+        assertionResults,
+      };
+    },
+
+    async embed(texts) {
+      if (texts.length === 0) return [];
+      const { embeddings } = await guarded(() =>
+        embedMany({ model: openai.embedding(embeddingModel), values: texts, maxRetries }),
+      );
+      return embeddings;
+    },
+
+    async generateScenarios(input): Promise<GeneratedScenario[]> {
+      const { output } = await guarded(() =>
+        generateText({
+          model: openai.chat(chatModel),
+          system: SCENARIOS_SYSTEM,
+          prompt: scenariosPrompt(input),
+          output: Output.object({ schema: scenariosSchema }),
+          // Variety matters more than repeatability here, and regenerations must differ.
+          temperature: Math.max(temperature, 0.8),
+          maxRetries,
+        }),
+      );
+      const avoid = new Set(input.avoid.map((p) => p.trim().toLowerCase()));
+      return output.scenarios
+        .filter((s) => s.prompt.trim() && !avoid.has(s.prompt.trim().toLowerCase()))
+        .slice(0, input.count)
+        .map((s) => ({
+          prompt: s.prompt.trim(),
+          name: (s.name.trim() || s.prompt.trim()).slice(0, 60),
+          description: s.description.trim(),
+          tags: [...new Set(s.tags.map((t) => t.trim().toLowerCase()).filter(Boolean))].slice(0, 8),
+        }));
+    },
+  };
+}

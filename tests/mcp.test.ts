@@ -1,0 +1,225 @@
+import test from 'ava';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LATEST_PROTOCOL_VERSION, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { mcpToolNames } from '../api/mcp-tools.js';
+import type { ToolRow } from '../core/repos/tools.js';
+
+type User = { key: string; id: string; username: string };
+let svc: Service;
+let alice: User;
+let bob: User;
+const TEXT = '@toolshed-examples/text-tools';
+const SIGNER = '@toolshed-examples/webhook-signer';
+const FIX = '@fixtures/mcp-tools';
+
+test.before(async () => {
+  svc = await startService();
+  for (const source of [
+    path.join(EXAMPLES_DIR, 'text-tools'),
+    path.join(EXAMPLES_DIR, 'webhook-signer'),
+    path.join(FIXTURES_DIR, 'packages', 'mcp-tools'),
+    path.join(FIXTURES_DIR, 'packages', 'load-fails'),
+  ]) {
+    const res = await svc.importPackage(`path:${source}`);
+    if (res.status !== 201) throw new Error(`import ${source}: ${res.text}`);
+  }
+  alice = await svc.createUser({ username: 'ada_mcp' });
+  bob = await svc.createUser();
+});
+test.after.always(() => svc?.close());
+
+async function makeCollection(owner: User, body: Record<string, unknown>, toolRefs: string[]) {
+  const res = await svc.request('POST', '/api/collections', { key: owner.key, body });
+  if (res.status !== 201) throw new Error(`create: ${res.text}`);
+  for (const toolId of toolRefs) {
+    const added = await svc.request('POST', `/api/collections/${res.body.data.uid}/tools`, { key: owner.key, body: { toolId } });
+    if (added.status !== 201) throw new Error(`add ${toolId}: ${added.text}`);
+  }
+  return res.body.data as { id: string; uid: string };
+}
+
+const mcpPath = (username: string, uid: string) => `/api/mcp/${username}/${uid}/http`;
+
+async function connect(p: string, headers: Record<string, string> = {}) {
+  const client = new Client({ name: 'toolshed-tests', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(svc.url + p), { requestInit: { headers } });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+const textOf = (r: CallToolResult) => (r.content[0] as { type: 'text'; text: string }).text;
+const call = async (client: Client, name: string, args: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args })) as CallToolResult;
+
+test('initialize: the SDK negotiates the protocol; server info names the collection', async (t) => {
+  const c = await makeCollection(alice, { name: 'Init check', description: 'Tools for writing slugs' }, [`${TEXT}::slugify`]);
+  const { client, transport } = await connect(mcpPath(alice.username, c.uid));
+  t.is(transport.protocolVersion, LATEST_PROTOCOL_VERSION);
+  t.is(client.getServerVersion()?.name, `toolshed:${alice.username}/${c.uid}`);
+  t.is(client.getServerVersion()?.title, 'Init check');
+  t.truthy(client.getServerCapabilities()?.tools);
+  t.is(client.getInstructions(), 'Tools for writing slugs');
+  t.is(transport.sessionId, undefined, 'stateless: no session id');
+  await client.close();
+});
+
+test('tools/list: tool names, descriptions and the tools\' JSON Schemas', async (t) => {
+  const c = await makeCollection(alice, { name: 'List check' }, [`${TEXT}::slugify`, `${SIGNER}::signPayload`]);
+  const { client } = await connect(mcpPath(alice.username, c.uid));
+  const { tools } = await client.listTools();
+  t.deepEqual(tools.map((x) => x.name).sort(), ['signPayload', 'slugify']);
+  const detail = (await svc.request('GET', `/api/tools/${TEXT}/slugify`)).body.data;
+  const slugify = tools.find((x) => x.name === 'slugify')!;
+  t.deepEqual(slugify.inputSchema, detail.inputSchema);
+  t.is(slugify.description, detail.description);
+  t.is(slugify.title, `${TEXT}/slugify`);
+  await client.close();
+});
+
+test('tools/list: a name clash gets package prefixes, stable across requests', async (t) => {
+  const c = await makeCollection(alice, { name: 'Clash check' }, [`${TEXT}::slugify`, `${FIX}::slugify`, `${FIX}::explode`]);
+  const { client } = await connect(mcpPath(alice.username, c.uid));
+  const names = (await client.listTools()).tools.map((x) => x.name);
+  t.deepEqual([...names].sort(), ['explode', 'mcp-tools__slugify', 'text-tools__slugify']);
+  t.deepEqual((await client.listTools()).tools.map((x) => x.name), names, 'same names, same order');
+  const hyphen = JSON.parse(textOf(await call(client, 'text-tools__slugify', { text: 'Two Words' })));
+  const underscore = JSON.parse(textOf(await call(client, 'mcp-tools__slugify', { text: 'Two Words' })));
+  t.is(hyphen.slug, 'two-words');
+  t.is(underscore.slug, 'two_words');
+  await client.close();
+});
+
+test('names: deeper clashes fall back to the full package name; the result does not depend on order', (t) => {
+  const row = (id: string, packageName: string, name: string) => ({ id, package_name: packageName, name }) as ToolRow;
+  const set = [
+    row('00000000-0000-4000-8000-000000000001', '@a/tools', 'fetch'),
+    row('00000000-0000-4000-8000-000000000002', '@b/tools', 'fetch'),
+    row('00000000-0000-4000-8000-000000000003', 'other', 'fetch'),
+    row('00000000-0000-4000-8000-000000000004', 'other', 'parse'),
+  ];
+  const names = (tools: ToolRow[]) => [...mcpToolNames(tools)].map(([name, tool]) => `${name}=${tool.id.slice(-1)}`);
+  t.deepEqual(names(set), ['a_tools__fetch=1', 'b_tools__fetch=2', 'other__fetch=3', 'parse=4']);
+  t.deepEqual(names([...set].reverse()), names(set));
+});
+
+test('tools/call: the output equals what execute (25) returns; the execution is recorded', async (t) => {
+  const c = await makeCollection(alice, { name: 'Call check' }, [`${TEXT}::slugify`]);
+  const { client } = await connect(mcpPath(alice.username, c.uid), { authorization: `Bearer ${alice.key}` });
+  const params = { text: 'Crème Brûlée Recipes', separator: '_' };
+  const result = await call(client, 'slugify', params);
+  t.falsy(result.isError);
+  const viaRest = await svc.request('POST', `/api/tools/execute/${TEXT}/slugify`, { body: { params } });
+  t.deepEqual(JSON.parse(textOf(result)), viaRest.body.result);
+  t.deepEqual(JSON.parse(textOf(result)), { slug: 'creme_brulee_recipes', length: 20 });
+  t.deepEqual(result.structuredContent, { slug: 'creme_brulee_recipes', length: 20 });
+  const executionId = result._meta?.['toolshed/executionId'] as string;
+  const execution = await svc.request('GET', `/api/executions/${executionId}`, { key: alice.key });
+  t.is(execution.body.data.status, 'succeeded');
+  const row = await svc.api.deps.db('executions').where({ id: executionId }).first();
+  t.is(row.origin, 'mcp');
+  t.is(row.user_id, alice.id);
+  await client.close();
+});
+
+test('tools/call: a throwing tool, invalid params, a BROKEN tool and an unknown name are reported', async (t) => {
+  const c = await makeCollection(alice, { name: 'Failure check' }, [`${FIX}::explode`, `${TEXT}::slugify`, '@fixtures/load-fails::doThing']);
+  const { client } = await connect(mcpPath(alice.username, c.uid));
+  const thrown = await call(client, 'explode', { reason: 'the fuse was lit' });
+  t.true(thrown.isError);
+  t.regex(textOf(thrown), /exploded because the fuse was lit/);
+  const invalid = await call(client, 'slugify', { separator: '_' });
+  t.true(invalid.isError);
+  t.regex(textOf(invalid), /text/);
+  const broken = await call(client, 'doThing', {});
+  t.true(broken.isError);
+  t.regex(textOf(broken), /BROKEN/);
+  const unknown = await t.throwsAsync(call(client, 'noSuchTool', {}), { instanceOf: McpError });
+  t.regex(unknown!.message, /noSuchTool/);
+  await client.close();
+});
+
+test('env: a missing variable is named (never a value); X-Tool-Env-* headers reach the tool and are not stored', async (t) => {
+  const c = await makeCollection(alice, { name: 'Env check' }, [`${SIGNER}::signPayload`, `${TEXT}::slugify`]);
+  const other = `other-value-${crypto.randomBytes(6).toString('hex')}`;
+  const missing = await connect(mcpPath(alice.username, c.uid), { 'X-Tool-Env-OTHER_SECRET': other });
+  const refused = await call(missing.client, 'signPayload', { payload: 'hello' });
+  t.true(refused.isError);
+  t.regex(textOf(refused), /WEBHOOK_SECRET/);
+  t.regex(textOf(refused), /X-Tool-Env-WEBHOOK_SECRET/);
+  t.false(textOf(refused).includes(other));
+  await missing.client.close();
+
+  const secret = `s3cret-${crypto.randomBytes(8).toString('hex')}`;
+  const expected = crypto.createHmac('sha256', secret).update('hello').digest('hex');
+  for (const header of ['X-Tool-Env-WEBHOOK_SECRET', 'x-tool-env-webhook-secret']) {
+    const { client } = await connect(mcpPath(alice.username, c.uid), { [header]: secret });
+    const signed = await call(client, 'signPayload', { payload: 'hello' });
+    t.falsy(signed.isError, textOf(signed));
+    t.is(JSON.parse(textOf(signed)).digest, expected, header);
+    await client.close();
+  }
+  const rows = await svc.api.deps.db('executions').where({ origin: 'mcp' }).select('params', 'result', 'error');
+  t.false(JSON.stringify(rows).includes(secret), 'no execution row holds the secret');
+  t.false(svc.logs().includes(secret), 'no log line holds the secret');
+});
+
+test('private collection: 404 without a key or with another user\'s key; works with the owner\'s key', async (t) => {
+  const c = await makeCollection(alice, { name: 'Private tools', isPublic: false }, [`${TEXT}::slugify`]);
+  const p = mcpPath(alice.username, c.uid);
+  for (const headers of [{}, { authorization: `Bearer ${bob.key}` }] as Record<string, string>[]) {
+    const err = await t.throwsAsync(connect(p, headers), { instanceOf: StreamableHTTPError });
+    t.is(err!.code, 404);
+    t.regex(err!.message, /not found/);
+  }
+  const { client } = await connect(p, { authorization: `Bearer ${alice.key}` });
+  t.deepEqual((await client.listTools()).tools.map((x) => x.name), ['slugify']);
+  t.is(JSON.parse(textOf(await call(client, 'slugify', { text: 'Only Mine' }))).slug, 'only-mine');
+  await client.close();
+  const revoked = await t.throwsAsync(connect(p, { authorization: 'Bearer tsk_not_a_real_key' }), { instanceOf: StreamableHTTPError });
+  t.is(revoked!.code, 401);
+});
+
+test('unknown user or collection is a 404; the URL\'s username must own the collection', async (t) => {
+  const c = await makeCollection(alice, { name: 'Owned by alice' }, []);
+  for (const p of [mcpPath('nobody-here', c.uid), mcpPath(alice.username, 'no-such-collection'), mcpPath(bob.username, c.uid)]) {
+    const res = await svc.request('POST', p, { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } });
+    t.is(res.status, 404, p);
+    t.is(res.body.error.code, 'NOT_FOUND');
+  }
+  const upper = await connect(mcpPath(alice.username.toUpperCase(), c.uid));
+  t.deepEqual((await upper.client.listTools()).tools, [], 'usernames are case-insensitive');
+  await upper.client.close();
+});
+
+test('a change to the collection shows in the next tools/list of the same client', async (t) => {
+  const c = await makeCollection(alice, { name: 'Changing' }, [`${TEXT}::slugify`]);
+  const { client } = await connect(mcpPath(alice.username, c.uid));
+  t.deepEqual((await client.listTools()).tools.map((x) => x.name), ['slugify']);
+  await svc.request('POST', `/api/collections/${c.uid}/tools`, { key: alice.key, body: { toolId: `${TEXT}::convertCase` } });
+  t.deepEqual((await client.listTools()).tools.map((x) => x.name).sort(), ['convertCase', 'slugify']);
+  await svc.request('DELETE', `/api/collections/${c.uid}/tools/${TEXT}/slugify`, { key: alice.key });
+  t.deepEqual((await client.listTools()).tools.map((x) => x.name), ['convertCase']);
+  await t.throwsAsync(call(client, 'slugify', { text: 'gone' }), { instanceOf: McpError });
+  await client.close();
+});
+
+test('plain HTTP: rate-limit headers on MCP responses; GET and DELETE are 405 (stateless)', async (t) => {
+  const c = await makeCollection(alice, { name: 'Raw http' }, []);
+  const p = mcpPath(alice.username, c.uid);
+  const init = await svc.request('POST', p, {
+    headers: { accept: 'application/json, text/event-stream' },
+    body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'curl', version: '1' } } },
+  });
+  t.is(init.status, 200);
+  t.is(init.body.result.protocolVersion, LATEST_PROTOCOL_VERSION);
+  t.truthy(init.headers.get('x-ratelimit-limit'));
+  t.truthy(init.headers.get('x-request-id'));
+  for (const method of ['GET', 'DELETE']) {
+    const res = await svc.request(method, p, { headers: { accept: 'text/event-stream' } });
+    t.is(res.status, 405, method);
+  }
+});
