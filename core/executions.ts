@@ -8,7 +8,7 @@ import { errors } from './errors.js';
 import { sealJson } from './crypto.js';
 import { validateAgainstSchema } from './json-schema.js';
 import { CHANNELS, type Notifier } from './notify.js';
-import { findExecution, insertExecution, isFinalExecution, setExecutionJob, type ExecutionRow } from './repos/executions.js';
+import { findExecution, insertExecutionWithJob, isFinalExecution, type ExecutionRow } from './repos/executions.js';
 import type { ToolRow } from './repos/tools.js';
 import type { Caller } from './types.js';
 
@@ -33,19 +33,13 @@ export function checkExecutable(tool: ToolRow, params: unknown, env: Record<stri
 
 export async function enqueueExecution(db: Knex, secretsKey: string, req: ExecutionRequest): Promise<ExecutionRow> {
   checkExecutable(req.tool, req.params, req.env);
-  return db.transaction(async (trx) => {
-    const row = await insertExecution(trx, {
-      toolId: req.tool.id,
-      userId: req.caller?.userId,
-      apiKeyId: req.caller?.keyId,
-      origin: req.origin,
-      params: req.params,
-    });
-    const payload = { executionId: row.id, ...(Object.keys(req.env).length ? { sealedEnv: sealJson(secretsKey, req.env) } : {}) };
-    const { rows } = await trx.raw(`select (graphile_worker.add_job('execute_tool', ?::json, max_attempts => 3)).id`, [JSON.stringify(payload)]);
-    await setExecutionJob(trx, row.id, String(rows[0].id));
-    return { ...row, job_id: String(rows[0].id) };
-  });
+  const sealedEnv = Object.keys(req.env).length ? sealJson(secretsKey, req.env) : undefined;
+  return insertExecutionWithJob(
+    db,
+    { toolId: req.tool.id, userId: req.caller?.userId, apiKeyId: req.caller?.keyId, origin: req.origin, params: req.params },
+    (executionId) => ({ executionId, ...(sealedEnv ? { sealedEnv } : {}) }),
+    3,
+  );
 }
 
 /** The execution once final, or its current state when waitMs runs out. */

@@ -1,4 +1,9 @@
-/** executions: one row per tool call; the worker moves it queued → running → final and NOTIFYs each step. */
+/**
+ * executions: one row per tool call; the worker moves it queued → running → final and NOTIFYs each step.
+ * Each step on the hot path is ONE statement (CTEs), so that a call costs few round trips: enqueue = insert + job,
+ * claim = update + notify, finish = update + counters + trending event + notify.
+ */
+import crypto from 'node:crypto';
 import type { Db } from '../db.js';
 import type { ExecutionStatus } from '../types.js';
 
@@ -27,58 +32,89 @@ export function isFinalExecution(e: Pick<ExecutionRow, 'status'>): boolean {
   return FINAL_STATUSES.includes(e.status);
 }
 
-export async function insertExecution(
+const notifyPayload = (status: string) => `json_build_object('kind', 'execution', 'id', u.id, 'status', '${status}')::text`;
+
+/**
+ * Inserts the execution and adds its Graphile Worker job in one statement (atomic on its own, and inside the
+ * caller's transaction when given one). `payload(id)` builds the job payload for the new execution id.
+ */
+export async function insertExecutionWithJob(
   db: Db,
   e: { toolId: string; userId?: string | null; apiKeyId?: string | null; origin: string; params: unknown },
+  payload: (executionId: string) => unknown,
+  maxAttempts: number,
 ): Promise<ExecutionRow> {
-  const [row] = await db('executions')
-    .insert({ tool_id: e.toolId, user_id: e.userId ?? null, api_key_id: e.apiKeyId ?? null, origin: e.origin, params: JSON.stringify(e.params) })
-    .returning('*');
-  return row;
-}
-
-export async function setExecutionJob(db: Db, id: string, jobId: string): Promise<void> {
-  await db('executions').where({ id }).update({ job_id: jobId });
+  const id = crypto.randomUUID();
+  const { rows } = await db.raw(
+    `with j as (select (graphile_worker.add_job('execute_tool', ?::json, max_attempts => ?)).id as job_id)
+     insert into executions (id, tool_id, user_id, api_key_id, origin, params, job_id)
+     select ?, ?, ?, ?, ?, ?::jsonb, j.job_id from j
+     returning *`,
+    [JSON.stringify(payload(id)), maxAttempts, id, e.toolId, e.userId ?? null, e.apiKeyId ?? null, e.origin, JSON.stringify(e.params)],
+  );
+  return rows[0];
 }
 
 export async function findExecution(db: Db, id: string): Promise<ExecutionRow | undefined> {
   return db('executions').where({ id }).first();
 }
 
-export async function notifyExecution(db: Db, id: string, status: ExecutionStatus): Promise<void> {
-  await db.raw('select pg_notify(?, ?)', ['toolshed_jobs', JSON.stringify({ kind: 'execution', id, status })]);
+/** What a worker needs to run a claimed execution: the row and where its tool lives (null when the tool is gone). */
+export interface ClaimedExecution extends ExecutionRow {
+  tool_export_name: string | null;
+  package_name: string | null;
+  package_version: string | null;
+  package_install_path: string | null;
 }
 
 /** Claims the execution for a worker (queued, or running on a dead worker); undefined when already final. */
-export async function markExecutionRunning(db: Db, id: string, workerId: string): Promise<ExecutionRow | undefined> {
-  const [row] = await db('executions')
-    .where({ id })
-    .whereIn('status', ['queued', 'running'])
-    .update({ status: 'running', worker_id: workerId, started_at: db.fn.now(), attempts: db.raw('attempts + 1'), heartbeat_at: db.fn.now() })
-    .returning('*');
-  if (row) await notifyExecution(db, id, 'running');
-  return row;
+export async function markExecutionRunning(db: Db, id: string, workerId: string): Promise<ClaimedExecution | undefined> {
+  const { rows } = await db.raw(
+    `with u as (
+       update executions set status = 'running', worker_id = ?, started_at = now(), attempts = attempts + 1, heartbeat_at = now()
+        where id = ? and status in ('queued', 'running')
+       returning *)
+     select u.*, t.export_name as tool_export_name, p.name as package_name, p.version as package_version,
+            p.install_path as package_install_path, pg_notify('toolshed_jobs', ${notifyPayload('running')}) as notified
+       from u left join tools t on t.id = u.tool_id left join packages p on p.id = t.package_id`,
+    [workerId, id],
+  );
+  return rows[0];
 }
 
 export async function requeueExecution(db: Db, id: string): Promise<void> {
   await db('executions').where({ id }).update({ status: 'queued', worker_id: null });
 }
 
-export async function finishExecution(
-  db: Db,
-  id: string,
-  f: { status: ExecutionStatus; result?: unknown; error?: { code: string; message: string } | null; executionTimeMs: number | null },
-): Promise<boolean> {
-  const n = await db('executions')
-    .where({ id })
-    .whereNotIn('status', FINAL_STATUSES)
-    .update({
-      status: f.status,
-      result: f.result === undefined ? null : JSON.stringify(f.result),
-      error: f.error ? JSON.stringify(f.error) : null,
-      execution_time_ms: f.executionTimeMs,
-      completed_at: db.fn.now(),
-    });
-  if (n > 0) await notifyExecution(db, id, f.status);
-  return n > 0;
+export interface ExecutionFinish {
+  status: ExecutionStatus;
+  result?: unknown;
+  error?: { code: string; message: string } | null;
+  executionTimeMs: number | null;
+  /** When the tool ran: count it on the tool and as a trending event of this weight. */
+  countAs?: { kind: 'execution_succeeded' | 'execution_failed'; weight: number };
+}
+
+/** Finalises a not-yet-final execution (false when it already was) and notifies waiters, in one statement. */
+export async function finishExecution(db: Db, id: string, f: ExecutionFinish): Promise<boolean> {
+  const counting = f.countAs
+    ? `, c as (update tools set execution_count = execution_count + 1 where id = (select tool_id from u))
+       , ev as (insert into tool_events (tool_id, kind, weight) select tool_id, ?, ? from u)`
+    : '';
+  const { rows } = await db.raw(
+    `with u as (
+       update executions set status = ?, result = ?::jsonb, error = ?::jsonb, execution_time_ms = ?, completed_at = clock_timestamp()
+        where id = ? and status not in ('succeeded', 'failed', 'timed_out')
+       returning id, tool_id)${counting}
+     select pg_notify('toolshed_jobs', ${notifyPayload(f.status)}) from u`,
+    [
+      f.status,
+      f.result === undefined ? null : JSON.stringify(f.result),
+      f.error ? JSON.stringify(f.error) : null,
+      f.executionTimeMs,
+      id,
+      ...(f.countAs ? [f.countAs.kind, f.countAs.weight] : []),
+    ],
+  );
+  return rows.length > 0;
 }

@@ -7,12 +7,9 @@ import type { Task } from 'graphile-worker';
 import { openJson } from '../../core/crypto.js';
 import { redactSecrets } from '../../core/executions.js';
 import { parsePayload } from '../../core/jobs.js';
-import { recordToolEvent } from '../../core/repos/feedback.js';
 import { finishExecution, markExecutionRunning, requeueExecution } from '../../core/repos/executions.js';
-import { findToolByRef } from '../../core/repos/tools.js';
 import { TRENDING_WEIGHTS } from '../../core/scoring.js';
 import type { WorkerDeps } from '../deps.js';
-import { packageRefOf } from '../health.js';
 import { mapOutcome } from '../outcomes.js';
 
 export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task {
@@ -21,20 +18,19 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
     const execution = await markExecutionRunning(deps.db, executionId, workerId());
     if (!execution) return; // already final
     const env = sealedEnv ? openJson<Record<string, string>>(deps.config.SECRETS_KEY!, sealedEnv) : {};
-    const tool = await findToolByRef(deps.db, execution.tool_id);
-    if (!tool) {
+    if (!execution.tool_export_name) {
       await finishExecution(deps.db, executionId, { status: 'failed', error: { code: 'NOT_FOUND', message: 'The tool no longer exists' }, executionTimeMs: null });
       return;
     }
     const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
     const outcome = await deps.sandbox.execute({
-      pkg: packageRefOf(tool),
-      exportName: tool.export_name,
+      pkg: { name: execution.package_name!, version: execution.package_version!, dir: execution.package_install_path! },
+      exportName: execution.tool_export_name,
       params: execution.params,
       env,
       timeoutMs,
       signal: helpers.abortSignal,
-      reuseKey: deps.config.SANDBOX_REUSE === 'caller-package' && execution.api_key_id ? `${execution.api_key_id}|${tool.package_install_path}` : undefined,
+      reuseKey: deps.config.SANDBOX_REUSE === 'caller-package' && execution.api_key_id ? `${execution.api_key_id}|${execution.package_install_path}` : undefined,
     });
     const mapped = mapOutcome(outcome, timeoutMs);
     const lastAttempt = helpers.job.attempts >= helpers.job.max_attempts;
@@ -43,17 +39,15 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
       deps.logger.warn({ executionId, attempt: helpers.job.attempts }, 'sandbox error; retrying');
       throw new Error('sandbox error; retrying');
     }
-    await deps.db.transaction(async (trx) => {
-      const finished = await finishExecution(trx, executionId, {
-        status: mapped.status,
-        result: redactSecrets(mapped.result, env),
-        error: redactSecrets(mapped.error, env),
-        executionTimeMs: Math.round(outcome.durationMs),
-      });
-      if (!finished) return;
-      await trx('tools').where({ id: tool.id }).increment('execution_count', 1);
-      const ok = mapped.status === 'succeeded';
-      await recordToolEvent(trx, tool.id, ok ? 'execution_succeeded' : 'execution_failed', ok ? TRENDING_WEIGHTS.executionSucceeded : TRENDING_WEIGHTS.executionFailed);
+    const ok = mapped.status === 'succeeded';
+    await finishExecution(deps.db, executionId, {
+      status: mapped.status,
+      result: redactSecrets(mapped.result, env),
+      error: redactSecrets(mapped.error, env),
+      executionTimeMs: Math.round(outcome.durationMs),
+      countAs: ok
+        ? { kind: 'execution_succeeded', weight: TRENDING_WEIGHTS.executionSucceeded }
+        : { kind: 'execution_failed', weight: TRENDING_WEIGHTS.executionFailed },
     });
   };
 }
