@@ -121,6 +121,35 @@ test('runAgent: a tool error goes back to the model as an error object', (t) =>
     t.deepEqual(JSON.parse(toolMessage.content), { error: { code: 'TOOL_ERROR', message: 'text must not be empty' } });
   }));
 
+test('runAgent: a failure of callTool itself ends the run with that error; the model can be overridden', (t) =>
+  withVendor(async (vendor) => {
+    vendor.chat.push({ toolCalls: [{ name: 'slugify', arguments: { text: 'x' } }] }, { text: 'never asked for' });
+    const err = await t.throwsAsync(
+      providerFor(vendor).runAgent({
+        prompt: 'slugify x',
+        tools: [slugify],
+        maxSteps: 5,
+        model: 'agent-model-2',
+        callTool: async () => {
+          throw new Error('queue unavailable');
+        },
+      }),
+    );
+    t.is(err!.message, 'queue unavailable');
+    t.is(vendor.chatRequests().length, 1, 'the model is not asked again');
+    t.is(vendor.chatRequests()[0].body.model, 'agent-model-2');
+  }));
+
+test('runAgent: an aborted signal rejects', (t) =>
+  withVendor(async (vendor) => {
+    vendor.chat.push({ text: 'hello there' });
+    const controller = new AbortController();
+    controller.abort(new Error('client went away'));
+    await t.throwsAsync(
+      providerFor(vendor).runAgent({ prompt: 'hi', tools: [], maxSteps: 1, signal: controller.signal, callTool: async () => ({ executionTimeMs: 0 }) }),
+    );
+  }));
+
 test('runAgent stops at maxSteps', (t) =>
   withVendor(async (vendor) => {
     for (let i = 0; i < 3; i++) vendor.chat.push({ toolCalls: [{ id: `c${i}`, name: 'slugify', arguments: { text: `x${i}` } }] });

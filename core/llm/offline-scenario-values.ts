@@ -84,8 +84,8 @@ function makeValue(key: string, s: Schema, k: number): unknown {
 
 /**
  * The k-th input for a tool, always starting from its health example (values known to work): k = 0 is the example
- * itself, odd k also set one optional enum to a non-default value, even k replace required strings by the examples
- * their descriptions quote. Parameters the example lacks are made up from the schema.
+ * itself; k ≥ 1 replace required strings by the examples their descriptions quote (the k-th one), and odd k also set
+ * one optional enum to a non-default value. Parameters the example lacks are made up from the schema.
  */
 export function scenarioValues(tool: ScenarioTool, k: number): Record<string, unknown> {
   const props: Record<string, Schema> = (tool.inputSchema.properties as Record<string, Schema>) ?? {};
@@ -93,8 +93,9 @@ export function scenarioValues(tool: ScenarioTool, k: number): Record<string, un
   const values: Record<string, unknown> = structuredClone(tool.healthExample?.params ?? {});
   for (const key of required) {
     if (!props[key]) continue;
-    const examples = typeOf(props[key]) === 'string' && !props[key].enum ? quotedExamples(String(props[key].description ?? '')) : [];
-    if (k > 0 && k % 2 === 0 && examples.length) values[key] = pick(examples, k / 2 - 1);
+    const own = typeOf(props[key]) === 'string' && !props[key].enum ? quotedExamples(String(props[key].description ?? '')) : [];
+    const examples = own.filter((e) => e !== values[key]);
+    if (k > 0 && examples.length) values[key] = pick(examples, k - 1);
     else if (!(key in values)) values[key] = makeValue(key, props[key], k);
   }
   // Enums about how the input is read (inputEncoding, a CSV delimiter) would no longer fit the example's values.

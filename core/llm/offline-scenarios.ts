@@ -4,7 +4,7 @@
  * exactly or nearly like a prompt to avoid (by the offline embeddings). Each prompt names its tool and quotes its
  * values, so the offline agent can run it.
  */
-import { tokenize } from '../search/text.js';
+import { STOP_WORDS } from '../search/text.js';
 import { embedText } from './offline-embedding.js';
 import { phraseValues, scenarioValues, type ScenarioTool } from './offline-scenario-values.js';
 import type { GeneratedScenario, GenerateScenariosInput } from './provider.js';
@@ -21,7 +21,6 @@ const TEMPLATES: ((name: string, verb: string, args: string) => string)[] = [
 
 /** Near-duplicate thresholds, tried in turn until enough prompts are found; exact duplicates are never allowed. */
 const THRESHOLDS = [0.7, 0.85, 0.95, 1.01];
-const VARIANTS = 4;
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -57,9 +56,16 @@ function truncate(s: string, max: number): string {
   return `${space > max / 2 ? cut.slice(0, space) : cut}…`;
 }
 
+/** Description words too general to tag with. */
+const GENERAL = new Set(
+  'about against also between each every from given into like more only other over such than that their them then these this those through under using value values when where which while whose with within without'.split(' '),
+);
+
+/** The tool's name, then two topic words from its description (after its verb). */
 function tagsFor(tool: ScenarioTool): string[] {
-  const words = tokenize(tool.description).filter((w) => w.length > 3 && !/^\d+$/.test(w));
-  return [tool.name, ...new Set(words.slice(1, 3))];
+  const words = (tool.description.toLowerCase().match(/\p{L}+/gu) ?? []).slice(1);
+  const topical = words.filter((w) => w.length >= 4 && !STOP_WORDS.has(w) && !GENERAL.has(w));
+  return [tool.name, ...new Set(topical)].slice(0, 3);
 }
 
 function build(tool: ScenarioTool, template: number, variant: number): GeneratedScenario {
@@ -67,8 +73,8 @@ function build(tool: ScenarioTool, template: number, variant: number): Generated
   const verb = verbPhrase(tool.description);
   const args = phraseValues(tool, values);
   const prompt = TEMPLATES[template](tool.name, verb, args).replace(/\s+([.?,])$/, '$1');
-  const first = Object.values(values).find((v) => typeof v === 'string' || typeof v === 'number');
-  const name = truncate(`${tool.name}: ${first !== undefined ? String(first).replace(/\s+/g, ' ') : verb}`, 60);
+  const shown = Object.values(values).filter((v) => typeof v === 'string' || typeof v === 'number').slice(0, 3);
+  const name = truncate(`${tool.name}: ${shown.length ? shown.join(', ').replace(/\s+/g, ' ') : verb}`, 60);
   return {
     prompt,
     name,
@@ -80,11 +86,13 @@ function build(tool: ScenarioTool, template: number, variant: number): Generated
 /** Candidates in the order they are tried: tools in turn, phrasings and values rotating, all shifted by attempt. */
 function* candidates(tools: ScenarioTool[], count: number, attempt: number): Generator<GeneratedScenario> {
   const n = tools.length;
-  const total = n * VARIANTS * TEMPLATES.length;
+  // Enough value variants for the count asked, even from a single tool.
+  const variants = Math.min(12, Math.max(4, Math.ceil((2 * count) / n)));
+  const total = n * variants * TEMPLATES.length;
   for (let j = 0; j < total; j++) {
     const round = Math.floor(j / n);
     const tool = tools[(j + attempt * count) % n];
-    const variant = (round + attempt) % VARIANTS;
+    const variant = (round + attempt) % variants;
     const template = (j + 2 * attempt + round) % TEMPLATES.length;
     yield build(tool, template, variant);
   }
@@ -93,15 +101,24 @@ function* candidates(tools: ScenarioTool[], count: number, attempt: number): Gen
 export function generateOfflineScenarios(input: GenerateScenariosInput): GeneratedScenario[] {
   if (input.tools.length === 0 || input.count < 1) return [];
   const avoid = input.avoid.map((p) => ({ key: p.trim().toLowerCase(), vec: embedText(p) }));
-  const pool = [...candidates(input.tools, input.count, Math.max(0, input.attempt))].map((s) => ({ s, vec: embedText(s.prompt) }));
+  // Candidates are built and embedded lazily: the first pass usually needs only the first few.
+  const source = candidates(input.tools, input.count, Math.max(0, input.attempt));
+  const pool: { s: GeneratedScenario; key: string; vec: number[] }[] = [];
+  const at = (i: number) => {
+    while (pool.length <= i) {
+      const next = source.next();
+      if (next.done) return undefined;
+      pool.push({ s: next.value, key: next.value.prompt.toLowerCase(), vec: embedText(next.value.prompt) });
+    }
+    return pool[i];
+  };
   const picked: typeof pool = [];
   for (const threshold of THRESHOLDS) {
-    for (const c of pool) {
-      if (picked.length >= input.count) break;
-      const key = c.s.prompt.toLowerCase();
-      if (picked.includes(c) || avoid.some((a) => a.key === key) || picked.some((p) => p.s.prompt.toLowerCase() === key)) continue;
-      const near = [...avoid, ...picked].some((o) => cosine(o.vec, c.vec) > threshold);
-      if (!near) picked.push(c);
+    for (let i = 0; picked.length < input.count; i++) {
+      const c = at(i);
+      if (!c) break;
+      if (picked.includes(c) || avoid.some((a) => a.key === c.key) || picked.some((p) => p.key === c.key)) continue;
+      if (![...avoid, ...picked].some((o) => cosine(o.vec, c.vec) > threshold)) picked.push(c);
     }
   }
   return picked.map((p) => p.s);

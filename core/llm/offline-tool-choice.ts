@@ -41,16 +41,25 @@ export function indexTools(tools: LlmToolSpec[]): ToolIndex {
   return { docs, df, avgLength };
 }
 
+interface QueryTerm {
+  weight: number;
+  /** Whether a doc term sharing a prefix may stand in for it (not for glued runs: "manydays" is no "many"). */
+  prefix: boolean;
+}
+
 /** Query terms with weights: the prompt's own terms 1, their synonyms 0.5, glued word runs ("csv to json") 1. */
-function queryWeights(text: string): Map<string, number> {
-  const weights = new Map<string, number>();
-  const put = (t: string, w: number) => weights.set(t, Math.max(weights.get(t) ?? 0, w));
+function queryWeights(text: string): Map<string, QueryTerm> {
+  const terms = new Map<string, QueryTerm>();
+  const put = (t: string, weight: number, prefix: boolean) => {
+    const old = terms.get(t);
+    terms.set(t, { weight: Math.max(old?.weight ?? 0, weight), prefix: prefix || !!old?.prefix });
+  };
   for (const t of tokenize(text)) {
-    put(t, 1);
-    for (const s of synonymsOf(t)) put(s, 0.5);
+    put(t, 1, true);
+    for (const s of synonymsOf(t)) put(s, 0.5, true);
   }
-  for (const j of queryJoins(text)) put(j, 1);
-  return weights;
+  for (const j of queryJoins(text)) put(j, 1, false);
+  return terms;
 }
 
 const PREFIX_WEIGHT = 0.6;
@@ -70,11 +79,11 @@ export function rankTools(index: ToolIndex, text: string): ScoredTool[] {
     .map((d) => {
       let score = 0;
       const norm = K1 * (1 - B + (B * d.length) / index.avgLength);
-      for (const [t, w] of q) {
+      for (const [t, { weight: w, prefix }] of q) {
         // Exact term, else the best term sharing a 4+ letter prefix at a discount ("valid" meets "validat").
         let best = 0;
         for (const [term, f] of d.tf) {
-          const weight = term === t ? w : prefixMatch(term, t) ? w * PREFIX_WEIGHT : 0;
+          const weight = term === t ? w : prefix && prefixMatch(term, t) ? w * PREFIX_WEIGHT : 0;
           if (weight === 0) continue;
           const df = index.df.get(term) ?? 0;
           const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
@@ -96,18 +105,23 @@ export function splitClauses(prompt: string): string[] {
   const out: string[] = [];
   let from = 0;
   for (const m of masked.matchAll(CLAUSE_BREAK)) {
-    out.push(prompt.slice(from, m.index + (/^[.;!?]/.test(m[0]) ? 1 : 0)));
+    // The break starts at its first visible character: blanks before it may be a value of the clause.
+    const lead = m[0].length - m[0].trimStart().length;
+    const punctuation = /^[.;!?]+/.exec(m[0].trimStart())?.[0].length ?? 0;
+    out.push(prompt.slice(from, m.index + lead + punctuation));
     from = m.index + m[0].length;
   }
   out.push(prompt.slice(from));
   return out.map((c) => c.trim()).filter((c) => /[\p{L}]/u.test(c));
 }
 
-/** Whether the prompt (or a part of it) gives every required value of a tool. */
-export type CanCall = (spec: LlmToolSpec, text: string) => boolean;
+/** How well a prompt (or a part of it) fits a tool's parameters: 0 when a required value is missing, else about 1–1.6. */
+export type FitOf = (spec: LlmToolSpec, text: string) => number;
 
 /** Tools scoring at least this share of the best are close enough to prefer one that can actually be called. */
 const CLOSE = 0.75;
+/** A clause's best tool must score at least this share of the whole prompt's best to count as a request of its own. */
+const MIN_CLAUSE_SHARE = 0.15;
 
 export interface PlannedCall {
   spec: LlmToolSpec;
@@ -117,26 +131,31 @@ export interface PlannedCall {
 
 /**
  * The calls to make, in prompt order. One tool normally: the best match of the whole prompt (any tool at all when
- * only one is offered, as in 24). Several when at least two clauses each clearly point at a different tool, each
- * about as strong as the best match of the whole prompt.
+ * only one is offered, as in 24), weighed among close runners-up by how well the prompt's values fit each tool (a
+ * tool missing a required value is out; one that uses all the values given is preferred). Several when at least two clauses each point at a different tool: a clause counts when among its
+ * close matches exactly one tool can be called with the clause's own values.
  */
-export function planCalls(prompt: string, tools: LlmToolSpec[], limit: number, canCall: CanCall = () => true): PlannedCall[] {
+export function planCalls(prompt: string, tools: LlmToolSpec[], limit: number, fitOf: FitOf = () => 1): PlannedCall[] {
   if (tools.length === 0 || limit < 1) return [];
   const index = indexTools(tools);
-  const { masked } = analyzePrompt(prompt);
-  const ranked = rankTools(index, masked);
+  const ranked = rankTools(index, analyzePrompt(prompt).masked);
   const best = ranked[0];
   if (tools.length > 1 && best.score <= 0) return [];
-  // Among the close runners-up, the first that the prompt gives every required value for.
-  const close = ranked.filter((r) => r.score >= CLOSE * best.score).slice(0, 5);
-  const chosen = close.find((r) => canCall(r.spec, prompt)) ?? best;
+  const closeTo = (list: ScoredTool[]) => list.filter((r) => r.score >= CLOSE * list[0].score).slice(0, 5);
+  const fitting = closeTo(ranked)
+    .map((r) => ({ ...r, score: r.score * fitOf(r.spec, prompt) }))
+    .filter((r) => r.score > 0)
+    .sort((a, b) => b.score - a.score);
+  const chosen = fitting[0] ?? best;
   const single = [{ spec: chosen.spec, text: prompt }];
-  if (limit < 2) return single;
+  const clauses = splitClauses(prompt);
+  if (limit < 2 || clauses.length < 2) return single;
   const calls: PlannedCall[] = [];
-  for (const clause of splitClauses(prompt)) {
-    const [top, second] = rankTools(index, analyzePrompt(clause).masked);
-    const clear = top && top.score >= 0.5 * best.score && top.score >= 1.3 * (second?.score ?? 0);
-    if (clear && !calls.some((c) => c.spec === top.spec)) calls.push({ spec: top.spec, text: clause });
+  for (const clause of clauses) {
+    const clauseRanked = rankTools(index, analyzePrompt(clause).masked);
+    if (!clauseRanked[0] || clauseRanked[0].score <= MIN_CLAUSE_SHARE * best.score) continue;
+    const callable = closeTo(clauseRanked).filter((r) => fitOf(r.spec, clause) > 0);
+    if (callable.length === 1 && !calls.some((c) => c.spec === callable[0].spec)) calls.push({ spec: callable[0].spec, text: clause });
   }
   return calls.length >= 2 ? calls.slice(0, Math.min(limit, 3)) : single;
 }

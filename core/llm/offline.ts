@@ -18,8 +18,8 @@ export const OFFLINE_EMBEDDING_MODEL = 'offline-tfidf-v1';
 
 const INFO = { provider: 'offline' as const, model: OFFLINE_CHAT_MODEL, temperature: 0 };
 
-/** Words per message.delta chunk: the answer streams as it would from a model. */
-const WORDS_PER_DELTA = 4;
+/** Word pieces per message.delta chunk: the answer streams as it would from a model. */
+const WORDS_PER_DELTA = 3;
 
 /** Keys of the explicit parameters that will land in this tool's input (the filler leaves those alone). */
 function explicitKeys(spec: LlmToolSpec, opts: AgentRunOptions): Set<string> {
@@ -59,16 +59,18 @@ function noToolAnswer(tools: LlmToolSpec[]): string {
 
 function streamAnswer(text: string, opts: AgentRunOptions): void {
   if (!opts.onEvent) return;
-  const words = text.match(/\s*\S+\s*/g) ?? [];
-  for (let i = 0; i < words.length; i += WORDS_PER_DELTA) {
-    opts.onEvent({ type: 'message.delta', text: words.slice(i, i + WORDS_PER_DELTA).join('') });
+  // Words, with long ones (a JSON output) cut into pieces, as a model's tokens would be.
+  const pieces = text.match(/\s*\S{1,24}\s*/g) ?? [];
+  for (let i = 0; i < pieces.length; i += WORDS_PER_DELTA) {
+    opts.onEvent({ type: 'message.delta', text: pieces.slice(i, i + WORDS_PER_DELTA).join('') });
   }
 }
 
 async function runAgent(opts: AgentRunOptions) {
   const steps: AgentStep[] = [];
   const notes: string[] = [];
-  const plan = planCalls(opts.prompt, opts.tools, opts.maxSteps, (spec, text) => fill(spec, text, opts).missing.length === 0);
+  const fitOf = (spec: LlmToolSpec, text: string) => fillArguments(spec.inputSchema, analyzePrompt(text), explicitKeys(spec, opts)).fit;
+  const plan = planCalls(opts.prompt, opts.tools, opts.maxSteps, fitOf);
   for (const [i, call] of plan.entries()) {
     opts.signal?.throwIfAborted();
     const { input, missing } = fill(call.spec, call.text, opts);
