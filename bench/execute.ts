@@ -5,21 +5,14 @@
  * executions/s at saturation (one-shot, warm pool), the same with the pool off (cold sandboxes), reuse mode, and
  * this machine's bare `runsc` create-and-destroy rate. Prints one JSON line.
  */
-import crypto from 'node:crypto';
-import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type Config } from '../core/config.js';
-import { createLogger } from '../core/logger.js';
 import { createDb } from '../core/db.js';
-import { migrateAll } from '../core/bootstrap.js';
 import { createUserWithKey } from '../core/accounts.js';
-import { startEmbeddedPostgres } from '../core/embedded-postgres.js';
-import { startApi } from '../api/server.js';
-import { startWorkerProcess, type WorkerProcess } from '../worker/main.js';
-import { importPackage } from '../worker/import.js';
 import { prepareRootfs } from '../sandbox/bundle.js';
 import { bareRate, removeCgroupParent } from './bare-runsc.js';
+import { measureMcp } from './mcp.js';
+import { post, startBenchService, TEXT_TOOLS_DIR } from './service.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const TOOL = '/api/tools/execute/@toolshed-examples/text-tools/slugify';
@@ -63,38 +56,12 @@ async function closedLoop(base: string, clients: number, seconds: number, key?: 
 }
 
 async function main() {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-bench-exec-'));
-  await fs.chmod(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg') });
-  const admin = createDb(pg.url(), { max: 1 });
-  await admin.raw('create database bench');
-  await admin.destroy();
-  const url = pg.url('bench');
-  await migrateAll(url);
-  const logger = createLogger('warn');
-  const configFor = (env: Record<string, string>): Readonly<Config> =>
-    loadConfig({
-      DATA_DIR: dir,
-      SECRETS_KEY: crypto.randomBytes(24).toString('hex'),
-      ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
-      RATE_LIMIT_FREE_MINUTE: '1000000',
-      RATE_LIMIT_FREE_DAY: '100000000',
-      WORKER_CONCURRENCY: '8',
-      SANDBOX_POOL_SIZE: '2',
-      ...env,
-    });
-  const config = configFor({});
-  let worker: WorkerProcess = await startWorkerProcess(config, url, logger, { cron: false });
-  const api = await startApi(config, url, logger, 0);
+  const svc = await startBenchService();
+  const api = svc.api;
   const out: Record<string, unknown> = { bench: 'execute', cpus: os.availableParallelism(), tool: 'text-tools/slugify', seconds: SECONDS };
-  const swapWorker = async (env: Record<string, string>) => {
-    await worker.close();
-    worker = await startWorkerProcess(configFor(env), url, logger, { cron: false });
-  };
   try {
-    const imported = await importPackage(worker.deps, { source: `path:${path.resolve('examples/tools/text-tools')}`, official: true });
-    if (!imported.ok) throw new Error(imported.error.message);
-    const db = createDb(url, { max: 1 });
+    await post(api.url, '/api/admin/packages', { source: `path:${TEXT_TOOLS_DIR}`, official: true }, svc.config.ADMIN_TOKEN);
+    const db = createDb(svc.databaseUrl, { max: 1 });
     const { secret: key } = await createUserWithKey(db, { username: 'bench', tier: 'pro' });
     await db.destroy();
 
@@ -109,22 +76,27 @@ async function main() {
     const saturation = await closedLoop(api.url, 16, SECONDS);
     Object.assign(out, { saturation_per_s: round(saturation.perSecond), saturation_failed: saturation.failed, saturation_p50_ms: pct(saturation.latencies, 50) });
 
-    await swapWorker({ SANDBOX_POOL_SIZE: '0' });
+    // MCP tools/call next to execute (25), spaced: what the MCP path adds.
+    const mcp = await measureMcp(api, svc.config.ADMIN_TOKEN!, 40);
+    Object.assign(out, { mcp_call_p50_ms: mcp.mcp_call_p50_ms, mcp_execute_p50_ms: mcp.execute_p50_ms, mcp_overhead_p50_ms: mcp.mcp_overhead_p50_ms });
+
+    await svc.swapWorker({ SANDBOX_POOL_SIZE: '0' });
     const coldSpaced = await closedLoop(api.url, 1, SECONDS, undefined, 200);
     const cold = await closedLoop(api.url, 16, SECONDS);
     Object.assign(out, { cold_spaced_p50_ms: pct(coldSpaced.latencies, 50), cold_saturation_per_s: round(cold.perSecond), cold_failed: cold.failed + coldSpaced.failed });
 
-    await swapWorker({ SANDBOX_REUSE: 'caller-package', SANDBOX_POOL_SIZE: '2' });
+    await svc.swapWorker({ SANDBOX_REUSE: 'caller-package', SANDBOX_POOL_SIZE: '2' });
     await closedLoop(api.url, 1, 2, key);
     const reuse = await closedLoop(api.url, 10, SECONDS, key);
     Object.assign(out, { reuse_c10_per_s: round(reuse.perSecond), reuse_c10_p50_ms: pct(reuse.latencies, 50), reuse_failed: reuse.failed });
-    await worker.close();
+    await svc.worker.close();
 
     // The physical limit: bare sandboxes created and destroyed, 2 at a time (one per core).
-    const rootfs = prepareRootfs(path.join(dir, 'bare'), process.execPath);
-    await bareRate(path.join(dir, 'bare'), rootfs, 2, 4);
-    const bare = await bareRate(path.join(dir, 'bare'), rootfs, 2, 24);
-    const bareNode = await bareRate(path.join(dir, 'bare'), rootfs, 2, 24, ['/usr/bin/node', '-e', '0']);
+    const bareDir = path.join(svc.dir, 'bare');
+    const rootfs = prepareRootfs(bareDir, process.execPath);
+    await bareRate(bareDir, rootfs, 2, 4);
+    const bare = await bareRate(bareDir, rootfs, 2, 24);
+    const bareNode = await bareRate(bareDir, rootfs, 2, 24, ['/usr/bin/node', '-e', '0']);
     Object.assign(out, {
       bare_runsc_per_s: round(bare),
       bare_runsc_node_per_s: round(bareNode),
@@ -132,11 +104,8 @@ async function main() {
       one_shot_vs_bare_node_sandbox: round((out.saturation_per_s as number) / bareNode),
     });
   } finally {
-    await api.close();
-    await worker.close().catch(() => undefined);
-    await pg.stop();
+    await svc.close();
     removeCgroupParent();
-    await fs.rm(dir, { recursive: true, force: true });
   }
   console.log(JSON.stringify(out));
 }

@@ -5,19 +5,10 @@
  * through MCP `tools/call` from the SDK's real Client, sequentially, alternating, 150 ms apart (so that the sandbox
  * pool has refilled), after a warm-up. Prints one JSON line.
  */
-import crypto from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { loadConfig } from '../core/config.js';
-import { createDb } from '../core/db.js';
-import { createLogger } from '../core/logger.js';
-import { migrateAll } from '../core/bootstrap.js';
-import { startEmbeddedPostgres } from '../core/embedded-postgres.js';
-import { startWorkerProcess } from '../worker/main.js';
-import { startApi } from '../api/server.js';
+import type { ApiHandle } from '../api/server.js';
+import { post, startBenchService, TEXT_TOOLS_DIR } from './service.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 100);
 const WARMUP = 10;
@@ -41,68 +32,38 @@ async function timed(fn: () => Promise<string>): Promise<Sample> {
 
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 
-async function main() {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-bench-mcp-'));
-  await fs.chmod(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg') });
-  const admin = createDb(pg.url(), { max: 1 });
-  await admin.raw('create database bench');
-  await admin.destroy();
-  const url = pg.url('bench');
-  await migrateAll(url);
-  const config = loadConfig({
-    DATA_DIR: dir,
-    ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
-    SECRETS_KEY: crypto.randomBytes(32).toString('hex'),
-    SANDBOX: 'gvisor',
-    SANDBOX_POOL_SIZE: '2',
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_ENTERPRISE_MINUTE: '1000000000',
-    RATE_LIMIT_ENTERPRISE_DAY: '1000000000',
-  });
-  const logger = createLogger(config.LOG_LEVEL);
-  const worker = await startWorkerProcess(config, url, logger, { cron: false });
-  const api = await startApi(config, url, logger, 0);
-  let client: Client | undefined;
+/**
+ * Calls slugify `calls` times through execute (25) and through MCP tools/call, alternating, spaced so the pool
+ * refills; returns the figures. The caller has imported text-tools; a collection and a user are made here.
+ */
+export async function measureMcp(api: ApiHandle, adminToken: string, calls = CALLS) {
+  const user = await post(api.url, '/api/admin/users', { username: `bench_${Date.now()}`, tier: 'enterprise' }, adminToken);
+  const key: string = user.data.apiKey.key;
+  const username: string = user.data.user.username;
+  const collection = await post(api.url, '/api/collections', { name: 'Bench tools', uid: `bench-tools-${Date.now()}` }, key);
+  const uid: string = collection.data.uid;
+  await post(api.url, `/api/collections/${uid}/tools`, { toolId: TOOL }, key);
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${api.url}/api/mcp/${username}/${uid}/http`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
   try {
-    const post = async (p: string, body: unknown, token: string) => {
-      const res = await fetch(api.url + p, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const json = await res.json();
-      if (res.status >= 300) throw new Error(`${p}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
-    const examples = path.resolve(new URL('../examples/tools/text-tools', import.meta.url).pathname);
-    await post('/api/admin/packages', { source: `path:${examples}` }, config.ADMIN_TOKEN!);
-    const user = await post('/api/admin/users', { username: 'bench', tier: 'enterprise' }, config.ADMIN_TOKEN!);
-    const key: string = user.data.apiKey.key;
-    await post('/api/collections', { name: 'Bench tools', uid: 'bench-tools' }, key);
-    await post('/api/collections/bench-tools/tools', { toolId: TOOL }, key);
-
-    client = new Client({ name: 'bench', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${api.url}/api/mcp/bench/bench-tools/http`), {
-        requestInit: { headers: { authorization: `Bearer ${key}` } },
-      }),
-    );
     const params = { text: 'Benchmarking the MCP endpoint' };
     const viaExecute = async () => {
-      const res = await post(`/api/tools/execute/${TOOL}`, { params }, key);
+      const res = await post(api.url, `/api/tools/execute/${TOOL}`, { params }, key);
       if (!res.success) throw new Error(JSON.stringify(res));
       return res.executionId as string;
     };
     const viaMcp = async () => {
-      const res = await client!.callTool({ name: 'slugify', arguments: params });
+      const res = await client.callTool({ name: 'slugify', arguments: params });
       if (res.isError) throw new Error(JSON.stringify(res));
       return res._meta?.['toolshed/executionId'] as string;
     };
-
     const execute: Sample[] = [];
     const mcp: Sample[] = [];
-    for (let i = 0; i < WARMUP + CALLS; i++) {
+    for (let i = 0; i < WARMUP + calls; i++) {
       const e = await timed(viaExecute);
       await sleep(SPACING_MS);
       const m = await timed(viaMcp);
@@ -124,28 +85,31 @@ async function main() {
     const outside = (samples: Sample[]) => sorted(samples.map((s) => s.ms - lifetimes.get(s.executionId)!));
     const [e, m] = [sorted(execute.map((s) => s.ms)), sorted(mcp.map((s) => s.ms))];
     const [eOut, mOut] = [outside(execute), outside(mcp)];
-    console.log(
-      JSON.stringify({
-        bench: 'mcp',
-        execute_p50_ms: round(percentile(e, 50)),
-        execute_p99_ms: round(percentile(e, 99)),
-        mcp_call_p50_ms: round(percentile(m, 50)),
-        mcp_call_p99_ms: round(percentile(m, 99)),
-        mcp_overhead_p50_ms: round(percentile(mOut, 50) - percentile(eOut, 50)),
-        execute_outside_execution_p50_ms: round(percentile(eOut, 50)),
-        mcp_outside_execution_p50_ms: round(percentile(mOut, 50)),
-      }),
-    );
+    return {
+      execute_p50_ms: round(percentile(e, 50)),
+      execute_p99_ms: round(percentile(e, 99)),
+      mcp_call_p50_ms: round(percentile(m, 50)),
+      mcp_call_p99_ms: round(percentile(m, 99)),
+      mcp_overhead_p50_ms: round(percentile(mOut, 50) - percentile(eOut, 50)),
+      execute_outside_execution_p50_ms: round(percentile(eOut, 50)),
+      mcp_outside_execution_p50_ms: round(percentile(mOut, 50)),
+    };
   } finally {
-    await client?.close().catch(() => undefined);
-    await api.close();
-    await worker.close();
-    await pg.stop();
-    await fs.rm(dir, { recursive: true, force: true });
+    await client.close().catch(() => undefined);
   }
 }
 
-main().then(
+async function main() {
+  const svc = await startBenchService();
+  try {
+    await post(svc.api.url, '/api/admin/packages', { source: `path:${TEXT_TOOLS_DIR}` }, svc.config.ADMIN_TOKEN);
+    console.log(JSON.stringify({ bench: 'mcp', ...(await measureMcp(svc.api, svc.config.ADMIN_TOKEN!)) }));
+  } finally {
+    await svc.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) main().then(
   () => process.exit(0),
   (err) => {
     console.error(err);
