@@ -5,6 +5,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppDeps } from './deps.js';
 import { errorMiddleware } from './middleware/errors.js';
+import { scenarioErrorShape } from './middleware/error-shape.js';
 import { requestId } from './middleware/request-id.js';
 import { authMiddleware } from './middleware/auth.js';
 import { rateLimitMiddleware } from './middleware/rate-limit.js';
@@ -17,11 +18,19 @@ import { reviewRoutes } from './routes/reviews.js';
 import { executionRoutes } from './routes/executions.js';
 import { collectionRoutes } from './routes/collections.js';
 import { mcpRoutes } from './mcp.js';
+import { scenarioRoutes } from './routes/scenarios.js';
+import { collectionScenarioRoutes } from './routes/collection-scenarios.js';
+import { scenarioRunRoutes } from './routes/scenario-runs.js';
+import { scenarioBatchRoutes } from './routes/scenario-batches.js';
+import { agentRoutes } from './routes/agents.js';
 
 export type RouteModule = (router: Router, deps: AppDeps) => void;
 
 /** Route modules in mount order; later issues add theirs here. */
-const ROUTES: RouteModule[] = [healthRoutes, adminRoutes, keyRoutes, executionRoutes, toolRoutes, reviewRoutes, toolDetailRoutes, collectionRoutes, mcpRoutes];
+const ROUTES: RouteModule[] = [
+  healthRoutes, adminRoutes, keyRoutes, executionRoutes, toolRoutes, reviewRoutes, toolDetailRoutes, collectionRoutes, mcpRoutes,
+  scenarioRoutes, collectionScenarioRoutes, scenarioRunRoutes, scenarioBatchRoutes, agentRoutes,
+];
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
@@ -29,6 +38,7 @@ export function createApp(deps: AppDeps): Koa {
   for (const mount of ROUTES) mount(router, deps);
   app.use(requestId(deps.logger));
   app.use(errorMiddleware(deps.logger));
+  app.use(scenarioErrorShape());
   app.use(authMiddleware(deps));
   app.use(rateLimitMiddleware(deps.rateLimiter));
   app.use(jsonBody());

@@ -7,6 +7,7 @@ import type { SearchEngine } from '../core/search/engine.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 import type { CallerCache } from '../core/caller-cache.js';
 import type { ToolCache } from '../core/tool-cache.js';
+import type { LlmProvider } from '../core/llm/provider.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -17,4 +18,5 @@ export interface AppDeps {
   rateLimiter: RateLimiter;
   callers: CallerCache;
   tools: ToolCache;
+  llm: LlmProvider;
 }

@@ -14,6 +14,7 @@ import { startSearchSync, type SearchSync } from '../core/search/sync.js';
 import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
 import { createCallerCache } from '../core/caller-cache.js';
 import { createToolCache } from '../core/tool-cache.js';
+import { createLlmProvider } from '../core/llm/index.js';
 
 export interface ApiHandle {
   server: http.Server;
@@ -32,7 +33,7 @@ export async function startApi(config: Readonly<Config>, databaseUrl: string, lo
   const rateLimiter = createRateLimiter(config, databaseUrl);
   const callers = await createCallerCache(db, notifier);
   const tools = await createToolCache(db, notifier);
-  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools };
+  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools, llm: createLlmProvider(config) };
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;

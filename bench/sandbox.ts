@@ -3,8 +3,9 @@
  * parallel) and of `node -e 0`, the boot time of a pooled sandbox (create → guest ready), warm-pool execution latency
  * for a trivial tool with spaced requests, one-shot saturation with the pool (executions/s with many in flight,
  * against the bare rate), sandbox CPU per execution and of an idle pool (cpuacct of a cgroup parent of our own),
- * cold executions (pool 0), and reuse mode. Prints one JSON line.
- *   npx tsx bench/sandbox.ts [--pool=2] [--spaced=30] [--saturation=40] [--concurrency=4]
+ * cold executions (pool 0), and reuse mode (sequential latency; executions/s and sandbox CPU per execution with
+ * several clients on one key). Prints one JSON line, with the load average at start and end.
+ *   npx tsx bench/sandbox.ts [--pool=2] [--spaced=30] [--saturation=40] [--concurrency=4] [--reuse-concurrency=8]
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,6 +22,8 @@ const POOL = num('pool', 2);
 const SPACED = num('spaced', 30);
 const SATURATION = num('saturation', 40);
 const CONCURRENCY = num('concurrency', 4);
+const CONCURRENCY_REUSE = num('reuse-concurrency', 8);
+const REUSE_TOTAL = num('reuse-total', 400);
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -53,7 +56,7 @@ async function main(): Promise<void> {
   const cache = trivialCache();
   const req = (reuseKey?: string): ExecuteRequest => ({ pkg: cache.pkg, exportName: 'upper', params: { text: 'hi' }, env: { K: 'v' }, timeoutMs: 10_000, reuseKey });
   const base = { network: 'none' as const, packageCacheDir: cache.dir, stateDir, cgroupParent: CGROUP_PARENT };
-  const out: Record<string, unknown> = { cpus: os.availableParallelism(), pool_size: POOL, platform: 'ptrace' };
+  const out: Record<string, unknown> = { cpus: os.availableParallelism(), pool_size: POOL, platform: 'ptrace', load_start: os.loadavg()[0] };
   try {
     const rootfs = prepareRootfs(stateDir, process.execPath);
     await bareRate(stateDir, rootfs, 1, 3); // warm caches
@@ -64,10 +67,12 @@ async function main(): Promise<void> {
     out.bare_node_sandbox_cpu_s = round((sandboxCpuSeconds() - cpu) / 16, 3);
 
     const boots: number[] = [];
+    const runsc = { binary: '/usr/bin/runsc', root: path.join(stateDir, 'boot-runsc'), network: 'none' as const, platform: 'ptrace' };
     const settings = {
-      runsc: { binary: '/usr/bin/runsc', root: path.join(stateDir, 'boot-runsc'), network: 'none' as const, platform: 'ptrace' },
+      runsc,
       bundlesDir: path.join(stateDir, 'boot-bundles'),
-      ...{ rootfs, pkgCacheDir: cache.dir, memoryMb: 256, pidsLimit: 64, tmpSizeMb: 16, cgroupParent: CGROUP_PARENT },
+      rootfs: prepareRootfs(stateDir, process.execPath, { runsc, memoryMb: 256, cgroupParent: CGROUP_PARENT }),
+      ...{ pkgCacheDir: cache.dir, memoryMb: 256, pidsLimit: 64, tmpSizeMb: 16, cgroupParent: CGROUP_PARENT, snapshot: true },
     };
     fs.mkdirSync(settings.bundlesDir, { recursive: true });
     for (let i = 0; i < 5; i++) {
@@ -106,7 +111,7 @@ async function main(): Promise<void> {
     out.cold_p50_ms = pct(colds, 50);
     await cold.close();
 
-    const reuse = createGvisorRunner({ ...base, poolSize: 1, reuse: { maxExecutions: 1000, maxAgeMs: 600_000 } });
+    const reuse = createGvisorRunner({ ...base, poolSize: 2, reuse: { maxExecutions: 1000, maxAgeMs: 600_000 } });
     await reuse.pool.whenFull(30_000);
     await timedExecute(reuse, req('bench-key'));
     const reused: number[] = [];
@@ -115,12 +120,18 @@ async function main(): Promise<void> {
       reused.push(await timedExecute(reuse, req('bench-key')));
     }
     out.reuse_warm_p50_ms = pct(reused, 50);
+    await inParallel(40, CONCURRENCY_REUSE, async () => void (await timedExecute(reuse, req('bench-key')))); // bind its sandboxes
+    cpu = sandboxCpuSeconds();
+    const reuseSeconds = await inParallel(REUSE_TOTAL, CONCURRENCY_REUSE, async () => void (await timedExecute(reuse, req('bench-key'))));
+    out[`reuse_c${CONCURRENCY_REUSE}_per_s`] = round(REUSE_TOTAL / reuseSeconds);
+    out.reuse_sandbox_cpu_ms = round(((sandboxCpuSeconds() - cpu) / REUSE_TOTAL) * 1000, 1);
     await reuse.close();
   } finally {
     removeCgroupParent();
     fs.rmSync(cache.dir, { recursive: true, force: true });
     fs.rmSync(stateDir, { recursive: true, force: true });
   }
+  out.load_end = os.loadavg()[0];
   console.log(JSON.stringify(out));
 }
 

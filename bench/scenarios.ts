@@ -1,24 +1,16 @@
 /**
- * `npm run bench:scenarios` (tsx bench/scenarios.ts): batch evaluation throughput with the offline provider. One
- * service in-process as `npm start` runs it (embedded Postgres, migrations, Graphile Worker with its default
- * concurrency, gVisor sandboxes with a warm pool, the API on a loopback port); a collection of the text-tools, 50
- * scenarios generated for it (offline generator, similarity check skipped), then one run-all, followed on its SSE
+ * `npm run bench:scenarios` (tsx bench/scenarios.ts): batch evaluation throughput with the offline provider. The bench
+ * service (bench/service.ts: embedded Postgres, Graphile Worker at the default concurrency of 4, gVisor sandboxes with
+ * a warm pool of 2, the API); a collection of the text-tools, 50 scenarios for it (generated offline with the
+ * similarity check skipped, topped up with written ones), then one run-all, followed on its SSE
  * stream until `done`. Prints one JSON line: runs per minute (50 / wall time from the run-all request to `done`),
  * p50/p99 run time (started → completed, from the run rows) and p50 queued → completed.
  */
-import crypto from 'node:crypto';
-import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../core/config.js';
 import { createDb } from '../core/db.js';
-import { createLogger } from '../core/logger.js';
-import { migrateAll } from '../core/bootstrap.js';
 import { createUserWithKey } from '../core/accounts.js';
-import { startEmbeddedPostgres } from '../core/embedded-postgres.js';
-import { startWorkerProcess } from '../worker/main.js';
-import { startApi } from '../api/server.js';
 import { importPackage } from '../worker/import.js';
+import { startBenchService, TEXT_TOOLS_DIR } from './service.js';
 
 const SCENARIOS = Number(process.env.BENCH_SCENARIOS ?? 50);
 const WRITTEN = [
@@ -32,28 +24,12 @@ const pct = (xs: number[], p: number) => {
 };
 
 async function main() {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-bench-scenarios-'));
-  await fs.chmod(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg') });
-  const admin = createDb(pg.url(), { max: 1 });
-  await admin.raw('create database bench');
-  await admin.destroy();
-  const url = pg.url('bench');
-  await migrateAll(url);
-  const logger = createLogger('warn');
-  const config = loadConfig({
-    DATA_DIR: dir,
-    SECRETS_KEY: crypto.randomBytes(24).toString('hex'),
-    ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
-    RATE_LIMIT_PRO_MINUTE: '1000000',
-    RATE_LIMIT_PRO_DAY: '100000000',
-    ...(process.env.WORKER_CONCURRENCY ? { WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY } : {}),
-  });
-  const worker = await startWorkerProcess(config, url, logger, { cron: false });
-  const api = await startApi(config, url, logger, 0);
-  const db = createDb(url, { max: 2 });
+  // The default WORKER_CONCURRENCY (4), not the benches' usual 8: what a default deployment does.
+  const svc = await startBenchService({ WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY ?? '4', RATE_LIMIT_PRO_MINUTE: '1000000', RATE_LIMIT_PRO_DAY: '100000000' });
+  const { api, worker, config } = svc;
+  const db = createDb(svc.databaseUrl, { max: 2 });
   try {
-    const imported = await importPackage(worker.deps, { source: `path:${path.resolve('examples/tools/text-tools')}`, official: true });
+    const imported = await importPackage(worker.deps, { source: `path:${TEXT_TOOLS_DIR}`, official: true });
     if (!imported.ok) throw new Error(imported.error.message);
     const { secret: key } = await createUserWithKey(db, { username: 'bench', tier: 'pro' });
     const call = async (method: string, p: string, body?: unknown) => {
@@ -112,10 +88,7 @@ async function main() {
     );
   } finally {
     await db.destroy();
-    await api.close();
-    await worker.close();
-    await pg.stop();
-    await fs.rm(dir, { recursive: true, force: true });
+    await svc.close();
   }
 }
 

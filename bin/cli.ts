@@ -58,7 +58,8 @@ async function main(argv: string[]): Promise<number> {
     const { importPackage } = await import('../worker/import.js');
     const sandbox = await createSandboxRunner(config, logger);
     try {
-      const result = await importPackage({ config, db, logger, sandbox }, { source: arg!, official: values.official ?? false });
+      const llm = (await import('../core/llm/index.js')).createLlmProvider(config);
+      const result = await importPackage({ config, db, logger, sandbox, llm }, { source: arg!, official: values.official ?? false });
       if (!result.ok) {
         console.error(`import failed: ${result.error.message}`);
         return 1;

@@ -1,18 +1,20 @@
 /**
  * OCI bundles for gVisor sandboxes. The root filesystem is built once per runner (content-addressed under the state
  * dir) and holds only the Node runtime — the node binary, the shared libraries `ldd` lists, the dynamic loader — and
- * the guest. Each sandbox gets its own bundle dir with a config.json that mounts the package cache (or one package)
- * read-only, a small tmpfs at /tmp, runs as nobody with no capabilities, and carries memory and pids limits.
+ * the guest, with its startup snapshot (snapshot.ts). Each sandbox gets its own bundle dir with a config.json that
+ * mounts the package cache (or one package) read-only, a small tmpfs at /tmp, runs as nobody with no capabilities,
+ * and carries memory and pids limits.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildGuestSnapshot, type SnapshotOptions } from './snapshot.js';
 
 export const GUEST_SOURCE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'guest');
 /** Where things appear inside the sandbox. */
-export const IN_SANDBOX = { node: '/usr/bin/node', guest: '/guest/guest.mjs', pkgs: '/pkgs', pkg: '/pkg', tmp: '/tmp' };
+export const IN_SANDBOX = { node: '/usr/bin/node', guest: '/guest/main.cjs', snapshot: '/guest/snapshot.blob', pkgs: '/pkgs', pkg: '/pkg', tmp: '/tmp' };
 export const SANDBOX_UID = 65534;
 
 /** Host paths of the shared libraries and the loader a binary needs. */
@@ -35,10 +37,11 @@ function copyInto(rootfs: string, hostPath: string, inside: string): void {
 }
 
 /**
- * Builds (or reuses) the read-only root filesystem: node, its libraries and the guest. Named by a hash of its
- * inputs, so a new node binary or guest version gets a new rootfs and running sandboxes keep theirs.
+ * Builds (or reuses) the read-only root filesystem: node, its libraries and the guest, and with `snapshot` the
+ * guest's startup snapshot for that memory size. Named by a hash of its inputs, so a new node binary or guest
+ * version gets a new rootfs and running sandboxes keep theirs.
  */
-export function prepareRootfs(stateDir: string, nodeBinary: string): string {
+export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: SnapshotOptions): string {
   const libs = sharedLibraries(nodeBinary);
   const guestFiles = (fs.readdirSync(GUEST_SOURCE_DIR, { recursive: true }) as string[])
     .filter((f) => fs.statSync(path.join(GUEST_SOURCE_DIR, f)).isFile())
@@ -49,6 +52,7 @@ export function prepareRootfs(stateDir: string, nodeBinary: string): string {
     hash.update(`${file}:${st.size}:${st.mtimeMs}\n`);
   }
   for (const file of guestFiles) hash.update(`${file}\n`).update(fs.readFileSync(path.join(GUEST_SOURCE_DIR, file)));
+  if (snapshot) hash.update(`snapshot:${[...GUEST_NODE_FLAGS, ...v8Flags(snapshot.memoryMb)].join(' ')}\n`);
   const rootfs = path.join(stateDir, `rootfs-${hash.digest('hex').slice(0, 12)}`);
   // The completion marker sits beside the rootfs, not in it: the sandbox sees nothing but the runtime and the guest.
   if (fs.existsSync(`${rootfs}.complete`)) return rootfs;
@@ -64,6 +68,7 @@ export function prepareRootfs(stateDir: string, nodeBinary: string): string {
     fs.copyFileSync(path.join(GUEST_SOURCE_DIR, file), target);
     fs.chmodSync(target, 0o644);
   }
+  if (snapshot) buildGuestSnapshot(building, snapshot);
   try {
     fs.renameSync(building, rootfs);
   } catch {
@@ -80,6 +85,10 @@ export interface SpecOptions {
   pkgCacheDir?: string;
   /** One package dir, mounted read-only at /pkg (packages outside the cache). */
   pkgDir?: string;
+  /** Start the guest from the rootfs's startup snapshot (built for this memoryMb). */
+  snapshot?: boolean;
+  /** Extra guest arguments (e.g. `--warm=none`). */
+  guestArgs?: string[];
   memoryMb: number;
   pidsLimit: number;
   tmpSizeMb: number;
@@ -87,8 +96,20 @@ export interface SpecOptions {
   cgroupsPath: string;
 }
 
+/** Node flags of the guest: it loads tool packages with vm modules (guest/modules.cjs). */
+export const GUEST_NODE_FLAGS = ['--experimental-vm-modules', '--disable-warning=ExperimentalWarning'];
+
 /** V8 heap limit: leave room for Node's own non-heap memory and buffers inside the memory limit. */
 export const heapLimitMb = (memoryMb: number): number => Math.max(32, Math.floor(memoryMb * 0.6));
+
+/** The guest's V8 flags; a startup snapshot only loads under the flags it was built with. */
+export const v8Flags = (memoryMb: number): string[] => [`--max-old-space-size=${heapLimitMb(memoryMb)}`];
+
+/** The guest's command line: from the startup snapshot, or from its main file. */
+export function guestCommand(o: { memoryMb: number; snapshot?: boolean; guestArgs?: string[] }): string[] {
+  const start = o.snapshot ? ['--snapshot-blob', IN_SANDBOX.snapshot, '--'] : [IN_SANDBOX.guest];
+  return [IN_SANDBOX.node, ...GUEST_NODE_FLAGS, ...v8Flags(o.memoryMb), ...start, '--serve', ...(o.guestArgs ?? [])];
+}
 
 const bind = (source: string, destination: string) => ({
   destination,
@@ -97,7 +118,7 @@ const bind = (source: string, destination: string) => ({
   options: ['rbind', 'ro', 'nosuid', 'nodev'],
 });
 
-/** The OCI runtime spec of one sandbox. The guest waits on stdin for its request (see guest/guest.mjs). */
+/** The OCI runtime spec of one sandbox. The guest waits on stdin for its request (see guest/main.cjs). */
 export function buildSpec(o: SpecOptions): Record<string, unknown> {
   const mounts: Record<string, unknown>[] = [
     { destination: '/proc', type: 'proc', source: 'proc' },
@@ -111,7 +132,7 @@ export function buildSpec(o: SpecOptions): Record<string, unknown> {
     process: {
       terminal: false,
       user: { uid: SANDBOX_UID, gid: SANDBOX_UID, additionalGids: [] },
-      args: [IN_SANDBOX.node, `--max-old-space-size=${heapLimitMb(o.memoryMb)}`, IN_SANDBOX.guest, '--serve'],
+      args: guestCommand(o),
       env: [],
       cwd: IN_SANDBOX.tmp,
       capabilities: { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] },

@@ -1,5 +1,5 @@
 /**
- * The host side of the guest protocol (see guest/guest.mjs), shared by both runners: watches a guest's stdout for the
+ * The host side of the guest protocol (see guest/main.cjs), shared by both runners: watches a guest's stdout for the
  * ready marker and the one result line, caps what it reads, keeps a short stderr tail for diagnosing crashes, and
  * maps what happened to the closed outcome unions of types.ts. Nothing here knows how the guest was started.
  */
@@ -20,6 +20,8 @@ export interface GuestResult {
   missing?: string[];
   code?: string;
   error?: string;
+  /** Reuse mode: the execution left something the guest could not clean up; the sandbox must not serve again. */
+  retire?: boolean;
 }
 
 /** How one request ended, as seen from outside. */

@@ -34,6 +34,10 @@ export interface GvisorRunnerOptions {
   debugLogDir?: string;
   /** Parent cgroup of the sandboxes' cgroups, relative to this process's own (default `toolshed`). */
   cgroupParent?: string;
+  /** Start guests from a startup snapshot built once per rootfs (default true; false is for comparisons). */
+  snapshot?: boolean;
+  /** What a pooled guest runs before it reports ready (guest/warm.cjs; default `light`). */
+  warmUp?: 'none' | 'light' | 'full';
   onBootError?: (err: Error) => void;
 }
 
@@ -65,15 +69,20 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     platform: opts.platform ?? 'ptrace',
     debugLogDir: opts.debugLogDir,
   };
+  const memoryMb = opts.memoryMb ?? 256;
+  const cgroupParent = opts.cgroupParent ?? 'toolshed';
+  const rootfs = prepareRootfs(stateDir, opts.nodeBinary ?? process.execPath, opts.snapshot === false ? undefined : { runsc, memoryMb, cgroupParent });
   const settings: SandboxSettings = {
     runsc,
     bundlesDir,
-    rootfs: prepareRootfs(stateDir, opts.nodeBinary ?? process.execPath),
+    rootfs,
     pkgCacheDir: cacheDir,
-    memoryMb: opts.memoryMb ?? 256,
+    memoryMb,
     pidsLimit: opts.pidsLimit ?? 64,
     tmpSizeMb: opts.tmpSizeMb ?? 64,
-    cgroupParent: opts.cgroupParent ?? 'toolshed',
+    cgroupParent,
+    snapshot: fs.existsSync(path.join(rootfs, IN_SANDBOX.snapshot)),
+    guestArgs: opts.warmUp ? [`--warm=${opts.warmUp}`] : undefined,
   };
   const live = new Set<GvisorSandbox>();
   const onDestroyed = (s: GvisorSandbox) => live.delete(s);

@@ -22,6 +22,10 @@ export interface SandboxSettings {
   tmpSizeMb: number;
   /** Parent cgroup (relative to ours) of every sandbox's cgroup. */
   cgroupParent: string;
+  /** Whether the rootfs holds a startup snapshot of the guest for `memoryMb`. */
+  snapshot?: boolean;
+  /** Extra guest arguments (e.g. `--warm=none`). */
+  guestArgs?: string[];
 }
 
 export type RunResult =
@@ -60,6 +64,8 @@ export class GvisorSandbox {
       tmpSizeMb: settings.tmpSizeMb,
       hostname: 'sandbox',
       cgroupsPath: `${settings.cgroupParent}/${this.id}`,
+      snapshot: settings.snapshot,
+      guestArgs: settings.guestArgs,
     });
     writeBundle(this.bundleDir, spec);
     this.child = spawnRun(settings.runsc, this.id, this.bundleDir);

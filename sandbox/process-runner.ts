@@ -1,5 +1,5 @@
 /**
- * SandboxRunner for machines without gVisor: each operation is `node guest.mjs` in a child process with an empty
+ * SandboxRunner for machines without gVisor: each operation is `node guest/main.cjs` in a child process with an empty
  * environment (only the execution's env), a fresh temp dir as cwd, a V8 heap limit, a wall-time limit (the whole
  * process group is killed) and an output cap. This is NOT isolation: the tool can read the host's files and network.
  */
@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { GUEST_SOURCE_DIR, heapLimitMb } from './bundle.js';
+import { GUEST_NODE_FLAGS, GUEST_SOURCE_DIR, v8Flags } from './bundle.js';
 import { openGuestChannel, toDescribeOutcome, toExecuteOutcome, type ChannelEnd } from './guest-channel.js';
 import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
 
@@ -42,7 +42,7 @@ export function createProcessRunner(opts: ProcessRunnerOptions = {}): SandboxRun
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const cwd = await fs.mkdtemp(path.join(tmpRoot, 'toolshed-exec-'));
-    const child = spawn(nodeBinary, [`--max-old-space-size=${heapLimitMb(memoryMb)}`, path.join(GUEST_SOURCE_DIR, 'guest.mjs')], {
+    const child = spawn(nodeBinary, [...GUEST_NODE_FLAGS, ...v8Flags(memoryMb), path.join(GUEST_SOURCE_DIR, 'main.cjs')], {
       cwd,
       env: { ...env },
       detached: true,

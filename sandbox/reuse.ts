@@ -1,8 +1,9 @@
 /**
  * Opt-in reuse mode: a sandbox taken from the warm pool is bound to one reuse key (API key + package version) and
- * serves that key only, one execution at a time, each in a fresh worker thread (a new V8 isolate with its own module
- * graph and process.env) with /tmp wiped and stray processes killed in between (see guest/reuse.mjs). It is retired
- * after `maxExecutions` or `maxAgeMs`, and destroyed after any timeout, crash, out-of-memory or oversized output.
+ * serves that key only, one execution at a time, each in a fresh V8 context with /tmp wiped and stray processes
+ * killed in between (see guest/reuse.cjs). A key may hold a few sandboxes at once, so that concurrent executions of
+ * one caller are not serialised onto one. A sandbox is retired after `maxExecutions` or `maxAgeMs`, and destroyed
+ * after any timeout, crash, out-of-memory, oversized output, or an execution the guest could not clean up after.
  */
 import type { GvisorSandbox, RunResult } from './gvisor-sandbox.js';
 import type { WarmPool } from './pool.js';
@@ -10,77 +11,131 @@ import type { WarmPool } from './pool.js';
 export interface ReuseOptions {
   maxExecutions: number;
   maxAgeMs: number;
+  /** Sandboxes one key may hold at once (busy or idle); further executions of the key wait for one. Default 4. */
+  maxSandboxesPerKey?: number;
 }
 
 export interface ReuseSlots {
   run(key: string, request: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<RunResult | Error>;
   /** Number of idle bound sandboxes per key (for tests). */
   idle(key: string): number;
+  /** Number of sandboxes bound to a key, busy or idle (for tests). */
+  held(key: string): number;
   close(): Promise<void>;
 }
 
+interface KeyState {
+  idle: GvisorSandbox[];
+  /** Sandboxes of this key running an execution, or being acquired for one. */
+  busy: number;
+  /** Executions waiting for a sandbox of this key: given one, or undefined when a slot opened. */
+  waiters: Array<(sandbox: GvisorSandbox | undefined) => void>;
+}
+
 export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
-  const idle = new Map<string, GvisorSandbox[]>();
+  const cap = Math.max(1, o.maxSandboxesPerKey ?? 4);
+  const keys = new Map<string, KeyState>();
   const expiry = new Map<GvisorSandbox, NodeJS.Timeout>();
   let closed = false;
 
   const usable = (s: GvisorSandbox) => s.alive && s.executions < o.maxExecutions && Date.now() - s.createdAt < o.maxAgeMs;
+  const stateOf = (key: string): KeyState => {
+    let state = keys.get(key);
+    if (!state) keys.set(key, (state = { idle: [], busy: 0, waiters: [] }));
+    return state;
+  };
+  const forget = (key: string, state: KeyState) => {
+    if (state.idle.length === 0 && state.busy === 0 && state.waiters.length === 0) keys.delete(key);
+  };
 
-  function retire(key: string, sandbox: GvisorSandbox): void {
+  function unpark(sandbox: GvisorSandbox): void {
     clearTimeout(expiry.get(sandbox));
     expiry.delete(sandbox);
-    const list = idle.get(key);
-    const at = list?.indexOf(sandbox) ?? -1;
-    if (list && at !== -1) list.splice(at, 1);
-    if (list?.length === 0) idle.delete(key);
-    void sandbox.destroy(2000);
   }
 
-  function park(key: string, sandbox: GvisorSandbox): void {
-    if (closed || !usable(sandbox)) return retire(key, sandbox);
-    const list = idle.get(key) ?? [];
-    list.push(sandbox);
-    idle.set(key, list);
+  /** A busy sandbox goes away: its slot is free for the next waiter (which acquires a new sandbox). */
+  function retire(key: string, state: KeyState, sandbox: GvisorSandbox): void {
+    state.busy -= 1;
+    void sandbox.destroy(2000);
+    const waiter = state.waiters.shift();
+    if (waiter) waiter(undefined);
+    forget(key, state);
+  }
+
+  function expire(key: string, sandbox: GvisorSandbox): void {
+    const state = keys.get(key);
+    unpark(sandbox);
+    const at = state?.idle.indexOf(sandbox) ?? -1;
+    if (state && at !== -1) state.idle.splice(at, 1);
+    void sandbox.destroy(2000);
+    if (state) forget(key, state);
+  }
+
+  /** A busy sandbox is done with an execution: to the next waiter of its key, or idle until its age limit. */
+  function release(key: string, state: KeyState, sandbox: GvisorSandbox): void {
+    if (closed || !usable(sandbox)) return retire(key, state, sandbox);
+    const waiter = state.waiters.shift();
+    if (waiter) return waiter(sandbox);
+    state.busy -= 1;
+    state.idle.push(sandbox);
     const left = Math.max(0, o.maxAgeMs - (Date.now() - sandbox.createdAt));
-    const timer = setTimeout(() => retire(key, sandbox), left);
+    const timer = setTimeout(() => expire(key, sandbox), left);
     timer.unref();
     expiry.set(sandbox, timer);
   }
 
-  function take(key: string): GvisorSandbox | undefined {
-    const list = idle.get(key);
-    while (list && list.length > 0) {
-      const sandbox = list.pop() as GvisorSandbox;
-      clearTimeout(expiry.get(sandbox));
-      expiry.delete(sandbox);
-      if (usable(sandbox)) return sandbox;
-      void sandbox.destroy();
+  /** A sandbox for one execution of `key`: an idle one, a new one from the pool while under the cap, or the next freed. */
+  async function obtain(key: string): Promise<GvisorSandbox | Error> {
+    for (;;) {
+      if (closed) return new Error('sandbox runner is closed');
+      const state = stateOf(key); // afresh each turn: a key's state is dropped when it holds nothing
+      while (state.idle.length > 0) {
+        const sandbox = state.idle.pop() as GvisorSandbox;
+        unpark(sandbox);
+        if (usable(sandbox)) {
+          state.busy += 1;
+          return sandbox;
+        }
+        void sandbox.destroy();
+      }
+      if (state.busy < cap) {
+        state.busy += 1;
+        try {
+          return await pool.acquire();
+        } catch (err) {
+          state.busy -= 1;
+          state.waiters.shift()?.(undefined);
+          forget(key, state);
+          return err instanceof Error ? err : new Error(String(err));
+        }
+      }
+      const handed = await new Promise<GvisorSandbox | undefined>((resolve) => state.waiters.push(resolve));
+      if (handed) return handed;
     }
-    idle.delete(key);
-    return undefined;
   }
 
   return {
     async run(key, request, timeoutMs, signal) {
-      let sandbox = take(key);
-      if (!sandbox) {
-        try {
-          sandbox = await pool.acquire();
-        } catch (err) {
-          return err instanceof Error ? err : new Error(String(err));
-        }
-      }
+      const sandbox = await obtain(key);
+      if (sandbox instanceof Error) return sandbox;
+      const state = stateOf(key);
       const result = await sandbox.run({ ...request, reuse: true }, timeoutMs, signal);
-      const healthy = result.kind === 'end' && result.end.kind === 'result' && result.end.result.code !== 'oom';
-      if (healthy) park(key, sandbox);
-      else retire(key, sandbox);
+      const end = result.kind === 'end' ? result.end : undefined;
+      const healthy = end?.kind === 'result' && end.result.code !== 'oom' && end.result.retire !== true;
+      if (healthy) release(key, state, sandbox);
+      else retire(key, state, sandbox);
       return result;
     },
-    idle: (key) => idle.get(key)?.length ?? 0,
+    idle: (key) => keys.get(key)?.idle.length ?? 0,
+    held: (key) => (keys.get(key)?.idle.length ?? 0) + (keys.get(key)?.busy ?? 0),
     async close() {
       closed = true;
-      const all = [...idle.values()].flat();
-      idle.clear();
+      const all: GvisorSandbox[] = [];
+      for (const state of keys.values()) {
+        all.push(...state.idle);
+        state.idle.length = 0;
+        for (const waiter of state.waiters.splice(0)) waiter(undefined);
+      }
       for (const timer of expiry.values()) clearTimeout(timer);
       expiry.clear();
       await Promise.all(all.map((s) => s.destroy()));

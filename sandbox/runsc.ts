@@ -14,7 +14,8 @@ export interface RunscOptions {
   debugLogDir?: string;
 }
 
-function globalArgs(o: RunscOptions): string[] {
+/** The global flags of every runsc invocation under these options. */
+export function runscArgs(o: RunscOptions): string[] {
   const args = ['--root', o.root, `--network=${o.network}`, `--platform=${o.platform}`];
   if (o.debugLogDir) args.push('--debug', `--debug-log=${o.debugLogDir}/`);
   return args;
@@ -22,7 +23,7 @@ function globalArgs(o: RunscOptions): string[] {
 
 /** Starts a container attached to our pipes; the process ends when the container does (and is then deleted). */
 export function spawnRun(o: RunscOptions, id: string, bundleDir: string): ChildProcess {
-  return spawn(o.binary, [...globalArgs(o), 'run', '--bundle', bundleDir, id], {
+  return spawn(o.binary, [...runscArgs(o), 'run', '--bundle', bundleDir, id], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: {},
   });
@@ -36,7 +37,7 @@ export interface CommandResult {
 
 export function runsc(o: RunscOptions, args: string[], timeoutMs = 10_000): Promise<CommandResult> {
   return new Promise((resolve) => {
-    execFile(o.binary, [...globalArgs(o), ...args], { timeout: timeoutMs, env: {}, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(o.binary, [...runscArgs(o), ...args], { timeout: timeoutMs, env: {}, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });

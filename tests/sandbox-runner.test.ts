@@ -1,12 +1,14 @@
 /**
  * Behaviour every SandboxRunner must have, run against both implementations (gVisor with a warm pool, and the
  * child-process fallback) on the fixture packages in tests/fixtures/sandbox; plus gVisor-only checks of the pool,
- * cold sandboxes, clean-up after timeouts, and reuse mode. Real runsc, no mocks.
+ * cold sandboxes, clean-up after timeouts, and reuse mode (fresh contexts, env and /tmp per execution, no sharing
+ * across keys, retirement). Real runsc, no mocks.
  */
 import test from 'ava';
 import fs from 'node:fs';
 import { createGvisorRunner, type GvisorRunner } from '../sandbox/gvisor-runner.js';
 import { createProcessRunner } from '../sandbox/process-runner.js';
+import type { ReuseOptions } from '../sandbox/reuse.js';
 import type { ExecuteRequest, SandboxRunner } from '../sandbox/types.js';
 import { FIXTURES_DIR, makeFixtureCache, makeStateDir } from './fixtures/sandbox/make-cache.js';
 
@@ -35,7 +37,9 @@ for (const kind of ['gvisor', 'process'] as const) {
     const r = await runner.describe(cache.pkg('good'), { timeoutMs: 10_000 });
     if (r.kind !== 'ok') return t.fail(JSON.stringify(r));
     const byName = Object.fromEntries(r.tools.map((tool) => [tool.exportName, tool]));
-    t.deepEqual(Object.keys(byName).sort(), ['add', 'bigOutput', 'counter', 'echo', 'makeGreeter', 'readEnv', 'sleep', 'tmpRead', 'tmpWrite']);
+    t.deepEqual(Object.keys(byName).sort(), [
+      'add', 'bigOutput', 'counter', 'echo', 'leaveServer', 'leaveTimer', 'makeGreeter', 'moduleCounter', 'readEnv', 'sandboxStart', 'sleep', 'tmpRead', 'tmpWrite',
+    ]);
     t.deepEqual(byName.echo.inputSchema, {
       type: 'object',
       properties: { text: { type: 'string', minLength: 1 }, times: { type: 'integer', minimum: 1, maximum: 5 } },
@@ -126,9 +130,11 @@ for (const kind of ['gvisor', 'process'] as const) {
     t.deepEqual(results.map((r) => (r.kind === 'ok' ? r.output : r)), Array.from({ length: 6 }, (_, i) => ({ text: `n${i}` })));
   });
 
-  test(`${kind}: executions do not share globals or /tmp`, async (t) => {
+  test(`${kind}: executions do not share globals or module state`, async (t) => {
     t.like(await exec(runner, 'good', 'counter', {}), { kind: 'ok', output: 1 });
     t.like(await exec(runner, 'good', 'counter', {}), { kind: 'ok', output: 1 });
+    t.like(await exec(runner, 'good', 'moduleCounter', {}), { kind: 'ok', output: { calls: 1, patchedBefore: false } });
+    t.like(await exec(runner, 'good', 'moduleCounter', {}), { kind: 'ok', output: { calls: 1, patchedBefore: false } });
   });
 }
 
@@ -166,19 +172,113 @@ test('gvisor: the pool refills after use and warm executions are fast', async (t
   t.true(Math.min(...times) < 300, `warm executions took ${times.join(', ')} ms`);
 });
 
-test('gvisor reuse: one key reuses a sandbox with fresh globals, env and /tmp; keys never share', async (t) => {
-  const runner = gvisor({ poolSize: 1, reuse: { maxExecutions: 3, maxAgeMs: 60_000 } });
+// Reuse mode. These runners share one state dir (one rootfs and guest snapshot build for all of them).
+const reuseStateDir = makeStateDir();
+stateDirs.push(reuseStateDir);
+function reuseRunner(reuse: Partial<ReuseOptions> = {}, poolSize = 1): GvisorRunner {
+  const runner = gvisor({ poolSize, stateDir: reuseStateDir, reuse: { maxExecutions: 100, maxAgeMs: 60_000, ...reuse } });
+  return runner;
+}
+const inReuse = (runner: SandboxRunner, key: string, exportName: string, params: unknown = {}, more: Partial<ExecuteRequest> = {}) =>
+  exec(runner, 'good', exportName, params, { reuseKey: key, ...more });
+/** Identifies the sandbox that serves `key` next (the start time of its guest process). */
+async function sandboxOf(runner: SandboxRunner, key: string): Promise<number> {
+  const r = await inReuse(runner, key, 'sandboxStart');
+  if (r.kind !== 'ok') throw new Error(JSON.stringify(r));
+  return r.output as number;
+}
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  return condition();
+}
+
+test('gvisor reuse: one sandbox serves a key, each execution in a fresh context with its own env and an empty /tmp', async (t) => {
+  const runner = reuseRunner();
   t.teardown(() => runner.close());
-  const run = (exportName: string, params: unknown, reuseKey: string, env: Record<string, string> = {}) =>
-    exec(runner, 'good', exportName, params, { reuseKey, env });
-  t.like(await run('tmpWrite', { name: 'mark' }, 'key-a', { A: '1' }), { kind: 'ok' });
+  const sandbox = await sandboxOf(runner, 'key-a');
+  t.like(await inReuse(runner, 'key-a', 'counter'), { kind: 'ok', output: 1 });
+  t.like(await inReuse(runner, 'key-a', 'counter'), { kind: 'ok', output: 1 }); // a global of the last one is gone
+  t.like(await inReuse(runner, 'key-a', 'moduleCounter'), { kind: 'ok', output: { calls: 1, patchedBefore: false } });
+  t.like(await inReuse(runner, 'key-a', 'moduleCounter'), { kind: 'ok', output: { calls: 1, patchedBefore: false } });
+  t.like(await inReuse(runner, 'key-a', 'readEnv', { key: 'A' }, { env: { A: '1' } }), { kind: 'ok', output: { keys: ['A'], value: '1' } });
+  t.like(await inReuse(runner, 'key-a', 'readEnv', { key: 'A' }, { env: { B: '2' } }), { kind: 'ok', output: { keys: ['B'], value: null } });
+  t.like(await inReuse(runner, 'key-a', 'tmpWrite', { name: 'mark' }), { kind: 'ok' });
+  t.like(await inReuse(runner, 'key-a', 'tmpRead', { name: 'mark' }), { kind: 'ok', output: { exists: false } });
+  t.like(await exec(runner, 'zod-cjs', 'upper', { word: 'hi' }, { reuseKey: 'key-z' }), { kind: 'ok', output: 'HI' });
+  t.like(await exec(runner, 'zod-cjs', 'upper', { word: 'ho' }, { reuseKey: 'key-z' }), { kind: 'ok', output: 'HO' });
+  t.like(await exec(runner, 'throwing', 'leak', {}, { reuseKey: 'key-t', env: { TOKEN: 'very-secret-value' } }), { kind: 'tool_error', message: 'bad token [redacted]' });
+  t.is(await sandboxOf(runner, 'key-a'), sandbox); // all of key-a's executions ran in one sandbox
+  t.is(runner.reuse?.held('key-a'), 1);
+});
+
+test('gvisor reuse: keys never share a sandbox', async (t) => {
+  const runner = reuseRunner();
+  t.teardown(() => runner.close());
+  const a = await sandboxOf(runner, 'key-a');
+  const b = await sandboxOf(runner, 'key-b');
+  t.not(a, b);
+  t.is(await sandboxOf(runner, 'key-b'), b);
+  t.is(await sandboxOf(runner, 'key-a'), a);
+  t.is(runner.reuse?.held('key-a'), 1);
+  t.is(runner.reuse?.held('key-b'), 1);
+  // One-shot executions (no key) never take a bound sandbox either.
+  t.like(await exec(runner, 'good', 'counter', {}), { kind: 'ok', output: 1 });
   t.is(runner.reuse?.idle('key-a'), 1);
-  t.like(await run('tmpRead', { name: 'mark' }, 'key-a'), { kind: 'ok', output: { exists: false } });
-  t.is(runner.reuse?.idle('key-a'), 1);
-  t.is(runner.reuse?.idle('key-b'), 0);
-  t.like(await run('readEnv', { key: 'A' }, 'key-a', { B: '2' }), { kind: 'ok', output: { keys: ['B'], value: null } });
-  t.is(runner.reuse?.idle('key-a'), 0); // retired after maxExecutions
-  t.like(await run('counter', {}, 'key-b'), { kind: 'ok', output: 1 });
-  t.like(await run('counter', {}, 'key-b'), { kind: 'ok', output: 1 });
-  t.like(await exec(runner, 'throwing', 'fail', {}, { reuseKey: 'key-c' }), { kind: 'tool_error', message: 'kaboom: the tool failed on purpose' });
+});
+
+test('gvisor reuse: a sandbox retires after maxExecutions and after maxAgeMs', async (t) => {
+  const runner = reuseRunner({ maxExecutions: 3 });
+  t.teardown(() => runner.close());
+  const first = await sandboxOf(runner, 'key-a');
+  t.is(await sandboxOf(runner, 'key-a'), first);
+  t.is(await sandboxOf(runner, 'key-a'), first);
+  t.is(runner.reuse?.held('key-a'), 0); // retired after its third execution
+  t.not(await sandboxOf(runner, 'key-a'), first);
+
+  const aging = reuseRunner({ maxAgeMs: 5000 });
+  t.teardown(() => aging.close());
+  const young = await sandboxOf(aging, 'key-a');
+  t.is(aging.reuse?.idle('key-a'), 1);
+  t.true(await until(() => aging.reuse?.idle('key-a') === 0, 15_000));
+  t.not(await sandboxOf(aging, 'key-a'), young);
+});
+
+test('gvisor reuse: a timeout, a crash, process.exit or a handle left open retires the sandbox; timers are cleared', async (t) => {
+  const runner = reuseRunner({}, 2);
+  t.teardown(() => runner.close());
+  const held = (key: string) => runner.reuse?.held(key);
+
+  const s1 = await sandboxOf(runner, 'k-timeout');
+  t.is((await inReuse(runner, 'k-timeout', 'sleep', { ms: 30_000 }, { timeoutMs: 1000 })).kind, 'timeout');
+  t.is(held('k-timeout'), 0);
+  t.not(await sandboxOf(runner, 'k-timeout'), s1);
+
+  await sandboxOf(runner, 'k-server');
+  const left = await inReuse(runner, 'k-server', 'leaveServer');
+  t.like(left, { kind: 'ok', output: 'listening' }, JSON.stringify(left));
+  t.is(held('k-server'), 0);
+
+  t.like(await exec(runner, 'throwing', 'quit', {}, { reuseKey: 'k-exit' }), { kind: 'tool_error', message: 'the tool called process.exit(3)' });
+  t.is(held('k-exit'), 0);
+
+  t.is((await exec(runner, 'hostile', 'heapHog', {}, { reuseKey: 'k-oom', timeoutMs: 60_000 })).kind, 'oom');
+  t.is(held('k-oom'), 0);
+
+  // A timer set by one execution never fires in the next: cleared when the execution ends, and the sandbox stays.
+  const s2 = await sandboxOf(runner, 'k-timer');
+  t.like(await inReuse(runner, 'k-timer', 'leaveTimer', { ms: 200 }), { kind: 'ok' });
+  t.like(await inReuse(runner, 'k-timer', 'sleep', { ms: 500 }), { kind: 'ok' });
+  t.like(await inReuse(runner, 'k-timer', 'tmpRead', { name: 'late-write' }), { kind: 'ok', output: { exists: false } });
+  t.is(await sandboxOf(runner, 'k-timer'), s2);
+});
+
+test('gvisor reuse: concurrent executions of one key run in up to maxSandboxesPerKey sandboxes', async (t) => {
+  const runner = reuseRunner({ maxSandboxesPerKey: 2 }, 2);
+  t.teardown(() => runner.close());
+  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => inReuse(runner, 'key-a', 'echo', { text: `n${i}` })));
+  t.deepEqual(results.map((r) => (r.kind === 'ok' ? r.output : r)), Array.from({ length: 8 }, (_, i) => ({ text: `n${i}` })));
+  t.true((runner.reuse?.held('key-a') ?? 0) <= 2);
+  const sandboxes = new Set(await Promise.all(Array.from({ length: 6 }, () => sandboxOf(runner, 'key-a'))));
+  t.true(sandboxes.size >= 1 && sandboxes.size <= 2, `${sandboxes.size} sandboxes`);
 });

@@ -3,10 +3,12 @@ import type { Knex } from 'knex';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { SandboxRunner } from '../sandbox/types.js';
+import type { LlmProvider } from '../core/llm/provider.js';
 
 export interface WorkerDeps {
   config: Readonly<Config>;
   db: Knex;
   logger: Logger;
   sandbox: SandboxRunner;
+  llm: LlmProvider;
 }

@@ -7,6 +7,7 @@ import { createDb } from '../core/db.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
 import { createSandboxRunner } from '../sandbox/index.js';
+import { createLlmProvider } from '../core/llm/index.js';
 import type { WorkerDeps } from './deps.js';
 import { startWorker, type WorkerHandle } from './runner.js';
 
@@ -24,7 +25,7 @@ export async function startWorkerProcess(
 ): Promise<WorkerProcess> {
   const db = createDb(databaseUrl, { max: Math.max(4, config.WORKER_CONCURRENCY + 2) });
   const sandbox = await createSandboxRunner(config, logger);
-  const deps: WorkerDeps = { config, db, logger, sandbox };
+  const deps: WorkerDeps = { config, db, logger, sandbox, llm: createLlmProvider(config) };
   const worker = await startWorker(deps, databaseUrl, opts);
   return {
     deps,

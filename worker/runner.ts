@@ -4,7 +4,8 @@
  */
 import os from 'node:os';
 import crypto from 'node:crypto';
-import { run, parseCrontab, type Runner, type LogFunctionFactory, Logger as GraphileLogger } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { run, parseCrontab, type Runner, type LogFunctionFactory, type WorkerEvents, Logger as GraphileLogger } from 'graphile-worker';
 import type { WorkerDeps } from './deps.js';
 import { CRONTAB, taskList } from './tasks/index.js';
 import { failOwnRunning, reapOnce } from './reaper.js';
@@ -20,10 +21,15 @@ const REAP_EVERY_MS = 15_000;
 
 export async function startWorker(deps: WorkerDeps, connectionString: string, opts: { cron?: boolean } = {}): Promise<WorkerHandle> {
   const id = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
+  // Graphile's own worker ids (what jobs.locked_by holds), announced with every heartbeat for the reaper.
+  const graphileIds = new Set<string>();
+  const events: WorkerEvents = new EventEmitter();
+  events.on('worker:create', ({ worker }) => graphileIds.add(worker.workerId));
   const beat = () =>
     deps.db.raw(
-      `insert into workers (id, hostname, pid) values (?, ?, ?) on conflict (id) do update set last_seen_at = now()`,
-      [id, os.hostname(), process.pid],
+      `insert into workers (id, hostname, pid, graphile_ids) values (?, ?, ?, ?)
+       on conflict (id) do update set last_seen_at = now(), graphile_ids = excluded.graphile_ids`,
+      [id, os.hostname(), process.pid, [...graphileIds]],
     );
   await beat();
   const timer = setInterval(() => void beat().catch((err) => deps.logger.warn({ err: err.message }, 'worker heartbeat failed')), HEARTBEAT_MS);
@@ -42,7 +48,9 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
     noHandleSignals: true,
     pollInterval: 1000,
     logger: new GraphileLogger(logFactory),
+    events,
   });
+  await beat();
   return {
     id,
     runner,

@@ -14,6 +14,7 @@ import { CHANNELS } from '../../core/notify.js';
 import { enqueueExecution, waitForExecution } from '../../core/executions.js';
 import { findExecution, isFinalExecution, type ExecutionRow } from '../../core/repos/executions.js';
 import { loadTool } from './tools.js';
+import { executePrompt, isPromptBody } from './prompt-execution.js';
 import * as map from '../mappers.js';
 
 export const envSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string().max(8192));
@@ -65,6 +66,7 @@ const STATUS_RANK: Record<string, number> = { queued: 1, running: 2, succeeded: 
 
 export function executionRoutes(router: Router, deps: AppDeps) {
   router.post('/api/tools/execute/*slug', async (ctx: Context) => {
+    if (isPromptBody(ctx.request.body)) return executePrompt(ctx, deps); // 24: the agent stream
     const q = validate(executeQuery, ctx.query, 'query');
     const tool = await loadTool(deps, String(ctx.params.slug));
     const body = validate(executeBody, ctx.request.body, 'body');

@@ -5,12 +5,14 @@ import type { WorkerDeps } from '../deps.js';
 import { importPackageTask } from './import-package.js';
 import { healthCheckTask } from './health-check.js';
 import { executeToolTask } from './execute-tool.js';
+import { scenarioRunTask } from './scenario-run.js';
 
 export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<TaskName, TaskList[string]>> {
   return {
     import_package: importPackageTask(deps),
     health_check: healthCheckTask(deps),
     execute_tool: executeToolTask(deps, () => workerId),
+    scenario_run: scenarioRunTask(deps, () => workerId),
   };
 }
 

@@ -2,11 +2,12 @@
 // does for a package root (exports "." with node/import/default/require conditions, then main, then index.js),
 // imports it (ESM or CJS), finds tool-shaped exports (plain objects, AI SDK tool() results, zero-argument factories)
 // and converts their input schemas (JSON Schema, AI SDK Schema, zod v4 via the package's own zod, zod v3 if
-// zod-to-json-schema is installed) to plain JSON Schema.
-import fs from 'node:fs';
-import path from 'node:path';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
+// zod-to-json-schema is installed) to plain JSON Schema. Modules are imported by the caller's `importFile`
+// (modules.cjs: the guest's main context in one-shot sandboxes, a fresh vm context per execution in reuse mode).
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const { createRequire } = require('node:module');
 
 const SCHEMA_SYMBOL = Symbol.for('vercel.ai.schema');
 const CONDITIONS = new Set(['node', 'import', 'default', 'require', 'module-sync']);
@@ -53,7 +54,7 @@ function probe(file) {
 }
 
 /** Absolute path of the package's main module; throws with a readable message when there is none. */
-export function resolveEntry(pkgDir) {
+function resolveEntry(pkgDir) {
   const manifest = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
   if (manifest.exports !== undefined) {
     const target = pickTarget(exportsRoot(manifest.exports));
@@ -68,9 +69,12 @@ export function resolveEntry(pkgDir) {
   return file;
 }
 
-/** Imports the package and returns a map of export name → exported value. */
-export async function loadExports(pkgDir) {
-  const ns = await import(pathToFileURL(resolveEntry(pkgDir)).href);
+/**
+ * Imports the package with `importFile` and returns a map of export name → exported value; `entryOf` finds the
+ * main module (reuse mode caches it).
+ */
+async function loadExports(pkgDir, { importFile, entryOf = resolveEntry }) {
+  const ns = await importFile(entryOf(pkgDir));
   const out = new Map();
   for (const [name, value] of Object.entries(ns)) if (name !== 'default') out.set(name, value);
   const def = ns.default;
@@ -84,7 +88,7 @@ export async function loadExports(pkgDir) {
   return out;
 }
 
-export function isToolShaped(v) {
+function isToolShaped(v) {
   return (
     v !== null &&
     typeof v === 'object' &&
@@ -99,7 +103,7 @@ const isClass = (fn) => /^class[\s{]/.test(Function.prototype.toString.call(fn))
  * The tool behind one export, or undefined when the export is not a tool. `callFactories` decides whether
  * functions are called (always for a named export; only zero-arity ones when scanning all exports).
  */
-export async function toolFromExport(value, { callFactories }) {
+async function toolFromExport(value, { callFactories }) {
   if (isToolShaped(value)) return value;
   if (typeof value === 'function' && !isClass(value) && (callFactories === 'all' || value.length === 0)) {
     const made = await value();
@@ -112,13 +116,13 @@ function plainJson(value) {
   return JSON.parse(JSON.stringify(value ?? { type: 'object' }));
 }
 
-async function zodConverter(pkgDir, kind) {
+async function zodConverter(pkgDir, kind, importFile) {
   const req = createRequire(path.join(pkgDir, 'package.json'));
   const candidates = kind === 'v4' ? ['zod', 'zod/v4', 'zod/v4/core'] : ['zod-to-json-schema'];
   for (const spec of candidates) {
     let mod;
     try {
-      mod = await import(pathToFileURL(req.resolve(spec)).href);
+      mod = await importFile(req.resolve(spec));
     } catch {
       continue;
     }
@@ -129,12 +133,12 @@ async function zodConverter(pkgDir, kind) {
 }
 
 /** Converts a tool's input schema (any supported form) to a plain JSON Schema object. */
-export async function toJsonSchema(schema, pkgDir) {
+async function toJsonSchema(schema, pkgDir, importFile) {
   if (schema && typeof schema === 'object' && (schema[SCHEMA_SYMBOL] === true || 'jsonSchema' in schema) && !schema._zod) {
     return plainJson(await schema.jsonSchema);
   }
   if (schema && typeof schema === 'object' && schema._zod) {
-    const convert = await zodConverter(pkgDir, 'v4');
+    const convert = await zodConverter(pkgDir, 'v4', importFile);
     if (convert) {
       const json = plainJson(convert(schema, { io: 'input', unrepresentable: 'any' }));
       delete json.$schema;
@@ -143,7 +147,7 @@ export async function toJsonSchema(schema, pkgDir) {
     return { type: 'object', $comment: 'zod schema: no toJSONSchema found in the package; schema not converted' };
   }
   if (schema && typeof schema === 'object' && schema._def && typeof schema.safeParse === 'function') {
-    const convert = await zodConverter(pkgDir, 'v3');
+    const convert = await zodConverter(pkgDir, 'v3', importFile);
     if (convert) {
       const json = plainJson(convert(schema, { $refStrategy: 'none' }));
       delete json.$schema;
@@ -155,6 +159,8 @@ export async function toJsonSchema(schema, pkgDir) {
 }
 
 /** The input schema of a tool (AI SDK v5+ `inputSchema`, v4 `parameters`). */
-export function schemaOf(tool) {
+function schemaOf(tool) {
   return tool.inputSchema !== undefined ? tool.inputSchema : tool.parameters;
 }
+
+module.exports = { resolveEntry, loadExports, isToolShaped, toolFromExport, toJsonSchema, schemaOf };

@@ -1,16 +1,20 @@
 // One guest operation, from request to result object, never throwing: `describe` lists a package's tools with JSON
-// Schemas; `execute` loads one tool, validates params and calls it. Shared by the one-shot guest and the reuse
-// worker. Result shape: { ok: true, ... } or { ok: false, code, error } with code one of load_error, not_found,
+// Schemas; `execute` loads one tool, validates params and calls it. Shared by one-shot and reuse mode, which differ
+// in the module loader they pass (`importFile`). Result shape: { ok: true, ... } or { ok: false, code, error } with code one of load_error, not_found,
 // invalid_params, tool_error, oom, output_too_large.
-import { loadExports, toolFromExport, toJsonSchema, schemaOf } from './load.mjs';
-import { validate } from './validate.mjs';
+'use strict';
+const { loadExports, toolFromExport, toJsonSchema, schemaOf } = require('./load.cjs');
+const { validate } = require('./validate.cjs');
 
-export const MAX_OUTPUT_BYTES = 1024 * 1024;
+const MAX_OUTPUT_BYTES = 1024 * 1024;
 const MAX_MESSAGE = 4000;
 
-export function messageOf(err) {
+// Errors may come from another realm (reuse mode's vm contexts): recognised by shape, never by instanceof.
+const isErrorLike = (err) => err !== null && typeof err === 'object' && typeof err.message === 'string' && typeof err.name === 'string';
+
+function messageOf(err) {
   let msg;
-  if (err instanceof Error) msg = err.message || err.name;
+  if (isErrorLike(err)) msg = err.message || err.name;
   else if (typeof err === 'string') msg = err;
   else {
     try {
@@ -24,14 +28,14 @@ export function messageOf(err) {
 }
 
 const OOM_PATTERNS = [/Array buffer allocation failed/i, /out of memory/i, /Cannot allocate memory/i];
-export const looksLikeOom = (err) => err instanceof RangeError && OOM_PATTERNS.some((re) => re.test(err.message));
+const looksLikeOom = (err) => isErrorLike(err) && err.name === 'RangeError' && OOM_PATTERNS.some((re) => re.test(err.message));
 
 const fail = (code, err) => ({ ok: false, code, error: messageOf(err) });
 
-async function describe(req) {
+async function describe(req, io) {
   let exportsMap;
   try {
-    exportsMap = await loadExports(req.pkgDir);
+    exportsMap = await loadExports(req.pkgDir, io);
   } catch (err) {
     return fail('load_error', err);
   }
@@ -56,7 +60,7 @@ async function describe(req) {
       continue;
     }
     try {
-      const inputSchema = await toJsonSchema(schemaOf(tool), req.pkgDir);
+      const inputSchema = await toJsonSchema(schemaOf(tool), req.pkgDir, io.importFile);
       const description = typeof tool.description === 'string' ? tool.description : '';
       tools.push({ exportName: name, description, inputSchema });
     } catch (err) {
@@ -67,7 +71,7 @@ async function describe(req) {
 }
 
 /** Validates with the schema's own validator when it has one (zod, AI SDK Schema), else the compact JSON one. */
-async function checkParams(tool, params, pkgDir) {
+async function checkParams(tool, params, pkgDir, importFile) {
   const schema = schemaOf(tool);
   if (schema && typeof schema === 'object') {
     if (typeof schema.safeParseAsync === 'function' || typeof schema.safeParse === 'function') {
@@ -81,8 +85,16 @@ async function checkParams(tool, params, pkgDir) {
       return r.success ? { value: r.value } : { error: messageOf(r.error) };
     }
   }
-  const errors = validate(await toJsonSchema(schema, pkgDir), params);
+  const errors = validate(await toJsonSchema(schema, pkgDir, importFile), params);
   return errors.length ? { error: errors.slice(0, 10).join('; ') } : { value: params };
+}
+
+/** Replaces process.env's contents with the request's env (strings only). */
+function setEnv(env) {
+  for (const key of Object.keys(process.env)) delete process.env[key];
+  if (env && typeof env === 'object') {
+    for (const [key, value] of Object.entries(env)) if (typeof value === 'string') process.env[key] = value;
+  }
 }
 
 function serialize(output) {
@@ -96,10 +108,10 @@ function serialize(output) {
   return { json };
 }
 
-async function execute(req) {
+async function execute(req, io) {
   let exportsMap;
   try {
-    exportsMap = await loadExports(req.pkgDir);
+    exportsMap = await loadExports(req.pkgDir, io);
   } catch (err) {
     return fail('load_error', err);
   }
@@ -113,7 +125,7 @@ async function execute(req) {
   if (!tool) return fail('not_found', new Error(`export "${req.exportName}" is not a tool`));
   let checked;
   try {
-    checked = await checkParams(tool, req.params, req.pkgDir);
+    checked = await checkParams(tool, req.params, req.pkgDir, io.importFile);
   } catch (err) {
     return fail('invalid_params', err);
   }
@@ -129,13 +141,18 @@ async function execute(req) {
   return result ?? { ok: true, outputJson: json };
 }
 
-/** Runs one request; never throws. `execute` results carry the output pre-serialized as `outputJson`. */
-export async function runOp(req) {
+/**
+ * Runs one request; never throws. `execute` results carry the output pre-serialized as `outputJson`. `io` holds the
+ * module loader's `importFile` and, optionally, `entryOf` (a package dir's main module).
+ */
+async function runOp(req, io) {
   try {
-    if (req?.op === 'describe') return await describe(req);
-    if (req?.op === 'execute') return await execute(req);
+    if (req?.op === 'describe') return await describe(req, io);
+    if (req?.op === 'execute') return await execute(req, io);
     return fail('tool_error', new Error(`unknown op ${JSON.stringify(req?.op)}`));
   } catch (err) {
     return fail(looksLikeOom(err) ? 'oom' : 'tool_error', err);
   }
 }
+
+module.exports = { MAX_OUTPUT_BYTES, messageOf, looksLikeOom, setEnv, runOp };

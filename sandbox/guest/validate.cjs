@@ -2,6 +2,7 @@
 // Covers the keywords tool schemas use in practice: type, enum, const, required, properties, additionalProperties,
 // items, min/max(Items|Length|imum), exclusive bounds, multipleOf, pattern, basic formats, anyOf/oneOf/allOf/not.
 // Unknown keywords (e.g. $ref) are ignored: the API validates fully with ajv before queueing; this is a second line.
+'use strict';
 
 const kindOf = (v) =>
   v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' && Number.isInteger(v) ? 'integer' : typeof v;
@@ -114,8 +115,10 @@ function check(schema, value, path, errors) {
 }
 
 /** Returns a list of error messages (empty when valid). */
-export function validate(schema, value, path = '') {
+function validate(schema, value, path = '') {
   const errors = [];
   check(schema, value, path, errors);
   return errors;
 }
+
+module.exports = { validate };

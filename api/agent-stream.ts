@@ -1,0 +1,112 @@
+/**
+ * The agent execution stream, shared by prompt execution (24) and agent chat: an agent (the configured provider, or
+ * the offline one) gets a set of tools; every tool call it makes goes through the same path as execute (25) —
+ * enqueueExecution (health, env, params against the JSON Schema), the queue and the sandbox — and the stream says
+ * so as it happens: `tools.discovered`, `tool.started`, `tool.completed`, `message.delta` as text arrives, then
+ * `done` { usage }; on failure `error` { code, message } then `done`. No event carries an env value.
+ */
+import type { Context } from 'koa';
+import type { AppDeps } from './deps.js';
+import { openSse } from './sse.js';
+import { agentToolSet, type AgentToolSet } from '../core/agent-tools.js';
+import { AppError } from '../core/errors.js';
+import { enqueueExecution, redactSecrets, waitForExecution } from '../core/executions.js';
+import { LlmError } from '../core/llm/index.js';
+import type { ToolCallResult } from '../core/llm/provider.js';
+import { isFinalExecution, type ExecutionRow } from '../core/repos/executions.js';
+import type { ToolRow } from '../core/repos/tools.js';
+import type { Caller } from '../core/types.js';
+
+/** Model steps an agent may take per request (as a scenario run). */
+export const AGENT_MAX_STEPS = 10;
+/** As execute (25): the execution's own time limit plus queueing and sandbox start. */
+const WAIT_SLACK_MS = 15_000;
+
+export interface AgentStreamRequest {
+  tools: ToolRow[];
+  prompt: string;
+  system?: string;
+  model?: string;
+  explicitParameters?: Record<string, unknown>;
+  /** Env for the calls; `envFor` picks what one tool gets. */
+  env: Record<string, string>;
+  envFor: (tool: ToolRow, env: Record<string, string>) => Record<string, string>;
+  caller?: Caller;
+}
+
+/** Only the variables the tool's package declares (so one package's secret never reaches another's tool). */
+export function declaredEnv(tool: ToolRow, env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(tool.package_env.filter((v) => v.name in env).map((v) => [v.name, env[v.name]]));
+}
+
+function toResult(e: ExecutionRow): ToolCallResult {
+  const base = { executionId: e.id, executionTimeMs: e.execution_time_ms ?? 0 };
+  if (!isFinalExecution(e)) return { ...base, error: { code: 'EXECUTION_TIMEOUT', message: `The execution did not finish in time; poll GET /api/executions/${e.id}` } };
+  if (e.status === 'succeeded') return { ...base, output: e.result ?? null };
+  return { ...base, error: e.error ?? { code: 'INTERNAL', message: 'The execution failed' } };
+}
+
+type Send = (event: string, data: unknown) => void;
+
+async function callTool(deps: AppDeps, send: Send, signal: AbortSignal, set: AgentToolSet, req: AgentStreamRequest, name: string, input: unknown): Promise<ToolCallResult> {
+  const tool = set.byName.get(name);
+  const toolId = tool?.id ?? null;
+  const refuse = (code: string, message: string) => {
+    const result = { error: { code, message }, executionTimeMs: 0 };
+    send('tool.started', { executionId: null, toolId, name, params: input });
+    send('tool.completed', { executionId: null, toolId, name, error: result.error, executionTimeMs: 0 });
+    return result;
+  };
+  if (!tool) return refuse('UNKNOWN_TOOL', `No tool named '${name}' is offered`);
+  let execution: ExecutionRow;
+  try {
+    execution = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, { tool, params: input ?? {}, env: req.envFor(tool, req.env), caller: req.caller, origin: 'agent' });
+  } catch (err) {
+    if (err instanceof AppError && err.status < 500) return refuse(err.code, err.message);
+    throw err;
+  }
+  send('tool.started', { executionId: execution.id, toolId, name, params: input });
+  const result = toResult(await waitForExecution(deps, execution.id, deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS, signal));
+  const { executionId, executionTimeMs, ...outcome } = result;
+  send('tool.completed', { executionId, toolId, name, ...outcome, executionTimeMs });
+  return result;
+}
+
+function failure(err: unknown): { code: string; message: string } {
+  if (err instanceof LlmError) return { code: 'LLM_ERROR', message: err.message };
+  if (err instanceof AppError) return { code: err.code, message: err.message };
+  return { code: 'INTERNAL', message: 'The agent failed' };
+}
+
+/** Opens the stream and runs the agent on it; resolves when the stream has ended. */
+export async function streamAgent(ctx: Context, deps: AppDeps, req: AgentStreamRequest): Promise<void> {
+  const set = agentToolSet(req.tools);
+  const sse = openSse(ctx);
+  // Every event passes through the redaction of the request's env values, whatever a model or tool put in it.
+  const send: Send = (event, data) => sse.send(event, redactSecrets(data, req.env));
+  send('tools.discovered', { tools: set.specs.map((s) => ({ toolId: set.byName.get(s.name)!.id, name: s.name })) });
+  try {
+    const result = await deps.llm.runAgent({
+      system: req.system,
+      prompt: req.prompt,
+      tools: set.specs,
+      maxSteps: AGENT_MAX_STEPS,
+      explicitParameters: req.explicitParameters,
+      model: req.model,
+      signal: sse.signal,
+      onEvent: (e) => {
+        if (e.type === 'message.delta') send('message.delta', { text: e.text });
+      },
+      callTool: (name, input) => callTool(deps, send, sse.signal, set, req, name, input),
+    });
+    send('done', { usage: result.usage, provider: result.provider, model: result.model });
+  } catch (err) {
+    if (!sse.closed) {
+      if (!(err instanceof LlmError)) deps.logger.error({ err, reqId: ctx.state.requestId }, 'agent stream failed');
+      send('error', failure(err));
+      send('done', { usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } });
+    }
+  } finally {
+    sse.close();
+  }
+}

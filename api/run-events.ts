@@ -1,0 +1,76 @@
+/**
+ * The events of a run's and a batch's SSE streams, derived from the stored rows alone. The rows only ever grow (a
+ * run's steps are written in event order; a batch's runs get their finishing place under the batch lock), so the
+ * list for a later state extends the list for an earlier one: event ids are list positions, and a stream — live,
+ * reconnected with Last-Event-ID, or opened after the end — sends the same events with the same ids.
+ */
+import type { Context } from 'koa';
+import type { AppDeps } from './deps.js';
+import { openSse } from './sse.js';
+import { CHANNELS } from '../core/notify.js';
+import type { BatchRow, BatchRunRow } from '../core/repos/scenario-batches.js';
+import { isFinalRun, type RunRow } from '../core/repos/scenario-runs.js';
+import { batchProgress, countRuns, evaluator, runRecord, step } from './scenario-mappers.js';
+
+export interface StreamEvent {
+  event: string;
+  data: unknown;
+}
+
+/** `step` and `tool.completed` per tool call in the order they happened, then `verdict` (or `error`) and `done`. */
+export function runEvents(r: RunRow): StreamEvent[] {
+  const timed: (StreamEvent & { seq: number })[] = [];
+  for (const s of r.steps) {
+    const view = step(s);
+    timed.push({ seq: s.startedSeq, event: 'step', data: { runId: r.id, index: s.index, toolId: s.toolId, toolName: s.toolName, params: s.params, executionId: s.executionId } });
+    if (s.completedSeq !== undefined) {
+      const { params: _params, ...completed } = view;
+      timed.push({ seq: s.completedSeq, event: 'tool.completed', data: { runId: r.id, ...completed } });
+    }
+  }
+  const events: StreamEvent[] = timed.sort((a, b) => a.seq - b.seq).map(({ event, data }) => ({ event, data }));
+  if (!isFinalRun(r)) return events;
+  if (r.status === 'completed') events.push({ event: 'verdict', data: { runId: r.id, success: r.success, ...evaluator(r) } });
+  else events.push({ event: 'error', data: { runId: r.id, ...(r.error ?? { code: 'INTERNAL', message: 'The run failed' }) } });
+  events.push({ event: 'done', data: runRecord(r) });
+  return events;
+}
+
+/** `run.completed` per finished run in finishing order (with the counts up to it), then `done` with the progress. */
+export function batchEvents(b: BatchRow, runs: BatchRunRow[]): StreamEvent[] {
+  const finished = runs.filter((r) => r.batch_seq !== null).sort((x, y) => x.batch_seq! - y.batch_seq!);
+  const events: StreamEvent[] = finished.map((r, i) => ({
+    event: 'run.completed',
+    data: { batchId: b.id, runId: r.id, scenarioId: r.scenario_id, status: r.status, success: r.success, verdict: r.verdict, finished: i + 1, total: b.total, counts: countRuns(finished.slice(0, i + 1)) },
+  }));
+  if (b.completed_at) events.push({ event: 'done', data: batchProgress(b, runs) });
+  return events;
+}
+
+/**
+ * Streams the events of one row kind: sends what `load` derives now, again on every NOTIFY that names `id`, and ends
+ * after `done`. Errors after the first byte are an `error` event.
+ */
+export async function streamDerived(ctx: Context, deps: AppDeps, id: string, load: () => Promise<StreamEvent[]>): Promise<void> {
+  const sse = openSse(ctx);
+  let busy = Promise.resolve();
+  const emit = () =>
+    (busy = busy.then(async () => {
+      if (sse.closed) return;
+      const events = await load();
+      events.forEach((e, i) => sse.send(e.event, e.data, i + 1));
+      if (events.at(-1)?.event === 'done') sse.close();
+    }));
+  try {
+    const unsubscribe = await deps.notifier.subscribe(CHANNELS.jobs, (p) => {
+      if (p.includes(id)) void emit().catch(() => sse.close());
+    });
+    await emit();
+    await sse.done;
+    unsubscribe();
+  } catch (err) {
+    deps.logger.error({ err, id }, 'event stream failed');
+    sse.send('error', { code: 'INTERNAL', message: 'The stream failed' });
+    sse.close();
+  }
+}

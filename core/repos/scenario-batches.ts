@@ -1,0 +1,78 @@
+/**
+ * scenario_batches: a set of runs queued together by run-all. Progress is counted from the runs; the batch row is
+ * locked while a run finishes, which gives each finished run its place (batch_seq) and marks the batch done once.
+ */
+import type { Db } from '../db.js';
+import type { RunStatus } from './scenario-runs.js';
+
+export interface BatchRow {
+  id: string;
+  collection_id: string;
+  user_id: string | null;
+  total: number;
+  skipped: number;
+  created_at: Date;
+  completed_at: Date | null;
+  // joined
+  collection_uid: string;
+  collection_is_public: boolean;
+  collection_owner_id: string;
+}
+
+export interface BatchRunRow {
+  id: string;
+  scenario_id: string;
+  status: RunStatus;
+  success: boolean | null;
+  verdict: 'pass' | 'fail' | null;
+  batch_seq: number | null;
+  completed_at: Date | null;
+}
+
+export async function insertBatch(db: Db, b: { collectionId: string; userId: string; total: number; skipped: number }): Promise<string> {
+  const [row] = await db('scenario_batches')
+    .insert({ collection_id: b.collectionId, user_id: b.userId, total: b.total, skipped: b.skipped })
+    .returning('id');
+  return row.id;
+}
+
+export async function setBatchTotal(db: Db, id: string, total: number, skipped: number): Promise<void> {
+  await db('scenario_batches').where({ id }).update({ total, skipped, ...(total === 0 ? { completed_at: db.fn.now() } : {}) });
+}
+
+export async function findBatch(db: Db, id: string): Promise<BatchRow | undefined> {
+  return db('scenario_batches as b')
+    .join('collections as c', 'c.id', 'b.collection_id')
+    .where('b.id', id)
+    .first('b.*', 'c.uid as collection_uid', 'c.is_public as collection_is_public', 'c.owner_id as collection_owner_id');
+}
+
+/** The batch's runs in the order they finished (unfinished ones last, by creation). */
+export async function batchRuns(db: Db, batchId: string): Promise<BatchRunRow[]> {
+  return db('scenario_runs')
+    .where({ batch_id: batchId })
+    .select('id', 'scenario_id', 'status', 'success', 'verdict', 'batch_seq', 'completed_at')
+    .orderByRaw('batch_seq asc nulls last, created_at asc, id asc');
+}
+
+/**
+ * Locks the batch row and returns the place of the run finishing now (1 for the first). Must run in the transaction
+ * that makes the run final, so places are unique and follow commit order.
+ */
+export async function takeBatchSeq(trx: Db, batchId: string): Promise<number | undefined> {
+  const locked = await trx('scenario_batches').where({ id: batchId }).forUpdate().first('id');
+  if (!locked) return undefined;
+  const row = await trx('scenario_runs').where({ batch_id: batchId }).max<{ max: number | null }[]>('batch_seq as max').first();
+  return (row?.max ?? 0) + 1;
+}
+
+/** Marks the batch completed when none of its runs is still queued or running (under the batch lock). */
+export async function completeBatchIfDone(trx: Db, batchId: string): Promise<boolean> {
+  const n = await trx('scenario_batches')
+    .where({ id: batchId })
+    .whereNull('completed_at')
+    .whereNotExists((q) => q.select(trx.raw('1')).from('scenario_runs').where({ batch_id: batchId }).whereIn('status', ['queued', 'running']))
+    .update({ completed_at: trx.fn.now() });
+  if (n) await trx.raw('select pg_notify(?, ?)', ['toolshed_jobs', JSON.stringify({ kind: 'scenario_batch', id: batchId, batchId, status: 'completed' })]);
+  return n > 0;
+}

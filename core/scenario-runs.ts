@@ -1,0 +1,75 @@
+/**
+ * The API side of scenario runs: a run (or a batch of them) takes the caller's daily quota, and the run rows and their
+ * `scenario_run` jobs are created in the same transaction — a refused or failed request takes nothing and queues
+ * nothing. Waiting for a run is by LISTEN/NOTIFY, bounded.
+ */
+import type { Knex } from 'knex';
+import { errors } from './errors.js';
+import { enqueue } from './jobs.js';
+import { CHANNELS, type Notifier } from './notify.js';
+import { quotaResetAt, takeRun, tryTakeRun, type QuotaConfig } from './scenario-quota.js';
+import { insertBatch, setBatchTotal } from './repos/scenario-batches.js';
+import { findRun, insertRun, isFinalRun, type RunRow } from './repos/scenario-runs.js';
+import type { Caller } from './types.js';
+
+/**
+ * Graphile runs lower numbers first: a queued execution (priority 0) is taken before a queued scenario run, so a
+ * large batch does not hold up interactive calls that arrive after it.
+ */
+export const RUN_PRIORITY = 5;
+const RUN_ATTEMPTS = 3;
+
+export async function startRun(db: Knex, config: QuotaConfig, caller: Caller, scenarioId: string): Promise<{ run: RunRow; quotaRemaining: number | null }> {
+  return db.transaction(async (trx) => {
+    const { remaining } = await takeRun(trx, config, caller);
+    const run = await insertRun(trx, { scenarioId, userId: caller.userId });
+    await enqueue(trx, 'scenario_run', { runId: run.id }, { priority: RUN_PRIORITY, maxAttempts: RUN_ATTEMPTS });
+    return { run, quotaRemaining: remaining };
+  });
+}
+
+export interface BatchStart {
+  batchId: string;
+  runIds: string[];
+  /** Scenarios not queued because the quota ran out. */
+  skipped: number;
+  quotaRemaining: number | null;
+}
+
+/**
+ * Queues a run of each scenario, one quota take per run, until the quota runs out; the rest are skipped. A batch
+ * that could queue nothing is the quota's 429 (and leaves no batch behind).
+ */
+export async function startBatch(db: Knex, config: QuotaConfig, caller: Caller, collectionId: string, scenarioIds: string[]): Promise<BatchStart> {
+  return db.transaction(async (trx) => {
+    const batchId = await insertBatch(trx, { collectionId, userId: caller.userId, total: 0, skipped: 0 });
+    const runIds: string[] = [];
+    let quotaRemaining: number | null = null;
+    for (const scenarioId of scenarioIds) {
+      const taken = await tryTakeRun(trx, config, caller);
+      if (!taken) break;
+      quotaRemaining = taken.remaining;
+      const run = await insertRun(trx, { scenarioId, userId: caller.userId, batchId });
+      await enqueue(trx, 'scenario_run', { runId: run.id }, { priority: RUN_PRIORITY, maxAttempts: RUN_ATTEMPTS });
+      runIds.push(run.id);
+    }
+    if (runIds.length === 0) throw errors.quotaExceeded(quotaResetAt());
+    const skipped = scenarioIds.length - runIds.length;
+    await setBatchTotal(trx, batchId, runIds.length, skipped);
+    return { batchId, runIds, skipped, quotaRemaining: skipped > 0 ? 0 : quotaRemaining };
+  });
+}
+
+/** The run once final, or as it is when waitMs runs out (or the signal fires). */
+export async function waitForRun(deps: { db: Knex; notifier: Notifier }, id: string, waitMs: number, signal?: AbortSignal): Promise<RunRow> {
+  const deadline = Date.now() + waitMs;
+  const waiter = await deps.notifier.waiter(CHANNELS.jobs, (p) => p.includes(id) && /"status":"(completed|failed)"/.test(p));
+  try {
+    const current = (await findRun(deps.db, id))!;
+    if (isFinalRun(current)) return current;
+    await waiter.wait(Math.max(0, deadline - Date.now()), signal);
+    return (await findRun(deps.db, id))!;
+  } finally {
+    waiter.cancel();
+  }
+}

@@ -1,0 +1,270 @@
+// The guest's module loader for tool packages. ES modules are linked with vm.SourceTextModule
+// (--experimental-vm-modules) and resolved by resolve.cjs; the guest runs from a startup snapshot, where Node's own
+// import() does not exist. Two kinds of loader share one per-sandbox cache (sources, V8 code caches, compiled
+// CommonJS wrappers, resolutions, package.json files — never an evaluated module):
+//  - the main-context loader (one-shot sandboxes): ESM in the guest's own context, CommonJS through Node's require;
+//  - a fresh-context loader (reuse mode, one per execution): everything is evaluated anew in a vm context, CommonJS
+//    through a require of that context, and Node's built-ins as per-context shallow copies, so that assigning to
+//    `fs.readFileSync` in one execution is not seen by the next.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const vm = require('node:vm');
+const { createRequire } = require('node:module');
+const { fileURLToPath, pathToFileURL } = require('node:url');
+const { resolveEsm, packageType } = require('./resolve.cjs');
+
+const CJS_WRAPPER = ['(function (exports, require, module, __filename, __dirname) { ', '\n})'];
+const USES_IMPORT_HOOKS = /\bimport\s*(\(|\.\s*meta\b)/;
+
+/** Everything cached for one sandbox: nothing here holds an evaluated module or a context. */
+function createModuleCache() {
+  return {
+    sources: new Map(),
+    codeCache: new Map(),
+    scripts: new Map(),
+    resolved: new Map(),
+    requires: new Map(),
+    packageJson: new Map(),
+    builtins: new Map(),
+    /** The fresh-context loader of the running execution (CommonJS scripts are shared by all contexts). */
+    current: undefined,
+  };
+}
+
+function sourceOf(cache, file) {
+  let source = cache.sources.get(file);
+  if (source === undefined) {
+    source = fs.readFileSync(file, 'utf8');
+    if (source.charCodeAt(0) === 0xfeff) source = source.slice(1);
+    if (source.startsWith('#!')) source = `//${source}`;
+    cache.sources.set(file, source);
+  }
+  return source;
+}
+
+function formatOf(cache, file) {
+  const ext = path.extname(file);
+  if (ext === '.mjs') return 'esm';
+  if (ext === '.cjs') return 'cjs';
+  if (ext === '.json') return 'json';
+  if (ext === '.node') return 'addon';
+  return packageType(cache.packageJson, path.dirname(file)) === 'module' ? 'esm' : 'cjs';
+}
+
+function resolveImport(cache, specifier, parentFile) {
+  const key = `${parentFile}\0${specifier}`;
+  let hit = cache.resolved.get(key);
+  if (hit === undefined) cache.resolved.set(key, (hit = resolveEsm(cache.packageJson, specifier, parentFile)));
+  return hit;
+}
+
+/** Node's own require of a directory (cached per directory). */
+function nativeRequire(cache, dir) {
+  let req = cache.requires.get(dir);
+  if (!req) cache.requires.set(dir, (req = createRequire(path.join(dir, 'noop.js'))));
+  return req;
+}
+
+/** Resolves a require (CommonJS conditions, Node's resolver) to a `node:` id or an absolute file path. */
+function resolveRequire(cache, specifier, parentFile) {
+  const key = `cjs\0${parentFile}\0${specifier}`;
+  let hit = cache.resolved.get(key);
+  if (hit === undefined) {
+    hit = nativeRequire(cache, path.dirname(parentFile)).resolve(specifier);
+    if (!path.isAbsolute(hit)) hit = hit.startsWith('node:') ? hit : `node:${hit}`;
+    cache.resolved.set(key, hit);
+  }
+  return hit;
+}
+
+/** The compiled wrapper of a CommonJS file: a context-independent script, run once per context that requires it. */
+function cjsScript(cache, file) {
+  let script = cache.scripts.get(file);
+  if (!script) {
+    script = new vm.Script(`${CJS_WRAPPER[0]}${sourceOf(cache, file)}${CJS_WRAPPER[1]}`, {
+      filename: file,
+      importModuleDynamically: (specifier) => cache.current.importDynamic(specifier, file),
+    });
+    cache.scripts.set(file, script);
+  }
+  return script;
+}
+
+/** Own property descriptors of a built-in module, read once per sandbox (for per-context copies). */
+function builtinTemplate(cache, id) {
+  let t = cache.builtins.get(id);
+  if (!t) {
+    const real = process.getBuiltinModule(id);
+    if (real === undefined) throw Object.assign(new Error(`No such built-in module: node:${id}`), { code: 'ERR_UNKNOWN_BUILTIN_MODULE' });
+    const copyable = (typeof real === 'object' && real !== null) || id === 'module';
+    t = { real, proto: Object.getPrototypeOf(real), descriptors: copyable ? Object.getOwnPropertyDescriptors(real) : undefined };
+    cache.builtins.set(id, t);
+  }
+  return t;
+}
+
+/**
+ * A module loader. Without `context`, modules are evaluated in the guest's own context with the real built-ins and
+ * Node's require. With `context` (a vm context) and its `global`, everything is evaluated in that context, and
+ * `overrides` maps built-in ids to that context's own values (process, timers, console).
+ */
+function createLoader(cache, { context, global, overrides = {} } = {}) {
+  const fresh = context !== undefined;
+  const esm = new Map();
+  const cjs = new Map();
+  /** module.exports of CommonJS files imported as modules (their namespace would sort the export names). */
+  const cjsExports = new Map();
+  const builtinValues = new Map();
+  const parseJson = (text) => (fresh ? global.JSON.parse(text) : JSON.parse(text));
+
+  function builtin(id) {
+    if (!fresh) {
+      const real = process.getBuiltinModule(id);
+      if (real === undefined) throw Object.assign(new Error(`No such built-in module: node:${id}`), { code: 'ERR_UNKNOWN_BUILTIN_MODULE' });
+      return real;
+    }
+    if (builtinValues.has(id)) return builtinValues.get(id);
+    let value = overrides[id];
+    if (value === undefined) {
+      const t = builtinTemplate(cache, id);
+      value = t.descriptors ? Object.create(t.proto, t.descriptors) : t.real;
+      if (id === 'module') value.createRequire = (from) => makeRequire(String(from).startsWith('file:') ? fileURLToPath(String(from)) : String(from));
+    }
+    builtinValues.set(id, value);
+    return value;
+  }
+
+  function makeRequire(parentFile) {
+    const require = (specifier) => {
+      if (typeof specifier !== 'string') throw new TypeError('The "id" argument must be of type string');
+      return requireFile(resolveRequire(cache, specifier, parentFile));
+    };
+    require.resolve = (specifier) => {
+      const resolved = resolveRequire(cache, specifier, parentFile);
+      return resolved.startsWith('node:') ? specifier : resolved;
+    };
+    require.cache = Object.create(null);
+    return require;
+  }
+
+  /** CommonJS (or JSON) by file path: Node's require in the main context, this context's own otherwise. */
+  function requireFile(file) {
+    if (file.startsWith('node:')) return builtin(file.slice(5));
+    if (!fresh) return nativeRequire(cache, path.dirname(file))(file);
+    const loaded = cjs.get(file);
+    if (loaded) return loaded.exports;
+    const format = formatOf(cache, file);
+    if (format === 'esm') throw Object.assign(new Error(`require() of ES Module ${file} not supported.`), { code: 'ERR_REQUIRE_ESM' });
+    if (format === 'addon') throw new Error(`native addons cannot be loaded in reuse mode: ${file}`);
+    const module = { id: file, filename: file, path: path.dirname(file), exports: {}, loaded: false, children: [], paths: [] };
+    cjs.set(file, module);
+    if (format === 'json') module.exports = parseJson(sourceOf(cache, file));
+    else {
+      module.require = makeRequire(file);
+      const wrapper = cjsScript(cache, file).runInContext(context);
+      try {
+        wrapper.call(module.exports, module.exports, module.require, module, file, path.dirname(file));
+      } catch (err) {
+        cjs.delete(file);
+        throw err;
+      }
+    }
+    module.loaded = true;
+    return module.exports;
+  }
+
+  function synthetic(identifier, value, names) {
+    const exportNames = ['default', ...names.filter((n) => n !== 'default')];
+    return new vm.SyntheticModule(
+      exportNames,
+      function setExports() {
+        this.setExport('default', value);
+        for (const name of exportNames) if (name !== 'default') this.setExport(name, value?.[name]);
+      },
+      { identifier, context },
+    );
+  }
+
+  const namesOf = (value) => (value !== null && (typeof value === 'object' || typeof value === 'function') ? Object.keys(value) : []);
+
+  /** The vm.Module of a resolved file or built-in, one instance per loader. */
+  function moduleFor(resolved) {
+    let mod = esm.get(resolved);
+    if (mod) return mod;
+    if (resolved.startsWith('node:')) {
+      const value = builtin(resolved.slice(5));
+      mod = synthetic(resolved, value, namesOf(value));
+    } else {
+      const format = formatOf(cache, resolved);
+      if (format === 'esm') mod = sourceTextModule(resolved);
+      else if (format === 'json') mod = synthetic(pathToFileURL(resolved).href, parseJson(sourceOf(cache, resolved)), []);
+      else {
+        const exports = requireFile(resolved);
+        cjsExports.set(resolved, exports);
+        mod = synthetic(pathToFileURL(resolved).href, exports, namesOf(exports));
+      }
+    }
+    esm.set(resolved, mod);
+    return mod;
+  }
+
+  function sourceTextModule(file) {
+    const url = pathToFileURL(file).href;
+    const source = sourceOf(cache, file);
+    // A module compiled from V8's code cache loses its host-defined options (Node 20): import() and import.meta
+    // would find no callback. Modules using either are compiled from source each time.
+    const cacheable = fresh && !USES_IMPORT_HOOKS.test(source);
+    const cachedData = cacheable ? cache.codeCache.get(file) : undefined;
+    const mod = new vm.SourceTextModule(source, {
+      identifier: file,
+      context,
+      cachedData,
+      initializeImportMeta(meta) {
+        meta.url = url;
+        meta.filename = file;
+        meta.dirname = path.dirname(file);
+        meta.resolve = (specifier) => {
+          const r = resolveImport(cache, specifier, file);
+          return r.startsWith('node:') ? r : pathToFileURL(r).href;
+        };
+      },
+      importModuleDynamically: (specifier) => importDynamic(specifier, file),
+    });
+    // A fresh context evaluates the same files again and again: keep V8's code cache for the next one.
+    if (cacheable && !cachedData) cache.codeCache.set(file, mod.createCachedData());
+    return mod;
+  }
+
+  const linker = (specifier, referencing) => moduleFor(resolveImport(cache, specifier, referencing.identifier));
+
+  async function evaluated(mod) {
+    if (mod.status === 'unlinked') await mod.link(linker);
+    if (mod.status === 'linked' || mod.status === 'evaluating') await mod.evaluate();
+    if (mod.status === 'errored') throw mod.error;
+    return mod;
+  }
+
+  function importDynamic(specifier, parentFile) {
+    return evaluated(moduleFor(resolveImport(cache, specifier, parentFile)));
+  }
+
+  const loader = {
+    importDynamic,
+    /**
+     * Imports a file (ESM, CommonJS or JSON) and returns its namespace; for CommonJS, module.exports as `default`
+     * and its own properties in their order.
+     */
+    async importFile(file) {
+      const resolved = path.resolve(file);
+      const mod = await evaluated(moduleFor(resolved));
+      if (!cjsExports.has(resolved)) return mod.namespace;
+      const exports = cjsExports.get(resolved);
+      return { ...(exports !== null && typeof exports === 'object' ? exports : {}), default: exports };
+    },
+  };
+  if (fresh) cache.current = loader;
+  return loader;
+}
+
+module.exports = { createModuleCache, createLoader };

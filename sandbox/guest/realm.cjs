@@ -1,0 +1,103 @@
+// A fresh V8 context for one reuse-mode execution: its own globals and built-in prototypes (a bare vm context), plus
+// Node's globals (Buffer, URL, fetch, ...) copied in by descriptor, and per-context versions of what must not leak
+// between executions: `process` (an object of its own over the real one, so assignments stay in this context), the
+// timers (tracked, and all cleared when the execution ends), `console` (to stderr), and the module loader of
+// modules.cjs. Creating one costs well under a millisecond.
+'use strict';
+const { Console } = require('node:console');
+const timers = require('node:timers');
+const { promisify } = require('node:util');
+const vm = require('node:vm');
+const { createLoader } = require('./modules.cjs');
+
+/** Globals that each context gets its own version of (or, for the CommonJS module scope, none at all). */
+const PER_CONTEXT = new Set([
+  'global', 'globalThis', 'process', 'console', 'require', 'module', 'exports', '__filename', '__dirname',
+  'setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate',
+]);
+
+let nodeGlobals;
+/** Descriptors of Node's globals that a bare context lacks, read once per sandbox. */
+function nodeGlobalDescriptors() {
+  if (!nodeGlobals) {
+    const bare = new Set(vm.runInNewContext('Object.getOwnPropertyNames(globalThis)'));
+    nodeGlobals = {};
+    for (const name of Object.getOwnPropertyNames(globalThis)) {
+      if (!bare.has(name) && !PER_CONTEXT.has(name)) nodeGlobals[name] = Object.getOwnPropertyDescriptor(globalThis, name);
+    }
+  }
+  return nodeGlobals;
+}
+
+/** setTimeout & co. that remember what they scheduled, so that nothing of an execution fires after it ended. */
+function trackedTimers() {
+  const live = new Map();
+  const track = (set, clear, repeats) => {
+    const wrapped = (fn, ...args) => {
+      if (typeof fn !== 'function') return set(fn, ...args); // Node's own error
+      let handle;
+      const callback = repeats ? fn : function once(...a) {
+        live.delete(handle);
+        return fn.apply(this, a);
+      };
+      handle = set(callback, ...args);
+      live.set(handle, clear);
+      return handle;
+    };
+    if (set[promisify.custom]) wrapped[promisify.custom] = set[promisify.custom];
+    return wrapped;
+  };
+  const untrack = (clear) => (handle) => {
+    live.delete(handle);
+    clear(handle);
+  };
+  return {
+    setTimeout: track(setTimeout, clearTimeout, false),
+    setInterval: track(setInterval, clearInterval, true),
+    setImmediate: track(setImmediate, clearImmediate, false),
+    clearTimeout: untrack(clearTimeout),
+    clearInterval: untrack(clearInterval),
+    clearImmediate: untrack(clearImmediate),
+    clearAll() {
+      for (const [handle, clear] of live) clear(handle);
+      live.clear();
+    },
+  };
+}
+
+/**
+ * A new context for one execution. `onExit(code)` is called when the tool calls process.exit. The returned realm
+ * imports files in the context, turns host values into values of the context (`fromHost`), and `dispose()` clears
+ * whatever the execution scheduled.
+ */
+function createRealm(cache, { onExit }) {
+  const context = vm.createContext({});
+  const global = vm.runInContext('globalThis', context);
+  Object.defineProperties(global, nodeGlobalDescriptors());
+  const { clearAll, ...timerFns } = trackedTimers();
+  const proc = Object.create(process, {
+    exit: { value: (code) => onExit(code), writable: true, configurable: true, enumerable: true },
+  });
+  const cons = new Console({ stdout: process.stderr, stderr: process.stderr });
+  Object.assign(global, { global, process: proc, console: cons, ...timerFns });
+  const loader = createLoader(cache, {
+    context,
+    global,
+    overrides: {
+      process: proc,
+      console: cons,
+      timers: Object.assign(Object.create(Object.getPrototypeOf(timers), Object.getOwnPropertyDescriptors(timers)), timerFns),
+    },
+  });
+  return {
+    importFile: loader.importFile,
+    /** A JSON-able host value rebuilt in the context (so `instanceof Array` holds for the tool's params). */
+    fromHost: (value) => (value === undefined ? undefined : global.JSON.parse(JSON.stringify(value))),
+    dispose() {
+      clearAll();
+      if (cache.current === loader) cache.current = undefined;
+    },
+  };
+}
+
+module.exports = { createRealm };

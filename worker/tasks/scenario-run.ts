@@ -1,0 +1,134 @@
+/**
+ * Job: one scenario run. The agent gets the collection's tools (at most MAX_STEPS model steps; every tool call runs
+ * in the sandbox, inline — see worker/inline-execution.ts), the evaluator judges the answer and the assertions are
+ * checked; the run row stores steps, usage, models, temperature and tool package versions. Making the run final,
+ * the scenario's statistics and the batch's progress change in one transaction. Idempotent: a final run is left
+ * alone. A provider or agent failure makes the run `failed`; only a worker shutdown puts it back in the queue.
+ */
+import type { Task } from 'graphile-worker';
+import { agentToolSet, loadCollectionTools, toolVersions, type AgentToolSet } from '../../core/agent-tools.js';
+import { parsePayload } from '../../core/jobs.js';
+import { LlmError } from '../../core/llm/index.js';
+import type { AgentResult, Usage, Verdict } from '../../core/llm/provider.js';
+import { completeBatchIfDone, takeBatchSeq } from '../../core/repos/scenario-batches.js';
+import { claimRun, finishRun, notifyRun, requeueRun, type RunOutcome, type RunRow } from '../../core/repos/scenario-runs.js';
+import { findScenario, lockScenario, recordRunStats, type ScenarioRow } from '../../core/repos/scenarios.js';
+import type { WorkerDeps } from '../deps.js';
+import { runToolInline } from '../inline-execution.js';
+import { createStepRecorder, type StepRecorder } from '../run-steps.js';
+
+export const MAX_STEPS = 10;
+
+const SYSTEM =
+  'You are an agent being evaluated on a task. Use the available tools to do what the user asks, call each tool ' +
+  'with arguments that match its schema, and then answer briefly from the tool outputs.';
+
+const ZERO: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+const sum = (a: Usage, b: Usage): Usage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens,
+  totalTokens: a.totalTokens + b.totalTokens,
+});
+
+export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task {
+  return async (payload, helpers) => {
+    const { runId } = parsePayload('scenario_run', payload);
+    const run = await claimRun(deps.db, runId);
+    if (!run) return; // final already
+    const startedAt = Date.now();
+    const recorder = createStepRecorder(deps, run);
+    let tools: AgentToolSet = { specs: [], byName: new Map() };
+    try {
+      const scenario = await findScenario(deps.db, run.scenario_id);
+      if (!scenario) return; // deleted meanwhile (its runs went with it)
+      tools = agentToolSet(await loadCollectionTools(deps.db, [scenario.collection_id]));
+      const agent = await runAgent(deps, run, scenario, tools, recorder, workerId(), helpers.abortSignal);
+      const verdict = await deps.llm.judge({ prompt: scenario.prompt, finalText: agent.text, steps: agent.steps, tools: tools.specs, assertions: scenario.assertions });
+      await recorder.settle();
+      await finalize(deps, run, {
+        status: 'completed',
+        success: verdict.verdict === 'pass',
+        verdict: verdict.verdict,
+        reason: verdict.reason,
+        evaluator: evaluatorRecord(verdict),
+        agent: { ...modelOf(agent), maxSteps: MAX_STEPS, usage: agent.usage, tools: toolVersions(tools) },
+        usage: { ...sum(agent.usage, verdict.usage), executionTimeMs: Date.now() - startedAt },
+        steps: recorder.steps,
+        finalText: agent.text,
+      });
+    } catch (err) {
+      await recorder.settle();
+      if (helpers.abortSignal?.aborted) {
+        await requeueRun(deps.db, runId);
+        throw new Error('worker stopping; the scenario run will run again');
+      }
+      const error = err instanceof LlmError ? { code: 'LLM_ERROR', message: err.message } : { code: 'AGENT_ERROR', message: 'The agent failed; see the worker log' };
+      if (!(err instanceof LlmError)) deps.logger.error({ err, runId }, 'scenario run failed');
+      await finalize(deps, run, {
+        status: 'failed',
+        success: false,
+        error,
+        agent: { provider: deps.llm.provider, model: deps.llm.chatModel, temperature: 0, maxSteps: MAX_STEPS, usage: ZERO, tools: toolVersions(tools) },
+        usage: { ...ZERO, executionTimeMs: Date.now() - startedAt },
+        steps: recorder.steps,
+      });
+    }
+  };
+}
+
+function runAgent(
+  deps: WorkerDeps,
+  run: RunRow,
+  scenario: ScenarioRow,
+  tools: AgentToolSet,
+  recorder: StepRecorder,
+  workerId: string,
+  signal: AbortSignal | undefined,
+): Promise<AgentResult> {
+  return deps.llm.runAgent({
+    system: SYSTEM,
+    prompt: scenario.prompt,
+    tools: tools.specs,
+    maxSteps: MAX_STEPS,
+    signal,
+    callTool: async (name, input) => {
+      const tool = tools.byName.get(name);
+      if (!tool) {
+        const index = recorder.started({ toolId: null, toolName: name, params: input, executionId: null });
+        const result = { error: { code: 'UNKNOWN_TOOL', message: `No tool named '${name}' in this collection` }, executionTimeMs: 0 };
+        recorder.completed(index, result);
+        return result;
+      }
+      let index = -1;
+      const result = await runToolInline(deps, {
+        tool,
+        params: input,
+        userId: run.user_id,
+        workerId,
+        signal,
+        onStarted: (executionId) => (index = recorder.started({ toolId: tool.id, toolName: name, params: input, executionId })),
+      });
+      recorder.completed(index, result);
+      return result;
+    },
+  });
+}
+
+const modelOf = (m: { provider: string; model: string; temperature: number }) => ({ provider: m.provider, model: m.model, temperature: m.temperature });
+
+function evaluatorRecord(v: Verdict) {
+  return { ...modelOf(v), verdict: v.verdict, reason: v.reason, assertionResults: v.assertionResults, usage: v.usage };
+}
+
+/** The run final, the scenario's statistics (completed runs only) and the batch's progress, in one transaction. */
+async function finalize(deps: WorkerDeps, run: RunRow, outcome: RunOutcome): Promise<void> {
+  await deps.db.transaction(async (trx) => {
+    if (!(await lockScenario(trx, run.scenario_id))) return;
+    const batchSeq = run.batch_id ? await takeBatchSeq(trx, run.batch_id) : undefined;
+    const row = await finishRun(trx, run.id, { ...outcome, batchSeq });
+    if (!row) return;
+    if (row.status === 'completed') await recordRunStats(trx, run.scenario_id, row.success ? 'pass' : 'fail', row.completed_at!);
+    if (run.batch_id) await completeBatchIfDone(trx, run.batch_id);
+    await notifyRun(trx, row);
+  });
+}
