@@ -5,13 +5,13 @@ import http from 'node:http';
 import { createApp } from './app.js';
 import type { AppDeps } from './deps.js';
 import { createRateLimiter } from './middleware/rate-limit.js';
-import { loadConfig, type Config } from '../core/config.js';
+import type { Config } from '../core/config.js';
 import { createDb } from '../core/db.js';
-import { createLogger, type Logger } from '../core/logger.js';
+import type { Logger } from '../core/logger.js';
 import { createNotifier } from '../core/notify.js';
 import { createSearchEngine } from '../core/search/index.js';
 import { startSearchSync, type SearchSync } from '../core/search/sync.js';
-import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
+import { bootProcess, closeOnSignals } from '../core/bootstrap.js';
 import { createCallerCache } from '../core/caller-cache.js';
 import { createToolCache } from '../core/tool-cache.js';
 import { createLlmProvider } from '../core/llm/index.js';
@@ -59,20 +59,10 @@ export async function startApi(config: Readonly<Config>, databaseUrl: string, lo
 }
 
 async function main() {
-  const base = loadConfig(process.env);
-  const logger = createLogger(base.LOG_LEVEL);
-  const config = await withGeneratedSecrets(base, logger);
-  const database = await resolveDatabase(config, logger);
-  await migrateAll(database.url);
+  const { config, logger, database } = await bootProcess(process.env);
   const api = await startApi(config, database.url, logger);
   logger.info({ url: api.url.replace('127.0.0.1', config.HOST) }, 'API listening');
-  const shutdown = async () => {
-    await api.close();
-    await database.embedded?.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  closeOnSignals(logger, database, () => api.close());
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) void main();

@@ -4,9 +4,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { loadConfig } from '../core/config.js';
-import { createLogger } from '../core/logger.js';
-import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
+import { bootProcess, closeOnSignals } from '../core/bootstrap.js';
 import { startApi } from '../api/server.js';
 import { startWorkerProcess } from '../worker/main.js';
 import { importPackage } from '../worker/import.js';
@@ -16,13 +14,10 @@ const here = path.dirname(new URL(import.meta.url).pathname);
 const EXAMPLES_DIR = path.resolve(here, here.includes(`${path.sep}dist${path.sep}`) ? '../../examples/tools' : '../examples/tools');
 
 async function main() {
-  const base = loadConfig(process.env);
-  const logger = createLogger(base.LOG_LEVEL);
-  const config = await withGeneratedSecrets(base, logger);
-  const database = await resolveDatabase(config, logger);
-  await migrateAll(database.url);
+  const { config, logger, database } = await bootProcess(process.env);
   const worker = await startWorkerProcess(config, database.url, logger);
   const api = await startApi(config, database.url, logger);
+  closeOnSignals(logger, database, () => api.close(), () => worker.close());
   logger.info({ url: `http://localhost:${config.PORT}`, adminTokenFile: config.DATA_DIR + '/admin-token' }, 'Toolshed is up');
 
   const imported = await worker.deps.db('packages').count('* as n').first();
@@ -33,19 +28,6 @@ async function main() {
       else logger.error({ package: dir, error: result.error.message }, 'example package failed to import');
     }
   }
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    await api.close();
-    await worker.close();
-    await database.embedded?.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 main().catch((err) => {

@@ -6,12 +6,12 @@ import fs from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { randomBase62 } from './crypto.js';
-import type { Config } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { createDb, migrateLatest } from './db.js';
 import pg from 'pg';
 import { embeddedUrl, startEmbeddedPostgres, type EmbeddedServer } from './embedded-postgres.js';
 import { migrateJobQueue } from './jobs.js';
-import type { Logger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
 
 export interface Database {
   url: string;
@@ -84,4 +84,38 @@ export async function withGeneratedSecrets(config: Config, logger: Logger): Prom
     out.SECRETS_KEY = s.value;
   }
   return Object.freeze(out);
+}
+
+export interface BootedProcess {
+  config: Readonly<Config>;
+  logger: Logger;
+  database: Database;
+}
+
+/**
+ * What every process entry does first: parse the environment, make the logger, fill generated secrets, reach (or
+ * start) the database and migrate it.
+ */
+export async function bootProcess(env: Record<string, string | undefined>): Promise<BootedProcess> {
+  const base = loadConfig(env);
+  const logger = createLogger(base.LOG_LEVEL);
+  const config = await withGeneratedSecrets(base, logger);
+  const database = await resolveDatabase(config, logger);
+  await migrateAll(database.url);
+  return { config, logger, database };
+}
+
+/** On SIGINT/SIGTERM: close what the process runs (in order), stop an embedded database last, exit 0. */
+export function closeOnSignals(logger: Logger, database: Database, ...closers: (() => Promise<void>)[]): void {
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    for (const close of closers) await close().catch((err) => logger.error({ err }, 'shutdown step failed'));
+    await database.embedded?.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
 }

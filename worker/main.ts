@@ -2,10 +2,10 @@
  * The `worker` process: Graphile Worker with our tasks, running tools in sandboxes. Any number of these, on any
  * number of machines, can share one Postgres.
  */
-import { loadConfig, type Config } from '../core/config.js';
+import type { Config } from '../core/config.js';
 import { createDb } from '../core/db.js';
-import { createLogger, type Logger } from '../core/logger.js';
-import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
+import type { Logger } from '../core/logger.js';
+import { bootProcess, closeOnSignals } from '../core/bootstrap.js';
 import { createSandboxRunner } from '../sandbox/index.js';
 import { createLlmProvider } from '../core/llm/index.js';
 import type { WorkerDeps } from './deps.js';
@@ -39,20 +39,10 @@ export async function startWorkerProcess(
 }
 
 async function main() {
-  const base = loadConfig(process.env);
-  const logger = createLogger(base.LOG_LEVEL);
-  const config = await withGeneratedSecrets(base, logger);
-  const database = await resolveDatabase(config, logger);
-  await migrateAll(database.url);
+  const { config, logger, database } = await bootProcess(process.env);
   const proc = await startWorkerProcess(config, database.url, logger);
   logger.info({ workerId: proc.worker.id, concurrency: config.WORKER_CONCURRENCY, sandbox: config.SANDBOX }, 'worker started');
-  const shutdown = async () => {
-    await proc.close();
-    await database.embedded?.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  closeOnSignals(logger, database, () => proc.close());
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) void main();
