@@ -46,6 +46,8 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
       WORKER_CONCURRENCY: '8',
       RATE_LIMIT_FREE_MINUTE: '1000000',
       RATE_LIMIT_FREE_DAY: '100000000',
+      RATE_LIMIT_PRO_MINUTE: '1000000000',
+      RATE_LIMIT_PRO_DAY: '1000000000',
       RATE_LIMIT_ENTERPRISE_MINUTE: '1000000000',
       RATE_LIMIT_ENTERPRISE_DAY: '1000000000',
       ...env,

@@ -96,8 +96,8 @@ export interface SpecOptions {
   cgroupsPath: string;
 }
 
-/** Node flags of the guest: it loads tool packages with vm modules (guest/modules.cjs). */
-export const GUEST_NODE_FLAGS = ['--experimental-vm-modules', '--disable-warning=ExperimentalWarning'];
+/** Node flags of the guest: it loads tool packages with vm modules (guest/modules.cjs); its stderr is for crashes. */
+export const GUEST_NODE_FLAGS = ['--experimental-vm-modules', '--no-warnings'];
 
 /** V8 heap limit: leave room for Node's own non-heap memory and buffers inside the memory limit. */
 export const heapLimitMb = (memoryMb: number): number => Math.max(32, Math.floor(memoryMb * 0.6));

@@ -2,7 +2,8 @@
  * SandboxRunner on gVisor. Packages inside the package cache run in warm pooled sandboxes (the cache is mounted
  * read-only at /pkgs; the guest loads /pkgs/<name>@<version>); a package dir outside the cache gets a cold one-shot
  * sandbox with just that dir mounted at /pkg. Every sandbox serves one execution and is destroyed, except in opt-in
- * reuse mode (see reuse.ts). Wall time is enforced from outside with `runsc delete --force`.
+ * reuse mode (see reuse.ts). Guests start from a startup snapshot built with the rootfs (snapshot.ts). Wall time is
+ * enforced from outside with `runsc kill` (then `runsc delete --force`).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -36,8 +37,8 @@ export interface GvisorRunnerOptions {
   cgroupParent?: string;
   /** Start guests from a startup snapshot built once per rootfs (default true; false is for comparisons). */
   snapshot?: boolean;
-  /** What a pooled guest runs before it reports ready (guest/warm.cjs; default `light`). */
-  warmUp?: 'none' | 'light' | 'full';
+  /** What a pooled guest runs before it reports ready (guest/warm.cjs; default `vm`). */
+  warmUp?: 'none' | 'vm' | 'light' | 'full';
   onBootError?: (err: Error) => void;
 }
 
@@ -92,7 +93,8 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
   };
   const pool = createWarmPool({
     size: opts.poolSize,
-    maxConcurrentBoots: opts.maxConcurrentBoots ?? Math.max(1, os.availableParallelism()),
+    // A boot waits on runsc and the gofer part of the time: a few per core keep the cores busy (bench/sandbox.ts).
+    maxConcurrentBoots: opts.maxConcurrentBoots ?? 4 * Math.max(1, os.availableParallelism()),
     bootTimeoutMs: opts.bootTimeoutMs ?? 30_000,
     create: () => track(new GvisorSandbox(settings, { onDestroyed })),
     onBootError: opts.onBootError,

@@ -22,8 +22,11 @@ export interface SandboxLogger {
   error(obj: object | string, msg?: string): void;
 }
 
-/** Reuse-mode limits: a sandbox bound to one caller + package serves at most this many executions, this long. */
-export const REUSE_LIMITS = { maxExecutions: 50, maxAgeMs: 5 * 60_000 };
+/**
+ * Reuse-mode limits: a sandbox bound to one caller + package serves at most this many executions (each in a fresh V8
+ * context), for at most this long; one caller + package holds at most this many sandboxes at once.
+ */
+export const REUSE_LIMITS = { maxExecutions: 500, maxAgeMs: 5 * 60_000, maxSandboxesPerKey: 4 };
 const RUNSC = '/usr/bin/runsc';
 
 export function createSandboxRunner(config: SandboxConfig, logger?: SandboxLogger): SandboxRunner {

@@ -53,9 +53,14 @@ function probe(file) {
   return undefined;
 }
 
-/** Absolute path of the package's main module; throws with a readable message when there is none. */
-function resolveEntry(pkgDir) {
-  const manifest = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
+const readManifestFile = (pkgDir) => JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
+
+/**
+ * Absolute path of the package's main module; throws with a readable message when there is none. `readManifest`
+ * reads a package.json (the module loader passes its cached reader, so that the file is read once).
+ */
+function resolveEntry(pkgDir, readManifest = readManifestFile) {
+  const manifest = readManifest(pkgDir);
   if (manifest.exports !== undefined) {
     const target = pickTarget(exportsRoot(manifest.exports));
     if (!target) throw new Error('package.json "exports" has no "." entry for node/import/require/default');
@@ -163,4 +168,4 @@ function schemaOf(tool) {
   return tool.inputSchema !== undefined ? tool.inputSchema : tool.parameters;
 }
 
-module.exports = { resolveEntry, loadExports, isToolShaped, toolFromExport, toJsonSchema, schemaOf };
+module.exports = { readManifestFile, resolveEntry, loadExports, isToolShaped, toolFromExport, toJsonSchema, schemaOf };

@@ -68,7 +68,7 @@ async function main() {
   const nextLine = stdinLines();
   const args = process.argv.slice(1);
   if (args.includes('--serve')) {
-    const mode = args.find((a) => a.startsWith('--warm='))?.slice(7) ?? 'light';
+    const mode = args.find((a) => a.startsWith('--warm='))?.slice(7) ?? 'vm';
     await warmUp(mode, cache).catch(() => {});
     writeOut(`${READY_MARKER}\n`);
   }
@@ -97,7 +97,8 @@ async function main() {
   const onFatal = (err) => finish({ ok: false, code: looksLikeOom(err) ? 'oom' : 'tool_error', error: messageOf(err) });
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);
-  finish(await runOp(req, { importFile: createLoader(cache).importFile }));
+  const loader = createLoader(cache);
+  finish(await runOp(req, { importFile: loader.importFile, entryOf: loader.entryOf }));
 }
 
 const crash = (err) => {

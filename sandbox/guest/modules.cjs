@@ -10,9 +10,10 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
-const { createRequire } = require('node:module');
+const { createRequire, isBuiltin } = require('node:module');
 const { fileURLToPath, pathToFileURL } = require('node:url');
-const { resolveEsm, packageType } = require('./resolve.cjs');
+const { readManifestFile, resolveEntry } = require('./load.cjs');
+const { resolveEsm, packageType, readPackageJson } = require('./resolve.cjs');
 
 const CJS_WRAPPER = ['(function (exports, require, module, __filename, __dirname) { ', '\n})'];
 const USES_IMPORT_HOOKS = /\bimport\s*(\(|\.\s*meta\b)/;
@@ -91,12 +92,20 @@ function cjsScript(cache, file) {
   return script;
 }
 
+/** A built-in module by id (`fs`, `fs/promises`, ...); throws for an unknown one. */
+function realBuiltin(specifier) {
+  const id = specifier.startsWith('node:') ? specifier.slice(5) : specifier;
+  // process.getBuiltinModule exists from Node 20.16; before, require() of a built-in does the same.
+  const real = process.getBuiltinModule ? process.getBuiltinModule(`node:${id}`) : isBuiltin(`node:${id}`) ? require(`node:${id}`) : undefined;
+  if (real === undefined) throw Object.assign(new Error(`No such built-in module: node:${id}`), { code: 'ERR_UNKNOWN_BUILTIN_MODULE' });
+  return real;
+}
+
 /** Own property descriptors of a built-in module, read once per sandbox (for per-context copies). */
 function builtinTemplate(cache, id) {
   let t = cache.builtins.get(id);
   if (!t) {
-    const real = process.getBuiltinModule(id);
-    if (real === undefined) throw Object.assign(new Error(`No such built-in module: node:${id}`), { code: 'ERR_UNKNOWN_BUILTIN_MODULE' });
+    const real = realBuiltin(id);
     const copyable = (typeof real === 'object' && real !== null) || id === 'module';
     t = { real, proto: Object.getPrototypeOf(real), descriptors: copyable ? Object.getOwnPropertyDescriptors(real) : undefined };
     cache.builtins.set(id, t);
@@ -119,11 +128,7 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
   const parseJson = (text) => (fresh ? global.JSON.parse(text) : JSON.parse(text));
 
   function builtin(id) {
-    if (!fresh) {
-      const real = process.getBuiltinModule(id);
-      if (real === undefined) throw Object.assign(new Error(`No such built-in module: node:${id}`), { code: 'ERR_UNKNOWN_BUILTIN_MODULE' });
-      return real;
-    }
+    if (!fresh) return realBuiltin(id);
     if (builtinValues.has(id)) return builtinValues.get(id);
     let value = overrides[id];
     if (value === undefined) {
@@ -251,6 +256,8 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
 
   const loader = {
     importDynamic,
+    /** The main module of a package dir, its package.json read through the sandbox's cache. */
+    entryOf: (pkgDir) => resolveEntry(pkgDir, (dir) => readPackageJson(cache.packageJson, dir) ?? readManifestFile(dir)),
     /**
      * Imports a file (ESM, CommonJS or JSON) and returns its namespace; for CommonJS, module.exports as `default`
      * and its own properties in their order.
@@ -267,4 +274,4 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
   return loader;
 }
 
-module.exports = { createModuleCache, createLoader };
+module.exports = { createModuleCache, createLoader, realBuiltin };

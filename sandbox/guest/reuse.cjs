@@ -7,8 +7,9 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
-const { resolveEntry } = require('./load.cjs');
+const { readManifestFile, resolveEntry } = require('./load.cjs');
 const { createRealm } = require('./realm.cjs');
+const { readPackageJson } = require('./resolve.cjs');
 const { looksLikeOom, messageOf, runOp, setEnv } = require('./run-op.cjs');
 
 const RESULT_MARKER = '@@toolshed-result';
@@ -64,7 +65,7 @@ async function serveReuse(first, nextLine, writeOut, cache) {
   }
   const entries = new Map();
   const entryOf = (pkgDir) => {
-    if (!entries.has(pkgDir)) entries.set(pkgDir, resolveEntry(pkgDir));
+    if (!entries.has(pkgDir)) entries.set(pkgDir, resolveEntry(pkgDir, (dir) => readPackageJson(cache.packageJson, dir) ?? readManifestFile(dir)));
     return entries.get(pkgDir);
   };
   let interrupt; // ends the running execution early (process.exit, uncaught error)
@@ -76,7 +77,10 @@ async function serveReuse(first, nextLine, writeOut, cache) {
   };
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);
-  await nextTurn(); // transient requests of the guest's own start (closing warm-up handles) settle first
+  // The baseline of what may stay open: the standard streams (created lazily, so create them now), once transient
+  // requests of the guest's own start (closing warm-up handles) have settled.
+  for (const stream of [process.stdin, process.stdout, process.stderr]) void stream.writable;
+  await nextTurn();
   const baseline = { resources: activeResources(), listeners: listenerSnapshot() };
 
   async function runOne(op, env) {
@@ -107,6 +111,11 @@ async function serveReuse(first, nextLine, writeOut, cache) {
     await new Promise((resolve) => writeOut(`\n${RESULT_MARKER} ${nonce} ${body}\n`, resolve));
     // Clean up before reading the next request (which may already be waiting on stdin).
     killStrays();
+    try {
+      process.chdir('/tmp');
+    } catch {
+      // stays where the tool left it; /tmp is emptied below either way
+    }
     try {
       wipeTmp();
     } catch {

@@ -13,7 +13,7 @@ const { Writable } = require('node:stream');
 const util = require('node:util');
 const vm = require('node:vm');
 const { resolveEntry } = require('./load.cjs');
-const { createLoader, createModuleCache } = require('./modules.cjs');
+const { createLoader, createModuleCache, realBuiltin } = require('./modules.cjs');
 const { resolveEsm, packageType } = require('./resolve.cjs');
 const { runOp, messageOf, looksLikeOom } = require('./run-op.cjs');
 
@@ -31,7 +31,7 @@ export const warm = {
 async function warmVm() {
   const mod = new vm.SourceTextModule(WARM_MODULE, { identifier: path.join(WARMUP_DIR, 'memory.mjs') });
   await mod.link(async (specifier) => {
-    const real = process.getBuiltinModule(specifier);
+    const real = realBuiltin(specifier);
     const names = Object.keys(real);
     return new vm.SyntheticModule(['default', ...names], function init() {
       this.setExport('default', real);
@@ -41,6 +41,7 @@ async function warmVm() {
   await mod.evaluate();
   const io = { importFile: async () => mod.namespace, entryOf: () => WARMUP_DIR };
   await runOp({ op: 'execute', pkgDir: WARMUP_DIR, exportName: 'warm', params: PARAMS }, io);
+  void process.stderr.writable; // where console output goes: a stream of its own, created on first use
 }
 
 async function warmUp(mode, cache) {
