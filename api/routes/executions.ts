@@ -8,9 +8,8 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import { validate } from '../validate.js';
 import { callerOf } from '../middleware/auth.js';
-import { openSse } from '../sse.js';
+import { streamDerived, type StreamEvent } from '../run-events.js';
 import { AppError, errors } from '../../core/errors.js';
-import { CHANNELS } from '../../core/notify.js';
 import { enqueueExecution, waitForExecution } from '../../core/executions.js';
 import { findExecution, isFinalExecution, type ExecutionRow } from '../../core/repos/executions.js';
 import { loadTool } from './tools.js';
@@ -62,7 +61,13 @@ async function loadVisibleExecution(ctx: Context, deps: AppDeps, id: string): Pr
   return e;
 }
 
-const STATUS_RANK: Record<string, number> = { queued: 1, running: 2, succeeded: 3, failed: 3, timed_out: 3 };
+/** The events of an execution so far, derived from its row (so a replay or a reconnect sees the same ids). */
+function executionEvents(e: ExecutionRow): StreamEvent[] {
+  const events: StreamEvent[] = [{ event: 'status', data: { id: e.id, status: 'queued', at: map.iso(e.created_at) } }];
+  if (e.started_at) events.push({ event: 'status', data: { id: e.id, status: 'running', at: map.iso(e.started_at) } });
+  if (isFinalExecution(e)) events.push({ event: 'status', data: executionView(e) }, { event: 'done', data: { status: e.status } });
+  return events;
+}
 
 export function executionRoutes(router: Router, deps: AppDeps) {
   router.post('/api/tools/execute/*slug', async (ctx: Context) => {
@@ -90,31 +95,6 @@ export function executionRoutes(router: Router, deps: AppDeps) {
   router.get('/api/executions/:id/events', async (ctx) => {
     const { id } = validate(idParams, ctx.params, 'params');
     await loadVisibleExecution(ctx, deps, id);
-    const sse = openSse(ctx);
-    let sent = 0;
-    const emit = async () => {
-      const e = (await findExecution(deps.db, id))!;
-      const rank = STATUS_RANK[e.status];
-      if (rank >= 1 && sent < 1) sse.send('status', { id: e.id, status: 'queued', at: map.iso(e.created_at) }, 1);
-      if (rank >= 2 && sent < 2 && e.started_at) sse.send('status', { id: e.id, status: 'running', at: map.iso(e.started_at) }, 2);
-      if (rank === 3 && sent < 3) {
-        sse.send('status', executionView(e), 3);
-        sse.send('done', { status: e.status }, 4);
-        sse.close();
-      }
-      sent = Math.max(sent, rank);
-    };
-    try {
-      const unsubscribe = await deps.notifier.subscribe(CHANNELS.jobs, (p) => {
-        if (p.includes(id)) void emit().catch(() => sse.close());
-      });
-      await emit();
-      await sse.done;
-      unsubscribe();
-    } catch (err) {
-      deps.logger.error({ err, executionId: id }, 'execution stream failed');
-      sse.send('error', { code: 'INTERNAL', message: 'The stream failed' });
-      sse.close();
-    }
+    await streamDerived(ctx, deps, id, async () => executionEvents((await findExecution(deps.db, id))!));
   });
 }
