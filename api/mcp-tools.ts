@@ -6,39 +6,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolRow } from '../core/repos/tools.js';
+import { uniqueToolNames } from '../core/tool-names.js';
 
-/** MCP tool names: 1–128 characters of letters, digits, `_`, `-` and `.`. */
-const MAX_NAME = 128;
-const clean = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, '_');
-const basename = (packageName: string) => packageName.slice(packageName.lastIndexOf('/') + 1);
-
-/** Ever more specific names; the last one holds the tool id, so it cannot clash. */
-const LEVELS: ((t: ToolRow) => string)[] = [
-  (t) => clean(t.name).slice(0, MAX_NAME),
-  (t) => `${clean(basename(t.package_name))}__${clean(t.name)}`.slice(0, MAX_NAME),
-  (t) => `${clean(t.package_name.replace(/^@/, ''))}__${clean(t.name)}`.slice(0, MAX_NAME),
-  (t) => `${clean(t.name).slice(0, 90)}__${t.id.replace(/-/g, '')}`,
-];
-
-/**
- * Name → tool. A tool keeps its plain name unless another tool of the set has the same one; then every tool of the
- * clash gets the next level (`<package-basename>__<tool>`, then the full package, then the id), until none clash.
- */
+/** MCP tool names: 1–128 letters, digits, `_`, `-` and `.`; clashes resolved by the shared rules (core/tool-names.ts). */
 export function mcpToolNames(tools: ToolRow[]): Map<string, ToolRow> {
-  const level = new Map(tools.map((t) => [t.id, 0]));
-  for (;;) {
-    const byName = new Map<string, ToolRow[]>();
-    for (const t of tools) {
-      const name = LEVELS[level.get(t.id)!](t);
-      byName.set(name, [...(byName.get(name) ?? []), t]);
-    }
-    const clashing = [...byName.values()].filter((group) => group.length > 1).flat();
-    const bumpable = clashing.filter((t) => level.get(t.id)! < LEVELS.length - 1);
-    if (bumpable.length === 0) {
-      return new Map([...byName.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, group]) => [name, group[0]]));
-    }
-    for (const t of bumpable) level.set(t.id, level.get(t.id)! + 1);
-  }
+  return uniqueToolNames(tools, (t) => ({ id: t.id, name: t.name, packageName: t.package_name }), { maxLength: 128, allowed: 'A-Za-z0-9_.-' });
 }
 
 /** The tool's JSON Schema as MCP wants it (an object schema at the top). */
