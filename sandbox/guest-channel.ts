@@ -191,3 +191,22 @@ export function toDescribeOutcome(end: ChannelEnd, durationMs: number): Describe
   if (r.ok) return { kind: 'ok', tools: r.tools ?? [], missing: r.missing ?? [], durationMs };
   return { kind: 'load_error', message: r.error ?? 'unknown error', durationMs };
 }
+
+/** Resolves with `timeout` after timeoutMs, or `aborted` when the signal fires; `clear()` releases both. */
+export function executionLimit(timeoutMs: number, signal?: AbortSignal): { reached: Promise<'timeout' | 'aborted'>; clear(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const reached = new Promise<'timeout' | 'aborted'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    onAbort = () => resolve('aborted');
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  return {
+    reached,
+    clear() {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}

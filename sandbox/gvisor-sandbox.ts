@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { buildSpec, writeBundle } from './bundle.js';
-import { openGuestChannel, type ChannelEnd, type GuestChannel } from './guest-channel.js';
+import { executionLimit, openGuestChannel, type ChannelEnd, type GuestChannel } from './guest-channel.js';
 import { deleteForce, killContainer, spawnRun, type RunscOptions } from './runsc.js';
 
 export interface SandboxSettings {
@@ -92,16 +92,9 @@ export class GvisorSandbox {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     this.executions += 1;
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const limit = new Promise<'timeout' | 'aborted'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), timeoutMs);
-      onAbort = () => resolve('aborted');
-      if (signal?.aborted) onAbort();
-      else signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    const limit = executionLimit(timeoutMs, signal);
     try {
-      const first = await Promise.race([this.channel.exchange(request), limit]);
+      const first = await Promise.race([this.channel.exchange(request), limit.reached]);
       if (first === 'timeout' || first === 'aborted') {
         await this.destroy();
         return { kind: first, durationMs: elapsed() };
@@ -109,8 +102,7 @@ export class GvisorSandbox {
       const killedForMemory = first.kind === 'exit' && first.code === SIGKILL_STATUS && !this.killedByUs;
       return { kind: 'end', end: first, durationMs: elapsed(), killedForMemory };
     } finally {
-      clearTimeout(timer);
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      limit.clear();
     }
   }
 

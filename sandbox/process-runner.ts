@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { GUEST_NODE_FLAGS, GUEST_SOURCE_DIR, v8Flags } from './bundle.js';
-import { openGuestChannel, toDescribeOutcome, toExecuteOutcome, type ChannelEnd } from './guest-channel.js';
+import { executionLimit, openGuestChannel, toDescribeOutcome, toExecuteOutcome, type ChannelEnd } from './guest-channel.js';
 import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
 
 export const warning =
@@ -50,22 +50,14 @@ export function createProcessRunner(opts: ProcessRunnerOptions = {}): SandboxRun
     });
     if (child.pid) live.add(child.pid);
     const result = openGuestChannel(child).exchange(request);
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const limit = new Promise<'timeout' | 'aborted'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), timeoutMs);
-      onAbort = () => resolve('aborted');
-      if (signal?.aborted) onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    const limit = executionLimit(timeoutMs, signal);
     try {
-      const first = await Promise.race([result, limit]);
+      const first = await Promise.race([result, limit.reached]);
       if (first === 'timeout') return { timedOut: true, durationMs: elapsed() };
       if (first === 'aborted') return { aborted: true, durationMs: elapsed() };
       return { end: first, durationMs: elapsed() };
     } finally {
-      clearTimeout(timer);
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      limit.clear();
       killGroup(child.pid);
       if (child.pid) live.delete(child.pid);
       await fs.rm(cwd, { recursive: true, force: true }).catch(() => {});
