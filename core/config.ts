@@ -22,6 +22,13 @@ const schema = z.object({
   LLM_EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
   SANDBOX: z.enum(['gvisor', 'process']).default('gvisor'),
   SANDBOX_NETWORK: z.enum(['none', 'egress']).default('none'),
+  /** Egress mode: the subnet carved into one /30 per sandbox, and the resolvers sandboxes may query. */
+  SANDBOX_EGRESS_SUBNET: z.cidrv4().default('10.213.0.0/16'),
+  SANDBOX_DNS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.ipv4())),
   SANDBOX_POOL_SIZE: intFrom(2),
   SANDBOX_REUSE: z.enum(['off', 'caller-package']).default('off'),
   WORKER_CONCURRENCY: intFrom(4),

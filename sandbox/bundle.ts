@@ -16,6 +16,7 @@ export const GUEST_SOURCE_DIR = path.join(path.dirname(fileURLToPath(import.meta
 /** Where things appear inside the sandbox. */
 export const IN_SANDBOX = { node: '/usr/bin/node', guest: '/guest/main.cjs', snapshot: '/guest/snapshot.blob', pkgs: '/pkgs', pkg: '/pkg', tmp: '/tmp' };
 export const SANDBOX_UID = 65534;
+const ETC_FILES = { hosts: '127.0.0.1 localhost\n::1 localhost\n', 'nsswitch.conf': 'hosts: files dns\n', 'resolv.conf': '' };
 
 /** Host paths of the shared libraries and the loader a binary needs. */
 export function sharedLibraries(binary: string): string[] {
@@ -52,6 +53,7 @@ export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: S
     hash.update(`${file}:${st.size}:${st.mtimeMs}\n`);
   }
   for (const file of guestFiles) hash.update(`${file}\n`).update(fs.readFileSync(path.join(GUEST_SOURCE_DIR, file)));
+  hash.update(`etc:${JSON.stringify(ETC_FILES)}\n`);
   if (snapshot) hash.update(`snapshot:${[...GUEST_NODE_FLAGS, ...v8Flags(snapshot.memoryMb)].join(' ')}\n`);
   const rootfs = path.join(stateDir, `rootfs-${hash.digest('hex').slice(0, 12)}`);
   // The completion marker sits beside the rootfs, not in it: the sandbox sees nothing but the runtime and the guest.
@@ -59,7 +61,9 @@ export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: S
 
   const building = `${rootfs}.tmp-${process.pid}`;
   fs.rmSync(building, { recursive: true, force: true });
-  for (const dir of ['proc', 'dev', 'tmp', 'pkgs', 'pkg', 'guest']) fs.mkdirSync(path.join(building, dir), { recursive: true });
+  for (const dir of ['proc', 'dev', 'tmp', 'pkgs', 'pkg', 'guest', 'etc']) fs.mkdirSync(path.join(building, dir), { recursive: true });
+  // Name resolution: hosts and the NSS order are fixed; resolv.conf is empty (no resolver) unless egress mounts one.
+  for (const [file, text] of Object.entries(ETC_FILES)) fs.writeFileSync(path.join(building, 'etc', file), text, { mode: 0o644 });
   copyInto(building, nodeBinary, IN_SANDBOX.node);
   for (const lib of libs) copyInto(building, lib, lib);
   for (const file of guestFiles) {
@@ -94,6 +98,9 @@ export interface SpecOptions {
   tmpSizeMb: number;
   hostname: string;
   cgroupsPath: string;
+  /** Egress mode: the sandbox's own network namespace (else a new, empty one) and the resolv.conf to mount. */
+  netnsPath?: string;
+  resolvConf?: string;
 }
 
 /** Node flags of the guest: it loads tool packages with vm modules (guest/modules.cjs); its stderr is for crashes. */
@@ -127,6 +134,7 @@ export function buildSpec(o: SpecOptions): Record<string, unknown> {
   ];
   if (o.pkgCacheDir) mounts.push(bind(o.pkgCacheDir, IN_SANDBOX.pkgs));
   if (o.pkgDir) mounts.push(bind(o.pkgDir, IN_SANDBOX.pkg));
+  if (o.resolvConf) mounts.push(bind(o.resolvConf, '/etc/resolv.conf'));
   return {
     ociVersion: '1.0.0',
     process: {
@@ -153,7 +161,7 @@ export function buildSpec(o: SpecOptions): Record<string, unknown> {
         // when it runs out; it is a backstop for the host. Processes inside are limited by RLIMIT_NPROC below.
         pids: { limit: o.pidsLimit * 4 + 256 },
       },
-      namespaces: [{ type: 'pid' }, { type: 'network' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }],
+      namespaces: [{ type: 'pid' }, o.netnsPath ? { type: 'network', path: o.netnsPath } : { type: 'network' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }],
       maskedPaths: ['/proc/kcore', '/proc/keys', '/proc/timer_list', '/proc/sched_debug'],
       readonlyPaths: ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus'],
     },

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { IN_SANDBOX, prepareRootfs } from './bundle.js';
 import { toDescribeOutcome, toExecuteOutcome } from './guest-channel.js';
 import { GvisorSandbox, type RunResult, type SandboxSettings } from './gvisor-sandbox.js';
+import { DEFAULT_EGRESS_SUBNET, setupEgress } from './egress.js';
 import { createWarmPool, type WarmPool } from './pool.js';
 import { createReuseSlots, type ReuseOptions, type ReuseSlots } from './reuse.js';
 import { listIds, type RunscOptions } from './runsc.js';
@@ -19,6 +20,8 @@ import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, Sandb
 export interface GvisorRunnerOptions {
   poolSize: number;
   network: 'none' | 'egress';
+  /** Egress mode: the sandboxes' subnet and resolvers (see egress.ts). */
+  egress?: { subnet: string; dns?: string[]; warn?: (message: string) => void };
   /** Content-addressed package cache (`<dir>/<name>@<version>/`), mounted read-only in pooled sandboxes. */
   packageCacheDir: string;
   /** Holds the rootfs, bundles and runsc state; keep the path short (runsc socket paths). */
@@ -53,26 +56,24 @@ export interface GvisorRunner extends SandboxRunner {
 }
 
 export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
-  if (opts.network === 'egress') {
-    // Egress needs a veth + NAT with loopback and private ranges blocked (iptables/nftables), which is not built yet.
-    // Refuse rather than silently run with either no network or an unfiltered one.
-    throw new Error('SANDBOX_NETWORK=egress is not supported by the gVisor runner yet; use SANDBOX_NETWORK=none');
-  }
   const stateDir = path.resolve(opts.stateDir);
   const cacheDir = path.resolve(opts.packageCacheDir);
   const bundlesDir = path.join(stateDir, 'bundles');
   fs.mkdirSync(bundlesDir, { recursive: true });
   fs.mkdirSync(cacheDir, { recursive: true });
-  const runsc: RunscOptions = {
+  const offline: RunscOptions = {
     binary: opts.runscBinary ?? '/usr/bin/runsc',
     root: path.join(stateDir, 'runsc'),
     network: 'none',
     platform: opts.platform ?? 'ptrace',
     debugLogDir: opts.debugLogDir,
   };
+  const egress = opts.network === 'egress' ? setupEgress({ subnet: DEFAULT_EGRESS_SUBNET, ...opts.egress, stateDir }) : undefined;
+  const runsc: RunscOptions = egress ? { ...offline, network: 'sandbox', launcher: egress.launcher } : offline;
   const memoryMb = opts.memoryMb ?? 256;
   const cgroupParent = opts.cgroupParent ?? 'toolshed';
-  const rootfs = prepareRootfs(stateDir, opts.nodeBinary ?? process.execPath, opts.snapshot === false ? undefined : { runsc, memoryMb, cgroupParent });
+  // The snapshot builder runs offline whatever the mode.
+  const rootfs = prepareRootfs(stateDir, opts.nodeBinary ?? process.execPath, opts.snapshot === false ? undefined : { runsc: offline, memoryMb, cgroupParent });
   const settings: SandboxSettings = {
     runsc,
     bundlesDir,
@@ -84,6 +85,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     cgroupParent,
     snapshot: fs.existsSync(path.join(rootfs, IN_SANDBOX.snapshot)),
     guestArgs: opts.warmUp ? [`--warm=${opts.warmUp}`] : undefined,
+    egress,
   };
   const live = new Set<GvisorSandbox>();
   const onDestroyed = (s: GvisorSandbox) => live.delete(s);

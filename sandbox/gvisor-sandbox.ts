@@ -10,6 +10,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { buildSpec, writeBundle } from './bundle.js';
 import { executionLimit, openGuestChannel, type ChannelEnd, type GuestChannel } from './guest-channel.js';
+import type { EgressNetwork, NetLease } from './egress.js';
 import { deleteForce, killContainer, spawnRun, type RunscOptions } from './runsc.js';
 
 export interface SandboxSettings {
@@ -26,6 +27,8 @@ export interface SandboxSettings {
   snapshot?: boolean;
   /** Extra guest arguments (e.g. `--warm=none`). */
   guestArgs?: string[];
+  /** Egress mode: every sandbox gets a network namespace of its own from here. */
+  egress?: EgressNetwork;
 }
 
 export type RunResult =
@@ -40,9 +43,12 @@ export class GvisorSandbox {
   readonly id: string;
   readonly createdAt = Date.now();
   readonly ready: Promise<void>;
+  /** Promise of the sandbox's end (for pools that must drop sandboxes dying while idle). */
+  readonly exited: Promise<unknown>;
   executions = 0;
-  private readonly child: ChildProcess;
-  private readonly channel: GuestChannel;
+  private child: ChildProcess | undefined;
+  private channel: GuestChannel | undefined;
+  private lease: NetLease | undefined;
   private readonly bundleDir: string;
   private destroying: Promise<void> | undefined;
   private killedByUs = false;
@@ -55,6 +61,22 @@ export class GvisorSandbox {
   ) {
     this.id = `ts-${randomBytes(6).toString('hex')}`;
     this.bundleDir = path.join(settings.bundlesDir, this.id);
+    const started = settings.egress ? settings.egress.lease().then((lease) => this.start(lease)) : Promise.resolve(this.start());
+    this.ready = started.then((channel) => channel.ready);
+    this.ready.then(() => (this.isReady = true), () => {});
+    this.exited = started.then(
+      (channel) => channel.exited,
+      (err: unknown) => ({ kind: 'exit', code: null, signal: null, stderrTail: err instanceof Error ? err.message : String(err) }),
+    );
+    void this.exited.then(() => {
+      this.gone = true;
+    });
+  }
+
+  /** Writes the bundle and starts `runsc run` with the guest waiting on stdin. */
+  private start(lease?: NetLease): GuestChannel {
+    const { settings, opts } = this;
+    this.lease = lease;
     const spec = buildSpec({
       rootfs: settings.rootfs,
       pkgCacheDir: opts.pkgDir ? undefined : settings.pkgCacheDir,
@@ -66,25 +88,18 @@ export class GvisorSandbox {
       cgroupsPath: `${settings.cgroupParent}/${this.id}`,
       snapshot: settings.snapshot,
       guestArgs: settings.guestArgs,
+      netnsPath: lease?.nsPath,
+      resolvConf: settings.egress?.resolvConf,
     });
     writeBundle(this.bundleDir, spec);
     this.child = spawnRun(settings.runsc, this.id, this.bundleDir);
     this.channel = openGuestChannel(this.child);
-    this.ready = this.channel.ready;
-    this.ready.then(() => (this.isReady = true), () => {});
-    void this.channel.exited.then(() => {
-      this.gone = true;
-    });
+    return this.channel;
   }
 
   /** False once the sandbox process has ended or destruction began. */
   get alive(): boolean {
     return !this.gone && !this.destroying;
-  }
-
-  /** Promise of the sandbox's end (for pools that must drop sandboxes dying while idle). */
-  get exited(): Promise<unknown> {
-    return this.channel.exited;
   }
 
   /** Hands over one request and waits for its result, the time limit, or the abort signal. */
@@ -94,6 +109,7 @@ export class GvisorSandbox {
     this.executions += 1;
     const limit = executionLimit(timeoutMs, signal);
     try {
+      if (!this.channel) throw new Error(`sandbox ${this.id} is not started`);
       const first = await Promise.race([this.channel.exchange(request), limit.reached]);
       if (first === 'timeout' || first === 'aborted') {
         await this.destroy();
@@ -113,9 +129,9 @@ export class GvisorSandbox {
   destroy(graceMs = 0): Promise<void> {
     this.destroying ??= (async () => {
       // A sandbox still booting cannot be killed by id yet: let it come up (or fail) first.
-      if (!this.isReady) await Promise.race([this.ready.catch(() => {}), this.channel.exited, delay(15_000)]);
-      if (!this.gone && graceMs > 0) await Promise.race([this.channel.exited, delay(graceMs)]);
-      if (!this.gone) {
+      if (!this.isReady) await Promise.race([this.ready.catch(() => {}), this.exited, delay(15_000)]);
+      if (!this.gone && graceMs > 0) await Promise.race([this.exited, delay(graceMs)]);
+      if (!this.gone && this.child) {
         this.killedByUs = true;
         try {
           this.child.stdin?.end();
@@ -123,13 +139,15 @@ export class GvisorSandbox {
           // pipe already closed
         }
         await killContainer(this.settings.runsc, this.id).catch(() => {});
-        const exited = await Promise.race([this.channel.exited.then(() => true), delay(3000).then(() => false)]);
+        const exited = await Promise.race([this.exited.then(() => true), delay(3000).then(() => false)]);
         if (!exited) {
           await deleteForce(this.settings.runsc, this.id).catch(() => {});
           this.child.kill('SIGKILL');
         }
       }
       await fs.rm(this.bundleDir, { recursive: true, force: true }).catch(() => {});
+      // The network namespace goes once runsc has let go of it (after its exit, or after the forced delete).
+      await this.lease?.release().catch(() => {});
       this.opts.onDestroyed?.(this);
     })();
     return this.destroying;

@@ -13,7 +13,7 @@ import type { SandboxRunner } from './types.js';
 export type { SandboxRunner } from './types.js';
 export type SandboxConfig = Pick<
   Config,
-  'SANDBOX' | 'SANDBOX_NETWORK' | 'SANDBOX_POOL_SIZE' | 'SANDBOX_REUSE' | 'DATA_DIR' | 'PACKAGE_CACHE_DIR'
+  'SANDBOX' | 'SANDBOX_NETWORK' | 'SANDBOX_EGRESS_SUBNET' | 'SANDBOX_DNS' | 'SANDBOX_POOL_SIZE' | 'SANDBOX_REUSE' | 'DATA_DIR' | 'PACKAGE_CACHE_DIR'
 >;
 
 /** The few logger methods used here (pino's Logger fits). */
@@ -42,6 +42,7 @@ export function createSandboxRunner(config: SandboxConfig, logger?: SandboxLogge
   return createGvisorRunner({
     poolSize: config.SANDBOX_POOL_SIZE,
     network: config.SANDBOX_NETWORK,
+    egress: { subnet: config.SANDBOX_EGRESS_SUBNET, dns: config.SANDBOX_DNS, warn: (message) => logger?.warn({ sandbox: 'gvisor' }, message) },
     packageCacheDir: config.PACKAGE_CACHE_DIR,
     stateDir: path.join(config.DATA_DIR, 'sandbox'),
     runscBinary,

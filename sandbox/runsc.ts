@@ -10,6 +10,8 @@ export interface RunscOptions {
   root: string;
   network: 'none' | 'sandbox';
   platform: string;
+  /** Command prefix for `runsc run` (egress mode: a private mount namespace, see egress.ts). */
+  launcher?: string[];
   /** Directory for runsc debug logs (off when undefined). */
   debugLogDir?: string;
 }
@@ -23,7 +25,9 @@ export function runscArgs(o: RunscOptions): string[] {
 
 /** Starts a container attached to our pipes; the process ends when the container does (and is then deleted). */
 export function spawnRun(o: RunscOptions, id: string, bundleDir: string): ChildProcess {
-  return spawn(o.binary, [...runscArgs(o), 'run', '--bundle', bundleDir, id], {
+  const argv = [o.binary, ...runscArgs(o), 'run', '--bundle', bundleDir, id];
+  const [file, ...args] = o.launcher ? [...o.launcher, ...argv] : argv;
+  return spawn(file, args, {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: {},
   });

@@ -37,7 +37,7 @@ test('cannot read project files: /work/main/package.json is not there', async (t
   t.false(text(r).includes(hostContent.slice(0, 40)));
 });
 
-test('cannot read /etc/shadow (there is no /etc)', async (t) => {
+test('cannot read /etc/shadow (the only /etc is our own three name-resolution files)', async (t) => {
   const r = await hostile('readFile', { path: '/etc/shadow' });
   t.is(r.kind, 'tool_error');
   t.regex(text(r), /ENOENT/);
@@ -45,7 +45,10 @@ test('cannot read /etc/shadow (there is no /etc)', async (t) => {
   t.false(text(r).includes(firstLine));
   // The root holds the Node runtime, the guest and mount points only (/sys is gVisor's synthetic sysfs).
   const root = await hostile('listDir', { path: '/' });
-  t.deepEqual(root.kind === 'ok' ? root.output : root, ['dev', 'guest', 'lib', 'lib64', 'pkg', 'pkgs', 'proc', 'sys', 'tmp', 'usr']);
+  t.deepEqual(root.kind === 'ok' ? root.output : root, ['dev', 'etc', 'guest', 'lib', 'lib64', 'pkg', 'pkgs', 'proc', 'sys', 'tmp', 'usr']);
+  const etc = await hostile('listDir', { path: '/etc' });
+  t.deepEqual(etc.kind === 'ok' ? etc.output : etc, ['hosts', 'nsswitch.conf', 'resolv.conf']);
+  t.like(await hostile('readFile', { path: '/etc/resolv.conf' }), { kind: 'ok', output: '' });
 });
 
 test('/proc/1/environ holds no host environment', async (t) => {

@@ -1,0 +1,24 @@
+/** Configuration parsing of the egress settings: what an operator writes, and the message a mistake gets. */
+import test from 'ava';
+import { loadConfig } from '../core/config.js';
+import { parseSubnet } from '../sandbox/egress.js';
+
+test('egress defaults: a private /16, resolvers from the host', (t) => {
+  const config = loadConfig({});
+  t.is(config.SANDBOX_NETWORK, 'none');
+  t.is(config.SANDBOX_EGRESS_SUBNET, '10.213.0.0/16');
+  t.deepEqual(config.SANDBOX_DNS, []);
+});
+
+test('SANDBOX_DNS takes a comma-separated list of IPv4 resolvers', (t) => {
+  t.deepEqual(loadConfig({ SANDBOX_DNS: '1.1.1.1, 9.9.9.9' }).SANDBOX_DNS, ['1.1.1.1', '9.9.9.9']);
+  t.throws(() => loadConfig({ SANDBOX_DNS: '1.1.1.1,resolver.local' }), { message: /SANDBOX_DNS/ });
+});
+
+test('the egress subnet must be an IPv4 CIDR from /16 to /24 without host bits', (t) => {
+  t.throws(() => loadConfig({ SANDBOX_EGRESS_SUBNET: '10.213.0.0' }), { message: /SANDBOX_EGRESS_SUBNET/ });
+  t.deepEqual(parseSubnet('10.213.0.0/16'), { base: 0x0ad50000, prefix: 16, slots: 16384 });
+  t.is(parseSubnet('10.214.0.0/24').slots, 64);
+  t.throws(() => parseSubnet('10.0.0.0/8'), { message: /from \/16 to \/24/ });
+  t.throws(() => parseSubnet('10.213.0.1/24'), { message: /host bits/ });
+});
