@@ -1,13 +1,13 @@
 /**
  * `SANDBOX_NETWORK=egress`: sandboxes that reach public internet addresses and nothing else.
  *
- * Each sandbox gets a network namespace of its own (`tsn-<i>`) joined to the host by a veth pair (`tse-<i>` on the
- * host, `eth0` inside) on a /30 of `subnet`, IPv4 only (no IPv6 address is ever configured), with a default route to
- * the host. gVisor (`runsc --network=sandbox`) takes the interface over with its own network stack, so the guest
+ * Each sandbox gets a network namespace of its own (`tsn<tag>-<i>`) joined to the host by a veth pair
+ * (`tse<tag>-<i>` on the host, `eth0` inside) on a /30 of `subnet`, IPv4 only (no IPv6 address is ever configured),
+ * with a default route to the host. gVisor (`runsc --network=sandbox`) takes the interface over with its own network stack, so the guest
  * still never talks to the host kernel's. On the host, one nftables table per subnet:
  *   - forward: traffic from a sandbox interface to loopback, private, link-local, shared, multicast, reserved and
- *     documentation ranges (and to the sandbox subnet itself, so sandboxes never reach each other) is rejected; the
- *     rest is forwarded and masqueraded; nothing may open a connection towards a sandbox;
+ *     documentation ranges (and to the sandbox subnet itself or any sandbox link, so sandboxes never reach each
+ *     other) is rejected; the rest is forwarded and masqueraded; nothing may open a connection towards a sandbox;
  *   - input: nothing from a sandbox reaches the host itself (its own addresses, Postgres, the API);
  *   - the one exception: DNS (port 53) to the configured resolvers, which are usually private addresses.
  * The host's IPv4 forwarding is switched on; if it was off, the table also keeps the host from forwarding anything
@@ -18,6 +18,7 @@
  * started in a private mount namespace where /proc/sys/net is covered by an empty tmpfs (see `launcher`).
  */
 import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -75,8 +76,16 @@ export interface EgressNetwork {
   lease(): Promise<NetLease>;
 }
 
-const NS_PREFIX = 'tsn-';
-const LINK_PREFIX = 'tse-';
+/**
+ * Names of one subnet's namespaces and host-side links: `tsn<tag>-<i>` and `tse<tag>-<i>` (≤ 15 characters), the tag
+ * a hash of the subnet, so that installations with different subnets on one host never judge each other's sandboxes.
+ * Every sandbox link of every installation starts with `tse`.
+ */
+export function namesOf(subnet: string): { ns: string; link: string } {
+  const tag = createHash('sha256').update(subnet).digest('hex').slice(0, 4);
+  return { ns: `tsn${tag}-`, link: `tse${tag}-` };
+}
+const ANY_SANDBOX_LINK = '"tse*"';
 /** A namespace younger than this may belong to a sandbox of another process that is about to start. */
 const STALE_AFTER_MS = 60_000;
 
@@ -107,7 +116,7 @@ export function hostResolvers(resolvConf = '/etc/resolv.conf'): string[] {
 
 /** The nftables ruleset of one egress subnet, replacing any earlier version atomically when loaded with `nft -f`. */
 export function ruleset(o: { table: string; subnet: string; resolvers: string[]; guardForwarding: boolean }): string {
-  const sandboxIf = `"${LINK_PREFIX}*"`;
+  const sandboxIf = `"${namesOf(o.subnet).link}*"`;
   const dns = o.resolvers.length > 0 ? `{ ${o.resolvers.join(', ')} }` : undefined;
   const reject = 'meta l4proto tcp reject with tcp reset\n    reject with icmpx type admin-prohibited';
   return `table inet ${o.table}
@@ -119,7 +128,7 @@ table inet ${o.table} {
   }
   chain sandbox_out {
     meta nfproto ipv6 drop
-${dns ? `    ip daddr ${dns} meta l4proto { tcp, udp } th dport 53 accept\n` : ''}    oifname ${sandboxIf} goto refuse
+${dns ? `    ip daddr ${dns} meta l4proto { tcp, udp } th dport 53 accept\n` : ''}    oifname ${ANY_SANDBOX_LINK} goto refuse
     ip daddr @blocked goto refuse
     accept
   }
@@ -131,14 +140,14 @@ ${dns ? `    ip daddr ${dns} meta l4proto { tcp, udp } th dport 53 accept\n` : '
     iifname ${sandboxIf} goto sandbox_out
     oifname ${sandboxIf} ct state established,related accept
     oifname ${sandboxIf} drop
-${o.guardForwarding ? '    drop\n' : ''}  }
+${o.guardForwarding ? `    iifname != ${ANY_SANDBOX_LINK} oifname != ${ANY_SANDBOX_LINK} drop\n` : ''}  }
   chain input {
     type filter hook input priority filter - 10; policy accept;
 ${dns ? `    iifname ${sandboxIf} ip daddr ${dns} meta l4proto { tcp, udp } th dport 53 accept\n` : ''}    iifname ${sandboxIf} goto refuse
   }
   chain postrouting {
     type nat hook postrouting priority srcnat; policy accept;
-    ip saddr ${o.subnet} oifname != ${sandboxIf} masquerade
+    ip saddr ${o.subnet} oifname != ${ANY_SANDBOX_LINK} masquerade
   }
 }
 `;
@@ -193,14 +202,15 @@ export function setupEgress(o: EgressOptions): EgressNetwork {
   const resolvConf = path.join(dir, 'resolv.conf');
   fs.writeFileSync(resolvConf, `${resolvers.map((r) => `nameserver ${r}\n`).join('')}options timeout:2 attempts:2\n`, { mode: 0o644 });
 
-  removeStale(ip);
+  const names = namesOf(o.subnet);
+  removeStale(ip, names);
 
   const inUse = new Set<number>();
   let next = Math.floor(Math.random() * slots);
 
   async function create(i: number): Promise<NetLease | 'taken'> {
-    const ns = `${NS_PREFIX}${i}`;
-    const link = `${LINK_PREFIX}${i}`;
+    const ns = `${names.ns}${i}`;
+    const link = `${names.link}${i}`;
     const hostAddress = toIp(base + 4 * i + 1);
     const sandboxAddress = toIp(base + 4 * i + 2);
     const host = await run(ip, ['-batch', '-'], [
@@ -262,18 +272,18 @@ export function setupEgress(o: EgressOptions): EgressNetwork {
 }
 
 /** Namespaces of ours that no process uses any more (their sandbox ended with a process that was killed). */
-function removeStale(ip: string): void {
-  let names: string[] = [];
+function removeStale(ip: string, names: { ns: string; link: string }): void {
+  let found: string[] = [];
   try {
-    names = fs.readdirSync('/run/netns').filter((n) => new RegExp(`^${NS_PREFIX}\\d+$`).test(n));
+    found = fs.readdirSync('/run/netns').filter((n) => new RegExp(`^${names.ns}\\d+$`).test(n));
   } catch {
     return;
   }
-  for (const name of names) {
+  for (const name of found) {
     try {
       if (Date.now() - fs.statSync(path.join('/run/netns', name)).mtimeMs < STALE_AFTER_MS) continue;
       if (execFileSync(ip, ['netns', 'pids', name], { encoding: 'utf8', env: {} }).trim() !== '') continue;
-      execFileSync(ip, ['-force', '-batch', '-'], { input: `link del ${LINK_PREFIX}${name.slice(NS_PREFIX.length)}\nnetns del ${name}\n`, env: {}, stdio: ['pipe', 'ignore', 'ignore'] });
+      execFileSync(ip, ['-force', '-batch', '-'], { input: `link del ${names.link}${name.slice(names.ns.length)}\nnetns del ${name}\n`, env: {}, stdio: ['pipe', 'ignore', 'ignore'] });
     } catch {
       // gone meanwhile, or not ours to judge
     }

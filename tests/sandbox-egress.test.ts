@@ -12,6 +12,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
+import { namesOf } from '../sandbox/egress.js';
 import { createGvisorRunner, type GvisorRunner } from '../sandbox/gvisor-runner.js';
 import type { ExecuteOutcome } from '../sandbox/types.js';
 import { makeFixtureCache, makeStateDir } from './fixtures/sandbox/make-cache.js';
@@ -50,7 +51,8 @@ const binary = (name: string) => ['/usr/sbin', '/sbin', '/usr/bin', '/bin'].map(
 const IP = binary('ip');
 const NFT = binary('nft');
 const ip = (...args: string[]) => execFileSync(IP as string, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-const ourNamespaces = () => (fs.existsSync('/run/netns') ? fs.readdirSync('/run/netns').filter((n) => /^tsn-\d+$/.test(n)) : []);
+const NS_PREFIX = namesOf(SUBNET).ns;
+const ourNamespaces = () => (fs.existsSync('/run/netns') ? fs.readdirSync('/run/netns').filter((n) => n.startsWith(NS_PREFIX)) : []);
 
 const cache = makeFixtureCache();
 const stateDirs: string[] = [];
