@@ -1,7 +1,7 @@
 /** Configuration parsing of the egress settings: what an operator writes, and the message a mistake gets. */
 import test from 'ava';
 import { loadConfig } from '../core/config.js';
-import { parseSubnet } from '../sandbox/egress.js';
+import { namesOf, parseSubnet, ruleset } from '../sandbox/egress.js';
 
 test('egress defaults: a private /16, resolvers from the host', (t) => {
   const config = loadConfig({});
@@ -21,4 +21,16 @@ test('the egress subnet must be an IPv4 CIDR from /16 to /24 without host bits',
   t.is(parseSubnet('10.214.0.0/24').slots, 64);
   t.throws(() => parseSubnet('10.0.0.0/8'), { message: /from \/16 to \/24/ });
   t.throws(() => parseSubnet('10.213.0.1/24'), { message: /host bits/ });
+});
+
+test('a ruleset judges only its own subnet\'s links, and guards forwarding only for what is not a sandbox\'s', (t) => {
+  const a = namesOf('10.213.0.0/16');
+  const b = namesOf('10.214.0.0/24');
+  t.not(a.link, b.link);
+  t.true(a.link.length + 5 <= 15, 'link names fit the kernel limit with 5 digits');
+  const rules = ruleset({ table: 't', subnet: '10.213.0.0/16', resolvers: ['10.255.255.53'], guardForwarding: true });
+  t.true(rules.includes(`iifname "${a.link}*" goto sandbox_out`));
+  t.false(rules.includes(b.link));
+  t.true(rules.includes('iifname != "tse*" oifname != "tse*" drop'));
+  t.false(ruleset({ table: 't', subnet: '10.213.0.0/16', resolvers: [], guardForwarding: false }).includes('dport 53'));
 });
