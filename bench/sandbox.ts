@@ -15,7 +15,7 @@ import path from 'node:path';
 import { prepareRootfs } from '../sandbox/bundle.js';
 import { createGvisorRunner, type GvisorRunner } from '../sandbox/gvisor-runner.js';
 import { setupEgress } from '../sandbox/egress.js';
-import { GvisorSandbox } from '../sandbox/gvisor-sandbox.js';
+import { GvisorSandbox, type SandboxSettings } from '../sandbox/gvisor-sandbox.js';
 import { CGROUP_PARENT, bareRate, inParallel, removeCgroupParent, sandboxCpuSeconds } from './bare-runsc.js';
 import type { ExecuteRequest } from '../sandbox/types.js';
 
@@ -55,6 +55,19 @@ async function timedExecute(runner: GvisorRunner, req: ExecuteRequest): Promise<
   return performance.now() - started;
 }
 
+/** Milliseconds from creating a sandbox to its guest waiting for a request, one sandbox at a time. */
+async function bootTimes(settings: SandboxSettings, n: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    const sandbox = new GvisorSandbox(settings);
+    await sandbox.ready;
+    times.push(performance.now() - started);
+    await sandbox.destroy();
+  }
+  return times;
+}
+
 async function main(): Promise<void> {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsbench-'));
   const cache = trivialCache();
@@ -70,7 +83,6 @@ async function main(): Promise<void> {
     out.bare_runsc_node_par2_per_s = round(await bareRate(stateDir, rootfs, 2, 16, ['/usr/bin/node', '-e', '0']));
     out.bare_node_sandbox_cpu_s = round((sandboxCpuSeconds() - cpu) / 16, 3);
 
-    const boots: number[] = [];
     const runsc = { binary: '/usr/bin/runsc', root: path.join(stateDir, 'boot-runsc'), network: 'none' as const, platform: 'ptrace' };
     const settings = {
       runsc,
@@ -79,28 +91,13 @@ async function main(): Promise<void> {
       ...{ pkgCacheDir: cache.dir, memoryMb: 256, pidsLimit: 64, tmpSizeMb: 16, cgroupParent: CGROUP_PARENT, snapshot: true },
     };
     fs.mkdirSync(settings.bundlesDir, { recursive: true });
-    for (let i = 0; i < 5; i++) {
-      const started = performance.now();
-      const sandbox = new GvisorSandbox(settings);
-      await sandbox.ready;
-      boots.push(performance.now() - started);
-      await sandbox.destroy();
-    }
-    out.boot_to_ready_p50_ms = pct(boots, 50);
+    out.boot_to_ready_p50_ms = pct(await bootTimes(settings, 5), 50);
 
     // The same boots with SANDBOX_NETWORK=egress (a namespace + veth per sandbox; needs root, ip and nft).
     if (!args.has('no-egress')) {
       const egress = setupEgress({ subnet: EGRESS_SUBNET, stateDir });
       const egressSettings = { ...settings, runsc: { ...runsc, network: 'sandbox' as const, launcher: egress.launcher }, egress };
-      const egressBoots: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        const started = performance.now();
-        const sandbox = new GvisorSandbox(egressSettings);
-        await sandbox.ready;
-        egressBoots.push(performance.now() - started);
-        await sandbox.destroy();
-      }
-      out.egress_boot_to_ready_p50_ms = pct(egressBoots, 50);
+      out.egress_boot_to_ready_p50_ms = pct(await bootTimes(egressSettings, 5), 50);
     }
 
     const pooled = createGvisorRunner({ ...base, poolSize: POOL });
