@@ -8,13 +8,12 @@
  * Prints one JSON line, with the load average at start and end.
  *   npx tsx bench/sandbox.ts [--pool=2] [--spaced=30] [--saturation=40] [--concurrency=4] [--reuse-concurrency=8]
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { prepareRootfs } from '../sandbox/bundle.js';
 import { createGvisorRunner, type GvisorRunner } from '../sandbox/gvisor-runner.js';
-import { setupEgress } from '../sandbox/egress.js';
+import { removeRules, setupEgress } from '../sandbox/egress.js';
 import { GvisorSandbox, type SandboxSettings } from '../sandbox/gvisor-sandbox.js';
 import { CGROUP_PARENT, bareRate, inParallel, removeCgroupParent, sandboxCpuSeconds } from './bare-runsc.js';
 import type { ExecuteRequest } from '../sandbox/types.js';
@@ -143,7 +142,7 @@ async function main(): Promise<void> {
     out.reuse_sandbox_cpu_ms = round(((sandboxCpuSeconds() - cpu) / REUSE_TOTAL) * 1000, 1);
     await reuse.close();
   } finally {
-    if (!args.has('no-egress')) spawnSync('nft', ['delete', 'table', 'inet', `toolshed_${EGRESS_SUBNET.replace(/[./]/g, '_')}`], { env: { PATH: '/usr/sbin:/sbin' } });
+    if (!args.has('no-egress')) removeRules(EGRESS_SUBNET);
     removeCgroupParent();
     fs.rmSync(cache.dir, { recursive: true, force: true });
     fs.rmSync(stateDir, { recursive: true, force: true });

@@ -17,10 +17,11 @@
  * /proc/sys/net/core/rmem_default exists, which newer kernels show in every namespace; `runsc run` is therefore
  * started in a private mount namespace where /proc/sys/net is covered by an empty tmpfs (see `launcher`).
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { runCommand, systemBinary } from './command.js';
 
 /** Default sandbox subnet (SANDBOX_EGRESS_SUBNET): 16,384 sandboxes' /30s. */
 export const DEFAULT_EGRESS_SUBNET = '10.213.0.0/16';
@@ -81,9 +82,23 @@ export interface EgressNetwork {
  * a hash of the subnet, so that installations with different subnets on one host never judge each other's sandboxes.
  * Every sandbox link of every installation starts with `tse`.
  */
-export function namesOf(subnet: string): { ns: string; link: string } {
+export function namesOf(subnet: string): { ns: string; link: string; table: string } {
   const tag = createHash('sha256').update(subnet).digest('hex').slice(0, 4);
-  return { ns: `tsn${tag}-`, link: `tse${tag}-` };
+  return { ns: `tsn${tag}-`, link: `tse${tag}-`, table: `toolshed_${subnet.replace(/[./]/g, '_')}` };
+}
+
+/**
+ * Deletes a subnet's nftables table (for tests and benchmarks that used a subnet of their own; a service leaves its
+ * table in place, since other worker processes on the host may still use it).
+ */
+export function removeRules(subnet: string): void {
+  const nft = systemBinary('nft');
+  if (!nft) return;
+  try {
+    execFileSync(nft, ['delete', 'table', 'inet', namesOf(subnet).table], { stdio: 'ignore', env: {} });
+  } catch {
+    // never created
+  }
 }
 const ANY_SANDBOX_LINK = '"tse*"';
 /** A namespace younger than this may belong to a sandbox of another process that is about to start. */
@@ -115,13 +130,14 @@ export function hostResolvers(resolvConf = '/etc/resolv.conf'): string[] {
 }
 
 /** The nftables ruleset of one egress subnet, replacing any earlier version atomically when loaded with `nft -f`. */
-export function ruleset(o: { table: string; subnet: string; resolvers: string[]; guardForwarding: boolean }): string {
-  const sandboxIf = `"${namesOf(o.subnet).link}*"`;
+export function ruleset(o: { subnet: string; resolvers: string[]; guardForwarding: boolean }): string {
+  const { link, table } = namesOf(o.subnet);
+  const sandboxIf = `"${link}*"`;
   const dns = o.resolvers.length > 0 ? `{ ${o.resolvers.join(', ')} }` : undefined;
   const reject = 'meta l4proto tcp reject with tcp reset\n    reject with icmpx type admin-prohibited';
-  return `table inet ${o.table}
-delete table inet ${o.table}
-table inet ${o.table} {
+  return `table inet ${table}
+delete table inet ${table}
+table inet ${table} {
   set blocked {
     type ipv4_addr; flags interval; auto-merge
     elements = { ${[...BLOCKED_RANGES, o.subnet].join(', ')} }
@@ -153,19 +169,10 @@ ${dns ? `    iifname ${sandboxIf} ip daddr ${dns} meta l4proto { tcp, udp } th d
 `;
 }
 
-function findBinary(candidates: string[], what: string): string {
-  const found = candidates.find((p) => fs.existsSync(p));
-  if (!found) throw new Error(`SANDBOX_NETWORK=egress needs ${what} (looked for ${candidates.join(', ')}); on Debian: apt-get install -y iproute2 nftables`);
+function findBinary(name: string, what: string): string {
+  const found = systemBinary(name);
+  if (!found) throw new Error(`SANDBOX_NETWORK=egress needs ${what} (${name}); on Debian: apt-get install -y iproute2 nftables`);
   return found;
-}
-
-function run(file: string, args: string[], input?: string): Promise<{ code: number; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(file, args, { env: {}, timeout: 10_000 }, (err, _stdout, stderr) => {
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0, stderr: String(stderr) });
-    });
-    if (input !== undefined) child.stdin?.end(input);
-  });
 }
 
 /**
@@ -174,10 +181,10 @@ function run(file: string, args: string[], input?: string): Promise<{ code: numb
  */
 export function setupEgress(o: EgressOptions): EgressNetwork {
   const { base, slots } = parseSubnet(o.subnet);
-  const ip = o.ipBinary ?? findBinary(['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip', '/bin/ip'], 'iproute2 (ip)');
-  const nft = o.nftBinary ?? findBinary(['/usr/sbin/nft', '/sbin/nft'], 'nftables (nft)');
-  const mount = findBinary(['/usr/bin/mount', '/bin/mount'], 'mount');
-  const unshare = findBinary(['/usr/bin/unshare', '/bin/unshare'], 'unshare');
+  const ip = o.ipBinary ?? findBinary('ip', 'iproute2');
+  const nft = o.nftBinary ?? findBinary('nft', 'nftables');
+  const mount = findBinary('mount', 'util-linux');
+  const unshare = findBinary('unshare', 'util-linux');
   const resolvers = o.dns && o.dns.length > 0 ? o.dns : hostResolvers();
   if (resolvers.length === 0) {
     o.warn?.('SANDBOX_NETWORK=egress: no resolver a sandbox can reach (the host has none or only loopback ones); set SANDBOX_DNS');
@@ -188,9 +195,9 @@ export function setupEgress(o: EgressOptions): EgressNetwork {
   const forwardingFile = '/proc/sys/net/ipv4/ip_forward';
   const marker = '/run/toolshed-egress-forwarding-was-off';
   if (fs.readFileSync(forwardingFile, 'utf8').trim() === '0') fs.writeFileSync(marker, '');
-  const table = `toolshed_${o.subnet.replace(/[./]/g, '_')}`;
+  const names = namesOf(o.subnet);
   try {
-    execFileSync(nft, ['-f', '-'], { input: ruleset({ table, subnet: o.subnet, resolvers, guardForwarding: fs.existsSync(marker) }), env: {}, stdio: ['pipe', 'ignore', 'pipe'] });
+    execFileSync(nft, ['-f', '-'], { input: ruleset({ subnet: o.subnet, resolvers, guardForwarding: fs.existsSync(marker) }), env: {}, stdio: ['pipe', 'ignore', 'pipe'] });
   } catch (err) {
     const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
     throw new Error(`SANDBOX_NETWORK=egress: loading the nftables rules failed (needs root): ${stderr.slice(0, 400)}`);
@@ -202,7 +209,6 @@ export function setupEgress(o: EgressOptions): EgressNetwork {
   const resolvConf = path.join(dir, 'resolv.conf');
   fs.writeFileSync(resolvConf, `${resolvers.map((r) => `nameserver ${r}\n`).join('')}options timeout:2 attempts:2\n`, { mode: 0o644 });
 
-  const names = namesOf(o.subnet);
   removeStale(ip, names);
 
   const inUse = new Set<number>();
@@ -213,34 +219,34 @@ export function setupEgress(o: EgressOptions): EgressNetwork {
     const link = `${names.link}${i}`;
     const hostAddress = toIp(base + 4 * i + 1);
     const sandboxAddress = toIp(base + 4 * i + 2);
-    const host = await run(ip, ['-batch', '-'], [
+    const host = await runCommand(ip, ['-batch', '-'], { input: [
       `netns add ${ns}`,
       `link add ${link} type veth peer name eth0 netns ${ns}`,
       `link set dev ${link} addrgenmode none`,
       `addr add ${hostAddress}/30 dev ${link}`,
       `link set dev ${link} up`,
-    ].join('\n'));
+    ].join('\n') });
     if (host.code !== 0 && /File exists/i.test(host.stderr)) {
       // Another process holds this slot (its namespace or link exists): leave it alone.
       if (/netns|namespace/i.test(host.stderr)) return 'taken';
-      await run(ip, ['netns', 'del', ns]);
+      await runCommand(ip, ['netns', 'del', ns]);
       return 'taken';
     }
     const release = async () => {
-      await run(ip, ['-force', '-batch', '-'], `link del ${link}\nnetns del ${ns}\n`);
+      await runCommand(ip, ['-force', '-batch', '-'], { input: `link del ${link}\nnetns del ${ns}\n` });
       inUse.delete(i);
     };
     if (host.code !== 0) {
       await release();
       throw new Error(`egress: setting up ${link} failed: ${host.stderr.trim().slice(0, 300)}`);
     }
-    const inside = await run(ip, ['-n', ns, '-batch', '-'], [
+    const inside = await runCommand(ip, ['-n', ns, '-batch', '-'], { input: [
       'link set dev eth0 addrgenmode none',
       `addr add ${sandboxAddress}/30 dev eth0`,
       'link set dev eth0 up',
       'link set dev lo up',
       `route add default via ${hostAddress}`,
-    ].join('\n'));
+    ].join('\n') });
     if (inside.code !== 0) {
       await release();
       throw new Error(`egress: setting up ${ns} failed: ${inside.stderr.trim().slice(0, 300)}`);

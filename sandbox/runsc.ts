@@ -2,7 +2,8 @@
  * The one place that invokes `runsc`. Global flags (state root, network, platform) are fixed per runner; containers
  * are started attached (`runsc run`) so their stdio pipes are ours, and force-deleted by id.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { runCommand, type CommandResult } from './command.js';
 
 export interface RunscOptions {
   binary: string;
@@ -33,19 +34,8 @@ export function spawnRun(o: RunscOptions, id: string, bundleDir: string): ChildP
   });
 }
 
-export interface CommandResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 export function runsc(o: RunscOptions, args: string[], timeoutMs = 10_000): Promise<CommandResult> {
-  return new Promise((resolve) => {
-    execFile(o.binary, [...runscArgs(o), ...args], { timeout: timeoutMs, env: {}, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
+  return runCommand(o.binary, [...runscArgs(o), ...args], { timeoutMs });
 }
 
 /** SIGKILLs a container's init; an attached `runsc run` then tears the sandbox down and deletes the container. */

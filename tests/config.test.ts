@@ -28,9 +28,9 @@ test('a ruleset judges only its own subnet\'s links, and guards forwarding only 
   const b = namesOf('10.214.0.0/24');
   t.not(a.link, b.link);
   t.true(a.link.length + 5 <= 15, 'link names fit the kernel limit with 5 digits');
-  const rules = ruleset({ table: 't', subnet: '10.213.0.0/16', resolvers: ['10.255.255.53'], guardForwarding: true });
+  const rules = ruleset({ subnet: '10.213.0.0/16', resolvers: ['10.255.255.53'], guardForwarding: true });
   t.true(rules.includes(`iifname "${a.link}*" goto sandbox_out`));
   t.false(rules.includes(b.link));
   t.true(rules.includes('iifname != "tse*" oifname != "tse*" drop'));
-  t.false(ruleset({ table: 't', subnet: '10.213.0.0/16', resolvers: [], guardForwarding: false }).includes('dport 53'));
+  t.false(ruleset({ subnet: '10.213.0.0/16', resolvers: [], guardForwarding: false }).includes('dport 53'));
 });

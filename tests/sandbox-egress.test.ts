@@ -12,7 +12,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
-import { namesOf } from '../sandbox/egress.js';
+import { systemBinary } from '../sandbox/command.js';
+import { namesOf, removeRules } from '../sandbox/egress.js';
 import { createGvisorRunner, type GvisorRunner } from '../sandbox/gvisor-runner.js';
 import type { ExecuteOutcome } from '../sandbox/types.js';
 import { makeFixtureCache, makeStateDir } from './fixtures/sandbox/make-cache.js';
@@ -46,10 +47,8 @@ dns.on('message', (m, r) => {
 dns.bind(53, '${PRIVATE}', () => console.log('ready'));
 `;
 
-// Absolute paths: under npm, PATH starts with node_modules/.bin, where `nft` is Vercel's file tracer.
-const binary = (name: string) => ['/usr/sbin', '/sbin', '/usr/bin', '/bin'].map((dir) => `${dir}/${name}`).find((p) => fs.existsSync(p));
-const IP = binary('ip');
-const NFT = binary('nft');
+const IP = systemBinary('ip');
+const NFT = systemBinary('nft');
 const ip = (...args: string[]) => execFileSync(IP as string, args, { stdio: ['ignore', 'pipe', 'pipe'] });
 const NS_PREFIX = namesOf(SUBNET).ns;
 const ourNamespaces = () => (fs.existsSync('/run/netns') ? fs.readdirSync('/run/netns').filter((n) => n.startsWith(NS_PREFIX)) : []);
@@ -98,11 +97,7 @@ test.after.always(async () => {
       // already gone
     }
   }
-  try {
-    execFileSync(NFT as string, ['delete', 'table', 'inet', `toolshed_${SUBNET.replace(/[./]/g, '_')}`], { stdio: 'ignore' });
-  } catch {
-    // never created
-  }
+  removeRules(SUBNET);
   cache.remove();
   for (const dir of stateDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
