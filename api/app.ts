@@ -33,7 +33,7 @@ const ROUTES: RouteModule[] = [
 ];
 
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: deps.config.TRUST_PROXY });
+  const app = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
   const router = new Router();
   for (const mount of ROUTES) mount(router, deps);
   app.use(requestId(deps.logger));

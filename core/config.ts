@@ -45,10 +45,29 @@ const schema = z.object({
   RATE_LIMIT_ENTERPRISE_DAY: intFrom(0),
   PACKAGE_CACHE_DIR: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * How many reverse proxies in front of the API append to X-Forwarded-For: the client address is the entry that
+   * many hops from the right. `false`/0 ignores the header; `true` means 1.
+   */
   TRUST_PROXY: z
-    .enum(['true', 'false'])
+    .string()
     .default('false')
-    .transform((v) => v === 'true'),
+    .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : Number(v)))
+    .pipe(z.number().int().min(0).max(10)),
+  /** Keys one user may hold unrevoked at once. */
+  MAX_KEYS_PER_USER: intFrom(20),
+  /** Executions (queued or running) one caller — a user, or an anonymous client address — may have at once. */
+  MAX_ACTIVE_EXECUTIONS: intFrom(20),
+  /** Open server-sent-event streams per caller and in total per API process. */
+  SSE_MAX_STREAMS_PER_CALLER: intFrom(8),
+  SSE_MAX_STREAMS: intFrom(1000),
+  /** Models an agent may name (comma list); unset: only LLM_MODEL. */
+  LLM_MODELS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)),
+  /** CPU share of one sandbox, in cores (OCI cpu quota/period). */
+  SANDBOX_CPUS: z.coerce.number().positive().max(64).default(1),
 });
 
 export type RawConfig = z.infer<typeof schema>;
