@@ -81,7 +81,7 @@ function failure(err: unknown): { code: string; message: string } {
 /** Opens the stream and runs the agent on it; resolves when the stream has ended. */
 export async function streamAgent(ctx: Context, deps: AppDeps, req: AgentStreamRequest): Promise<void> {
   const set = agentToolSet(req.tools);
-  const sse = openSse(ctx);
+  const sse = openSse(ctx, deps.config);
   // Every event passes through the redaction of the request's env values, whatever a model or tool put in it.
   const send: Send = (event, data) => sse.send(event, redactSecrets(data, req.env));
   send('tools.discovered', { tools: set.specs.map((s) => ({ toolId: set.byName.get(s.name)!.id, name: s.name })) });

@@ -52,7 +52,7 @@ export function batchEvents(b: BatchRow, runs: BatchRunRow[]): StreamEvent[] {
  * after `done`. Errors after the first byte are an `error` event.
  */
 export async function streamDerived(ctx: Context, deps: AppDeps, id: string, load: () => Promise<StreamEvent[]>): Promise<void> {
-  const sse = openSse(ctx);
+  const sse = openSse(ctx, deps.config);
   let busy = Promise.resolve();
   const emit = () =>
     (busy = busy.then(async () => {
