@@ -7,6 +7,7 @@ import type { AppDeps } from './deps.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { scenarioErrorShape } from './middleware/error-shape.js';
 import { requestId } from './middleware/request-id.js';
+import { canonicalRequest } from './middleware/canonical.js';
 import { authMiddleware } from './middleware/auth.js';
 import { rateLimitMiddleware } from './middleware/rate-limit.js';
 import { jsonBody } from './middleware/body.js';
@@ -34,11 +35,13 @@ const ROUTES: RouteModule[] = [
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
-  const router = new Router();
+  // Case-sensitive: one spelling per route, so that nothing downstream can read a path differently from the router.
+  const router = new Router({ sensitive: true });
   for (const mount of ROUTES) mount(router, deps);
   app.use(requestId(deps.logger));
   app.use(errorMiddleware(deps.logger));
   app.use(scenarioErrorShape());
+  app.use(canonicalRequest());
   app.use(authMiddleware(deps));
   app.use(rateLimitMiddleware(deps.rateLimiter));
   app.use(jsonBody());

@@ -1,7 +1,8 @@
 /**
- * Authentication: `Authorization: Bearer <key>`. A given key must be valid (else 401 in shape A, everywhere);
- * routes decide whether a key is required (requireCaller) and who may act (owner checks).
- * Admin routes take the ADMIN_TOKEN instead of a key.
+ * Authentication: `Authorization: Bearer <token>`. The token is classified once, whatever the path: an API key
+ * (`tsk_…`, looked up by hash) makes `ctx.state.caller`; the operator's ADMIN_TOKEN makes `ctx.state.admin`; anything
+ * else is a 401 in shape A. No decision here depends on the path, so no spelling of a path can change it.
+ * Authorization is the handlers' own: requireCaller / requireAdmin, and owner checks in core.
  */
 import type { Context, Next } from 'koa';
 import { errors } from '../../core/errors.js';
@@ -22,25 +23,23 @@ function bearer(ctx: Context): string | undefined {
 
 export function authMiddleware(deps: AppDeps) {
   return async (ctx: Context, next: Next) => {
-    if (ctx.path.startsWith('/api/admin/')) {
-      const token = bearer(ctx);
-      if (!token || !deps.config.ADMIN_TOKEN || !safeEqual(token, deps.config.ADMIN_TOKEN)) {
-        ctx.state.authError = true;
-        throw errors.unauthorized('A valid admin token is required');
-      }
-      ctx.state.admin = true;
-      return next();
-    }
-    const key = bearer(ctx);
-    if (key !== undefined) {
-      const caller = API_KEY_PATTERN.test(key) ? await deps.callers.get(hashApiKey(key)) : undefined;
+    const token = bearer(ctx);
+    if (token === undefined) return next();
+    if (API_KEY_PATTERN.test(token)) {
+      const caller = await deps.callers.get(hashApiKey(token));
       if (!caller) {
         ctx.state.authError = true;
         throw errors.unauthorized('Unknown or revoked API key');
       }
       ctx.state.caller = caller;
+      return next();
     }
-    return next();
+    if (deps.config.ADMIN_TOKEN && safeEqual(token, deps.config.ADMIN_TOKEN)) {
+      ctx.state.admin = true;
+      return next();
+    }
+    ctx.state.authError = true;
+    throw errors.unauthorized('Unknown or revoked API key');
   };
 }
 
@@ -53,4 +52,11 @@ export function requireCaller(ctx: Context): Caller {
   const caller = callerOf(ctx);
   if (!caller) throw errors.unauthorized();
   return caller;
+}
+
+/** Every operator handler calls this first: the admin token, and nothing else, opens it. */
+export function requireAdmin(ctx: Context): void {
+  if (ctx.state.admin === true) return;
+  ctx.state.authError = true;
+  throw errors.unauthorized('A valid admin token is required');
 }

@@ -1,13 +1,16 @@
 /**
  * JSON bodies only, at most 1 MiB. A body-carrying request with another media type is a 415; malformed JSON is a 400;
- * a request without a body gets `{}`.
+ * a request without a body gets `{}`; a string holding U+0000, or nesting deeper than MAX_BODY_DEPTH, is a 400.
  */
 import type { Context, Next } from 'koa';
 import getRawBody from 'raw-body';
 import contentType from 'content-type';
 import { errors } from '../../core/errors.js';
+import { findUnsafeJson } from './canonical.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** Deeper JSON is no legitimate request of ours, and walking it costs stack in every later step. */
+export const MAX_BODY_DEPTH = 64;
 
 export function jsonBody() {
   return async (ctx: Context, next: Next) => {
@@ -33,11 +36,16 @@ export function jsonBody() {
       if ((err as { type?: string }).type === 'entity.too.large') throw errors.payloadTooLarge();
       throw errors.validation('Could not read the request body');
     }
+    let body: unknown;
     try {
-      ctx.request.body = raw.trim() === '' ? {} : JSON.parse(raw);
+      body = raw.trim() === '' ? {} : JSON.parse(raw);
     } catch {
       throw errors.validation('Malformed JSON body', [{ path: 'body', message: 'is not valid JSON' }]);
     }
+    // Postgres text and jsonb cannot hold U+0000: refuse it here rather than fail later as a 500 (or mid-job).
+    const unsafe = findUnsafeJson(body, MAX_BODY_DEPTH);
+    if (unsafe) throw errors.validation(`Invalid body: ${unsafe.path} ${unsafe.message}`, [unsafe]);
+    ctx.request.body = body;
     return next();
   };
 }

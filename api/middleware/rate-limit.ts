@@ -1,15 +1,16 @@
 /**
- * Per-key (or per-IP when anonymous) limits per minute and per day by tier. Counters are fixed windows in the
- * Postgres table `rate_limits` (key, points, expire), shared by every API process; both windows are taken in ONE
+ * Limits per minute and per day by tier, counted per user (all of a user's keys together) or, for anonymous callers,
+ * per client address (IPv6 by /64; see identity.ts). Counters are fixed windows in the Postgres table `rate_limits` (key, points, expire), shared by every API process; both windows are taken in ONE
  * statement per request. (rate-limiter-flexible's Postgres store uses the same table layout but needs one round trip
  * per window; measured here it cost ~25 % of GET /api/tools/search throughput, see README "Rate limits".)
- * Sets X-RateLimit-* on every /api response; over a limit, 429 RATE_LIMITED with Retry-After.
+ * Sets X-RateLimit-* on every limited response; over a limit, 429 RATE_LIMITED with Retry-After.
  */
 import type { Context, Next } from 'koa';
 import pg from 'pg';
 import { errors } from '../../core/errors.js';
 import type { Config } from '../../core/config.js';
 import type { Tier } from '../../core/types.js';
+import { callerIdentity } from './identity.js';
 
 export interface RateLimiter {
   consume(identity: string, tier: Tier): Promise<RateDecision>;
@@ -94,11 +95,12 @@ export function createRateLimiter(config: Config, connectionString: string): Rat
 
 export function rateLimitMiddleware(limiter: RateLimiter) {
   return async (ctx: Context, next: Next) => {
-    // The operator (admin token) and the health probe are not limited.
-    if (ctx.state.admin || !ctx.path.startsWith('/api/')) return next();
-    const caller = ctx.state.caller as { keyId: string; tier: Tier } | undefined;
-    const identity = caller ? `key:${caller.keyId}` : `ip:${ctx.ip}`;
-    const d = await limiter.consume(identity, caller?.tier ?? 'free');
+    // The operator (admin token) and the health probe are not limited; every other request is, whatever its path
+    // (a path that matches no route still costs a point, so no spelling of a path is a free request).
+    if (ctx.state.admin === true || ctx.path === '/health') return next();
+    const caller = ctx.state.caller as { tier: Tier } | undefined;
+    // One budget per user, shared by all of their keys (so minting keys buys nothing), or per client address.
+    const d = await limiter.consume(callerIdentity(ctx), caller?.tier ?? 'free');
     ctx.set('X-RateLimit-Limit', d.limit === null ? 'unlimited' : String(d.limit));
     ctx.set('X-RateLimit-Remaining', d.remaining === null ? 'unlimited' : String(d.remaining));
     ctx.set('X-RateLimit-Reset', String(d.resetAt));

@@ -10,12 +10,14 @@ import { requestImport } from '../../core/packages/request-import.js';
 import { sourceSchema } from '../../core/packages/source.js';
 import { toolsQuery, type ToolRow } from '../../core/repos/tools.js';
 import * as map from '../mappers.js';
+import { requireAdmin } from '../middleware/auth.js';
 
 const importBody = z.object({ source: sourceSchema, official: z.boolean().optional() }).strict();
 const IMPORT_WAIT_MS = 180_000;
 
 export function adminRoutes(router: Router, deps: AppDeps) {
   router.post('/api/admin/users', async (ctx) => {
+    requireAdmin(ctx);
     const body = validate(newUserSchema, ctx.request.body, 'body');
     if (await findUserByUsername(deps.db, body.username)) throw errors.conflict(`Username '${body.username}' is taken`);
     const { user, key, secret } = await createUserWithKey(deps.db, body);
@@ -27,6 +29,7 @@ export function adminRoutes(router: Router, deps: AppDeps) {
   });
 
   router.post('/api/admin/packages', async (ctx) => {
+    requireAdmin(ctx);
     const body = validate(importBody, ctx.request.body, 'body');
     const imp = await requestImport(deps, { source: body.source, official: body.official ?? false }, IMPORT_WAIT_MS);
     if (imp.status === 'failed') {

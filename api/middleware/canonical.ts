@@ -1,0 +1,52 @@
+/**
+ * Runs before any decision is taken on a request: a path or query that cannot be read one way only is refused here,
+ * once. A NUL byte (raw or %00) or a malformed escape is a 400; JSON bodies are checked by jsonBody (body.ts).
+ * Routing is case-sensitive (app.ts) and authorization is decided by the handlers, never by a path prefix, so other
+ * spellings (`/API/...`, `//`, dot segments, encoded slashes) simply match no route.
+ */
+import type { Context, Next } from 'koa';
+import { errors } from '../../core/errors.js';
+
+const NUL = /%00|\u0000/i;
+
+function readable(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function canonicalRequest() {
+  return async (ctx: Context, next: Next) => {
+    const { path, querystring } = ctx;
+    if (NUL.test(path) || NUL.test(querystring)) {
+      throw errors.validation('NUL bytes are not allowed in a request', [{ path: NUL.test(path) ? 'path' : 'query', message: 'contains a NUL byte' }]);
+    }
+    if (!readable(path) || !readable(querystring.replace(/\+/g, ' '))) {
+      throw errors.validation('Malformed percent-encoding in the request', [{ path: readable(path) ? 'query' : 'path', message: 'is not valid percent-encoding' }]);
+    }
+    return next();
+  };
+}
+
+/** The first place in a parsed JSON value that holds a NUL character or nests deeper than maxDepth, if any. */
+export function findUnsafeJson(value: unknown, maxDepth: number, at = 'body', depth = 0): { path: string; message: string } | undefined {
+  if (depth > maxDepth) return { path: at, message: `nests deeper than ${maxDepth} levels` };
+  if (typeof value === 'string') return value.includes('\u0000') ? { path: at, message: 'contains a NUL character' } : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findUnsafeJson(value[i], maxDepth, `${at}.${i}`, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\u0000')) return { path: at, message: 'has a key with a NUL character' };
+    const found = findUnsafeJson(v, maxDepth, `${at}.${k}`, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
