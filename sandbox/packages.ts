@@ -1,7 +1,10 @@
 /**
  * Installs tool packages into the content-addressed cache that sandboxes mount read-only:
  * `<cache>/<name>@<version>` for npm sources, `<cache>/<name>@<version>+<content hash>` for folders.
- * npm runs with install scripts disabled; an installed directory is never modified afterwards.
+ * Every package is staged first, refused if its files, name, version or dependencies are unsafe (see
+ * core/packages/npm-rules.ts and package-files.ts), and only then published; an installed directory never changes.
+ * npm runs with install scripts disabled, in a folder of its own holding only the vetted dependency list, and may only
+ * fetch from the registry.
  */
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -9,10 +12,16 @@ import fs from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { ErrorDetail } from '../core/errors.js';
+import { installManifest, packageJsonProblems } from '../core/packages/npm-rules.js';
+import { copyFolder, extractTarball, secureTree } from '../core/packages/package-files.js';
 
 const run = promisify(execFile);
 const MARKER = '.toolshed-installed';
-const NPM_FLAGS = ['--ignore-scripts', '--no-audit', '--no-fund', '--omit=dev', '--no-package-lock', '--loglevel=error'];
+// allow-*=none: npm itself refuses git, URL, tarball-file and folder dependencies anywhere in the tree, so a registry
+// package cannot pull one in transitively (our own check only sees the package's direct dependencies).
+const REGISTRY_ONLY = ['--allow-git=none', '--allow-remote=none', '--allow-file=none', '--allow-directory=none'];
+const NPM_FLAGS = ['--ignore-scripts', '--no-audit', '--no-fund', '--omit=dev', '--no-package-lock', '--loglevel=error', ...REGISTRY_ONLY];
 
 export type InstallSource = { kind: 'npm'; name: string; range: string } | { kind: 'path'; dir: string };
 
@@ -22,49 +31,98 @@ export interface InstalledPackage {
 }
 
 export class InstallError extends Error {
-  constructor(message: string, readonly userError: boolean) {
+  constructor(
+    message: string,
+    readonly userError: boolean,
+    readonly details?: ErrorDetail[],
+  ) {
     super(message);
   }
 }
 
-function cacheName(name: string, version: string, suffix = ''): string {
-  return `${name.replace('/', '+')}@${version}${suffix}`;
+/** Throws a user error listing what was refused, if anything was. */
+function refuseIf(problems: ErrorDetail[], what: string): void {
+  if (problems.length === 0) return;
+  const shown = problems.slice(0, 5).map((p) => `${p.path}: ${p.message}`);
+  if (problems.length > 5) shown.push(`and ${problems.length - 5} more`);
+  throw new InstallError(`${what}: ${shown.join('; ')}`, true, problems);
 }
 
-async function readPackageJson(dir: string): Promise<Record<string, unknown>> {
-  const file = path.join(dir, 'package.json');
+/** The cache directory of a package; refuses anything that is not a single new entry directly inside the cache. */
+function cachePath(cacheDir: string, name: string, version: string, suffix = ''): string {
+  const entry = `${name.replace('/', '+')}@${version}${suffix}`;
+  const root = path.resolve(cacheDir);
+  const target = path.resolve(root, entry);
+  if (path.dirname(target) !== root || entry.startsWith('.') || entry.includes('\0')) {
+    throw new InstallError(`'${name}@${version}' cannot be stored in the package cache`, true, [{ path: 'package.json.name', message: 'is not a valid package name' }]);
+  }
+  return target;
+}
+
+async function readPackageJson(dir: string, shownAs = dir): Promise<Record<string, unknown>> {
   let text: string;
   try {
-    text = await fs.readFile(file, 'utf8');
+    text = await fs.readFile(path.join(dir, 'package.json'), 'utf8');
   } catch {
-    throw new InstallError(`no package.json in ${dir}`, true);
+    throw new InstallError(`no package.json in ${shownAs}`, true);
   }
   try {
-    return JSON.parse(text) as Record<string, unknown>;
+    const parsed: unknown = JSON.parse(text);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
   } catch {
-    throw new InstallError('package.json is not valid JSON', true);
+    // reported below
   }
+  throw new InstallError('package.json is not valid JSON', true);
 }
 
-/** Moves a finished staging directory into place; a concurrent install of the same key wins harmlessly. */
+/** Moves a finished, secured staging directory into place; a concurrent install of the same key wins harmlessly. */
 async function publish(staging: string, target: string): Promise<void> {
-  await fs.writeFile(path.join(staging, MARKER), new Date().toISOString());
-  // Sandboxes run the package as an unprivileged user: everything must be world-readable, nothing writable.
-  await run('chmod', ['-R', 'a+rX,go-w', staging]);
+  await fs.writeFile(path.join(staging, MARKER), new Date().toISOString(), { mode: 0o644 });
   await fs.rename(staging, target).catch(async (err: NodeJS.ErrnoException) => {
     await fs.rm(staging, { recursive: true, force: true });
     if (!existsSync(path.join(target, MARKER))) throw err;
   });
 }
 
-async function installDependencies(dir: string, pkg: Record<string, unknown>): Promise<void> {
-  const deps = pkg.dependencies as Record<string, string> | undefined;
-  if (!deps || Object.keys(deps).length === 0 || existsSync(path.join(dir, 'node_modules'))) return;
+/**
+ * Installs the package's (already vetted) dependencies into its node_modules. npm runs in a fresh folder holding only
+ * the dependency list: the package's own files (.npmrc, lock files, overrides, workspaces) cannot steer it.
+ */
+async function installDependencies(cacheDir: string, pkgDir: string, pkg: Record<string, unknown>): Promise<void> {
+  const manifest = installManifest(pkg);
+  if (!manifest || existsSync(path.join(pkgDir, 'node_modules'))) return;
+  await requireRegistryOnlyNpm();
+  const work = await fs.mkdtemp(path.join(cacheDir, '.staging-deps-'));
   try {
-    await run('npm', ['install', ...NPM_FLAGS], { cwd: dir, timeout: 300_000, env: npmEnv() });
-  } catch (err) {
-    throw new InstallError(`installing dependencies failed: ${firstLine(err)}`, false);
+    await fs.writeFile(path.join(work, 'package.json'), JSON.stringify(manifest));
+    try {
+      await run('npm', ['install', ...NPM_FLAGS], { cwd: work, timeout: 300_000, env: npmEnv() });
+    } catch (err) {
+      const msg = firstLine(err);
+      throw new InstallError(`installing dependencies failed: ${msg}`, /EALLOW/.test(msg));
+    }
+    if (existsSync(path.join(work, 'node_modules'))) await fs.rename(path.join(work, 'node_modules'), path.join(pkgDir, 'node_modules'));
+  } finally {
+    await fs.rm(work, { recursive: true, force: true });
   }
+}
+
+let npmChecked: Promise<void> | undefined;
+/** An npm without the allow-* settings would ignore them and fetch whatever a dependency names: refuse to use it. */
+function requireRegistryOnlyNpm(): Promise<void> {
+  npmChecked ??= run('npm', ['config', 'get', 'allow-remote'], { env: npmEnv(), timeout: 30_000 }).then(
+    ({ stdout }) => {
+      if (stdout.trim() === 'undefined') {
+        npmChecked = undefined;
+        throw new InstallError('this npm cannot restrict dependencies to the registry (allow-git/allow-remote need npm >= 11.10); upgrade npm on the worker host', false);
+      }
+    },
+    (err) => {
+      npmChecked = undefined;
+      throw new InstallError(`cannot run npm: ${firstLine(err)}`, false);
+    },
+  );
+  return npmChecked;
 }
 
 function npmEnv(): NodeJS.ProcessEnv {
@@ -77,6 +135,7 @@ function firstLine(err: unknown): string {
   return (e.stderr || e.message || String(err)).split('\n').find((l) => l.trim() && !l.includes('nodedir')) ?? 'unknown error';
 }
 
+/** Content hash of a tree: file paths and contents, and link paths and targets (links are installed as links). */
 async function hashFolder(dir: string): Promise<string> {
   const h = crypto.createHash('sha256');
   const walk = async (d: string) => {
@@ -85,24 +144,39 @@ async function hashFolder(dir: string): Promise<string> {
       const p = path.join(d, e.name);
       if (e.isDirectory()) await walk(p);
       else if (e.isFile()) h.update(path.relative(dir, p)).update('\0').update(await fs.readFile(p));
+      else if (e.isSymbolicLink()) h.update(path.relative(dir, p)).update('\0->\0').update(await fs.readlink(p));
     }
   };
   await walk(dir);
   return h.digest('hex').slice(0, 12);
 }
 
+/** Unpacks an npm tarball into `dir` safely, or throws a user error naming the entries it refused. */
+export async function unpackTarball(file: string, dir: string): Promise<void> {
+  refuseIf(await extractTarball(file, dir), 'the package archive has entries that cannot be installed');
+}
+
 export async function installFromPath(cacheDir: string, dir: string): Promise<InstalledPackage> {
-  if (!existsSync(dir)) throw new InstallError(`directory ${dir} does not exist`, true);
-  const pkg = await readPackageJson(dir);
-  const hash = await hashFolder(dir);
-  const target = path.join(cacheDir, cacheName(String(pkg.name ?? 'unnamed'), String(pkg.version ?? '0.0.0'), `+${hash}`));
-  if (existsSync(path.join(target, MARKER))) return { dir: target, packageJson: pkg };
+  // The folder named by the admin may itself be a link; what is inside it is judged below.
+  const src = await fs.realpath(dir).catch(() => null);
+  if (!src || !(await fs.stat(src)).isDirectory()) throw new InstallError(`directory ${dir} does not exist`, true);
   await fs.mkdir(cacheDir, { recursive: true });
   const staging = await fs.mkdtemp(path.join(cacheDir, '.staging-'));
-  await fs.cp(dir, staging, { recursive: true, dereference: true });
-  await installDependencies(staging, pkg);
-  await publish(staging, target);
-  return { dir: target, packageJson: pkg };
+  try {
+    // Judged on our own copy, so the folder cannot change between the check and the install.
+    refuseIf(await copyFolder(src, staging), 'the package folder has entries that cannot be installed');
+    refuseIf(await secureTree(staging), 'the package folder has entries that cannot be installed');
+    const pkg = await readPackageJson(staging, dir);
+    refuseIf(packageJsonProblems(pkg), 'invalid package.json');
+    const target = cachePath(cacheDir, String(pkg.name), String(pkg.version), `+${await hashFolder(staging)}`);
+    if (existsSync(path.join(target, MARKER))) return { dir: target, packageJson: pkg };
+    await installDependencies(cacheDir, staging, pkg);
+    refuseIf(await secureTree(staging), 'the installed dependencies have entries that cannot be installed');
+    await publish(staging, target);
+    return { dir: target, packageJson: pkg };
+  } finally {
+    await fs.rm(staging, { recursive: true, force: true });
+  }
 }
 
 export async function installFromNpm(cacheDir: string, name: string, range: string): Promise<InstalledPackage> {
@@ -111,7 +185,7 @@ export async function installFromNpm(cacheDir: string, name: string, range: stri
   try {
     let packed: { filename: string; version: string }[];
     try {
-      const { stdout } = await run('npm', ['pack', `${name}@${range}`, '--json', '--ignore-scripts', '--loglevel=error'], {
+      const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--loglevel=error', ...REGISTRY_ONLY, '--', `${name}@${range}`], {
         cwd: staging,
         timeout: 120_000,
         env: npmEnv(),
@@ -122,12 +196,15 @@ export async function installFromNpm(cacheDir: string, name: string, range: stri
       throw new InstallError(`cannot fetch ${name}@${range} from npm: ${msg}`, /E404|ETARGET|No match|not found/i.test(msg));
     }
     const { filename, version } = packed[0];
-    const target = path.join(cacheDir, cacheName(name, version));
+    const target = cachePath(cacheDir, name, version);
     if (existsSync(path.join(target, MARKER))) return { dir: target, packageJson: await readPackageJson(target) };
-    await run('tar', ['-xzf', path.join(staging, filename), '-C', staging]);
     const pkgDir = path.join(staging, 'package');
-    const pkg = await readPackageJson(pkgDir);
-    await installDependencies(pkgDir, pkg);
+    await fs.mkdir(pkgDir);
+    await unpackTarball(path.join(staging, path.basename(filename)), pkgDir);
+    const pkg = await readPackageJson(pkgDir, `${name}@${version}`);
+    refuseIf(packageJsonProblems(pkg), 'invalid package.json');
+    await installDependencies(cacheDir, pkgDir, pkg);
+    refuseIf(await secureTree(pkgDir), 'the installed dependencies have entries that cannot be installed');
     const finalStaging = `${staging}-pkg`;
     await fs.rename(pkgDir, finalStaging);
     await publish(finalStaging, target);

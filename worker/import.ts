@@ -25,7 +25,7 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
   try {
     installed = await installPackage(deps.config.PACKAGE_CACHE_DIR, source);
   } catch (err) {
-    if (err instanceof InstallError && err.userError) return invalid(err.message, [{ path: 'source', message: err.message }]);
+    if (err instanceof InstallError && err.userError) return invalid(err.message, err.details ?? [{ path: 'source', message: err.message }]);
     deps.logger.error({ err: (err as Error).message, source: req.source }, 'package install failed');
     return { ok: false, error: { code: 'INTERNAL', message: (err as Error).message } };
   }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { CATEGORIES, type Category, type EnvVarSpec } from '../types.js';
 import type { ErrorDetail } from '../errors.js';
+import { npmNameProblems, SEMVER } from './npm-rules.js';
 
 export interface HealthExample {
   params: Record<string, unknown>;
@@ -62,8 +63,12 @@ const tpmjsMulti = z.object({
 const tpmjsLegacy = z.object({ category, description: z.string().min(1), env: z.array(envVar).default([]) });
 
 const packageJson = z.object({
-  name: z.string().min(1, 'is required'),
-  version: z.string().regex(/^\d+\.\d+\.\d+(?:[-+][\w.+-]*)?$/, 'must be a semantic version'),
+  // npm's own rules: the name becomes a cache directory and part of tool URLs.
+  name: z
+    .string()
+    .min(1, 'is required')
+    .superRefine((name, ctx) => npmNameProblems(name).forEach((message) => ctx.addIssue({ code: 'custom', message }))),
+  version: z.string().regex(SEMVER, 'must be a semantic version'),
   description: z.string().optional(),
   keywords: z.array(z.string()).optional(),
 });

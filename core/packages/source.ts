@@ -1,10 +1,9 @@
 /** Package sources: `npm:<name>@<range>` (or `npm:<name>` for latest) and `path:<absolute dir>`. */
 import path from 'node:path';
 import { z } from 'zod';
+import { npmNameProblems } from './npm-rules.js';
 
 export type PackageSource = { kind: 'npm'; name: string; range: string } | { kind: 'path'; dir: string };
-
-const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
 
 export function parseSource(source: string): PackageSource | { error: string } {
   if (source.startsWith('path:')) {
@@ -16,7 +15,8 @@ export function parseSource(source: string): PackageSource | { error: string } {
     const spec = source.slice(4);
     const at = spec.lastIndexOf('@');
     const [name, range] = at > 0 ? [spec.slice(0, at), spec.slice(at + 1)] : [spec, 'latest'];
-    if (!NPM_NAME.test(name)) return { error: `'${name}' is not a valid npm package name` };
+    const problems = npmNameProblems(name);
+    if (problems.length > 0) return { error: `'${name}' is not a valid npm package name: ${problems.join('; ')}` };
     if (!/^[\w.*^~<>=| -]+$/.test(range)) return { error: `'${range}' is not a valid version range` };
     return { kind: 'npm', name, range };
   }
