@@ -185,7 +185,7 @@ export async function installFromNpm(cacheDir: string, name: string, range: stri
   try {
     let packed: { filename: string; version: string }[];
     try {
-      const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--loglevel=error', ...REGISTRY_ONLY, '--', `${name}@${range}`], {
+      const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--loglevel=error', '--', `${name}@${range}`], {
         cwd: staging,
         timeout: 120_000,
         env: npmEnv(),
