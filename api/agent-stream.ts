@@ -11,7 +11,7 @@ import { openSse } from './sse.js';
 import { agentToolSet, type AgentToolSet } from '../core/agent-tools.js';
 import { AppError } from '../core/errors.js';
 import { enqueueExecution, redactSecrets, waitForExecution } from '../core/executions.js';
-import { LlmError } from '../core/llm/index.js';
+import { LlmError, llmLogFields } from '../core/llm/index.js';
 import type { ToolCallResult } from '../core/llm/provider.js';
 import { isFinalExecution, type ExecutionRow } from '../core/repos/executions.js';
 import type { ToolRow } from '../core/repos/tools.js';
@@ -72,8 +72,9 @@ async function callTool(deps: AppDeps, send: Send, signal: AbortSignal, set: Age
   return result;
 }
 
+/** The `error` event: an LlmError's message is the short one meant for users (its vendor detail is logged only). */
 function failure(err: unknown): { code: string; message: string } {
-  if (err instanceof LlmError) return { code: 'LLM_ERROR', message: err.message };
+  if (err instanceof LlmError) return { code: err.code, message: err.message };
   if (err instanceof AppError) return { code: err.code, message: err.message };
   return { code: 'INTERNAL', message: 'The agent failed' };
 }
@@ -102,7 +103,8 @@ export async function streamAgent(ctx: Context, deps: AppDeps, req: AgentStreamR
     send('done', { usage: result.usage, provider: result.provider, model: result.model });
   } catch (err) {
     if (!sse.closed) {
-      if (!(err instanceof LlmError)) deps.logger.error({ err, reqId: ctx.state.requestId }, 'agent stream failed');
+      if (err instanceof LlmError) deps.logger.warn({ ...llmLogFields(err), reqId: ctx.state.requestId }, 'agent stream: LLM provider failed');
+      else deps.logger.error({ err, reqId: ctx.state.requestId }, 'agent stream failed');
       send('error', failure(err));
       send('done', { usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } });
     }

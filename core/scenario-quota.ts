@@ -1,10 +1,11 @@
 /**
- * The daily scenario-run quota policy: free users get SCENARIO_DAILY_QUOTA runs per UTC day, pro users
- * SCENARIO_DAILY_QUOTA_PRO, enterprise users are unlimited (their runs are still counted). A limit of 0 allows no
- * runs. The day turns at midnight UTC, which is the `resetAt` of a refusal.
+ * The daily scenario quota policy: free users get SCENARIO_DAILY_QUOTA units per UTC day, pro users
+ * SCENARIO_DAILY_QUOTA_PRO, enterprise users are unlimited (their units are still counted). A limit of 0 allows
+ * nothing. The day turns at midnight UTC, which is the `resetAt` of a refusal. A scenario run is one unit; scenario
+ * generation (13) one unit per requested scenario, because both spend the operator's LLM tokens on the caller's behalf.
  */
 import type { Config } from './config.js';
-import { errors } from './errors.js';
+import { AppError, errors } from './errors.js';
 import type { Db } from './db.js';
 import { takeQuota, usedToday } from './repos/scenario-quota.js';
 import type { Caller, Tier } from './types.js';
@@ -33,6 +34,22 @@ export async function tryTakeRun(db: Db, config: QuotaConfig, caller: Caller): P
   if (limit === 0) return undefined;
   const used = await takeQuota(db, caller.userId, limit);
   return used === undefined ? undefined : { remaining: remainingOf(limit, used) };
+}
+
+/**
+ * Takes `count` units at once, all or none (generation: one per requested scenario), before any LLM work starts; a
+ * quota with fewer left is the 429 of the contract. Not given back when the provider fails later: the tokens of the
+ * rounds that did run are spent either way.
+ */
+export async function takeUnits(db: Db, config: QuotaConfig, caller: Caller, count: number): Promise<{ remaining: number | null }> {
+  const limit = quotaLimit(config, caller.tier);
+  const used = limit === 0 ? undefined : await takeQuota(db, caller.userId, limit, count);
+  if (used !== undefined) return { remaining: remainingOf(limit, used) };
+  const left = remainingOf(limit, await usedToday(db, caller.userId)) ?? 0;
+  if (left === 0) throw errors.quotaExceeded(quotaResetAt());
+  // Some left, not enough: the same 429, with the true remainder (asking for fewer would succeed).
+  const message = `Daily scenario quota: ${count} needed, ${left} left`;
+  throw new AppError('QUOTA_EXCEEDED', 429, message, undefined, { quotaRemaining: left, resetAt: quotaResetAt() });
 }
 
 /** As tryTakeRun, but a spent quota is the 429 of the contract (shape B: quotaRemaining 0 and resetAt). */

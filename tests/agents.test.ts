@@ -104,11 +104,11 @@ test('agents: create (201), list the caller’s, collections must be visible, va
   const hidden = await collection(bob.key, { name: 'Bob hidden', isPublic: false }, []);
   const res = await svc.request('POST', '/api/agents', {
     key: alice.key,
-    body: { name: 'Writer', description: 'Writes slugs', systemPrompt: 'Be brief.', collectionIds: [text.uid], model: 'gpt-4o-mini' },
+    body: { name: 'Writer', description: 'Writes slugs', systemPrompt: 'Be brief.', collectionIds: [text.uid], model: 'offline-agent-v1' },
   });
   t.is(res.status, 201);
   const a = res.body.data;
-  t.like(a, { name: 'Writer', description: 'Writes slugs', systemPrompt: 'Be brief.', model: 'gpt-4o-mini' });
+  t.like(a, { name: 'Writer', description: 'Writes slugs', systemPrompt: 'Be brief.', model: 'offline-agent-v1' });
   t.deepEqual(a.collections, [{ id: text.id, uid: text.uid, name: text.name }]);
   t.truthy(Date.parse(a.createdAt));
   const bare = await svc.request('POST', '/api/agents', { key: alice.key, body: { name: 'Bare' } });

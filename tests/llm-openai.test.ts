@@ -240,10 +240,12 @@ test('a vendor 401 surfaces as a clear LlmError without the API key', (t) =>
       providerFor(vendor, { maxRetries: 0 }).runAgent({ prompt: 'hi', tools: [slugify], maxSteps: 2, callTool: async () => ({ executionTimeMs: 0 }) }),
       { instanceOf: LlmError },
     );
-    t.is(err!.status, 401);
-    t.regex(err!.message, /HTTP 401/);
-    t.regex(err!.message, /Incorrect API key provided/);
+    t.is(err!.vendorStatus, 401);
+    t.is(err!.message, 'LLM provider rejected the request (status 401)');
+    t.regex(err!.detail!, /HTTP 401/);
+    t.regex(err!.detail!, /Incorrect API key provided/);
     t.false(err!.message.includes(API_KEY));
+    t.false(err!.detail!.includes(API_KEY));
   }));
 
 test('a vendor 500 surfaces as a clear LlmError, after the configured retries', (t) =>
@@ -255,15 +257,17 @@ test('a vendor 500 surfaces as a clear LlmError, after the configured retries', 
       provider.judge({ prompt: 'p', finalText: '', steps: [], tools: [], assertions: null }),
       { instanceOf: LlmError },
     );
-    t.regex(judged!.message, /HTTP 500: The server had an error/);
+    t.is(judged!.message, 'LLM provider unavailable (status 500)');
+    t.regex(judged!.detail!, /HTTP 500: The server had an error/);
     const embedded = await t.throwsAsync(provider.embed(['x']), { instanceOf: LlmError });
-    t.regex(embedded!.message, /embedding backend down/);
-    t.false(embedded!.message.includes(API_KEY));
+    t.regex(embedded!.detail!, /embedding backend down/);
+    t.false(embedded!.detail!.includes(API_KEY));
   }));
 
 test('an unreachable server is an LlmError too', async (t) => {
   const vendor = await startFakeLlmVendor();
   await vendor.close();
   const err = await t.throwsAsync(providerFor(vendor, { maxRetries: 0 }).embed(['x']), { instanceOf: LlmError });
-  t.regex(err!.message, /LLM provider at http:\/\/127\.0\.0\.1/);
+  t.is(err!.message, 'LLM provider unavailable');
+  t.regex(err!.detail!, /LLM provider at http:\/\/127\.0\.0\.1/);
 });

@@ -71,7 +71,7 @@ test.serial('a vendor failure makes the run failed (not a verdict); statistics d
   t.is(res.status, 200);
   const r = res.body.data;
   t.like(r, { status: 'failed', success: false, error: { code: 'LLM_ERROR' } });
-  t.regex(r.error.message, /HTTP 500/);
+  t.is(r.error.message, 'LLM provider unavailable (status 500)');
   t.false(JSON.stringify(r).includes(API_KEY));
   const events = await readSse(`${svc.url}/api/scenario-runs/${r.runId}/events`);
   t.deepEqual(events.events.map((e) => e.event), ['error', 'done']);

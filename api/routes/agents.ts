@@ -41,6 +41,16 @@ function agentView(a: AgentRow, collections: AgentCollectionRow[]) {
   };
 }
 
+/**
+ * An agent's model is a cost the operator pays per token, so only the models the provider allows (LLM_MODEL and
+ * LLM_MODELS; offline: its own) may be named. A 400 on `body.model` says which ones.
+ */
+function checkModel(deps: AppDeps, model: string | null | undefined): void {
+  if (model == null || deps.llm.chatModels.includes(model)) return;
+  const message = `must be one of: ${deps.llm.chatModels.join(', ')}`;
+  throw errors.validation(`Invalid body: body.model: ${message}`, [{ path: 'body.model', message }]);
+}
+
 async function loadOwnAgent(deps: AppDeps, id: string, caller: Caller): Promise<AgentRow> {
   const a = isUuid(id) ? await findAgent(deps.db, id) : undefined;
   if (!a || a.user_id !== caller.userId) throw errors.notFound('Agent', id);
@@ -51,6 +61,7 @@ export function agentRoutes(router: Router, deps: AppDeps) {
   router.post('/api/agents', async (ctx) => {
     const caller = requireCaller(ctx);
     const body = validate(createBody, ctx.request.body, 'body');
+    checkModel(deps, body.model);
     const refs = [...new Set(body.collectionIds ?? [])];
     const collections = await Promise.all(refs.map((ref) => loadVisibleCollection(deps.db, ref, caller)));
     const id = await deps.db.transaction((trx) =>
@@ -83,6 +94,10 @@ export function agentRoutes(router: Router, deps: AppDeps) {
     const caller = requireCaller(ctx);
     const agent = await loadOwnAgent(deps, ctx.params.id, caller);
     const body = validate(chatBody, ctx.request.body, 'body');
+    // An agent stored before the allow-list, or before the operator narrowed it, does not get its old model.
+    if (agent.model !== null && !deps.llm.chatModels.includes(agent.model)) {
+      throw errors.conflict(`The agent's model '${agent.model}' is not allowed on this server (allowed: ${deps.llm.chatModels.join(', ')}); create an agent with an allowed model`);
+    }
     const visible = (await agentCollections(deps.db, [agent.id])).filter((c) => c.is_public || c.owner_id === agent.user_id);
     const tools = await loadCollectionTools(deps.db, visible.map((c) => c.id));
     await streamAgent(ctx, deps, {

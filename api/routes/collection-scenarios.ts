@@ -8,6 +8,8 @@ import type { AppDeps } from '../deps.js';
 import { pageOf, validate } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
 import { errors } from '../../core/errors.js';
+import { LlmError, llmLogFields } from '../../core/llm/index.js';
+import { takeUnits } from '../../core/scenario-quota.js';
 import { collectionTools, loadOwnedCollection, loadVisibleCollection } from '../../core/collections.js';
 import { listScenarios } from '../../core/repos/scenarios.js';
 import { checkSimilarity, loadVisibleScenario } from '../../core/scenarios.js';
@@ -35,14 +37,25 @@ export function collectionScenarioRoutes(router: Router, deps: AppDeps) {
     const body = validate(generateBody, ctx.request.body, 'body');
     const tools = await collectionTools(deps.tools, c);
     if (tools.length === 0) throw errors.validation(`Collection '${c.uid}' has no tools to write scenarios for`);
-    const report = await generateForCollection(deps, caller.userId, c, tools, body);
+    // Generation spends the operator's LLM tokens (up to 1 + MAX_REGENERATIONS rounds of `count` proposals): one unit
+    // of the daily scenario quota per requested scenario, all taken before the provider is called.
+    const { remaining } = await takeUnits(deps.db, deps.config, caller, body.count);
+    let report;
+    try {
+      report = await generateForCollection(deps, caller.userId, c, tools, body);
+    } catch (err) {
+      if (!(err instanceof LlmError)) throw err;
+      // The vendor's words (its address, its body) stay in the log; the caller gets the short message.
+      deps.logger.warn({ ...llmLogFields(err), reqId: ctx.state.requestId }, 'scenario generation: LLM provider failed');
+      throw errors.internal(err.message);
+    }
     const scenarios = await Promise.all(
       report.created.map(async (g) => ({ scenario: map.scenario(await loadVisibleScenario(deps.db, g.id, caller)), similarity: g.similarity })),
     );
     ctx.status = 201;
     ctx.body = {
       success: true,
-      data: { scenarios, requested: body.count, rejectedAsTooSimilar: report.rejected, dropped: report.dropped, rounds: report.rounds },
+      data: { scenarios, requested: body.count, rejectedAsTooSimilar: report.rejected, dropped: report.dropped, rounds: report.rounds, quotaRemaining: remaining },
     };
   });
 

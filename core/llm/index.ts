@@ -6,7 +6,7 @@ import { createOfflineProvider } from './offline.js';
 import { createOpenAiCompatibleProvider } from './openai-compatible.js';
 import type { LlmProvider } from './provider.js';
 
-export type LlmConfig = Pick<Config, 'LLM_BASE_URL' | 'LLM_API_KEY' | 'LLM_MODEL' | 'LLM_EMBEDDING_MODEL'>;
+export type LlmConfig = Pick<Config, 'LLM_BASE_URL' | 'LLM_API_KEY' | 'LLM_MODEL' | 'LLM_EMBEDDING_MODEL'> & Partial<Pick<Config, 'LLM_MODELS'>>;
 
 export function createLlmProvider(config: LlmConfig): LlmProvider {
   if (!config.LLM_BASE_URL) return createOfflineProvider();
@@ -14,12 +14,13 @@ export function createLlmProvider(config: LlmConfig): LlmProvider {
     baseUrl: config.LLM_BASE_URL,
     apiKey: config.LLM_API_KEY,
     model: config.LLM_MODEL,
+    models: config.LLM_MODELS,
     embeddingModel: config.LLM_EMBEDDING_MODEL,
   });
 }
 
 export type * from './provider.js';
-export { LlmError } from './llm-error.js';
+export { LlmError, llmLogFields } from './llm-error.js';
 export { checkAssertions } from './assertions.js';
 export { cosine, mostSimilar } from './similarity.js';
 export { llmToolNames } from './tool-names.js';

@@ -99,6 +99,8 @@ export function createOfflineProvider(): LlmProvider {
   return {
     provider: 'offline',
     chatModel: OFFLINE_CHAT_MODEL,
+    // The offline agent ignores `model`; naming another model would only pretend a real one ran.
+    chatModels: [OFFLINE_CHAT_MODEL],
     embeddingModel: OFFLINE_EMBEDDING_MODEL,
     runAgent,
     async judge(input) {

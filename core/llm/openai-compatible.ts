@@ -10,13 +10,15 @@ import { z } from 'zod';
 import { assertToolNames, withExplicitParameters } from './agent-support.js';
 import { checkAssertions, describeAssertions } from './assertions.js';
 import { judgePrompt, JUDGE_SYSTEM, scenariosPrompt, SCENARIOS_SYSTEM } from './prompts.js';
-import { LlmError } from './llm-error.js';
+import { LlmError, publicLlmMessage } from './llm-error.js';
 import type { AgentResult, AgentStep, GeneratedScenario, LlmProvider, ToolCallResult, Usage } from './provider.js';
 
 export interface OpenAiCompatibleOptions {
   baseUrl: string;
   apiKey?: string;
   model: string;
+  /** Further models an agent may name (`AgentRunOptions.model`), besides `model` itself. */
+  models?: string[];
   embeddingModel: string;
   /** Sampling temperature of agent runs and judgements (default 0, for repeatable runs). */
   temperature?: number;
@@ -35,24 +37,44 @@ const usageOf = (u: LanguageModelUsage | undefined): Usage => {
   return { inputTokens, outputTokens, totalTokens: u?.totalTokens ?? inputTokens + outputTokens };
 };
 
+/** The URL without user info, query or fragment. */
+function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(unparsable LLM_BASE_URL)';
+  }
+}
+
 export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions): LlmProvider {
   const { baseUrl, model: chatModel, embeddingModel } = options;
+  // The default model is always nameable: an agent without a model runs on it anyway.
+  const chatModels = [...new Set([chatModel, ...(options.models ?? [])])];
   const apiKey = options.apiKey ?? '';
   const temperature = options.temperature ?? 0;
   const maxRetries = options.maxRetries ?? 2;
   // `apiKey: ''` would make the SDK look for OPENAI_API_KEY; servers without auth get a placeholder instead.
   const openai = createOpenAI({ baseURL: baseUrl, apiKey: apiKey || 'no-key', name: 'openai-compatible' });
+  // For log lines: credentials in the URL (user:pass@, ?key=) stay out of them.
+  const logUrl = safeUrl(baseUrl);
   const info = (model = chatModel) => ({ provider: 'openai-compatible' as const, model, temperature });
 
-  /** Turns whatever the SDK threw into an LlmError that is safe to show. */
+  /**
+   * Turns whatever the SDK threw into an LlmError: a stable message by status for users, the vendor's words (its
+   * answer, or the connection error naming the address) as `detail` for the log, with the key cut out of both.
+   */
   function vendorError(err: unknown): LlmError {
     const last = RetryError.isInstance(err) ? err.lastError : err;
-    const status = APICallError.isInstance(last) ? last.statusCode : undefined;
-    let message = last instanceof Error ? last.message : String(last);
-    if (APICallError.isInstance(last) && last.responseBody && !message) message = last.responseBody.slice(0, 500);
-    if (apiKey) message = message.split(apiKey).join('[redacted]');
-    const prefix = status ? `HTTP ${status}` : 'request failed';
-    return new LlmError(`LLM provider at ${baseUrl}: ${prefix}: ${message}`, status);
+    const apiError = APICallError.isInstance(last) ? last : undefined;
+    const status = apiError?.statusCode;
+    // An APICallError without a status never got an answer (refused, reset, DNS, timeout); so did an abort.
+    const unreachable = (apiError && status === undefined) || (last instanceof Error && /^(?:AbortError|TimeoutError)$/.test(last.name));
+    let said = last instanceof Error ? last.message : String(last);
+    if (apiError?.responseBody) said += ` — body: ${apiError.responseBody.slice(0, 500)}`;
+    if (apiKey) said = said.split(apiKey).join('[redacted]');
+    const detail = `LLM provider at ${logUrl}: ${status ? `HTTP ${status}` : 'request failed'}: ${said}`;
+    return new LlmError(publicLlmMessage({ status, reachable: !unreachable }), status, detail);
   }
 
   async function guarded<T>(call: () => Promise<T>): Promise<T> {
@@ -66,11 +88,14 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
   return {
     provider: 'openai-compatible',
     chatModel,
+    chatModels,
     embeddingModel,
 
     async runAgent(opts): Promise<AgentResult> {
       assertToolNames(opts.tools);
       const model = opts.model ?? chatModel;
+      // The routes check agents' models already; this keeps any other path from billing an unlisted model.
+      if (!chatModels.includes(model)) throw new LlmError('LLM model not allowed', undefined, `model "${model}" is not in LLM_MODELS`);
       const steps: AgentStep[] = [];
       // A failure of callTool itself (not the tool's own error) ends the run: it is ours, not the model's.
       const stop = new AbortController();

@@ -56,7 +56,7 @@ export interface AgentRunOptions {
   explicitParameters?: Record<string, unknown>;
   onEvent?: (event: AgentEvent) => void;
   signal?: AbortSignal;
-  /** Overrides the configured chat model (an agent's `model`). */
+  /** Overrides the configured chat model (an agent's `model`); must be one of the provider's `chatModels`. */
   model?: string;
 }
 
@@ -104,6 +104,11 @@ export interface GenerateScenariosInput {
 export interface LlmProvider {
   readonly provider: 'offline' | 'openai-compatible';
   readonly chatModel: string;
+  /**
+   * The models an agent may name: LLM_MODEL plus the operator's allow-list LLM_MODELS, or the offline model alone.
+   * Each one is a cost the operator chose to pay; `runAgent` refuses any other.
+   */
+  readonly chatModels: readonly string[];
   readonly embeddingModel: string;
   runAgent(opts: AgentRunOptions): Promise<AgentResult>;
   judge(input: JudgeInput): Promise<Verdict>;

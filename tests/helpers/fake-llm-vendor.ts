@@ -174,8 +174,10 @@ export async function startFakeLlmVendor(): Promise<FakeLlmVendor> {
     embeddings: vendor.embeddings,
     requests: vendor.requests,
     chatRequests: () => vendor.requests.filter((r) => r.path === '/v1/chat/completions'),
+    // Idempotent: a test may close the vendor early to make its port a closed one.
     close: () =>
       new Promise<void>((resolve, reject) => {
+        if (!server.listening) return resolve();
         server.closeAllConnections();
         server.close((err) => (err ? reject(err) : resolve()));
       }),

@@ -8,7 +8,7 @@
 import type { Task } from 'graphile-worker';
 import { agentToolSet, loadCollectionTools, toolVersions, type AgentToolSet } from '../../core/agent-tools.js';
 import { parsePayload } from '../../core/jobs.js';
-import { LlmError } from '../../core/llm/index.js';
+import { LlmError, llmLogFields } from '../../core/llm/index.js';
 import type { AgentResult, Usage, Verdict } from '../../core/llm/provider.js';
 import { completeBatchIfDone, takeBatchSeq } from '../../core/repos/scenario-batches.js';
 import { claimRun, finishRun, notifyRun, requeueRun, type RunOutcome, type RunRow } from '../../core/repos/scenario-runs.js';
@@ -62,8 +62,11 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
         await requeueRun(deps.db, runId);
         throw new Error('worker stopping; the scenario run will run again');
       }
-      const error = err instanceof LlmError ? { code: 'LLM_ERROR', message: err.message } : { code: 'AGENT_ERROR', message: 'The agent failed; see the worker log' };
-      if (!(err instanceof LlmError)) deps.logger.error({ err, runId }, 'scenario run failed');
+      // The run record is readable by whoever can see the scenario: an LlmError's message is the short one meant for
+      // users; what the vendor said (its address, its body) goes to the log only.
+      const error = err instanceof LlmError ? { code: err.code, message: err.message } : { code: 'AGENT_ERROR', message: 'The agent failed; see the worker log' };
+      if (err instanceof LlmError) deps.logger.warn({ ...llmLogFields(err), runId }, 'scenario run: LLM provider failed');
+      else deps.logger.error({ err, runId }, 'scenario run failed');
       await finalize(deps, run, {
         status: 'failed',
         success: false,
