@@ -19,6 +19,8 @@ const WAIT_SLACK_MS = 15_000;
 export interface CallContext {
   deps: AppDeps;
   caller?: Caller;
+  /** callerIdentity of the HTTP request: what its executions count against. */
+  client: string;
   headers: IncomingHttpHeaders;
   signal: AbortSignal;
 }
@@ -66,7 +68,14 @@ export async function callCollectionTool(
   const env = envFromHeaders(tool, c.headers);
   let execution: ExecutionRow;
   try {
-    execution = await enqueueExecution(c.deps.db, c.deps.config.SECRETS_KEY!, { tool, params: args ?? {}, env, caller: c.caller, origin: 'mcp' });
+    execution = await enqueueExecution(c.deps.db, c.deps.config.SECRETS_KEY!, {
+      tool,
+      params: args ?? {},
+      env,
+      caller: c.caller,
+      origin: 'mcp',
+      limit: { client: c.client, maxActive: c.deps.config.MAX_ACTIVE_EXECUTIONS },
+    });
   } catch (err) {
     if (err instanceof AppError && err.status < 500) return refusal(err, tool, env);
     c.deps.logger.error({ err, toolId: tool.id }, 'mcp tools/call failed to enqueue');

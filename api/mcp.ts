@@ -12,6 +12,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { AppDeps } from './deps.js';
 import { callerOf } from './middleware/auth.js';
+import { callerIdentity } from './middleware/identity.js';
 import { errors } from '../core/errors.js';
 import { collectionTools, isOwner } from '../core/collections.js';
 import { findCollectionOfUser, type CollectionRow } from '../core/repos/collections.js';
@@ -56,8 +57,15 @@ function methodNotAllowed(ctx: Context) {
 
 export function mcpRoutes(router: Router, deps: AppDeps) {
   router.post(MCP_PATH, async (ctx) => {
+    // JSON-RPC batches are refused: one request is one rate-limit point and may queue at most one execution (a 1 MiB
+    // array of tools/call would otherwise queue thousands). MCP 2025-06-18 dropped batching from the protocol.
+    if (Array.isArray(ctx.request.body)) {
+      ctx.status = 400;
+      ctx.body = { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per request' }, id: null };
+      return;
+    }
     const c = await loadMcpCollection(ctx, deps);
-    const server = createCollectionServer(deps, c, { deps, caller: callerOf(ctx), headers: ctx.req.headers });
+    const server = createCollectionServer(deps, c, { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     // Closing the server aborts the signal of a tools/call still waiting, when the client goes away.
     ctx.res.on('close', () => void server.close());

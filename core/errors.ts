@@ -51,6 +51,11 @@ export const errors = {
     new AppError('RATE_LIMITED', 429, `Retry after ${retryAfterSeconds} seconds`, undefined, undefined, {
       'Retry-After': String(retryAfterSeconds),
     }),
+  /** A caller's queued and running work is capped: wait for one to finish (there is no fixed window to wait out). */
+  tooManyActive: (max: number) =>
+    new AppError('RATE_LIMITED', 429, 'Retry after 1 seconds', [{ path: 'executions', message: `at most ${max} may be queued or running at once` }], undefined, {
+      'Retry-After': '1',
+    }),
   quotaExceeded: (resetAt: string) =>
     new AppError('QUOTA_EXCEEDED', 429, 'Daily scenario run quota exhausted', undefined, { quotaRemaining: 0, resetAt }),
   executionTimeout: (executionId: string) =>

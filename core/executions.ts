@@ -8,7 +8,7 @@ import { errors } from './errors.js';
 import { sealJson } from './crypto.js';
 import { validateAgainstSchema } from './json-schema.js';
 import { CHANNELS, type Notifier } from './notify.js';
-import { findExecution, insertExecutionWithJob, isFinalExecution, type ExecutionRow } from './repos/executions.js';
+import { findExecution, insertExecutionWithJob, insertExecutionWithJobCapped, isFinalExecution, type ExecutionRow } from './repos/executions.js';
 import type { ToolRow } from './repos/tools.js';
 import type { Caller } from './types.js';
 
@@ -18,6 +18,11 @@ export interface ExecutionRequest {
   env: Record<string, string>;
   caller?: Caller;
   origin: 'api' | 'mcp' | 'agent' | 'scenario';
+  /**
+   * Who the call counts against (`user:<id>` or `ip:<bucket>`) with the most executions it may have queued or running;
+   * over that, a 429. Unset for calls whose number is bounded elsewhere (an agent's or a scenario run's steps).
+   */
+  limit?: { client: string; maxActive: number };
 }
 
 /** Throws the contract's 422/400 when the call cannot run; returns nothing otherwise. */
@@ -34,12 +39,13 @@ export function checkExecutable(tool: ToolRow, params: unknown, env: Record<stri
 export async function enqueueExecution(db: Knex, secretsKey: string, req: ExecutionRequest): Promise<ExecutionRow> {
   checkExecutable(req.tool, req.params, req.env);
   const sealedEnv = Object.keys(req.env).length ? sealJson(secretsKey, req.env) : undefined;
-  return insertExecutionWithJob(
-    db,
-    { toolId: req.tool.id, userId: req.caller?.userId, apiKeyId: req.caller?.keyId, origin: req.origin, params: req.params },
-    (executionId) => ({ executionId, ...(sealedEnv ? { sealedEnv } : {}) }),
-    3,
-  );
+  const row = { toolId: req.tool.id, userId: req.caller?.userId, apiKeyId: req.caller?.keyId, origin: req.origin, params: req.params };
+  const payload = (executionId: string) => ({ executionId, ...(sealedEnv ? { sealedEnv } : {}) });
+  if (!req.limit) return insertExecutionWithJob(db, row, payload, 3);
+  const { client, maxActive } = req.limit;
+  const inserted = await insertExecutionWithJobCapped(db, { ...row, caller: client }, payload, 3, maxActive);
+  if (!inserted) throw errors.tooManyActive(maxActive);
+  return inserted;
 }
 
 /** The execution once final, or its current state when waitMs runs out. */
@@ -61,21 +67,5 @@ export async function waitForExecution(
   }
 }
 
-/** Replaces every env value (of 4+ characters) in a JSON-able value; secrets never reach a row, log or response. */
-export function redactSecrets<T>(value: T, env: Record<string, string>): T {
-  const secrets = Object.values(env)
-    .filter((v) => v.length >= 4)
-    .sort((a, b) => b.length - a.length);
-  if (secrets.length === 0 || value === undefined) return value;
-  let text = JSON.stringify(value);
-  if (text === undefined) return value;
-  let changed = false;
-  for (const s of secrets) {
-    const encoded = JSON.stringify(s).slice(1, -1);
-    if (text.includes(encoded)) {
-      text = text.split(encoded).join('[redacted]');
-      changed = true;
-    }
-  }
-  return changed ? (JSON.parse(text) as T) : value;
-}
+/** Redaction of env values (as is and in their common encodings) lives in redaction.ts; re-exported for its users. */
+export { redactSecrets } from './redaction.js';

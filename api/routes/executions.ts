@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import { validate } from '../validate.js';
 import { callerOf } from '../middleware/auth.js';
+import { callerIdentity } from '../middleware/identity.js';
 import { streamDerived, type StreamEvent } from '../run-events.js';
 import { AppError, errors } from '../../core/errors.js';
 import { enqueueExecution, waitForExecution } from '../../core/executions.js';
@@ -77,7 +78,8 @@ export function executionRoutes(router: Router, deps: AppDeps) {
     const body = validate(executeBody, ctx.request.body, 'body');
     const caller = callerOf(ctx);
     const env = body.env ?? {};
-    const execution = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, { tool, params: body.params, env, caller, origin: 'api' });
+    const limit = { client: callerIdentity(ctx), maxActive: deps.config.MAX_ACTIVE_EXECUTIONS };
+    const execution = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, { tool, params: body.params, env, caller, origin: 'api', limit });
     if (q.wait === 'false') {
       ctx.status = 202;
       ctx.body = { success: true, data: { executionId: execution.id, status: 'queued' } };

@@ -6,7 +6,7 @@ import { validate } from '../validate.js';
 import { requireCaller } from '../middleware/auth.js';
 import { errors } from '../../core/errors.js';
 import { generateApiKey } from '../../core/crypto.js';
-import { findApiKey, insertApiKey, listApiKeys, revokeApiKey } from '../../core/repos/users.js';
+import { findApiKey, insertApiKeyCapped, listApiKeys, revokeApiKey } from '../../core/repos/users.js';
 import * as map from '../mappers.js';
 
 const createBody = z.object({ name: z.string().trim().min(1).max(100).optional() }).strict();
@@ -17,7 +17,9 @@ export function keyRoutes(router: Router, deps: AppDeps) {
     const caller = requireCaller(ctx);
     const body = validate(createBody, ctx.request.body, 'body');
     const secret = generateApiKey();
-    const row = await insertApiKey(deps.db, { userId: caller.userId, name: body.name, prefix: secret.prefix, hash: secret.hash });
+    const max = deps.config.MAX_KEYS_PER_USER;
+    const row = await insertApiKeyCapped(deps.db, { userId: caller.userId, name: body.name, prefix: secret.prefix, hash: secret.hash }, max);
+    if (!row) throw errors.conflict(`A user may hold at most ${max} API keys; revoke one first`);
     ctx.status = 201;
     ctx.body = { success: true, data: { ...map.apiKey(row), key: secret.key } };
   });

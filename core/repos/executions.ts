@@ -4,8 +4,9 @@
  * claim = update + notify, finish = update + counters + trending event + notify.
  */
 import crypto from 'node:crypto';
-import type { Db } from '../db.js';
+import type { Db, Knex } from '../db.js';
 import type { ExecutionStatus } from '../types.js';
+import { jsonbText } from '../pg-json.js';
 
 export interface ExecutionRow {
   id: string;
@@ -40,19 +41,42 @@ const notifyPayload = (status: string) => `json_build_object('kind', 'execution'
  */
 export async function insertExecutionWithJob(
   db: Db,
-  e: { toolId: string; userId?: string | null; apiKeyId?: string | null; origin: string; params: unknown },
+  e: { toolId: string; userId?: string | null; apiKeyId?: string | null; origin: string; params: unknown; caller?: string },
   payload: (executionId: string) => unknown,
   maxAttempts: number,
 ): Promise<ExecutionRow> {
   const id = crypto.randomUUID();
   const { rows } = await db.raw(
     `with j as (select (graphile_worker.add_job('execute_tool', ?::json, max_attempts => ?)).id as job_id)
-     insert into executions (id, tool_id, user_id, api_key_id, origin, params, job_id)
-     select ?, ?, ?, ?, ?, ?::jsonb, j.job_id from j
+     insert into executions (id, tool_id, user_id, api_key_id, origin, params, job_id, caller)
+     select ?, ?, ?, ?, ?, ?::jsonb, j.job_id, ? from j
      returning *`,
-    [JSON.stringify(payload(id)), maxAttempts, id, e.toolId, e.userId ?? null, e.apiKeyId ?? null, e.origin, JSON.stringify(e.params)],
+    [JSON.stringify(payload(id)), maxAttempts, id, e.toolId, e.userId ?? null, e.apiKeyId ?? null, e.origin, JSON.stringify(e.params), e.caller ?? null],
   );
   return rows[0];
+}
+
+/**
+ * As insertExecutionWithJob, unless the caller already has `max` executions queued or running (undefined then).
+ * A transaction-scoped advisory lock on the caller serialises the count and the insert, so a burst of parallel
+ * requests cannot each see room for one more.
+ */
+export async function insertExecutionWithJobCapped(
+  db: Knex,
+  e: Parameters<typeof insertExecutionWithJob>[1] & { caller: string },
+  payload: (executionId: string) => unknown,
+  maxAttempts: number,
+  max: number,
+): Promise<ExecutionRow | undefined> {
+  return db.transaction(async (trx) => {
+    const { rows } = await trx.raw(
+      `select pg_advisory_xact_lock(hashtext('executions:' || ?)),
+              (select count(*)::int from executions where caller = ? and status in ('queued', 'running')) as active`,
+      [e.caller, e.caller],
+    );
+    if (rows[0].active >= max) return undefined;
+    return insertExecutionWithJob(trx, e, payload, maxAttempts);
+  });
 }
 
 export async function findExecution(db: Db, id: string): Promise<ExecutionRow | undefined> {
@@ -103,14 +127,14 @@ export async function finishExecution(db: Db, id: string, f: ExecutionFinish): P
     : '';
   const { rows } = await db.raw(
     `with u as (
-       update executions set status = ?, result = ?::jsonb, error = ?::jsonb, execution_time_ms = ?, completed_at = clock_timestamp()
+       update executions set status = ?, result = ?::json, error = ?::jsonb, execution_time_ms = ?, completed_at = clock_timestamp()
         where id = ? and status not in ('succeeded', 'failed', 'timed_out')
        returning id, tool_id)${counting}
      select pg_notify('toolshed_jobs', ${notifyPayload(f.status)}) from u`,
     [
       f.status,
       f.result === undefined ? null : JSON.stringify(f.result),
-      f.error ? JSON.stringify(f.error) : null,
+      jsonbText(f.error),
       f.executionTimeMs,
       id,
       ...(f.countAs ? [f.countAs.kind, f.countAs.weight] : []),

@@ -2,6 +2,7 @@
  * scenario_runs: one row per run, moved queued → running → completed | failed by the scenario_run job, which
  * NOTIFYs every change (toolshed_jobs, kind `scenario_run`) so that waiting requests and event streams wake up.
  */
+import { jsonbText } from '../pg-json.js';
 import type { Db } from '../db.js';
 import type { Assertion, Usage } from '../llm/provider.js';
 
@@ -127,13 +128,13 @@ export async function finishRun(db: Db, id: string, o: RunOutcome): Promise<RunR
       status: o.status,
       success: o.success,
       verdict: o.verdict ?? null,
-      reason: o.reason ?? null,
-      evaluator: o.evaluator ? JSON.stringify(o.evaluator) : null,
+      reason: o.reason?.replaceAll('\u0000', '\ufffd') ?? null,
+      evaluator: jsonbText(o.evaluator),
       agent: o.agent ? JSON.stringify(o.agent) : null,
       usage: JSON.stringify(o.usage),
       steps: JSON.stringify(o.steps),
-      final_text: o.finalText ?? null,
-      error: o.error ? JSON.stringify(o.error) : null,
+      final_text: o.finalText?.replaceAll('\u0000', '\ufffd') ?? null,
+      error: jsonbText(o.error),
       batch_seq: o.batchSeq ?? null,
       completed_at: db.fn.now(),
     })

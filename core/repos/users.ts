@@ -1,5 +1,5 @@
 /** users and api_keys. */
-import type { Db } from '../db.js';
+import type { Db, Knex } from '../db.js';
 import type { Caller, Tier } from '../types.js';
 
 export interface UserRow {
@@ -37,6 +37,23 @@ export async function insertApiKey(
     .insert({ user_id: k.userId, name: k.name ?? null, prefix: k.prefix, key_hash: k.hash })
     .returning(['id', 'user_id', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at']);
   return row;
+}
+
+/**
+ * Inserts a key unless the user already holds `max` unrevoked keys (undefined then). The user's row is locked for the
+ * count, so concurrent requests cannot each see room for one more.
+ */
+export async function insertApiKeyCapped(
+  db: Knex,
+  k: { userId: string; name?: string | null; prefix: string; hash: string },
+  max: number,
+): Promise<ApiKeyRow | undefined> {
+  return db.transaction(async (trx) => {
+    await trx('users').where({ id: k.userId }).forUpdate().first('id');
+    const [{ n }] = await trx('api_keys').where({ user_id: k.userId }).whereNull('revoked_at').count<{ n: string }[]>('* as n');
+    if (Number(n) >= max) return undefined;
+    return insertApiKey(trx, k);
+  });
 }
 
 /** The caller behind a key hash, if the key exists and is not revoked. */

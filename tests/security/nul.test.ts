@@ -1,0 +1,51 @@
+import test from 'ava';
+import path from 'node:path';
+import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
+import { readSse } from '../helpers/sse.js';
+
+// A tool's output or error holding U+0000 (which jsonb refuses) must finish its execution like any other.
+let svc: Service;
+test.before(async () => {
+  svc = await startService();
+  const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'nul-tools')}`);
+  if (res.status !== 201) throw new Error(res.text);
+  const ex = await svc.importPackage(`path:${path.resolve('examples/tools/http-tools')}`);
+  if (ex.status !== 201) throw new Error(ex.text);
+});
+test.after.always(() => svc?.close());
+
+test('decodeBase64("AA==") from an anonymous caller finishes, with the NUL intact, and streams done', async (t) => {
+  const res = await svc.request('POST', '/api/tools/execute/@toolshed-examples/http-tools/decodeBase64', { body: { params: { base64: 'AA==' } } });
+  t.is(res.status, 200, res.text);
+  t.true(res.body.success);
+  t.true(JSON.stringify(res.body.result).includes('\\u0000'), res.text);
+  const polled = await svc.request('GET', `/api/executions/${res.body.executionId}`);
+  t.is(polled.body.data.status, 'succeeded');
+  t.deepEqual(polled.body.data.result, res.body.result);
+  const events = await readSse(`${svc.url}/api/executions/${res.body.executionId}/events`, { timeoutMs: 10_000 });
+  t.is(events.events.at(-1)?.event, 'done');
+  t.is(events.events.at(-1)?.data.status, 'succeeded');
+});
+
+test('the result comes back exactly as the tool produced it: key order and NUL characters kept', async (t) => {
+  const res = await svc.request('POST', '/api/tools/execute/@fixtures/nul-tools/nulOutput', { body: { params: {} } });
+  t.is(res.status, 200, res.text);
+  const expected = '{"zeta":1,"al":"a\\u0000b","nested":{"y":"\\\\u0000 is not a NUL","x":["\\u0000"]}}';
+  t.true(res.text.includes(`"result":${expected}`), res.text);
+  const polled = await svc.request('GET', `/api/executions/${res.body.executionId}`);
+  t.true(polled.text.includes(`"result":${expected}`), polled.text);
+});
+
+test('an error message with a NUL fails the execution once, cleanly, instead of wedging it', async (t) => {
+  const res = await svc.request('POST', '/api/tools/execute/@fixtures/nul-tools/nulError', { body: { params: {} } });
+  t.is(res.status, 200, res.text);
+  t.false(res.body.success);
+  t.is(res.body.error.code, 'TOOL_ERROR');
+  t.regex(res.body.error.message, /bad.byte/);
+  const polled = await svc.request('GET', `/api/executions/${res.body.executionId}`);
+  t.is(polled.body.data.status, 'failed');
+  const { rows } = await svc.api.deps.db.raw('select attempts from executions where id = ?', [res.body.executionId]);
+  t.is(rows[0].attempts, 1, 'the tool ran once');
+  const jobs = await svc.api.deps.db.raw(`select count(*)::int as n from graphile_worker._private_jobs where payload->>'executionId' = ?`, [res.body.executionId]);
+  t.is(jobs.rows[0].n, 0, 'no failed job (with its sealed env) is left behind');
+});
