@@ -31,7 +31,7 @@ async function withVendor(fn: (vendor: FakeLlmVendor) => Promise<void>): Promise
   }
 }
 
-const providerFor = (vendor: FakeLlmVendor, extra: { maxRetries?: number } = {}) =>
+const providerFor = (vendor: FakeLlmVendor, extra: { maxRetries?: number; models?: string[] } = {}) =>
   createOpenAiCompatibleProvider({
     baseUrl: vendor.baseUrl,
     apiKey: API_KEY,
@@ -125,7 +125,7 @@ test('runAgent: a failure of callTool itself ends the run with that error; the m
   withVendor(async (vendor) => {
     vendor.chat.push({ toolCalls: [{ name: 'slugify', arguments: { text: 'x' } }] }, { text: 'never asked for' });
     const err = await t.throwsAsync(
-      providerFor(vendor).runAgent({
+      providerFor(vendor, { models: ['agent-model-2'] }).runAgent({
         prompt: 'slugify x',
         tools: [slugify],
         maxSteps: 5,
@@ -138,6 +138,13 @@ test('runAgent: a failure of callTool itself ends the run with that error; the m
     t.is(err!.message, 'queue unavailable');
     t.is(vendor.chatRequests().length, 1, 'the model is not asked again');
     t.is(vendor.chatRequests()[0].body.model, 'agent-model-2');
+    // A model outside the allow-list is refused before the vendor is asked.
+    const refused = await t.throwsAsync(
+      providerFor(vendor).runAgent({ prompt: 'hi', tools: [], maxSteps: 1, model: 'agent-model-2', callTool: async () => ({ executionTimeMs: 0 }) }),
+      { instanceOf: LlmError, message: 'LLM model not allowed' },
+    );
+    t.truthy(refused);
+    t.is(vendor.chatRequests().length, 1);
   }));
 
 test('runAgent: an aborted signal rejects', (t) =>
