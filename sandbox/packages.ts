@@ -99,7 +99,12 @@ async function installDependencies(cacheDir: string, pkgDir: string, pkg: Record
       await run('npm', ['install', ...NPM_FLAGS], { cwd: work, timeout: 300_000, env: npmEnv() });
     } catch (err) {
       const msg = firstLine(err);
-      throw new InstallError(`installing dependencies failed: ${msg}`, /EALLOW/.test(msg));
+      if (!/EALLOW/.test(msg)) throw new InstallError(`installing dependencies failed: ${msg}`, false);
+      // A registry package further down the tree names a git, URL, file or folder dependency; npm refused to fetch it.
+      const refused = String((err as { stderr?: string }).stderr ?? '').match(/Refusing to fetch "([^"\n]{1,200})"/)?.[1] ?? msg;
+      throw new InstallError(`a dependency of this package is not a registry package, and is not installed: ${refused}`, true, [
+        { path: 'package.json.dependencies', message: `a dependency needs ${refused}, which is not from the registry` },
+      ]);
     }
     if (existsSync(path.join(work, 'node_modules'))) await fs.rename(path.join(work, 'node_modules'), path.join(pkgDir, 'node_modules'));
   } finally {

@@ -131,7 +131,8 @@ test('npm: sources are checked with npm\'s own name rules', async (t) => {
   }
 });
 
-test('non-registry dependencies are refused by name before npm runs: nothing is fetched and no host folder is linked', async (t) => {
+/** A local HTTP server standing for "anywhere the worker host can reach"; records every request made to it. */
+async function witness(t: { teardown: (fn: () => Promise<void>) => void }): Promise<{ origin: string; requests: string[] }> {
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
@@ -140,7 +141,11 @@ test('non-registry dependencies are refused by name before npm runs: nothing is 
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  const origin = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { origin: `127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+}
+
+test('non-registry dependencies are refused by name before npm runs: nothing is fetched and no host folder is linked', async (t) => {
+  const { origin, requests } = await witness(t);
   const cases: [field: string, name: string, spec: string][] = [
     ['dependencies', 'evil-tarball', `http://${origin}/evil.tgz`],
     ['dependencies', 'evil-tls', `https://${origin}/evil.tgz`],
@@ -163,6 +168,25 @@ test('non-registry dependencies are refused by name before npm runs: nothing is 
   for (const n of linked) {
     for (const dep of ['host-etc', 'host-link']) t.false(existsSync(path.join(svc.config.PACKAGE_CACHE_DIR, n, 'node_modules', dep)), `${n} links ${dep}`);
   }
+});
+
+test('the package cannot steer npm: its own .npmrc and its devDependencies are not used', async (t) => {
+  const { origin, requests } = await witness(t);
+  const dir = await makePackage(
+    {
+      dependencies: { 'is-number': '7.0.0' },
+      devDependencies: { 'dev-only': `http://${origin}/dev-only.tgz` },
+      overrides: { 'is-number': `http://${origin}/override.tgz` },
+      toolshed: { category: 'automation', tools: [{ exportName: 'echo', healthExample: { params: { a: 1 }, expect: { a: 1 } } }] },
+    },
+    { 'index.js': TOOL, '.npmrc': `registry=http://${origin}/registry/\n` },
+  );
+  const res = await svc.importPackage(`path:${dir}`);
+  t.is(res.status, 201, res.text);
+  t.is(res.body.data.tools[0].healthStatus, 'HEALTHY');
+  t.deepEqual(requests, [], 'npm used neither the package\'s registry, its devDependencies nor its overrides');
+  const row = await svc.api.deps.db('packages').where({ name: res.body.data.package.name }).first();
+  t.true(existsSync(path.join(row.install_path, 'node_modules', 'is-number', 'package.json')), 'the registry dependency is installed');
 });
 
 test('git host shorthands are refused without contacting the host', async (t) => {
