@@ -69,11 +69,10 @@ export async function insertExecutionWithJobCapped(
   max: number,
 ): Promise<ExecutionRow | undefined> {
   return db.transaction(async (trx) => {
-    const { rows } = await trx.raw(
-      `select pg_advisory_xact_lock(hashtext('executions:' || ?)),
-              (select count(*)::int from executions where caller = ? and status in ('queued', 'running')) as active`,
-      [e.caller, e.caller],
-    );
+    // Two statements: a statement's snapshot is taken when it starts, so a count in the locking statement would not
+    // see what the previous lock holder inserted.
+    await trx.raw(`select pg_advisory_xact_lock(hashtext('executions:' || ?))`, [e.caller]);
+    const { rows } = await trx.raw(`select count(*)::int as active from executions where caller = ? and status in ('queued', 'running')`, [e.caller]);
     if (rows[0].active >= max) return undefined;
     return insertExecutionWithJob(trx, e, payload, maxAttempts);
   });
