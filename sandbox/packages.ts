@@ -119,7 +119,7 @@ function requireRegistryOnlyNpm(): Promise<void> {
     ({ stdout }) => {
       if (stdout.trim() === 'undefined') {
         npmChecked = undefined;
-        throw new InstallError('this npm cannot restrict dependencies to the registry (allow-git/allow-remote need npm >= 11.10); upgrade npm on the worker host', false);
+        throw new InstallError('this npm has no allow-git/allow-remote settings, so it cannot be kept to the registry; upgrade npm (11.x, recent) on the worker host', false);
       }
     },
     (err) => {
