@@ -1,9 +1,10 @@
 /**
  * OCI bundles for gVisor sandboxes. The root filesystem is built once per runner (content-addressed under the state
  * dir) and holds only the Node runtime — the node binary, the shared libraries `ldd` lists, the dynamic loader — and
- * the guest, with its startup snapshot (snapshot.ts). Each sandbox gets its own bundle dir with a config.json that
- * mounts the package cache (or one package) read-only, a small tmpfs at /tmp, runs as nobody with no capabilities,
- * and carries memory and pids limits.
+ * the guest, with its startup snapshot (snapshot.ts), and an /etc of its own. Each sandbox gets its own bundle dir
+ * with a config.json that mounts its package view (package-view.ts: an empty directory of its own, into which the
+ * one package it runs is mounted at hand-over) read-only at /pkg, a small tmpfs at /tmp, runs as nobody with no
+ * capabilities and HOME on that tmpfs, and carries memory, pids and CPU limits.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -14,9 +15,24 @@ import { buildGuestSnapshot, type SnapshotOptions } from './snapshot.js';
 
 export const GUEST_SOURCE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'guest');
 /** Where things appear inside the sandbox. */
-export const IN_SANDBOX = { node: '/usr/bin/node', guest: '/guest/main.cjs', snapshot: '/guest/snapshot.blob', pkgs: '/pkgs', pkg: '/pkg', tmp: '/tmp' };
+export const IN_SANDBOX = { node: '/usr/bin/node', guest: '/guest/main.cjs', snapshot: '/guest/snapshot.blob', pkg: '/pkg', tmp: '/tmp', home: '/tmp/home' };
 export const SANDBOX_UID = 65534;
-const ETC_FILES = { hosts: '127.0.0.1 localhost\n::1 localhost\n', 'nsswitch.conf': 'hosts: files dns\n', 'resolv.conf': '' };
+/**
+ * The rootfs's /etc: fixed name resolution (resolv.conf is empty unless egress mounts one), and a user and group
+ * for uid/gid 65534, so that `os.userInfo()` and `os.homedir()` (getpwuid) answer as they do on any Linux. The home
+ * directory is on the sandbox's /tmp tmpfs; the guest creates it (guest/run-op.cjs).
+ */
+const ETC_FILES = {
+  hosts: '127.0.0.1 localhost\n::1 localhost\n',
+  'nsswitch.conf': 'passwd: files\ngroup: files\nhosts: files dns\n',
+  'resolv.conf': '',
+  passwd: `nobody:x:${SANDBOX_UID}:${SANDBOX_UID}:nobody:${IN_SANDBOX.home}:/usr/sbin/nologin\n`,
+  group: `nogroup:x:${SANDBOX_UID}:\n`,
+};
+/** Mount points and other directories of the rootfs. */
+const ROOTFS_DIRS = ['proc', 'dev', 'tmp', 'pkg', 'guest', 'etc'];
+/** The CFS period of the CPU limit; the quota is SANDBOX_CPUS of it. */
+const CPU_PERIOD_US = 100_000;
 
 /** Host paths of the shared libraries and the loader a binary needs. */
 export function sharedLibraries(binary: string): string[] {
@@ -53,7 +69,7 @@ export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: S
     hash.update(`${file}:${st.size}:${st.mtimeMs}\n`);
   }
   for (const file of guestFiles) hash.update(`${file}\n`).update(fs.readFileSync(path.join(GUEST_SOURCE_DIR, file)));
-  hash.update(`etc:${JSON.stringify(ETC_FILES)}\n`);
+  hash.update(`etc:${JSON.stringify(ETC_FILES)}\ndirs:${ROOTFS_DIRS.join(',')}\n`);
   if (snapshot) hash.update(`snapshot:${[...GUEST_NODE_FLAGS, ...v8Flags(snapshot.memoryMb)].join(' ')}\n`);
   const rootfs = path.join(stateDir, `rootfs-${hash.digest('hex').slice(0, 12)}`);
   // The completion marker sits beside the rootfs, not in it: the sandbox sees nothing but the runtime and the guest.
@@ -61,8 +77,7 @@ export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: S
 
   const building = `${rootfs}.tmp-${process.pid}`;
   fs.rmSync(building, { recursive: true, force: true });
-  for (const dir of ['proc', 'dev', 'tmp', 'pkgs', 'pkg', 'guest', 'etc']) fs.mkdirSync(path.join(building, dir), { recursive: true });
-  // Name resolution: hosts and the NSS order are fixed; resolv.conf is empty (no resolver) unless egress mounts one.
+  for (const dir of ROOTFS_DIRS) fs.mkdirSync(path.join(building, dir), { recursive: true });
   for (const [file, text] of Object.entries(ETC_FILES)) fs.writeFileSync(path.join(building, 'etc', file), text, { mode: 0o644 });
   copyInto(building, nodeBinary, IN_SANDBOX.node);
   for (const lib of libs) copyInto(building, lib, lib);
@@ -85,16 +100,16 @@ export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: S
 
 export interface SpecOptions {
   rootfs: string;
-  /** Package cache dir, mounted read-only at /pkgs (pooled sandboxes). */
-  pkgCacheDir?: string;
-  /** One package dir, mounted read-only at /pkg (packages outside the cache). */
-  pkgDir?: string;
+  /** The sandbox's package view (package-view.ts), mounted read-only at /pkg: it holds only the package it runs. */
+  pkgView?: string;
   /** Start the guest from the rootfs's startup snapshot (built for this memoryMb). */
   snapshot?: boolean;
   /** Extra guest arguments (e.g. `--warm=none`). */
   guestArgs?: string[];
   memoryMb: number;
   pidsLimit: number;
+  /** CPU limit in cores (CFS quota over a 100 ms period); none when undefined (the snapshot build). */
+  cpus?: number;
   tmpSizeMb: number;
   hostname: string;
   cgroupsPath: string;
@@ -132,8 +147,7 @@ export function buildSpec(o: SpecOptions): Record<string, unknown> {
     { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'mode=755'] },
     { destination: IN_SANDBOX.tmp, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=1777', `size=${o.tmpSizeMb}m`] },
   ];
-  if (o.pkgCacheDir) mounts.push(bind(o.pkgCacheDir, IN_SANDBOX.pkgs));
-  if (o.pkgDir) mounts.push(bind(o.pkgDir, IN_SANDBOX.pkg));
+  if (o.pkgView) mounts.push(bind(o.pkgView, IN_SANDBOX.pkg));
   if (o.resolvConf) mounts.push(bind(o.resolvConf, '/etc/resolv.conf'));
   return {
     ociVersion: '1.0.0',
@@ -141,7 +155,8 @@ export function buildSpec(o: SpecOptions): Record<string, unknown> {
       terminal: false,
       user: { uid: SANDBOX_UID, gid: SANDBOX_UID, additionalGids: [] },
       args: guestCommand(o),
-      env: [],
+      // Only HOME (gVisor would otherwise add HOME=/); the guest gives each execution exactly its own env plus HOME.
+      env: [`HOME=${IN_SANDBOX.home}`],
       cwd: IN_SANDBOX.tmp,
       capabilities: { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] },
       rlimits: [
@@ -160,6 +175,8 @@ export function buildSpec(o: SpecOptions): Record<string, unknown> {
         // The host pids cgroup also counts the sentry's and gofer's threads and the ptrace stubs, and gVisor crashes
         // when it runs out; it is a backstop for the host. Processes inside are limited by RLIMIT_NPROC below.
         pids: { limit: o.pidsLimit * 4 + 256 },
+        // Counts the sentry, the gofer and the ptrace stubs too: all of the sandbox's work, whatever the tool does.
+        ...(o.cpus === undefined ? {} : { cpu: { quota: Math.max(1000, Math.round(o.cpus * CPU_PERIOD_US)), period: CPU_PERIOD_US } }),
       },
       namespaces: [{ type: 'pid' }, o.netnsPath ? { type: 'network', path: o.netnsPath } : { type: 'network' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }],
       maskedPaths: ['/proc/kcore', '/proc/keys', '/proc/timer_list', '/proc/sched_debug'],

@@ -15,7 +15,9 @@
  *
  * Debian's runsc (20221219) decides that it was started in the host's network namespace when
  * /proc/sys/net/core/rmem_default exists, which newer kernels show in every namespace; `runsc run` is therefore
- * started in a private mount namespace where /proc/sys/net is covered by an empty tmpfs (see `launcher`).
+ * started in a mount namespace of its own where /proc/sys/net is covered by an empty tmpfs (see `launcher`). Its mounts
+ * are slaves of the host's: nothing done inside leaks out, and the package mounted into a sandbox's view after boot
+ * (package-view.ts) reaches the sandbox's gofer.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -258,7 +260,7 @@ export function setupEgress(o: EgressOptions): EgressNetwork {
     subnet: o.subnet,
     resolvers,
     resolvConf,
-    launcher: [unshare, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', `${mount} -t tmpfs -o size=4k,mode=555 toolshed /proc/sys/net && exec "$@"`, 'runsc'],
+    launcher: [unshare, '--mount', '--propagation', 'slave', '--', '/bin/sh', '-c', `${mount} -t tmpfs -o size=4k,mode=555 toolshed /proc/sys/net && exec "$@"`, 'runsc'],
     async lease() {
       for (let tried = 0; tried < slots; tried++) {
         const i = next;

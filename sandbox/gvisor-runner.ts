@@ -1,14 +1,15 @@
 /**
- * SandboxRunner on gVisor. Packages inside the package cache run in warm pooled sandboxes (the cache is mounted
- * read-only at /pkgs; the guest loads /pkgs/<name>@<version>); a package dir outside the cache gets a cold one-shot
- * sandbox with just that dir mounted at /pkg. Every sandbox serves one execution and is destroyed, except in opt-in
- * reuse mode (see reuse.ts). Guests start from a startup snapshot built with the rootfs (snapshot.ts). Wall time is
+ * SandboxRunner on gVisor. Every execution takes a sandbox from the warm pool (which boots one when it is empty, or
+ * when its size is 0) and gives it the one package to run: mounted at /pkg/<dir name> at hand-over, nothing else of
+ * the package cache is ever visible (package-view.ts). Every sandbox serves one execution and is destroyed, except in
+ * opt-in reuse mode (see reuse.ts), where it serves one caller and that one package. Guests start from a startup snapshot built with the rootfs (snapshot.ts). Wall time is
  * enforced from outside with `runsc kill` (then `runsc delete --force`).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { IN_SANDBOX, prepareRootfs } from './bundle.js';
+import { createPackageViews } from './package-view.js';
 import { toDescribeOutcome, toExecuteOutcome } from './guest-channel.js';
 import { GvisorSandbox, type RunResult, type SandboxSettings } from './gvisor-sandbox.js';
 import { DEFAULT_EGRESS_SUBNET, setupEgress } from './egress.js';
@@ -22,12 +23,14 @@ export interface GvisorRunnerOptions {
   network: 'none' | 'egress';
   /** Egress mode: the sandboxes' subnet and resolvers (see egress.ts). */
   egress?: { subnet: string; dns?: string[]; warn?: (message: string) => void };
-  /** Content-addressed package cache (`<dir>/<name>@<version>/`), mounted read-only in pooled sandboxes. */
+  /** Content-addressed package cache (`<dir>/<name>@<version>/`); a sandbox sees only the package it runs. */
   packageCacheDir: string;
   /** Holds the rootfs, bundles and runsc state; keep the path short (runsc socket paths). */
   stateDir: string;
   memoryMb?: number;
   pidsLimit?: number;
+  /** CPU limit of each sandbox, in cores (SANDBOX_CPUS; default 1). */
+  cpus?: number;
   tmpSizeMb?: number;
   nodeBinary?: string;
   runscBinary?: string;
@@ -74,13 +77,15 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
   const cgroupParent = opts.cgroupParent ?? 'toolshed';
   // The snapshot builder runs offline whatever the mode.
   const rootfs = prepareRootfs(stateDir, opts.nodeBinary ?? process.execPath, opts.snapshot === false ? undefined : { runsc: offline, memoryMb, cgroupParent });
+  const views = createPackageViews(stateDir);
   const settings: SandboxSettings = {
     runsc,
     bundlesDir,
     rootfs,
-    pkgCacheDir: cacheDir,
+    views,
     memoryMb,
     pidsLimit: opts.pidsLimit ?? 64,
+    cpus: opts.cpus ?? 1,
     tmpSizeMb: opts.tmpSizeMb ?? 64,
     cgroupParent,
     snapshot: fs.existsSync(path.join(rootfs, IN_SANDBOX.snapshot)),
@@ -103,28 +108,21 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
   });
   const reuse = opts.reuse ? createReuseSlots(pool, opts.reuse) : undefined;
 
-  /** Where the guest finds the package, and whether a pooled sandbox (cache mount) can serve it. */
-  function locate(pkg: PackageRef): { pkgDir: string; pooled: boolean } {
-    const rel = path.relative(cacheDir, path.resolve(pkg.dir));
-    if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) return { pkgDir: path.posix.join(IN_SANDBOX.pkgs, ...rel.split(path.sep)), pooled: true };
-    return { pkgDir: IN_SANDBOX.pkg, pooled: false };
-  }
+  const asError = (err: unknown) => (err instanceof Error ? err : new Error(String(err)));
 
   async function oneShot(pkg: PackageRef, request: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<RunResult | Error> {
-    const { pkgDir, pooled } = locate(pkg);
     let sandbox: GvisorSandbox;
+    let pkgDir: string;
     try {
-      if (pooled) sandbox = await pool.acquire();
-      else {
-        const cold = track(new GvisorSandbox(settings, { pkgDir: path.resolve(pkg.dir), onDestroyed }));
-        await cold.ready.catch(async (err: unknown) => {
-          await cold.destroy();
-          throw err;
-        });
-        sandbox = cold;
-      }
+      sandbox = await pool.acquire();
     } catch (err) {
-      return err instanceof Error ? err : new Error(String(err));
+      return asError(err);
+    }
+    try {
+      pkgDir = await sandbox.attach(path.resolve(pkg.dir));
+    } catch (err) {
+      void sandbox.destroy();
+      return asError(err);
     }
     const result = await sandbox.run({ ...request, pkgDir }, timeoutMs, signal);
     void sandbox.destroy(2000);
@@ -149,8 +147,8 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       const started = performance.now();
       const request = { op: 'execute', exportName: req.exportName, params: req.params, env: req.env };
       let r: RunResult | Error;
-      if (reuse && req.reuseKey && locate(req.pkg).pooled) {
-        r = await reuse.run(req.reuseKey, { ...request, pkgDir: locate(req.pkg).pkgDir }, req.timeoutMs, req.signal);
+      if (reuse && req.reuseKey) {
+        r = await reuse.run(req.reuseKey, path.resolve(req.pkg.dir), request, req.timeoutMs, req.signal);
       } else r = await oneShot(req.pkg, request, req.timeoutMs, req.signal);
       const durationMs = Math.round(performance.now() - started);
       if (r instanceof Error) return { kind: 'sandbox_error', message: `cannot start a sandbox: ${r.message}`, durationMs };
@@ -163,6 +161,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       await reuse?.close();
       await pool.close();
       await Promise.all([...live].map((s) => s.destroy()));
+      await views.close();
     },
   };
 }

@@ -1,8 +1,8 @@
 /**
  * One gVisor sandbox, from boot to destruction: writes its bundle, starts `runsc run` attached to our pipes with the
- * guest waiting on stdin, hands over requests, enforces the wall-time limit from outside (`runsc kill`, then
- * `runsc delete --force` if needed), and removes its bundle dir. One owner at a time: the pool, a one-shot call, or a
- * reuse slot. If this process dies, the guest reads EOF on stdin and exits, so orphaned sandboxes end by themselves.
+ * guest waiting on stdin, is given its one package (`attach`, see package-view.ts), hands over requests, enforces the
+ * wall-time limit from outside (`runsc kill`, then `runsc delete --force` if needed), and removes its bundle dir and
+ * package view. One owner at a time: the pool, a one-shot call, or a reuse slot. If this process dies, the guest reads EOF on stdin and exits, so orphaned sandboxes end by themselves.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -11,15 +11,19 @@ import path from 'node:path';
 import { buildSpec, writeBundle } from './bundle.js';
 import { executionLimit, openGuestChannel, type ChannelEnd, type GuestChannel } from './guest-channel.js';
 import type { EgressNetwork, NetLease } from './egress.js';
+import type { PackageViews } from './package-view.js';
 import { deleteForce, killContainer, spawnRun, type RunscOptions } from './runsc.js';
 
 export interface SandboxSettings {
   runsc: RunscOptions;
   bundlesDir: string;
   rootfs: string;
-  pkgCacheDir?: string;
+  /** Where sandboxes get their package (without it, a sandbox has no /pkg and cannot be given one). */
+  views?: PackageViews;
   memoryMb: number;
   pidsLimit: number;
+  /** CPU limit of each sandbox, in cores (none when undefined). */
+  cpus?: number;
   tmpSizeMb: number;
   /** Parent cgroup (relative to ours) of every sandbox's cgroup. */
   cgroupParent: string;
@@ -50,6 +54,8 @@ export class GvisorSandbox {
   private channel: GuestChannel | undefined;
   private lease: NetLease | undefined;
   private readonly bundleDir: string;
+  /** The host dir of the package this sandbox was given, and where the guest finds it. */
+  private pkg: { hostDir: string; inside: Promise<string> } | undefined;
   private destroying: Promise<void> | undefined;
   private killedByUs = false;
   private gone = false;
@@ -57,7 +63,7 @@ export class GvisorSandbox {
 
   constructor(
     private readonly settings: SandboxSettings,
-    private readonly opts: { pkgDir?: string; onDestroyed?: (s: GvisorSandbox) => void } = {},
+    private readonly opts: { onDestroyed?: (s: GvisorSandbox) => void } = {},
   ) {
     this.id = `ts-${randomBytes(6).toString('hex')}`;
     this.bundleDir = path.join(settings.bundlesDir, this.id);
@@ -79,10 +85,10 @@ export class GvisorSandbox {
     this.lease = lease;
     const spec = buildSpec({
       rootfs: settings.rootfs,
-      pkgCacheDir: opts.pkgDir ? undefined : settings.pkgCacheDir,
-      pkgDir: opts.pkgDir,
+      pkgView: settings.views?.create(this.id),
       memoryMb: settings.memoryMb,
       pidsLimit: settings.pidsLimit,
+      cpus: settings.cpus,
       tmpSizeMb: settings.tmpSizeMb,
       hostname: 'sandbox',
       cgroupsPath: `${settings.cgroupParent}/${this.id}`,
@@ -100,6 +106,26 @@ export class GvisorSandbox {
   /** False once the sandbox process has ended or destruction began. */
   get alive(): boolean {
     return !this.gone && !this.destroying;
+  }
+
+  /**
+   * Gives the sandbox the package at `hostDir` (absolute) and resolves to its path inside the sandbox. A sandbox
+   * serves one package for its whole life: asking again for the same one is free, another one is refused.
+   */
+  attach(hostDir: string): Promise<string> {
+    if (this.pkg) {
+      if (this.pkg.hostDir !== hostDir) return Promise.reject(new Error(`sandbox ${this.id} already serves another package`));
+      return this.pkg.inside;
+    }
+    const views = this.settings.views;
+    if (!views) return Promise.reject(new Error(`sandbox ${this.id} has no package view`));
+    this.pkg = { hostDir, inside: views.attach(this.id, hostDir) };
+    return this.pkg.inside;
+  }
+
+  /** The host dir of the package this sandbox serves, once it was given one. */
+  get packageDir(): string | undefined {
+    return this.pkg?.hostDir;
   }
 
   /** Hands over one request and waits for its result, the time limit, or the abort signal. */
@@ -146,6 +172,9 @@ export class GvisorSandbox {
         }
       }
       await fs.rm(this.bundleDir, { recursive: true, force: true }).catch(() => {});
+      // The package mount goes once the gofer serving it has exited with the sandbox (or been killed above).
+      await this.pkg?.inside.catch(() => {});
+      await this.settings.views?.remove(this.id).catch(() => {});
       // The network namespace goes once runsc has let go of it (after its exit, or after the forced delete).
       await this.lease?.release().catch(() => {});
       this.opts.onDestroyed?.(this);

@@ -13,7 +13,7 @@ import type { SandboxRunner } from './types.js';
 export type { SandboxRunner } from './types.js';
 export type SandboxConfig = Pick<
   Config,
-  'SANDBOX' | 'SANDBOX_NETWORK' | 'SANDBOX_EGRESS_SUBNET' | 'SANDBOX_DNS' | 'SANDBOX_POOL_SIZE' | 'SANDBOX_REUSE' | 'DATA_DIR' | 'PACKAGE_CACHE_DIR'
+  'SANDBOX' | 'SANDBOX_NETWORK' | 'SANDBOX_EGRESS_SUBNET' | 'SANDBOX_DNS' | 'SANDBOX_POOL_SIZE' | 'SANDBOX_REUSE' | 'SANDBOX_CPUS' | 'DATA_DIR' | 'PACKAGE_CACHE_DIR'
 >;
 
 /** The few logger methods used here (pino's Logger fits). */
@@ -45,6 +45,7 @@ export function createSandboxRunner(config: SandboxConfig, logger?: SandboxLogge
     egress: { subnet: config.SANDBOX_EGRESS_SUBNET, dns: config.SANDBOX_DNS, warn: (message) => logger?.warn({ sandbox: 'gvisor' }, message) },
     packageCacheDir: config.PACKAGE_CACHE_DIR,
     stateDir: path.join(config.DATA_DIR, 'sandbox'),
+    cpus: config.SANDBOX_CPUS,
     runscBinary,
     reuse: config.SANDBOX_REUSE === 'caller-package' ? REUSE_LIMITS : undefined,
     onBootError: (err) => logger?.error({ err: err.message }, 'sandbox boot failed'),

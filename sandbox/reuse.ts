@@ -1,6 +1,6 @@
 /**
- * Opt-in reuse mode: a sandbox taken from the warm pool is bound to one reuse key (API key + package version) and
- * serves that key only, one execution at a time, each in a fresh V8 context with /tmp wiped and stray processes
+ * Opt-in reuse mode: a sandbox taken from the warm pool is bound to one reuse key (API key + package version) and to
+ * that package's directory (the only package it is given, see package-view.ts), and serves that key only, one execution at a time, each in a fresh V8 context with /tmp wiped and stray processes
  * killed in between (see guest/reuse.cjs). A key may hold a few sandboxes at once, so that concurrent executions of
  * one caller are not serialised onto one. A sandbox is retired after `maxExecutions` or `maxAgeMs`, and destroyed
  * after any timeout, crash, out-of-memory, oversized output, or an execution the guest could not clean up after.
@@ -16,7 +16,8 @@ export interface ReuseOptions {
 }
 
 export interface ReuseSlots {
-  run(key: string, request: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<RunResult | Error>;
+  /** Runs `request` for `key` on the package at `pkgHostDir` (absolute); the guest is told where it is inside. */
+  run(key: string, pkgHostDir: string, request: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<RunResult | Error>;
   /** Number of idle bound sandboxes per key (for tests). */
   idle(key: string): number;
   /** Number of sandboxes bound to a key, busy or idle (for tests). */
@@ -39,6 +40,8 @@ export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
   let closed = false;
 
   const usable = (s: GvisorSandbox) => s.alive && s.executions < o.maxExecutions && Date.now() - s.createdAt < o.maxAgeMs;
+  /** An idle sandbox of the key serves this package (a key's package version may be re-imported as another dir). */
+  const serves = (s: GvisorSandbox, pkgHostDir: string) => s.packageDir === undefined || s.packageDir === pkgHostDir;
   const stateOf = (key: string): KeyState => {
     let state = keys.get(key);
     if (!state) keys.set(key, (state = { idle: [], busy: 0, waiters: [] }));
@@ -84,15 +87,27 @@ export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
     expiry.set(sandbox, timer);
   }
 
+  /** A new sandbox from the pool, for a slot of the key already counted in `busy`. */
+  async function fromPool(key: string, state: KeyState): Promise<GvisorSandbox | Error> {
+    try {
+      return await pool.acquire();
+    } catch (err) {
+      state.busy -= 1;
+      state.waiters.shift()?.(undefined);
+      forget(key, state);
+      return err instanceof Error ? err : new Error(String(err));
+    }
+  }
+
   /** A sandbox for one execution of `key`: an idle one, a new one from the pool while under the cap, or the next freed. */
-  async function obtain(key: string): Promise<GvisorSandbox | Error> {
+  async function obtain(key: string, pkgHostDir: string): Promise<GvisorSandbox | Error> {
     for (;;) {
       if (closed) return new Error('sandbox runner is closed');
       const state = stateOf(key); // afresh each turn: a key's state is dropped when it holds nothing
       while (state.idle.length > 0) {
         const sandbox = state.idle.pop() as GvisorSandbox;
         unpark(sandbox);
-        if (usable(sandbox)) {
+        if (usable(sandbox) && serves(sandbox, pkgHostDir)) {
           state.busy += 1;
           return sandbox;
         }
@@ -100,26 +115,32 @@ export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
       }
       if (state.busy < cap) {
         state.busy += 1;
-        try {
-          return await pool.acquire();
-        } catch (err) {
-          state.busy -= 1;
-          state.waiters.shift()?.(undefined);
-          forget(key, state);
-          return err instanceof Error ? err : new Error(String(err));
-        }
+        return fromPool(key, state);
       }
       const handed = await new Promise<GvisorSandbox | undefined>((resolve) => state.waiters.push(resolve));
-      if (handed) return handed;
+      if (handed && serves(handed, pkgHostDir)) return handed;
+      if (handed) {
+        // Bound to another package dir (the worker's keys name the dir, so this is only a safeguard): the handed-over
+        // slot is refilled from the pool.
+        void handed.destroy();
+        return fromPool(key, state);
+      }
     }
   }
 
   return {
-    async run(key, request, timeoutMs, signal) {
-      const sandbox = await obtain(key);
+    async run(key, pkgHostDir, request, timeoutMs, signal) {
+      const sandbox = await obtain(key, pkgHostDir);
       if (sandbox instanceof Error) return sandbox;
       const state = stateOf(key);
-      const result = await sandbox.run({ ...request, reuse: true }, timeoutMs, signal);
+      let pkgDir: string;
+      try {
+        pkgDir = await sandbox.attach(pkgHostDir);
+      } catch (err) {
+        retire(key, state, sandbox);
+        return err instanceof Error ? err : new Error(String(err));
+      }
+      const result = await sandbox.run({ ...request, pkgDir, reuse: true }, timeoutMs, signal);
       const end = result.kind === 'end' ? result.end : undefined;
       const healthy = end?.kind === 'result' && end.result.code !== 'oom' && end.result.retire !== true;
       if (healthy) release(key, state, sandbox);

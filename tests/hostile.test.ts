@@ -49,7 +49,9 @@ test('the tool sees only the env it was given', async (t) => {
   const secret = crypto.randomBytes(8).toString('hex');
   const res = await run('listEnv', {}, { ONLY_THIS: secret });
   t.true(res.body.success, res.text);
-  t.deepEqual(Object.keys(res.body.result.env).filter((k) => k !== 'ONLY_THIS'), []);
+  // Besides it, only HOME: the sandbox user's home directory, inside the sandbox.
+  t.deepEqual(Object.keys(res.body.result.env).filter((k) => k !== 'ONLY_THIS'), ['HOME']);
+  t.is(res.body.result.env.HOME, '/tmp/home');
 });
 
 test('an infinite loop is timed out while the service keeps answering', async (t) => {

@@ -37,7 +37,7 @@ test('cannot read project files: /work/main/package.json is not there', async (t
   t.false(text(r).includes(hostContent.slice(0, 40)));
 });
 
-test('cannot read /etc/shadow (the only /etc is our own three name-resolution files)', async (t) => {
+test('cannot read /etc/shadow (the only /etc is our own: name resolution and the sandbox user)', async (t) => {
   const r = await hostile('readFile', { path: '/etc/shadow' });
   t.is(r.kind, 'tool_error');
   t.regex(text(r), /ENOENT/);
@@ -45,9 +45,9 @@ test('cannot read /etc/shadow (the only /etc is our own three name-resolution fi
   t.false(text(r).includes(firstLine));
   // The root holds the Node runtime, the guest and mount points only (/sys is gVisor's synthetic sysfs).
   const root = await hostile('listDir', { path: '/' });
-  t.deepEqual(root.kind === 'ok' ? root.output : root, ['dev', 'etc', 'guest', 'lib', 'lib64', 'pkg', 'pkgs', 'proc', 'sys', 'tmp', 'usr']);
+  t.deepEqual(root.kind === 'ok' ? root.output : root, ['dev', 'etc', 'guest', 'lib', 'lib64', 'pkg', 'proc', 'sys', 'tmp', 'usr']);
   const etc = await hostile('listDir', { path: '/etc' });
-  t.deepEqual(etc.kind === 'ok' ? etc.output : etc, ['hosts', 'nsswitch.conf', 'resolv.conf']);
+  t.deepEqual(etc.kind === 'ok' ? etc.output : etc, ['group', 'hosts', 'nsswitch.conf', 'passwd', 'resolv.conf']);
   t.like(await hostile('readFile', { path: '/etc/resolv.conf' }), { kind: 'ok', output: '' });
 });
 
@@ -55,8 +55,8 @@ test('/proc/1/environ holds no host environment', async (t) => {
   const r = await hostile('readFile', { path: '/proc/1/environ' });
   t.false(text(r).includes('PATH='));
   for (const value of Object.values(process.env)) if (value && value.length > 8) t.false(text(r).includes(value));
-  // The guest starts with an empty environment; gVisor adds only HOME=/.
-  t.like(r, { kind: 'ok', output: 'HOME=/\u0000' });
+  // The guest starts with HOME (the sandbox user's home, on its /tmp) and nothing else.
+  t.like(r, { kind: 'ok', output: 'HOME=/tmp/home\u0000' });
 });
 
 test('runs as nobody with no capabilities', async (t) => {
@@ -85,10 +85,10 @@ test('cannot connect to a port open on the host loopback, nor to the host', asyn
   t.false(text(r).includes('host secret'));
 });
 
-test('process.env shows only the given env', async (t) => {
-  t.like(await hostile('dumpEnv', {}, { env: { ONLY_THIS: 'yes' } }), { kind: 'ok', output: { ONLY_THIS: 'yes' } });
+test('process.env shows only the given env (and HOME)', async (t) => {
+  t.like(await hostile('dumpEnv', {}, { env: { ONLY_THIS: 'yes' } }), { kind: 'ok', output: { ONLY_THIS: 'yes', HOME: '/tmp/home' } });
   const r = await hostile('dumpEnv', {}, { env: { ONLY_THIS: 'yes' } });
-  t.deepEqual(r.kind === 'ok' ? Object.keys(r.output as object) : [], ['ONLY_THIS']);
+  t.deepEqual(r.kind === 'ok' ? Object.keys(r.output as object).sort() : [], ['HOME', 'ONLY_THIS']);
 });
 
 test('an infinite loop ends as timeout and the sandbox is destroyed', async (t) => {
@@ -131,16 +131,17 @@ test('a file written to /tmp is not seen by the next execution', async (t) => {
   t.like(r, { kind: 'ok', output: { exists: false } });
 });
 
-test('the package cache is read-only', async (t) => {
+test('a tool sees no other package, and its own is read-only', async (t) => {
   const r = await runner.execute({
     pkg: cache.pkg('hostile'),
     exportName: 'readFile',
-    params: { path: '/pkgs/good@1.0.0/index.js' },
+    params: { path: '/pkg/good@1.0.0/index.js' },
     env: {},
     timeoutMs: 10_000,
   });
-  t.is(r.kind, 'ok'); // readable (public packages), but:
-  const w = await runner.execute({ pkg: cache.pkg('good'), exportName: 'tmpWrite', params: { name: '../pkgs/good@1.0.0/x' }, env: {}, timeoutMs: 10_000 });
+  t.is(r.kind, 'tool_error');
+  t.regex(text(r), /ENOENT/);
+  const w = await runner.execute({ pkg: cache.pkg('good'), exportName: 'tmpWrite', params: { name: '../pkg/good@1.0.0/x' }, env: {}, timeoutMs: 10_000 });
   t.is(w.kind, 'tool_error');
   t.regex(text(w), /EROFS|EACCES|read-only/i);
 });

@@ -11,7 +11,7 @@
 const v8 = require('node:v8');
 const { createLoader, createModuleCache } = require('./modules.cjs');
 const { serveReuse } = require('./reuse.cjs');
-const { looksLikeOom, messageOf, runOp, setEnv } = require('./run-op.cjs');
+const { initHome, looksLikeOom, messageOf, runOp, setEnv } = require('./run-op.cjs');
 const { warmUp, warmUpForSnapshot } = require('./warm.cjs');
 
 const READY_MARKER = '@@toolshed-ready';
@@ -64,6 +64,7 @@ async function main() {
   // Tool output must not corrupt the protocol on stdout: send it to stderr.
   process.stdout.write = (chunk, encoding, cb) => process.stderr.write(chunk, encoding, cb);
 
+  initHome();
   const cache = createModuleCache();
   const nextLine = stdinLines();
   const args = process.argv.slice(1);

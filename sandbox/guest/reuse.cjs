@@ -10,7 +10,7 @@ const path = require('node:path');
 const { readManifestFile, resolveEntry } = require('./load.cjs');
 const { createRealm } = require('./realm.cjs');
 const { readPackageJson } = require('./resolve.cjs');
-const { looksLikeOom, messageOf, runOp, setEnv } = require('./run-op.cjs');
+const { ensureHome, looksLikeOom, messageOf, runOp, setEnv } = require('./run-op.cjs');
 
 const RESULT_MARKER = '@@toolshed-result';
 
@@ -120,6 +120,11 @@ async function serveReuse(first, nextLine, writeOut, cache) {
       wipeTmp();
     } catch {
       // best effort; what is left belongs to the same caller and package
+    }
+    try {
+      ensureHome(); // emptied with /tmp
+    } catch {
+      // /tmp is full of what could not be removed: the next execution finds no home, as it would find no space
     }
     if (retire) return;
     const line = await nextLine();

@@ -3,6 +3,7 @@
 // in the module loader they pass (`importFile`). Result shape: { ok: true, ... } or { ok: false, code, error } with code one of load_error, not_found,
 // invalid_params, tool_error, oom, output_too_large.
 'use strict';
+const fs = require('node:fs');
 const { loadExports, toolFromExport, toJsonSchema, schemaOf } = require('./load.cjs');
 const { validate } = require('./validate.cjs');
 
@@ -89,12 +90,31 @@ async function checkParams(tool, params, pkgDir, importFile) {
   return errors.length ? { error: errors.slice(0, 10).join('; ') } : { value: params };
 }
 
-/** Replaces process.env's contents with the request's env (strings only). */
+// The sandbox user's home directory: HOME at the guest's start (the OCI spec sets it, the rootfs's /etc/passwd
+// agrees), on the sandbox's own /tmp tmpfs. Only a sandbox's init (pid 1) adopts it: run directly on a host (the
+// process runner) the guest has no HOME and creates nothing.
+let sandboxHome;
+
+/** Adopts HOME as the sandbox's home directory and creates it; called once at the guest's start. */
+function initHome() {
+  const home = process.env.HOME;
+  if (process.pid !== 1 || typeof home !== 'string' || !home.startsWith('/tmp/')) return;
+  sandboxHome = home;
+  ensureHome();
+}
+
+/** (Re)creates the home directory, private to the sandbox user (reuse mode empties /tmp between executions). */
+function ensureHome() {
+  if (sandboxHome) fs.mkdirSync(sandboxHome, { recursive: true, mode: 0o700 });
+}
+
+/** Replaces process.env's contents with the request's env (strings only), plus HOME unless the env sets it. */
 function setEnv(env) {
   for (const key of Object.keys(process.env)) delete process.env[key];
   if (env && typeof env === 'object') {
     for (const [key, value] of Object.entries(env)) if (typeof value === 'string') process.env[key] = value;
   }
+  if (sandboxHome && process.env.HOME === undefined) process.env.HOME = sandboxHome;
 }
 
 function serialize(output) {
@@ -155,4 +175,4 @@ async function runOp(req, io) {
   }
 }
 
-module.exports = { MAX_OUTPUT_BYTES, messageOf, looksLikeOom, setEnv, runOp };
+module.exports = { MAX_OUTPUT_BYTES, messageOf, looksLikeOom, initHome, ensureHome, setEnv, runOp };

@@ -1,0 +1,138 @@
+/**
+ * Package views: what a sandbox sees at /pkg. Every sandbox boots with an empty host directory of its own (its view)
+ * mounted read-only at /pkg. When it is handed its first request, the one package it is to run is bind-mounted
+ * read-only on the host into that directory (`/pkg/<cache dir name>` inside); the mount goes when the sandbox is
+ * destroyed. So a sandbox never sees the package cache or another package, and a warm pool still serves any package.
+ *
+ * Why a mount made after boot reaches the sandbox: the views' root is a shared mount point on the host, and runsc's
+ * gofer starts in a mount namespace of its own whose mounts are slaves of the host's (runsc makes them so), so the
+ * bind propagates to the gofer that serves /pkg; gVisor revalidates files of bind mounts (`--file-access-mounts`
+ * defaults to shared) and finds it. Egress mode's launcher keeps its namespace a slave too (egress.ts).
+ *
+ * Never `rm -r` here: a view may still hold a mount of a cache directory. Directories are removed one by one with
+ * rmdir, which fails rather than deletes through a mount.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { IN_SANDBOX } from './bundle.js';
+import { runCommand, systemBinary } from './command.js';
+
+export interface PackageViews {
+  /** Creates a sandbox's empty view; returns its host path (mounted at /pkg by the sandbox's spec). */
+  create(id: string): string;
+  /** Mounts `hostDir` read-only into the sandbox's view; returns the package's path inside the sandbox. */
+  attach(id: string, hostDir: string): Promise<string>;
+  /** Unmounts and removes a sandbox's view (once the sandbox is gone). */
+  remove(id: string): Promise<void>;
+  /** Removes every view left and the views' root. */
+  close(): Promise<void>;
+}
+
+function binary(name: string): string {
+  const found = systemBinary(name);
+  if (!found) throw new Error(`the sandbox needs ${name} (util-linux) to give each sandbox its package`);
+  return found;
+}
+
+/** Mount points (from /proc/self/mountinfo) at or below `dir`, deepest first. */
+function mountsUnder(dir: string): string[] {
+  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
+  return fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => unescape(line.split(' ')[4] ?? ''))
+    .filter((p) => p === dir || p.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+}
+
+/** rmdir of a view's directories, two levels deep (view/<package>); leaves whatever is not empty. */
+function removeDirs(dir: string): void {
+  try {
+    for (const entry of fs.readdirSync(dir)) fs.rmdirSync(path.join(dir, entry));
+    fs.rmdirSync(dir);
+  } catch {
+    // still mounted or already gone: left for the next start's clean-up
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Unmounts and removes the views of runners that died without closing (a crash, `kill -9`). */
+function cleanStale(viewsDir: string, umount: string): void {
+  for (const name of fs.readdirSync(viewsDir)) {
+    const pid = Number(name.split('-')[0]);
+    if (!Number.isInteger(pid) || pidAlive(pid)) continue;
+    const root = path.join(viewsDir, name);
+    for (const mountPoint of mountsUnder(root)) {
+      try {
+        execFileSync(umount, ['-l', mountPoint], { stdio: 'ignore', env: {} });
+      } catch {
+        // already gone
+      }
+    }
+    if (fs.existsSync(root)) {
+      for (const view of fs.readdirSync(root)) removeDirs(path.join(root, view));
+      removeDirs(root);
+    }
+  }
+}
+
+/**
+ * The package views of one runner, under `<stateDir>/views/<pid>-<random>` (one per runner, so that runners sharing
+ * a state dir never touch each other's mounts). Needs root, like runsc.
+ */
+export function createPackageViews(stateDir: string): PackageViews {
+  const mount = binary('mount');
+  const umount = binary('umount');
+  const viewsDir = path.join(stateDir, 'views');
+  fs.mkdirSync(viewsDir, { recursive: true, mode: 0o700 });
+  cleanStale(viewsDir, umount);
+  const root = path.join(viewsDir, `${process.pid}-${randomBytes(3).toString('hex')}`);
+  fs.mkdirSync(root, { mode: 0o755 });
+  execFileSync(mount, ['--bind', root, root], { stdio: 'ignore', env: {} });
+  execFileSync(mount, ['--make-rshared', root], { stdio: 'ignore', env: {} });
+  const attached = new Map<string, string>();
+
+  async function remove(id: string): Promise<void> {
+    const target = attached.get(id);
+    attached.delete(id);
+    // Lazy: the sandbox has ended, but its gofer may still be letting go of its copy of the mount.
+    if (target) await runCommand(umount, ['-l', target]);
+    removeDirs(path.join(root, id));
+  }
+
+  return {
+    create(id) {
+      const view = path.join(root, id);
+      fs.mkdirSync(view, { mode: 0o755 });
+      return view;
+    },
+    async attach(id, hostDir) {
+      if (attached.has(id)) throw new Error(`sandbox ${id} already has its package`);
+      const name = path.basename(hostDir);
+      if (!name || name === '.' || name === '..') throw new Error(`not a package directory: ${hostDir}`);
+      const target = path.join(root, id, name);
+      fs.mkdirSync(target);
+      attached.set(id, target);
+      const r = await runCommand(mount, ['--bind', '-o', 'ro,nosuid,nodev', hostDir, target]);
+      if (r.code !== 0) throw new Error(`cannot mount the package into the sandbox: ${r.stderr.trim().slice(0, 300)}`);
+      return path.posix.join(IN_SANDBOX.pkg, name);
+    },
+    remove,
+    async close() {
+      await Promise.all([...attached.keys()].map(remove));
+      for (const mountPoint of mountsUnder(root)) await runCommand(umount, ['-l', mountPoint]);
+      for (const view of fs.existsSync(root) ? fs.readdirSync(root) : []) removeDirs(path.join(root, view));
+      removeDirs(root);
+    },
+  };
+}
