@@ -51,3 +51,30 @@ export async function withTransaction<T>(db: Knex, fn: (trx: Knex.Transaction) =
 export async function migrateLatest(db: Knex): Promise<void> {
   await db.migrate.latest();
 }
+
+/** SQLSTATEs and socket errors that mean "the server went away or is restarting", not "the statement is wrong". */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+const CONNECTION_MESSAGES = /Connection terminated|terminating connection|Client has encountered a connection error|timeout exceeded when trying to connect|the database system is (starting up|shutting down)|Knex: Timeout acquiring a connection/i;
+
+export function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  return (typeof e?.code === 'string' && CONNECTION_CODES.has(e.code)) || (typeof e?.message === 'string' && CONNECTION_MESSAGES.test(e.message));
+}
+
+/**
+ * Runs `fn`, and again while it fails because the database is unreachable (a restart, a failover), for up to `forMs`.
+ * For the statements that record what already happened — a finished tool call — which must not be lost to a blip
+ * (losing them would make the job run the tool again). Each retry must be safe to repeat (our finishes are CAS).
+ */
+export async function withDbRetry<T>(fn: () => Promise<T>, forMs: number, onRetry?: (err: Error) => void): Promise<T> {
+  const deadline = Date.now() + forMs;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isConnectionError(err) || Date.now() + delay > deadline) throw err;
+      onRetry?.(err as Error);
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}

@@ -15,7 +15,7 @@ export interface StepRecorder {
   readonly steps: StoredStep[];
 }
 
-export function createStepRecorder(deps: WorkerDeps, run: Pick<RunRow, 'id' | 'batch_id'>): StepRecorder {
+export function createStepRecorder(deps: WorkerDeps, run: Pick<RunRow, 'id' | 'batch_id' | 'attempt'>): StepRecorder {
   const steps: StoredStep[] = [];
   let seq = 0;
   let chain: Promise<void> = Promise.resolve();

@@ -1,14 +1,17 @@
 /**
- * A Graphile Worker runner over our task list, with a heartbeat row in `workers` so that /health and the reaper
- * know which workers are alive.
+ * A Graphile Worker runner over our task list. The process heart-beats a row in `workers` listing the Graphile jobs
+ * it is running at that moment (its lease on them); the reaper frees the locked jobs that no live process lists.
+ * Liveness thus never depends on which id Graphile locks a job with (a pool's id, shared by all of its jobs, or a
+ * worker's). Right after a database outage the reaper waits a full window, so that live processes have renewed their
+ * leases before anything is judged dead.
  */
 import os from 'node:os';
 import crypto from 'node:crypto';
-import { EventEmitter } from 'node:events';
-import { run, parseCrontab, type Runner, type LogFunctionFactory, type WorkerEvents, Logger as GraphileLogger } from 'graphile-worker';
+import { run, parseCrontab, type Runner, type LogFunctionFactory, type Task, type TaskList, Logger as GraphileLogger } from 'graphile-worker';
 import type { WorkerDeps } from './deps.js';
 import { CRONTAB, taskList } from './tasks/index.js';
-import { failOwnRunning, reapOnce } from './reaper.js';
+import { failOwnRunning, reapOnce, STALE_AFTER_SECONDS } from './reaper.js';
+import { beatWorker, removeWorker } from '../core/repos/workers.js';
 
 export interface WorkerHandle {
   id: string;
@@ -21,21 +24,41 @@ const REAP_EVERY_MS = 15_000;
 
 export async function startWorker(deps: WorkerDeps, connectionString: string, opts: { cron?: boolean } = {}): Promise<WorkerHandle> {
   const id = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
-  // Graphile's own worker ids (what jobs.locked_by holds), announced with every heartbeat for the reaper.
-  const graphileIds = new Set<string>();
-  const events: WorkerEvents = new EventEmitter();
-  events.on('worker:create', ({ worker }) => graphileIds.add(worker.workerId));
-  const beat = () =>
-    deps.db.raw(
-      `insert into workers (id, hostname, pid, graphile_ids) values (?, ?, ?, ?)
-       on conflict (id) do update set last_seen_at = now(), graphile_ids = excluded.graphile_ids`,
-      [id, os.hostname(), process.pid, [...graphileIds]],
-    );
+  // The Graphile jobs this process is running now: what every heartbeat renews.
+  const leased = new Set<string>();
+  let healthySince = Date.now();
+  let lastBeatFailed = false;
+  const beat = async () => {
+    try {
+      await beatWorker(deps.db, { id, hostname: os.hostname(), pid: process.pid, jobIds: [...leased] });
+      if (lastBeatFailed) healthySince = Date.now();
+      lastBeatFailed = false;
+    } catch (err) {
+      lastBeatFailed = true;
+      deps.logger.warn({ err: (err as Error).message }, 'worker heartbeat failed');
+    }
+  };
   await beat();
-  const timer = setInterval(() => void beat().catch((err) => deps.logger.warn({ err: err.message }, 'worker heartbeat failed')), HEARTBEAT_MS);
+  const timer = setInterval(() => void beat(), HEARTBEAT_MS);
   timer.unref();
-  const reaper = setInterval(() => void reapOnce(deps.db, deps.logger).catch((err) => deps.logger.warn({ err: err.message }, 'reaper failed')), REAP_EVERY_MS);
+  const reaper = setInterval(() => {
+    // Judge others only after our own heartbeat has been healthy for a whole window (see the header).
+    if (lastBeatFailed || Date.now() - healthySince < STALE_AFTER_SECONDS * 1000 + HEARTBEAT_MS) return;
+    void reapOnce(deps.db, deps.logger).catch((err) => deps.logger.warn({ err: err.message }, 'reaper failed'));
+  }, REAP_EVERY_MS);
   reaper.unref();
+  const leasing = (task: Task): Task => async (payload, helpers) => {
+    const jobId = String(helpers.job.id);
+    leased.add(jobId);
+    try {
+      return await task(payload, helpers);
+    } finally {
+      leased.delete(jobId);
+    }
+  };
+  const tasks: TaskList = Object.fromEntries(
+    Object.entries(taskList(deps, id)).map(([name, task]) => [name, leasing(task as Task)]),
+  );
   const logFactory: LogFunctionFactory = (scope) => (level, message, meta) => {
     const lvl = level === 'error' ? 'error' : level === 'warning' ? 'warn' : 'debug';
     deps.logger[lvl]({ scope: scope.label, taskIdentifier: scope.taskIdentifier, jobId: scope.jobId, ...(meta?.error ? { err: String(meta.error) } : {}) }, message);
@@ -43,12 +66,11 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
   const runner = await run({
     connectionString,
     concurrency: Math.max(1, deps.config.WORKER_CONCURRENCY),
-    taskList: taskList(deps, id) as never,
+    taskList: tasks,
     parsedCronItems: opts.cron === false ? [] : parseCrontab(CRONTAB),
     noHandleSignals: true,
     pollInterval: 1000,
     logger: new GraphileLogger(logFactory),
-    events,
   });
   await beat();
   return {
@@ -59,7 +81,7 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
       clearInterval(reaper);
       await runner.stop();
       await failOwnRunning(deps.db, id);
-      await deps.db('workers').where({ id }).delete().catch(() => undefined);
+      await removeWorker(deps.db, id).catch(() => undefined);
     },
   };
 }

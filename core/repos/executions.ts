@@ -105,8 +105,9 @@ export async function markExecutionRunning(db: Db, id: string, workerId: string)
   return rows[0];
 }
 
-export async function requeueExecution(db: Db, id: string): Promise<void> {
-  await db('executions').where({ id }).update({ status: 'queued', worker_id: null });
+/** Puts a running execution back in the queue, if the given attempt still owns it. */
+export async function requeueExecution(db: Db, id: string, attempt: number): Promise<void> {
+  await db('executions').where({ id, status: 'running', attempts: attempt }).update({ status: 'queued', worker_id: null });
 }
 
 export interface ExecutionFinish {
@@ -114,11 +115,19 @@ export interface ExecutionFinish {
   result?: unknown;
   error?: { code: string; message: string } | null;
   executionTimeMs: number | null;
+  /**
+   * The attempt finishing it (executions.attempts as claimed): only the attempt that owns the running row may make
+   * it final, so a late or duplicate attempt changes nothing. Unset for the reaper's and shutdown's own verdicts.
+   */
+  attempt?: number;
   /** When the tool ran: count it on the tool and as a trending event of this weight. */
   countAs?: { kind: 'execution_succeeded' | 'execution_failed'; weight: number };
 }
 
-/** Finalises a not-yet-final execution (false when it already was) and notifies waiters, in one statement. */
+/**
+ * Finalises a running execution — compare-and-set from `running` (by the owning attempt when given) — counts it and
+ * notifies waiters, in one statement. False when it was not running (final already, or back in the queue).
+ */
 export async function finishExecution(db: Db, id: string, f: ExecutionFinish): Promise<boolean> {
   const counting = f.countAs
     ? `, c as (update tools set execution_count = execution_count + 1 where id = (select tool_id from u))
@@ -127,7 +136,7 @@ export async function finishExecution(db: Db, id: string, f: ExecutionFinish): P
   const { rows } = await db.raw(
     `with u as (
        update executions set status = ?, result = ?::json, error = ?::jsonb, execution_time_ms = ?, completed_at = clock_timestamp()
-        where id = ? and status not in ('succeeded', 'failed', 'timed_out')
+        where id = ? and status = 'running'${f.attempt === undefined ? '' : ' and attempts = ?'}
        returning id, tool_id)${counting}
      select pg_notify('toolshed_jobs', ${notifyPayload(f.status)}) from u`,
     [
@@ -136,6 +145,7 @@ export async function finishExecution(db: Db, id: string, f: ExecutionFinish): P
       jsonbText(f.error),
       f.executionTimeMs,
       id,
+      ...(f.attempt === undefined ? [] : [f.attempt]),
       ...(f.countAs ? [f.countAs.kind, f.countAs.weight] : []),
     ],
   );

@@ -61,6 +61,8 @@ export interface RunRow {
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
+  /** The attempt that owns the run while it is running (claimRun counts them). */
+  attempt: number;
 }
 
 export const isFinalRun = (r: Pick<RunRow, 'status'>) => r.status === 'completed' || r.status === 'failed';
@@ -88,20 +90,23 @@ export async function notifyRun(db: Db, r: Pick<RunRow, 'id' | 'status' | 'batch
   await db.raw('select pg_notify(?, ?)', ['toolshed_jobs', JSON.stringify(payload)]);
 }
 
-/** Claims the run for the job (queued, or running after a crash: it starts over); undefined when already final. */
+/**
+ * Claims the run for the job as a new attempt (queued, or running after a crash: it starts over); undefined when
+ * already final. Only this attempt (row.attempt) can then store steps, finish or requeue it.
+ */
 export async function claimRun(db: Db, id: string): Promise<RunRow | undefined> {
   const [row] = await db('scenario_runs')
     .where({ id })
     .whereIn('status', ['queued', 'running'])
-    .update({ status: 'running', started_at: db.fn.now(), steps: '[]' })
+    .update({ status: 'running', started_at: db.fn.now(), steps: '[]', attempt: db.raw('attempt + 1') })
     .returning('*');
   if (row) await notifyRun(db, row);
   return row;
 }
 
 /** Stores the steps so far (a running run only) and tells the listeners. */
-export async function saveSteps(db: Db, run: Pick<RunRow, 'id' | 'batch_id'>, steps: StoredStep[]): Promise<void> {
-  const n = await db('scenario_runs').where({ id: run.id, status: 'running' }).update({ steps: JSON.stringify(steps) });
+export async function saveSteps(db: Db, run: Pick<RunRow, 'id' | 'batch_id' | 'attempt'>, steps: StoredStep[]): Promise<void> {
+  const n = await db('scenario_runs').where({ id: run.id, status: 'running', attempt: run.attempt }).update({ steps: JSON.stringify(steps) });
   if (n) await notifyRun(db, { ...run, status: 'running' });
 }
 
@@ -119,11 +124,13 @@ export interface RunOutcome {
   batchSeq?: number;
 }
 
-/** Makes the run final (once); returns the final row, or undefined when it was final already. */
-export async function finishRun(db: Db, id: string, o: RunOutcome): Promise<RunRow | undefined> {
+/**
+ * Makes the run final, once and only by the attempt that owns it (compare-and-set from `running`); returns the final
+ * row, or undefined when another attempt owns it or it was final already.
+ */
+export async function finishRun(db: Db, id: string, attempt: number, o: RunOutcome): Promise<RunRow | undefined> {
   const [row] = await db('scenario_runs')
-    .where({ id })
-    .whereIn('status', ['queued', 'running'])
+    .where({ id, status: 'running', attempt })
     .update({
       status: o.status,
       success: o.success,
@@ -143,6 +150,6 @@ export async function finishRun(db: Db, id: string, o: RunOutcome): Promise<RunR
 }
 
 /** Puts a running run back in the queue (its worker is stopping; the job will run it again). */
-export async function requeueRun(db: Db, id: string): Promise<void> {
-  await db('scenario_runs').where({ id, status: 'running' }).update({ status: 'queued', steps: '[]' });
+export async function requeueRun(db: Db, id: string, attempt: number): Promise<void> {
+  await db('scenario_runs').where({ id, status: 'running', attempt }).update({ status: 'queued', steps: '[]' });
 }

@@ -26,10 +26,12 @@ export interface ScriptedError {
   message: string;
 }
 
-export type ChatReply =
+/** `delayMs`: answer only after this long, like a slow model (the request is recorded when it arrives). */
+export type ChatReply = (
   | { text: string; chunks?: string[]; usage?: ScriptedUsage }
   | { toolCalls: ScriptedToolCall[]; text?: string; usage?: ScriptedUsage }
-  | { error: ScriptedError };
+  | { error: ScriptedError }
+) & { delayMs?: number };
 
 export type EmbeddingsReply = { vectors: number[][]; usage?: { prompt_tokens: number } } | { error: ScriptedError };
 
@@ -144,10 +146,15 @@ export async function startFakeLlmVendor(): Promise<FakeLlmVendor> {
       if (req.method === 'POST' && req.url === '/v1/chat/completions') {
         const reply = vendor.chat.shift();
         if (!reply) return sendError(res, { status: 500, message: 'fake vendor: no scripted chat reply left' });
-        if ('error' in reply) return sendError(res, reply.error);
-        if (body?.stream) return streamChat(res, reply, body);
-        res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify(chatJson(reply, body?.model)));
+        const answer = () => {
+          if (res.destroyed) return;
+          if ('error' in reply) return sendError(res, reply.error);
+          if (body?.stream) return streamChat(res, reply, body);
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(chatJson(reply, body?.model)));
+        };
+        if (reply.delayMs) return void setTimeout(answer, reply.delayMs);
+        return answer();
       }
       if (req.method === 'POST' && req.url === '/v1/embeddings') {
         const reply = vendor.embeddings.shift();

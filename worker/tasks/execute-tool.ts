@@ -7,10 +7,14 @@ import type { Task } from 'graphile-worker';
 import { openJson } from '../../core/crypto.js';
 import { redactSecrets } from '../../core/executions.js';
 import { parsePayload } from '../../core/jobs.js';
+import { withDbRetry } from '../../core/db.js';
 import { finishExecution, markExecutionRunning, requeueExecution } from '../../core/repos/executions.js';
 import { TRENDING_WEIGHTS } from '../../core/scoring.js';
 import type { WorkerDeps } from '../deps.js';
 import { mapOutcome } from '../outcomes.js';
+
+/** How long a finished execution waits for the database to come back before its outcome is given up. */
+export const FINISH_RETRY_MS = 120_000;
 
 export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task {
   return async (payload, helpers) => {
@@ -19,7 +23,7 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
     if (!execution) return; // already final
     const env = sealedEnv ? openJson<Record<string, string>>(deps.config.SECRETS_KEY!, sealedEnv) : {};
     if (!execution.tool_export_name) {
-      await finishExecution(deps.db, executionId, { status: 'failed', error: { code: 'NOT_FOUND', message: 'The tool no longer exists' }, executionTimeMs: null });
+      await finishExecution(deps.db, executionId, { status: 'failed', error: { code: 'NOT_FOUND', message: 'The tool no longer exists' }, executionTimeMs: null, attempt: execution.attempts });
       return;
     }
     const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
@@ -35,12 +39,14 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
     const mapped = mapOutcome(outcome, timeoutMs);
     const lastAttempt = helpers.job.attempts >= helpers.job.max_attempts;
     if (mapped.retry && !lastAttempt && !helpers.abortSignal.aborted) {
-      await requeueExecution(deps.db, executionId);
+      await requeueExecution(deps.db, executionId, execution.attempts);
       deps.logger.warn({ executionId, attempt: helpers.job.attempts }, 'sandbox error; retrying');
       throw new Error('sandbox error; retrying');
     }
     const ok = mapped.status === 'succeeded';
-    await finishExecution(deps.db, executionId, {
+    // The tool has run: its outcome must survive a database restart, or the job would run the tool again.
+    const finish = () => finishExecution(deps.db, executionId, {
+      attempt: execution.attempts,
       status: mapped.status,
       result: redactSecrets(mapped.result, env),
       error: redactSecrets(mapped.error, env),
@@ -49,5 +55,6 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
         ? { kind: 'execution_succeeded', weight: TRENDING_WEIGHTS.executionSucceeded }
         : { kind: 'execution_failed', weight: TRENDING_WEIGHTS.executionFailed },
     });
+    await withDbRetry(finish, FINISH_RETRY_MS, (err) => deps.logger.warn({ executionId, err: err.message }, 'database unreachable; retrying the finish'));
   };
 }

@@ -14,6 +14,8 @@ import { completeBatchIfDone, takeBatchSeq } from '../../core/repos/scenario-bat
 import { claimRun, finishRun, notifyRun, requeueRun, type RunOutcome, type RunRow } from '../../core/repos/scenario-runs.js';
 import { findScenario, lockScenario, recordRunStats, type ScenarioRow } from '../../core/repos/scenarios.js';
 import type { WorkerDeps } from '../deps.js';
+import { withDbRetry } from '../../core/db.js';
+import { FINISH_RETRY_MS } from './execute-tool.js';
 import { runToolInline } from '../inline-execution.js';
 import { createStepRecorder, type StepRecorder } from '../run-steps.js';
 
@@ -59,7 +61,7 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
     } catch (err) {
       await recorder.settle();
       if (helpers.abortSignal?.aborted) {
-        await requeueRun(deps.db, runId);
+        await requeueRun(deps.db, runId, run.attempt);
         throw new Error('worker stopping; the scenario run will run again');
       }
       // The run record is readable by whoever can see the scenario: an LlmError's message is the short one meant for
@@ -125,10 +127,17 @@ function evaluatorRecord(v: Verdict) {
 
 /** The run final, the scenario's statistics (completed runs only) and the batch's progress, in one transaction. */
 async function finalize(deps: WorkerDeps, run: RunRow, outcome: RunOutcome): Promise<void> {
+  // The run has happened (and was paid for): its outcome must survive a database restart.
+  await withDbRetry(() => finalizeOnce(deps, run, outcome), FINISH_RETRY_MS, (err) =>
+    deps.logger.warn({ runId: run.id, err: err.message }, 'database unreachable; retrying the run finish'),
+  );
+}
+
+async function finalizeOnce(deps: WorkerDeps, run: RunRow, outcome: RunOutcome): Promise<void> {
   await deps.db.transaction(async (trx) => {
     if (!(await lockScenario(trx, run.scenario_id))) return;
     const batchSeq = run.batch_id ? await takeBatchSeq(trx, run.batch_id) : undefined;
-    const row = await finishRun(trx, run.id, { ...outcome, batchSeq });
+    const row = await finishRun(trx, run.id, run.attempt, { ...outcome, batchSeq });
     if (!row) return;
     if (row.status === 'completed') await recordRunStats(trx, run.scenario_id, row.success ? 'pass' : 'fail', row.completed_at!);
     if (run.batch_id) await completeBatchIfDone(trx, run.batch_id);

@@ -1,0 +1,57 @@
+/**
+ * workers: one row per live worker process, renewed by its heartbeat with the ids of the Graphile jobs it is running.
+ * A job is dead exactly when it is locked and no process that heart-beat within the window lists it: whatever id
+ * Graphile locked it with (its pool's or a worker's), the lease is the process's own list. The reaper frees such
+ * jobs one by one (Graphile's public force_unlock_workers() can only free every job of a lock id, and a pool's id
+ * is shared by all of its live jobs), guarded by the lock time it saw, so a job locked again meanwhile is left alone.
+ */
+import type { Db } from '../db.js';
+
+export async function beatWorker(db: Db, w: { id: string; hostname: string; pid: number; jobIds: string[] }): Promise<void> {
+  await db.raw(
+    `insert into workers (id, hostname, pid, job_ids) values (?, ?, ?, ?::bigint[])
+     on conflict (id) do update set last_seen_at = now(), job_ids = excluded.job_ids`,
+    [w.id, w.hostname, w.pid, w.jobIds],
+  );
+}
+
+export async function removeWorker(db: Db, id: string): Promise<void> {
+  await db('workers').where({ id }).delete();
+}
+
+/** Locked jobs that no live process leases, locked for longer than the window. */
+export async function findDeadJobs(db: Db, windowSeconds: number): Promise<{ id: string; locked_at: string; task_identifier: string }[]> {
+  const { rows } = await db.raw(
+    // locked_at as text: a JS Date would drop its microseconds, and the release compares it exactly.
+    `select j.id::text, j.locked_at::text, j.task_identifier
+       from graphile_worker.jobs j
+      where j.locked_at is not null
+        and j.locked_at < now() - make_interval(secs => ?)
+        and not exists (select 1 from workers w
+                         where w.last_seen_at > now() - make_interval(secs => ?) and j.id = any(w.job_ids))`,
+    [windowSeconds, windowSeconds],
+  );
+  return rows;
+}
+
+/**
+ * Frees one dead job so that a live worker takes it again, and puts its execution (if any) back in the queue, in
+ * one transaction. False when the job was completed or locked again since it was seen.
+ */
+export async function releaseDeadJob(db: Db, job: { id: string; locked_at: string }): Promise<boolean> {
+  const { rows } = await db.raw(
+    `with j as (
+       update graphile_worker._private_jobs set locked_at = null, locked_by = null
+        where id = ?::bigint and locked_at = ?::timestamptz
+       returning id, job_queue_id, locked_by),
+     q as (
+       update graphile_worker._private_job_queues set locked_at = null, locked_by = null
+        where id in (select job_queue_id from j where job_queue_id is not null))
+     , e as (
+       update executions set status = 'queued', worker_id = null
+        where status = 'running' and job_id in (select id from j))
+     select id from j`,
+    [job.id, job.locked_at],
+  );
+  return rows.length > 0;
+}
