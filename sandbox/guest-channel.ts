@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { DescribedTool, DescribeOutcome, ExecuteOutcome } from './types.js';
+import { redactText } from '../core/redaction.js';
 
 export const READY_MARKER = '@@toolshed-ready';
 export const RESULT_MARKER = '@@toolshed-result';
@@ -138,11 +139,9 @@ export const lastLines = (text: string, n = 3): string => text.trim().split('\n'
 
 const HEAP_OOM = /heap out of memory|Reached heap limit|Allocation failed - process out of memory|FatalProcessOutOfMemory/;
 
-/** Replaces env values in a message, so that no error text carries a secret. */
+/** Replaces env values (as is and encoded) in a message, so that no error text carries a secret. */
 export function redact(message: string, env: Record<string, string> | undefined): string {
-  let out = message;
-  for (const value of Object.values(env ?? {})) if (value.length >= 4) out = out.split(value).join('[redacted]');
-  return out;
+  return redactText(message, env);
 }
 
 /** Whether an exit without result means the sandbox ran out of memory (V8 heap abort, or a memory-limit kill). */
