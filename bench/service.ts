@@ -29,7 +29,8 @@ export interface BenchService {
 export async function startBenchService(env: Record<string, string> = {}): Promise<BenchService> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-bench-'));
   await fs.chmod(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg') });
+  // A throwaway server, durability off as every earlier run measured it; `npm start`'s own writes durably.
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), durability: 'none' });
   const admin = createDb(pg.url(), { max: 1 });
   await admin.raw('create database bench');
   await admin.destroy();

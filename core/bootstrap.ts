@@ -9,7 +9,7 @@ import { randomBase62 } from './crypto.js';
 import { loadConfig, type Config } from './config.js';
 import { createDb, migrateLatest } from './db.js';
 import pg from 'pg';
-import { embeddedUrl, startEmbeddedPostgres, type EmbeddedServer } from './embedded-postgres.js';
+import { embeddedUrl, readEmbeddedPassword, startEmbeddedPostgres, type EmbeddedServer } from './embedded-postgres.js';
 import { migrateJobQueue } from './jobs.js';
 import { createLogger, type Logger } from './logger.js';
 
@@ -25,8 +25,10 @@ export async function resolveDatabase(config: Config, logger: Logger): Promise<D
   const portFile = path.join(config.DATA_DIR, 'pg-port');
   const savedPort = existsSync(portFile) ? Number(await fs.readFile(portFile, 'utf8')) : undefined;
   // Another process of this install (npm start, while the CLI runs) already serves this data directory.
-  if (savedPort && existsSync(path.join(dataDir, 'postmaster.pid')) && (await answers(embeddedUrl(savedPort, 'toolshed')))) {
-    return { url: embeddedUrl(savedPort, 'toolshed') };
+  const password = await readEmbeddedPassword(dataDir);
+  if (savedPort && password && existsSync(path.join(dataDir, 'postmaster.pid'))) {
+    const running = embeddedUrl(savedPort, password, 'toolshed');
+    if (await answers(running)) return { url: running };
   }
   const embedded = await startEmbeddedPostgres({ dataDir, port: savedPort || undefined }).catch(async (err) => {
     if (!savedPort) throw err;

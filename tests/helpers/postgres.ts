@@ -42,7 +42,8 @@ export async function startTestServer(): Promise<{ serverUrl: string; server?: E
   if (given) return { serverUrl: given };
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-pg-'));
   await fs.chmod(dir, 0o755);
-  const server = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data') });
+  // A throwaway server: durability off is what makes a full run fast enough, and losing it in a crash costs nothing.
+  const server = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), durability: 'none' });
   return { serverUrl: server.url(), server, dir };
 }
 
