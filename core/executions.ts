@@ -7,7 +7,8 @@ import type { Knex } from 'knex';
 import { errors } from './errors.js';
 import { sealJson } from './crypto.js';
 import { validateAgainstSchema } from './json-schema.js';
-import { CHANNELS, type Notifier } from './notify.js';
+import type { Notifier } from './notify.js';
+import { waitForFinal } from './wait-final.js';
 import { findExecution, insertExecutionWithJob, insertExecutionWithJobCapped, isFinalExecution, type ExecutionRow } from './repos/executions.js';
 import type { ToolRow } from './repos/tools.js';
 import type { Caller } from './types.js';
@@ -55,16 +56,13 @@ export async function waitForExecution(
   waitMs: number,
   signal?: AbortSignal,
 ): Promise<ExecutionRow> {
-  const deadline = Date.now() + waitMs;
-  const waiter = await deps.notifier.waiter(CHANNELS.jobs, (p) => p.includes(id) && /"(succeeded|failed|timed_out)"/.test(p));
-  try {
-    const current = await findExecution(deps.db, id);
-    if (!current || isFinalExecution(current)) return current!;
-    await waiter.wait(Math.max(0, deadline - Date.now()), signal);
-    return (await findExecution(deps.db, id))!;
-  } finally {
-    waiter.cancel();
-  }
+  return waitForFinal(deps.notifier, {
+    match: (p) => p.includes(id) && /"(succeeded|failed|timed_out)"/.test(p),
+    read: async () => (await findExecution(deps.db, id))!,
+    isFinal: isFinalExecution,
+    waitMs,
+    signal,
+  });
 }
 
 /** Redaction of env values (as is and in their common encodings) lives in redaction.ts; re-exported for its users. */

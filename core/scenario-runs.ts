@@ -6,7 +6,8 @@
 import type { Knex } from 'knex';
 import { errors } from './errors.js';
 import { enqueue } from './jobs.js';
-import { CHANNELS, type Notifier } from './notify.js';
+import type { Notifier } from './notify.js';
+import { waitForFinal } from './wait-final.js';
 import { quotaResetAt, takeRun, tryTakeRun, type QuotaConfig } from './scenario-quota.js';
 import { insertBatch, setBatchTotal } from './repos/scenario-batches.js';
 import { findRun, insertRun, isFinalRun, type RunRow } from './repos/scenario-runs.js';
@@ -62,14 +63,11 @@ export async function startBatch(db: Knex, config: QuotaConfig, caller: Caller, 
 
 /** The run once final, or as it is when waitMs runs out (or the signal fires). */
 export async function waitForRun(deps: { db: Knex; notifier: Notifier }, id: string, waitMs: number, signal?: AbortSignal): Promise<RunRow> {
-  const deadline = Date.now() + waitMs;
-  const waiter = await deps.notifier.waiter(CHANNELS.jobs, (p) => p.includes(id) && /"status":"(completed|failed)"/.test(p));
-  try {
-    const current = (await findRun(deps.db, id))!;
-    if (isFinalRun(current)) return current;
-    await waiter.wait(Math.max(0, deadline - Date.now()), signal);
-    return (await findRun(deps.db, id))!;
-  } finally {
-    waiter.cancel();
-  }
+  return waitForFinal(deps.notifier, {
+    match: (p) => p.includes(id) && /"status":"(completed|failed)"/.test(p),
+    read: async () => (await findRun(deps.db, id))!,
+    isFinal: isFinalRun,
+    waitMs,
+    signal,
+  });
 }

@@ -1,11 +1,10 @@
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { killAll, serviceEnv, spawnProcess, stopProcess, until, type Child } from './helpers/processes.js';
 
 // Worker processes as operators run them (`node worker/main.ts`), sharing one Postgres with the API.
 let svc: Service;
-const children: ChildProcess[] = [];
 
 test.before(async () => {
   svc = await startService({ worker: false });
@@ -16,48 +15,12 @@ test.before(async () => {
   await stop(importer, 'SIGTERM');
 });
 test.after.always(async () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await killAll();
   await svc?.close();
 });
 
-function startWorkerProcess(extraEnv: Record<string, string> = {}): ChildProcess {
-  const c = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    env: {
-      PATH: process.env.PATH,
-      DATABASE_URL: svc.databaseUrl,
-      DATA_DIR: svc.config.DATA_DIR,
-      PACKAGE_CACHE_DIR: svc.config.PACKAGE_CACHE_DIR,
-      SECRETS_KEY: svc.config.SECRETS_KEY,
-      ADMIN_TOKEN: svc.config.ADMIN_TOKEN,
-      SANDBOX: svc.config.SANDBOX,
-      SANDBOX_POOL_SIZE: '1',
-      WORKER_CONCURRENCY: '2',
-      LOG_LEVEL: 'warn',
-      ...extraEnv,
-    },
-    stdio: ['ignore', 'ignore', 'ignore'],
-  });
-  children.push(c);
-  return c;
-}
-
-function stop(c: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (c.exitCode !== null) return resolve(c.exitCode);
-    c.once('exit', (code) => resolve(code));
-    c.kill(signal);
-  });
-}
-
-async function until<T>(fn: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== null && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const startWorkerProcess = (): Child => spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { LOG_LEVEL: 'warn' }));
+const stop = stopProcess;
 
 const queueSleepy = async (ms: number) => {
   const res = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/sleepy?wait=false', { body: { params: { ms }, env: { ECHO_SECRET: 'x-secret' } } });

@@ -8,7 +8,9 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../core/logger.js';
 import { finishExecution } from '../core/repos/executions.js';
-import { findDeadJobs, releaseDeadJob } from '../core/repos/workers.js';
+import { dropDeadJob, findDeadJobs, releaseDeadJob, type DeadJob } from '../core/repos/workers.js';
+import { failRunningRun } from '../core/repos/scenario-runs.js';
+import { finishImport } from '../core/repos/package-imports.js';
 
 export const STALE_AFTER_SECONDS = 20;
 
@@ -16,9 +18,15 @@ export async function reapOnce(db: Knex, logger: Logger): Promise<number> {
   const dead = await findDeadJobs(db, STALE_AFTER_SECONDS);
   let released = 0;
   for (const job of dead) {
-    if (await releaseDeadJob(db, job)) {
+    if (job.attempts < job.max_attempts) {
+      if (await releaseDeadJob(db, job)) {
+        released++;
+        logger.warn({ jobId: job.id, task: job.task_identifier, attempt: job.attempts }, 'freed a job whose worker process died; it runs again');
+      }
+    } else if (await dropDeadJob(db, job)) {
       released++;
-      logger.warn({ jobId: job.id, task: job.task_identifier }, 'freed a job whose worker process died; it runs again');
+      await failRecordOf(db, job);
+      logger.warn({ jobId: job.id, task: job.task_identifier }, 'a job died on every attempt; its record is failed');
     }
   }
   // An execution still `running` on a dead process without any job left to re-run it: failed, never left running.
@@ -41,5 +49,25 @@ export async function failOwnRunning(db: Knex, workerId: string): Promise<void> 
   const rows: { id: string }[] = await db('executions').where({ worker_id: workerId, status: 'running' }).select('id');
   for (const r of rows) {
     await finishExecution(db, r.id, { status: 'failed', error: { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this execution' }, executionTimeMs: null });
+  }
+}
+
+const WORKER_LOST = { code: 'WORKER_LOST', message: 'The worker running this died on every attempt' };
+
+/** The record of a job that will not run again: failed, never left `running` (or `queued`) for ever. */
+async function failRecordOf(db: Knex, job: DeadJob): Promise<void> {
+  const id = (key: string) => String(job.payload[key] ?? '');
+  switch (job.task_identifier) {
+    case 'execute_tool':
+      await finishExecution(db, id('executionId'), { status: 'failed', error: WORKER_LOST, executionTimeMs: null });
+      return;
+    case 'scenario_run':
+      await failRunningRun(db, id('runId'), WORKER_LOST);
+      return;
+    case 'import_package':
+      await finishImport(db, id('importId'), { error: WORKER_LOST });
+      return;
+    default:
+      return; // health checks: the next one comes with the schedule
   }
 }

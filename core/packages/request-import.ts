@@ -1,10 +1,11 @@
 /**
  * The API side of an import: record the request and enqueue its job in one transaction, then wait for the worker's
- * NOTIFY (no polling) up to a bound.
+ * NOTIFY (re-reading the row now and then, in case a NOTIFY was lost) up to a bound.
  */
 import type { Knex } from 'knex';
 import { enqueue } from '../jobs.js';
-import { CHANNELS, type Notifier } from '../notify.js';
+import type { Notifier } from '../notify.js';
+import { waitForFinal } from '../wait-final.js';
 import { findImport, insertImport, type PackageImportRow } from '../repos/package-imports.js';
 
 export async function requestImport(
@@ -14,18 +15,17 @@ export async function requestImport(
 ): Promise<PackageImportRow> {
   const row = await deps.db.transaction(async (trx) => {
     const r = await insertImport(trx, req.source, req.official);
-    await enqueue(trx, 'import_package', { importId: r.id }, { maxAttempts: 1, queueName: 'imports' });
+    // The task records every failure itself and never throws one, so further attempts happen only when the worker
+    // running it died (the reaper frees the job).
+    await enqueue(trx, 'import_package', { importId: r.id }, { maxAttempts: 3, queueName: 'imports' });
     return r;
   });
-  const waiter = await deps.notifier.waiter(CHANNELS.jobs, (p) => p.includes(row.id));
-  try {
-    const current = await findImport(deps.db, row.id);
-    if (current && isFinal(current)) return current;
-    await waiter.wait(waitMs);
-    return (await findImport(deps.db, row.id))!;
-  } finally {
-    waiter.cancel();
-  }
+  return waitForFinal(deps.notifier, {
+    match: (p) => p.includes(row.id),
+    read: async () => (await findImport(deps.db, row.id))!,
+    isFinal,
+    waitMs,
+  });
 }
 
 export function isFinal(r: PackageImportRow): boolean {

@@ -30,7 +30,9 @@ export async function finishImport(
     'packageId' in outcome
       ? { status: 'succeeded', package_id: outcome.packageId, error: null }
       : { status: 'failed', error: JSON.stringify(outcome.error) };
-  await db('package_imports').where({ id }).update({ ...patch, completed_at: db.fn.now() });
+  // From `running` only: a late attempt (its worker was taken for dead) cannot overwrite a final record.
+  const n = await db('package_imports').where({ id, status: 'running' }).update({ ...patch, completed_at: db.fn.now() });
+  if (n === 0) return;
   await db.raw('select pg_notify(?, ?)', ['toolshed_jobs', JSON.stringify({ kind: 'package_import', id })]);
 }
 

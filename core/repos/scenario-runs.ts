@@ -153,3 +153,13 @@ export async function finishRun(db: Db, id: string, attempt: number, o: RunOutco
 export async function requeueRun(db: Db, id: string, attempt: number): Promise<void> {
   await db('scenario_runs').where({ id, status: 'running', attempt }).update({ status: 'queued', steps: '[]' });
 }
+
+/** The reaper's verdict on a run whose every attempt died: failed, whatever attempt held it (no statistics move). */
+export async function failRunningRun(db: Db, id: string, error: { code: string; message: string }): Promise<void> {
+  const [row] = await db('scenario_runs')
+    .where({ id })
+    .whereIn('status', ['queued', 'running'])
+    .update({ status: 'failed', success: false, error: jsonbText(error), completed_at: db.fn.now() })
+    .returning('*');
+  if (row) await notifyRun(db, row);
+}

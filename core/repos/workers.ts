@@ -20,11 +20,22 @@ export async function removeWorker(db: Db, id: string): Promise<void> {
 }
 
 /** Locked jobs that no live process leases, locked for longer than the window. */
-export async function findDeadJobs(db: Db, windowSeconds: number): Promise<{ id: string; locked_at: string; task_identifier: string }[]> {
+export interface DeadJob {
+  id: string;
+  /** As text: a JS Date would drop its microseconds, and the release compares it exactly. */
+  locked_at: string;
+  task_identifier: string;
+  payload: Record<string, unknown>;
+  /** Attempts used (Graphile counts one when it locks a job) and allowed. */
+  attempts: number;
+  max_attempts: number;
+}
+
+export async function findDeadJobs(db: Db, windowSeconds: number): Promise<DeadJob[]> {
   const { rows } = await db.raw(
-    // locked_at as text: a JS Date would drop its microseconds, and the release compares it exactly.
-    `select j.id::text, j.locked_at::text, j.task_identifier
-       from graphile_worker.jobs j
+    `select j.id::text, j.locked_at::text, t.identifier as task_identifier, j.payload, j.attempts, j.max_attempts
+       from graphile_worker._private_jobs j
+       join graphile_worker._private_tasks t on t.id = j.task_id
       where j.locked_at is not null
         and j.locked_at < now() - make_interval(secs => ?)
         and not exists (select 1 from workers w
@@ -35,10 +46,28 @@ export async function findDeadJobs(db: Db, windowSeconds: number): Promise<{ id:
 }
 
 /**
+ * Removes a dead job that has no attempt left (Graphile would never run it again, and our record would wait for it
+ * for ever); the caller then fails its record. False when it was completed or locked again since it was seen.
+ */
+export async function dropDeadJob(db: Db, job: Pick<DeadJob, 'id' | 'locked_at'>): Promise<boolean> {
+  const { rows } = await db.raw(
+    `with j as (
+       delete from graphile_worker._private_jobs where id = ?::bigint and locked_at = ?::timestamptz
+       returning id, job_queue_id)
+     , q as (
+       update graphile_worker._private_job_queues set locked_at = null, locked_by = null
+        where id in (select job_queue_id from j where job_queue_id is not null))
+     select id from j`,
+    [job.id, job.locked_at],
+  );
+  return rows.length > 0;
+}
+
+/**
  * Frees one dead job so that a live worker takes it again, and puts its execution (if any) back in the queue, in
  * one transaction. False when the job was completed or locked again since it was seen.
  */
-export async function releaseDeadJob(db: Db, job: { id: string; locked_at: string }): Promise<boolean> {
+export async function releaseDeadJob(db: Db, job: Pick<DeadJob, 'id' | 'locked_at'>): Promise<boolean> {
   const { rows } = await db.raw(
     `with j as (
        update graphile_worker._private_jobs set locked_at = null, locked_by = null

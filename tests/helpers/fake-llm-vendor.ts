@@ -153,7 +153,7 @@ export async function startFakeLlmVendor(): Promise<FakeLlmVendor> {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(JSON.stringify(chatJson(reply, body?.model)));
         };
-        if (reply.delayMs) return void setTimeout(answer, reply.delayMs);
+        if (reply.delayMs) return void setTimeout(answer, reply.delayMs).unref();
         return answer();
       }
       if (req.method === 'POST' && req.url === '/v1/embeddings') {

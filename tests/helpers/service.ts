@@ -43,8 +43,10 @@ export interface TestResponse {
   text: string;
 }
 
-export async function startService(opts: { env?: Record<string, string>; worker?: boolean } = {}): Promise<Service> {
-  const database = await createTestDatabase();
+export async function startService(
+  opts: { env?: Record<string, string>; worker?: boolean; database?: { url: string; drop: () => Promise<void> } } = {},
+): Promise<Service> {
+  const database = opts.database ?? (await createTestDatabase());
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-test-'));
   await fs.chmod(dataDir, 0o755);
   let logText = '';

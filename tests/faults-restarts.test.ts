@@ -1,0 +1,102 @@
+import test from 'ava';
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres, type EmbeddedServer } from '../core/embedded-postgres.js';
+import { migrateAll } from '../core/bootstrap.js';
+import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { killAll, serviceEnv, spawnProcess, stopProcess, until } from './helpers/processes.js';
+
+// Restarts under load: the database (its own server here, so that other test files are not disturbed) and the API
+// process. Clients get a result or a clean 504 with the id; every execution ends terminal; waiting works afterwards.
+let pgDir: string;
+let pgServer: EmbeddedServer;
+let svc: Service;
+const SLOW = '@fixtures/nul-tools/slow';
+const FINAL = ['succeeded', 'failed', 'timed_out'];
+
+test.before(async () => {
+  pgDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-restart-pg-'));
+  await fs.chmod(pgDir, 0o755);
+  pgServer = await startEmbeddedPostgres({ dataDir: path.join(pgDir, 'data'), durability: 'none' });
+  await migrateAll(pgServer.url());
+  svc = await startService({
+    worker: false,
+    database: { url: pgServer.url(), drop: async () => undefined },
+    env: { EXECUTION_TIMEOUT_MS: '20000' },
+  });
+  spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { EXECUTION_TIMEOUT_MS: '20000' }));
+  const imp = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'nul-tools')}`);
+  if (imp.status !== 201) throw new Error(imp.text);
+});
+test.after.always(async () => {
+  await killAll();
+  await svc?.close();
+  await pgServer?.stop();
+  if (pgDir) await fs.rm(pgDir, { recursive: true, force: true });
+});
+
+const db = () => svc.api.deps.db;
+const allFinal = async (ids: string[]) => {
+  const rows = await db()('executions').whereIn('id', ids).select('status');
+  return rows.length === ids.length && rows.every((r) => FINAL.includes(r.status));
+};
+
+test.serial('Postgres restarts while a client waits and a worker runs jobs: every execution ends, waiting works again', async (t) => {
+  const waiting = svc.request('POST', `/api/tools/execute/${SLOW}`, { body: { params: { ms: 6000 } } });
+  const queued = await Promise.all(
+    Array.from({ length: 3 }, () => svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { body: { params: { ms: 6000 } } })),
+  );
+  const ids = queued.map((r) => r.body.data.executionId as string);
+  await until(async () => Number((await db()('executions').where({ status: 'running' }).count('* as n'))[0].n) > 0, 60_000, 'a job to run');
+
+  await pgServer.stop();
+  await new Promise((r) => setTimeout(r, 2000)); // the outage itself: a fixed length is the point here
+  pgServer = await startEmbeddedPostgres({ dataDir: path.join(pgDir, 'data'), port: pgServer.port, durability: 'none' });
+
+  const res = await waiting;
+  t.true(res.status === 200 || res.status === 504, `${res.status} ${res.text}`);
+  if (res.status === 200) t.true(res.body.success, res.text);
+  else t.regex(res.body.executionId, /^[0-9a-f-]{36}$/, 'a 504 carries the id to poll');
+  const waitedId = res.body.executionId as string;
+
+  await until(() => allFinal([...ids, waitedId]), 120_000, 'every execution to end');
+  const rows = await db()('executions').whereIn('id', [...ids, waitedId]).select('status', 'attempts');
+  t.true(rows.every((r) => r.status === 'succeeded'), JSON.stringify(rows));
+
+  // LISTEN recovered: a synchronous call is answered by its NOTIFY again (well before its 35 s wait runs out).
+  const started = Date.now();
+  const after = await svc.request('POST', `/api/tools/execute/${SLOW}`, { body: { params: { ms: 10 } } });
+  t.is(after.status, 200, after.text);
+  t.true(after.body.success);
+  t.true(Date.now() - started < 20_000);
+});
+
+test.serial('the API process is killed while a client waits: the execution still completes and can be polled', async (t) => {
+  const port = 20_000 + crypto.randomInt(20_000);
+  const env = serviceEnv(svc.config, svc.databaseUrl, { PORT: String(port), HOST: '127.0.0.1', EXECUTION_TIMEOUT_MS: '20000' });
+  let api = spawnProcess('api/server.ts', env);
+  const base = `http://127.0.0.1:${port}`;
+  await until(async () => (await fetch(`${base}/health`).catch(() => undefined))?.status === 200, 60_000, 'the API to listen');
+  const client = fetch(`${base}/api/tools/execute/${SLOW}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ params: { ms: 5001 } }),
+  }).then(
+    (r) => r.status,
+    () => 'connection lost',
+  );
+  const id = await until(async () => (await db()('executions').whereRaw("params->>'ms' = '5001'").first())?.id as string | undefined, 30_000, 'the execution to exist');
+  await stopProcess(api, 'SIGKILL');
+  t.is(await client, 'connection lost');
+
+  api = spawnProcess('api/server.ts', env);
+  await until(async () => (await fetch(`${base}/health`).catch(() => undefined))?.status === 200, 60_000, 'the API to listen again');
+  const polled = await until(async () => {
+    const r = await fetch(`${base}/api/executions/${id}`).then((x) => x.json() as Promise<any>);
+    return r.data?.status === 'succeeded' ? r.data : undefined;
+  }, 60_000, 'the execution to complete');
+  t.deepEqual(polled.result, { waited: 5001 });
+  await stopProcess(api, 'SIGTERM');
+});
