@@ -2,8 +2,9 @@
  * SandboxRunner on gVisor. Every execution takes a sandbox from the warm pool (which boots one when it is empty, or
  * when its size is 0) and gives it the one package to run: mounted at /pkg/<dir name> at hand-over, nothing else of
  * the package cache is ever visible (package-view.ts). Every sandbox serves one execution and is destroyed, except in
- * opt-in reuse mode (see reuse.ts), where it serves one caller and that one package. Guests start from a startup snapshot built with the rootfs (snapshot.ts). Wall time is
- * enforced from outside with `runsc kill` (then `runsc delete --force`).
+ * opt-in reuse mode (see reuse.ts), where it serves one caller and that one package. Guests start from a startup
+ * snapshot built with the rootfs (snapshot.ts). Wall time is enforced from outside with `runsc kill` (then
+ * `runsc delete --force`).
  */
 import fs from 'node:fs';
 import os from 'node:os';

@@ -2,7 +2,8 @@
  * One gVisor sandbox, from boot to destruction: writes its bundle, starts `runsc run` attached to our pipes with the
  * guest waiting on stdin, is given its one package (`attach`, see package-view.ts), hands over requests, enforces the
  * wall-time limit from outside (`runsc kill`, then `runsc delete --force` if needed), and removes its bundle dir and
- * package view. One owner at a time: the pool, a one-shot call, or a reuse slot. If this process dies, the guest reads EOF on stdin and exits, so orphaned sandboxes end by themselves.
+ * package view. One owner at a time: the pool, a one-shot call, or a reuse slot. If this process dies, the guest reads
+ * EOF on stdin and exits, so orphaned sandboxes end by themselves.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

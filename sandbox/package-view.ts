@@ -17,7 +17,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { IN_SANDBOX } from './bundle.js';
-import { runCommand, systemBinary } from './command.js';
+import { systemBinary } from './command.js';
+import { createMounter } from './mounter.js';
 
 export interface PackageViews {
   /** Creates a sandbox's empty view; returns its host path (mounted at /pkg by the sandbox's spec). */
@@ -100,13 +101,14 @@ export function createPackageViews(stateDir: string): PackageViews {
   fs.mkdirSync(root, { mode: 0o755 });
   execFileSync(mount, ['--bind', root, root], { stdio: 'ignore', env: {} });
   execFileSync(mount, ['--make-rshared', root], { stdio: 'ignore', env: {} });
+  const mounter = createMounter();
   const attached = new Map<string, string>();
 
   async function remove(id: string): Promise<void> {
     const target = attached.get(id);
     attached.delete(id);
     // Lazy: the sandbox has ended, but its gofer may still be letting go of its copy of the mount.
-    if (target) await runCommand(umount, ['-l', target]);
+    if (target) await mounter.detach(target).catch(() => {});
     removeDirs(path.join(root, id));
   }
 
@@ -123,14 +125,14 @@ export function createPackageViews(stateDir: string): PackageViews {
       const target = path.join(root, id, name);
       fs.mkdirSync(target);
       attached.set(id, target);
-      const r = await runCommand(mount, ['--bind', '-o', 'ro,nosuid,nodev', hostDir, target]);
-      if (r.code !== 0) throw new Error(`cannot mount the package into the sandbox: ${r.stderr.trim().slice(0, 300)}`);
+      await mounter.bindReadOnly(hostDir, target);
       return path.posix.join(IN_SANDBOX.pkg, name);
     },
     remove,
     async close() {
       await Promise.all([...attached.keys()].map(remove));
-      for (const mountPoint of mountsUnder(root)) await runCommand(umount, ['-l', mountPoint]);
+      mounter.close();
+      for (const mountPoint of mountsUnder(root)) execFileSync(umount, ['-l', mountPoint], { stdio: 'ignore', env: {} });
       for (const view of fs.existsSync(root) ? fs.readdirSync(root) : []) removeDirs(path.join(root, view));
       removeDirs(root);
     },
