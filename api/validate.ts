@@ -20,11 +20,14 @@ const queryInt = z
   .regex(/^\d+$/, 'must be a non-negative integer')
   .transform((s) => Number.parseInt(s, 10));
 
+/** Past 2^53 - 1 a number is no longer read exactly, and soon no longer fits Postgres' bigint (a 500 before). */
+const queryOffset = queryInt.pipe(z.number().max(Number.MAX_SAFE_INTEGER, `must be at most ${Number.MAX_SAFE_INTEGER}`));
+
 /** limit/offset per the contract: non-integers and negatives are 400, a limit above max is clamped. */
 export function paging(defaultLimit: number, max: number) {
   return {
     limit: queryInt.optional().transform((v) => Math.min(v ?? defaultLimit, max)),
-    offset: queryInt.optional().transform((v) => v ?? 0),
+    offset: queryOffset.optional().transform((v) => v ?? 0),
   };
 }
 

@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
@@ -43,6 +44,11 @@ export const errors = {
   forbidden: (message = 'Only the owner may do this') => new AppError('FORBIDDEN', 403, message),
   notFound: (what: string, id?: string) =>
     new AppError('NOT_FOUND', 404, id === undefined ? `${what} not found` : `${what} '${id}' not found`),
+  /** A path that exists, asked with a method it does not take (or one the router does not know at all). */
+  methodNotAllowed: (method: string, allow: string) =>
+    new AppError('METHOD_NOT_ALLOWED', 405, `${method} is not allowed here${allow ? `; allowed: ${allow}` : ''}`, undefined, undefined, {
+      ...(allow ? { Allow: allow } : {}),
+    }),
   conflict: (message: string) => new AppError('CONFLICT', 409, message),
   payloadTooLarge: (message = 'Body exceeds 1 MiB') => new AppError('PAYLOAD_TOO_LARGE', 413, message),
   unsupportedMediaType: () => new AppError('UNSUPPORTED_MEDIA_TYPE', 415, 'Request body must be application/json'),

@@ -1,6 +1,7 @@
 /**
  * JSON bodies only, at most 1 MiB. A body-carrying request with another media type is a 415; malformed JSON is a 400;
- * a request without a body gets `{}`; a string holding U+0000, or nesting deeper than MAX_BODY_DEPTH, is a 400.
+ * a request without a body gets `{}`; a string (or key) holding U+0000 or a lone surrogate, or nesting deeper than
+ * MAX_BODY_DEPTH, is a 400.
  */
 import type { Context, Next } from 'koa';
 import getRawBody from 'raw-body';
@@ -42,7 +43,8 @@ export function jsonBody() {
     } catch {
       throw errors.validation('Malformed JSON body', [{ path: 'body', message: 'is not valid JSON' }]);
     }
-    // Postgres text and jsonb cannot hold U+0000: refuse it here rather than fail later as a 500 (or mid-job).
+    // Postgres text and jsonb cannot hold U+0000 or a lone surrogate: refuse them here rather than fail later as a 500
+    // (or mid-job), or be stored changed.
     const unsafe = findUnsafeJson(body, MAX_BODY_DEPTH);
     if (unsafe) throw errors.validation(`Invalid body: ${unsafe.path} ${unsafe.message}`, [unsafe]);
     ctx.request.body = body;

@@ -31,10 +31,28 @@ export function canonicalRequest() {
   };
 }
 
-/** The first place in a parsed JSON value that holds a NUL character or nests deeper than maxDepth, if any. */
+/**
+ * A lone UTF-16 surrogate (JSON's `"\ud800"`): UTF-8 cannot encode it, so Postgres would store text as U+FFFD (a silent
+ * change) and refuse it in jsonb.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function stringProblem(s: string): string | undefined {
+  if (s.includes('\u0000')) return 'a NUL character';
+  if (LONE_SURROGATE.test(s)) return 'a lone surrogate (not valid Unicode)';
+  return undefined;
+}
+
+/**
+ * The first place in a parsed JSON value that holds a NUL character or a lone surrogate, or nests deeper than
+ * maxDepth, if any.
+ */
 export function findUnsafeJson(value: unknown, maxDepth: number, at = 'body', depth = 0): { path: string; message: string } | undefined {
   if (depth > maxDepth) return { path: at, message: `nests deeper than ${maxDepth} levels` };
-  if (typeof value === 'string') return value.includes('\u0000') ? { path: at, message: 'contains a NUL character' } : undefined;
+  if (typeof value === 'string') {
+    const problem = stringProblem(value);
+    return problem ? { path: at, message: `contains ${problem}` } : undefined;
+  }
   if (value === null || typeof value !== 'object') return undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -44,7 +62,8 @@ export function findUnsafeJson(value: unknown, maxDepth: number, at = 'body', de
     return undefined;
   }
   for (const [k, v] of Object.entries(value)) {
-    if (k.includes('\u0000')) return { path: at, message: 'has a key with a NUL character' };
+    const keyProblem = stringProblem(k);
+    if (keyProblem) return { path: at, message: `has a key with ${keyProblem}` };
     const found = findUnsafeJson(v, maxDepth, `${at}.${k}`, depth + 1);
     if (found) return found;
   }

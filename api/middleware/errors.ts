@@ -12,6 +12,7 @@ const SHAPE_B_WORDS: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  405: 'Method Not Allowed',
   409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
@@ -27,6 +28,8 @@ export function errorMiddleware(logger: Logger) {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw errors.notFound('Route', `${ctx.method} ${ctx.path}`);
+      // The router's own answers (no body): 405 for a method a path does not take, 501 for a method it does not know.
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) throw errors.methodNotAllowed(ctx.method, ctx.response.get('Allow'));
     } catch (err) {
       const appErr = toAppError(err, ctx, logger);
       if (ctx.headerSent || !ctx.writable) {
