@@ -1,5 +1,6 @@
 /** Response mappers: rows in, contract shapes out. No route returns a raw row. */
 import type { ToolRow } from '../core/repos/tools.js';
+import { scrubHostPaths } from '../core/host-paths.js';
 import type { ReviewRow } from '../core/repos/feedback.js';
 import type { ApiKeyRow, UserRow } from '../core/repos/users.js';
 
@@ -30,7 +31,8 @@ export function toolDetail(t: ToolRow) {
     toolId: `${t.package_name}::${t.name}`,
     inputSchema: t.input_schema,
     healthStatus: t.health_status,
-    healthError: t.health_status === 'BROKEN' ? t.health_error : null,
+    // Scrubbed when stored (worker/health.ts); again here for rows stored before that.
+    healthError: t.health_status === 'BROKEN' && t.health_error ? scrubHostPaths(t.health_error, t.package_install_path) : null,
     lastHealthCheckAt: iso(t.last_health_check_at),
     executionCount: t.execution_count,
     package: { ...item.package, version: t.package_version, official: t.package_official },

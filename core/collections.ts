@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import { errors } from './errors.js';
 import { TRENDING_WEIGHTS } from './scoring.js';
-import { recordToolEvent } from './repos/feedback.js';
+import { recordCollectionAdd } from './repos/feedback.js';
 import {
   countCollectionTools,
   findCollection,
@@ -93,11 +93,14 @@ export async function loadOwnedCollection(db: Knex, ref: string, caller: Caller)
   return c;
 }
 
-/** Adds a tool (409 when already there) and records the trending event, in one transaction; returns the tool count. */
+/**
+ * Adds a tool (409 when already there) and records the trending event (once per owner, tool and day), in one
+ * transaction; returns the tool count.
+ */
 export async function addToolToCollection(db: Knex, collectionId: string, toolId: string): Promise<number> {
   return db.transaction(async (trx) => {
     if (!(await insertCollectionTool(trx, collectionId, toolId))) throw errors.conflict('The tool is already in this collection');
-    await recordToolEvent(trx, toolId, 'collection_add', TRENDING_WEIGHTS.collectionAdd);
+    await recordCollectionAdd(trx, collectionId, toolId, TRENDING_WEIGHTS.collectionAdd);
     return countCollectionTools(trx, collectionId);
   });
 }

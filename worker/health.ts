@@ -3,6 +3,7 @@
  * BROKEN after a failed import check or 3 consecutive failed periodic checks; HEALTHY after any passing check.
  */
 import type { Db } from '../core/db.js';
+import { scrubHostPaths } from '../core/host-paths.js';
 import { matchesExpectation, type HealthExample } from '../core/packages/manifest.js';
 import { findToolByRef, refreshQualityScore, type ToolRow } from '../core/repos/tools.js';
 import type { DescribeOutcome, PackageRef, SandboxRunner } from '../sandbox/types.js';
@@ -52,8 +53,10 @@ export async function recordHealth(
   r: { error: string | null; durationMs: number; atImport: boolean },
 ): Promise<void> {
   await db.transaction(async (trx) => {
-    await trx('health_checks').insert({ tool_id: toolId, passed: r.error === null, error: r.error, duration_ms: Math.round(r.durationMs) });
-    if (r.error === null) {
+    // The error is public (the tool's healthError): host paths and stack frames go before it is stored.
+    const error = r.error === null ? null : scrubHostPaths(r.error, (await findToolByRef(trx, toolId))?.package_install_path);
+    await trx('health_checks').insert({ tool_id: toolId, passed: error === null, error, duration_ms: Math.round(r.durationMs) });
+    if (error === null) {
       await trx('tools')
         .where({ id: toolId })
         .update({ health_status: 'HEALTHY', health_error: null, consecutive_health_failures: 0, last_health_check_at: trx.fn.now() });
@@ -63,7 +66,7 @@ export async function recordHealth(
         .where({ id: toolId })
         .update({
           consecutive_health_failures: trx.raw('consecutive_health_failures + 1'),
-          health_error: r.error,
+          health_error: error,
           health_status: trx.raw(`case when consecutive_health_failures + 1 >= ? then 'BROKEN' else health_status end`, [threshold]),
           last_health_check_at: trx.fn.now(),
         });

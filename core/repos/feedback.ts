@@ -9,6 +9,20 @@ export async function recordToolEvent(db: Db, toolId: string, kind: ToolEventKin
   await db('tool_events').insert({ tool_id: toolId, kind, weight });
 }
 
+/**
+ * A collection add, as the collection owner's event: at most one row per owner, tool and UTC day (a unique partial
+ * index; a repeat does nothing), so that an add/remove/add loop neither grows the table nor, with trendingScores
+ * counting one add per user and tool per period, the tool's trending score.
+ */
+export async function recordCollectionAdd(db: Db, collectionId: string, toolId: string, weight: number): Promise<void> {
+  await db.raw(
+    `insert into tool_events (tool_id, kind, weight, user_id)
+     select ?, 'collection_add', ?, c.owner_id from collections c where c.id = ?
+     on conflict do nothing`,
+    [toolId, weight, collectionId],
+  );
+}
+
 /** Upserts the user's rating and returns the tool's new totals (kept on the tool row for cheap reads). */
 export async function upsertRating(db: Db, toolId: string, userId: string, rating: number) {
   await db.raw(
@@ -70,20 +84,28 @@ export async function listReviews(db: Db, toolId: string, limit: number, offset:
     .offset(offset);
 }
 
-/** Tool ids with their summed event weight over the period, best first (limit + 1 rows). */
+/**
+ * Tool ids with their summed event weight over the period, best first (limit + 1 rows). A user's collection adds of
+ * one tool count once per period (the heaviest), however often they were removed and added again.
+ */
 export async function trendingScores(
   db: Db,
   f: { period: TrendingPeriod; category?: Category; limit: number },
 ): Promise<{ tool_id: string; score: number }[]> {
   const days = TRENDING_PERIODS[f.period];
-  const q = db('tool_events as e')
+  // One weight per event, except one per (tool, user) for a user's collection adds.
+  const events = db('tool_events as e')
+    .select('e.tool_id', db.raw('max(e.weight) as weight'))
+    .groupBy('e.tool_id', db.raw(`case when e.kind = 'collection_add' and e.user_id is not null then 'u' || e.user_id::text else 'e' || e.id::text end`));
+  if (days !== null) events.where('e.created_at', '>=', db.raw(`now() - interval '${days} days'`));
+  const q = db
+    .from(events.as('e'))
     .join('tools as t', 't.id', 'e.tool_id')
     .join('packages as p', 'p.id', 't.package_id')
     .groupBy('e.tool_id')
     .select('e.tool_id', db.raw('sum(e.weight)::float8 as score'))
     .orderBy([{ column: 'score', order: 'desc' }, { column: 'e.tool_id' }])
     .limit(f.limit);
-  if (days !== null) q.where('e.created_at', '>=', db.raw(`now() - interval '${days} days'`));
   if (f.category) q.where('p.category', f.category);
   return q;
 }

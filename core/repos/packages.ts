@@ -1,6 +1,7 @@
 /** packages and the tools they declare: written by imports, idempotently (re-importing a version changes nothing). */
 import type { Db } from '../db.js';
 import type { Manifest, HealthExample } from '../packages/manifest.js';
+import { scrubHostPaths } from '../host-paths.js';
 
 export interface PackageRow {
   id: string;
@@ -20,6 +21,8 @@ export async function upsertPackage(
   m: Manifest,
   extra: { source: string; official: boolean; installPath: string; importError: string | null },
 ): Promise<PackageRow> {
+  // Import and health errors are stored without host paths or stack frames (see host-paths.ts).
+  const importError = extra.importError === null ? null : scrubHostPaths(extra.importError, extra.installPath);
   const [row] = await db('packages')
     .insert({
       name: m.name,
@@ -31,7 +34,7 @@ export async function upsertPackage(
       env: JSON.stringify(m.env),
       manifest: JSON.stringify(m),
       install_path: extra.installPath,
-      import_error: extra.importError,
+      import_error: importError,
     })
     .onConflict('name')
     .merge({
@@ -44,7 +47,7 @@ export async function upsertPackage(
       env: JSON.stringify(m.env),
       manifest: JSON.stringify(m),
       install_path: extra.installPath,
-      import_error: extra.importError,
+      import_error: importError,
       updated_at: db.fn.now(),
     })
     .returning('*');
@@ -63,6 +66,8 @@ export interface ToolUpsert {
 
 export async function upsertTool(db: Db, packageId: string, t: ToolUpsert): Promise<string> {
   const broken = t.brokenReason !== null;
+  // The package dir is not known here: every absolute path becomes generic (recordHealth, right after, knows it).
+  const reason = t.brokenReason === null ? null : scrubHostPaths(t.brokenReason);
   const [row] = await db('tools')
     .insert({
       package_id: packageId,
@@ -72,7 +77,7 @@ export async function upsertTool(db: Db, packageId: string, t: ToolUpsert): Prom
       input_schema: JSON.stringify(t.inputSchema),
       health_example: t.healthExample ? JSON.stringify(t.healthExample) : null,
       health_status: broken ? 'BROKEN' : 'UNKNOWN',
-      health_error: t.brokenReason,
+      health_error: reason,
       last_health_check_at: broken ? db.fn.now() : null,
     })
     .onConflict(['package_id', 'name'])
@@ -83,7 +88,7 @@ export async function upsertTool(db: Db, packageId: string, t: ToolUpsert): Prom
       health_example: t.healthExample ? JSON.stringify(t.healthExample) : null,
       // A failed import makes the tool BROKEN at once; otherwise the health check that follows decides.
       health_status: broken ? 'BROKEN' : db.raw('tools.health_status'),
-      health_error: broken ? t.brokenReason : db.raw('tools.health_error'),
+      health_error: broken ? reason : db.raw('tools.health_error'),
       updated_at: db.fn.now(),
     })
     .returning('id');

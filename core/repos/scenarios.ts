@@ -158,22 +158,28 @@ export const QUALITY_WINDOW = 20;
  * The statistics after a completed run, in one UPDATE (the run row is already final in this transaction):
  * totalRuns + 1, last run time and status, consecutive counts, and qualityScore = (passes + 1) / (runs + 2) over the
  * newest QUALITY_WINDOW completed runs.
+ *
+ * Only runs by the scenario's owner (its collection's owner) count: anyone may run a public scenario, but the public
+ * statistics are the owner's record, so another user's runs (which get their own run record and take their quota)
+ * neither count nor enter the quality window. A run by anyone else changes nothing here.
  */
-export async function recordRunStats(trx: Db, id: string, outcome: 'pass' | 'fail', at: Date): Promise<void> {
+export async function recordRunStats(trx: Db, runId: string): Promise<void> {
   await trx.raw(
     `update scenarios s set
         total_runs = s.total_runs + 1,
-        last_run_at = ?,
-        last_run_status = ?,
-        consecutive_passes = case when ? = 'pass' then s.consecutive_passes + 1 else 0 end,
-        consecutive_fails = case when ? = 'fail' then s.consecutive_fails + 1 else 0 end,
+        last_run_at = fin.completed_at,
+        last_run_status = case when fin.success then 'pass' else 'fail' end,
+        consecutive_passes = case when fin.success then s.consecutive_passes + 1 else 0 end,
+        consecutive_fails = case when fin.success then 0 else s.consecutive_fails + 1 end,
         quality_score = (
           select (count(*) filter (where w.success) + 1)::float8 / (count(*) + 2)
             from (select r.success from scenario_runs r
-                   where r.scenario_id = s.id and r.status = 'completed'
+                   where r.scenario_id = s.id and r.status = 'completed' and r.user_id = c.owner_id
                    order by r.completed_at desc, r.id desc limit ?) w)
-      where s.id = ?`,
-    [at, outcome, outcome, outcome, QUALITY_WINDOW, id],
+       from scenario_runs fin, collections c
+      where fin.id = ? and fin.status = 'completed' and s.id = fin.scenario_id
+        and c.id = s.collection_id and fin.user_id = c.owner_id`,
+    [QUALITY_WINDOW, runId],
   );
 }
 

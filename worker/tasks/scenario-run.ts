@@ -139,7 +139,7 @@ async function finalizeOnce(deps: WorkerDeps, run: RunRow, outcome: RunOutcome):
     const batchSeq = run.batch_id ? await takeBatchSeq(trx, run.batch_id) : undefined;
     const row = await finishRun(trx, run.id, run.attempt, { ...outcome, batchSeq });
     if (!row) return;
-    if (row.status === 'completed') await recordRunStats(trx, run.scenario_id, row.success ? 'pass' : 'fail', row.completed_at!);
+    if (row.status === 'completed') await recordRunStats(trx, row.id); // moves the statistics for the owner's runs only
     if (run.batch_id) await completeBatchIfDone(trx, run.batch_id);
     await notifyRun(trx, row);
   });
