@@ -96,8 +96,9 @@ test('statistics after pass and fail sequences: totals, last status, consecutive
 
 test('quality is over the newest 20 completed runs', async (t) => {
   const s = await scenario({ prompt: PASSING });
+  // The owner's runs (only those count toward the statistics).
   await svc.api.deps.db('scenario_runs').insert(
-    Array.from({ length: 25 }, (_, i) => ({ scenario_id: s.id, status: 'completed', success: false, created_at: new Date(Date.now() - 60_000 + i), completed_at: new Date(Date.now() - 60_000 + i) })),
+    Array.from({ length: 25 }, (_, i) => ({ scenario_id: s.id, user_id: owner.id, status: 'completed', success: false, created_at: new Date(Date.now() - 60_000 + i), completed_at: new Date(Date.now() - 60_000 + i) })),
   );
   t.true((await run(s.id)).body.data.success);
   t.is((await detail(s.id)).qualityScore, Math.round((2 / 22) * 1e4) / 1e4, '1 pass in the newest 20: (1 + 1) / (20 + 2)');
