@@ -98,7 +98,8 @@ export function createPackageViews(stateDir: string): PackageViews {
   fs.mkdirSync(viewsDir, { recursive: true, mode: 0o700 });
   cleanStale(viewsDir, umount);
   const root = path.join(viewsDir, `${process.pid}-${randomBytes(3).toString('hex')}`);
-  fs.mkdirSync(root, { mode: 0o755 });
+  fs.mkdirSync(root);
+  fs.chmodSync(root, 0o755);
   execFileSync(mount, ['--bind', root, root], { stdio: 'ignore', env: {} });
   execFileSync(mount, ['--make-rshared', root], { stdio: 'ignore', env: {} });
   const mounter = createMounter();
@@ -115,7 +116,9 @@ export function createPackageViews(stateDir: string): PackageViews {
   return {
     create(id) {
       const view = path.join(root, id);
-      fs.mkdirSync(view, { mode: 0o755 });
+      fs.mkdirSync(view);
+      // The sandbox's user must be able to enter /pkg whatever this process's umask.
+      fs.chmodSync(view, 0o755);
       return view;
     },
     async attach(id, hostDir) {
