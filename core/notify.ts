@@ -57,8 +57,16 @@ export function createNotifier(connectionString: string, logger?: Logger): Notif
         connecting = undefined;
         if (!closed) setTimeout(() => void resubscribe(), 500).unref();
       });
-      await c.connect();
-      for (const channel of handlers.keys()) await c.query(`LISTEN "${channel}"`);
+      try {
+        await c.connect();
+        for (const channel of handlers.keys()) await c.query(`LISTEN "${channel}"`);
+      } catch (err) {
+        // A failed attempt must not be remembered: the next subscribe or resubscribe tries afresh (a database that
+        // was down during one attempt would otherwise leave every later LISTEN failing with the same error).
+        connecting = undefined;
+        void c.end().catch(() => undefined);
+        throw err;
+      }
       client = c;
       return c;
     })();

@@ -56,7 +56,8 @@ test.serial('Postgres restarts while a client waits and a worker runs jobs: ever
   pgServer = await startEmbeddedPostgres({ dataDir: path.join(pgDir, 'data'), port: pgServer.port, durability: 'none' });
 
   const res = await waiting;
-  t.true(res.status === 200 || res.status === 504, `${res.status} ${res.text}`);
+  const errorsLogged = () => svc.logs().split('\n').filter((l) => l.includes('unhandled')).slice(-3).map((l) => l.slice(0, 600)).join('\n');
+  t.true(res.status === 200 || res.status === 504, `${res.status} ${res.text} ${errorsLogged()}`);
   if (res.status === 200) t.true(res.body.success, res.text);
   else t.regex(res.body.executionId, /^[0-9a-f-]{36}$/, 'a 504 carries the id to poll');
   const waitedId = res.body.executionId as string;
@@ -68,7 +69,7 @@ test.serial('Postgres restarts while a client waits and a worker runs jobs: ever
   // LISTEN recovered: a synchronous call is answered by its NOTIFY again (well before its 35 s wait runs out).
   const started = Date.now();
   const after = await svc.request('POST', `/api/tools/execute/${SLOW}`, { body: { params: { ms: 10 } } });
-  t.is(after.status, 200, after.text);
+  t.is(after.status, 200, `pg port ${pgServer.port}, url ${new URL(svc.databaseUrl).port}, req ${after.headers.get('x-request-id')}: ${after.text} ${svc.logs().split('\n').filter((l) => /unhandled|warn|"level":50/.test(l)).slice(-6).map((l) => l.slice(0, 400)).join('\n')}`);
   t.true(after.body.success);
   t.true(Date.now() - started < 20_000);
 });

@@ -51,6 +51,8 @@ function limitsOf(config: Config, tier: Tier): { minute: number; day: number } {
 
 export function createRateLimiter(config: Config, connectionString: string): RateLimiter {
   const pool = new pg.Pool({ connectionString, max: 10 });
+  // An idle connection that the server drops (a restart) is reported here; unhandled, it would end the process.
+  pool.on('error', () => undefined);
   const cleanup = setInterval(() => {
     void pool.query('delete from rate_limits where expire < $1', [Date.now() - 3_600_000]).catch(() => undefined);
   }, CLEANUP_EVERY_MS);

@@ -2,7 +2,8 @@
  * Worker and API processes as operators run them (`node worker/main.ts`, `node api/server.ts`), for the tests that
  * kill, restart and outlive them; and the one bounded poll the fault tests share.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { Config } from '../../core/config.js';
 
 export interface Child {
@@ -48,9 +49,26 @@ export function stopProcess(c: Child, signal: NodeJS.Signals): Promise<number | 
   });
 }
 
-/** Kills whatever a test file left running (for test.after.always). */
+/** Stops whatever a test file left running (for test.after.always): SIGTERM, so workers unmount their package
+ * views and end their sandboxes, and SIGKILL for any that has not exited 20 s later. */
 export async function killAll(): Promise<void> {
-  await Promise.all(children.map((c) => stopProcess(c, 'SIGKILL')));
+  await Promise.all(
+    children.map(async (c) => {
+      const kill = setTimeout(() => c.process.kill('SIGKILL'), 20_000);
+      await stopProcess(c, 'SIGTERM');
+      clearTimeout(kill);
+    }),
+  );
+}
+
+/** Detaches every mount left below `dir` (package views of a worker killed with SIGKILL), so that it can be removed. */
+export function unmountBelow(dir: string): void {
+  const mounts = readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[1]?.replace(/\\040/g, ' '))
+    .filter((m): m is string => !!m && m.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const m of mounts) spawnSync('umount', ['-l', m]);
 }
 
 /** Polls `fn` until it returns a value (not undefined/null/false), every 200 ms, for at most `ms`. */

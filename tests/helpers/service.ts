@@ -12,6 +12,7 @@ import { createLogger } from '../../core/logger.js';
 import { startApi, type ApiHandle } from '../../api/server.js';
 import type { WorkerProcess } from '../../worker/main.js';
 import { createTestDatabase } from './postgres.js';
+import { unmountBelow } from './processes.js';
 
 export const EXAMPLES_DIR = path.resolve(new URL('../../examples/tools', import.meta.url).pathname);
 export const FIXTURES_DIR = path.resolve(new URL('../fixtures', import.meta.url).pathname);
@@ -118,6 +119,7 @@ export async function startService(
       await api.close();
       await worker?.close();
       await database.drop();
+      unmountBelow(dataDir); // views of worker processes a test killed
       await fs.rm(dataDir, { recursive: true, force: true });
     },
   };
