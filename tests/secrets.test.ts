@@ -1,8 +1,8 @@
 import test from 'ava';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import pg from 'pg';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { dumpDatabase } from './helpers/dump.js';
 
 let svc: Service;
 test.before(async () => {
@@ -14,25 +14,6 @@ test.before(async () => {
 });
 test.after.always(() => svc?.close());
 
-/** Every row of every table in every schema of the database, as text: what a dump would hold. */
-async function dumpDatabase(url: string): Promise<string> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const { rows: tables } = await c.query(
-      `select table_schema, table_name from information_schema.tables
-        where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema')`,
-    );
-    let out = '';
-    for (const t of tables) {
-      const { rows } = await c.query(`select row_to_json(x)::text as j from "${t.table_schema}"."${t.table_name}" x`);
-      out += `${t.table_schema}.${t.table_name}\n${rows.map((r) => r.j).join('\n')}\n`;
-    }
-    return out;
-  } finally {
-    await c.end();
-  }
-}
 
 test('an execution env never reaches the database, the logs, or a response', async (t) => {
   const secret = `s3cr3t-${crypto.randomBytes(12).toString('hex')}`;

@@ -6,9 +6,9 @@
 import test from 'ava';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import pg from 'pg';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
 import { readSse } from '../helpers/sse.js';
+import { dumpDatabase } from '../helpers/dump.js';
 
 const SLUG = '@fixtures/redaction-tools';
 let svc: Service;
@@ -60,24 +60,6 @@ function assertNoLeak(t: import('ava').ExecutionContext, where: string, text: st
   t.false(decodesToSecret(text, secret), `${where}: no base64 in it decodes to the secret`);
 }
 
-async function dumpDatabase(url: string): Promise<string> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const { rows: tables } = await c.query(
-      `select table_schema, table_name from information_schema.tables
-        where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema')`,
-    );
-    let out = '';
-    for (const tb of tables) {
-      const { rows } = await c.query(`select row_to_json(x)::text as j from "${tb.table_schema}"."${tb.table_name}" x`);
-      out += `${tb.table_schema}.${tb.table_name}\n${rows.map((r) => r.j).join('\n')}\n`;
-    }
-    return out;
-  } finally {
-    await c.end();
-  }
-}
 
 test.serial('encoded env values are redacted from the response, the execution, its events, the database and the log', async (t) => {
   const secret = makeSecret();
