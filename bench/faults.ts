@@ -64,14 +64,18 @@ async function main() {
 
     // Faults: a kill -9 about every KILL_EVERY_MS (the oldest worker, replaced at once), one Postgres restart midway.
     const faults = (async () => {
+      await new Promise((r) => setTimeout(r, 0));
       let next = Date.now() + KILL_EVERY_MS;
       while (submitting) {
         await new Promise((r) => setTimeout(r, 250));
         if (pgRestarts === 0 && accepted.length >= N / 2) {
+          pgRestarts++;
           await pg.stop();
           await new Promise((r) => setTimeout(r, 2000));
-          pg = await startEmbeddedPostgres({ dataDir: pgDir, port: pg.port });
-          pgRestarts++;
+          pg = await startEmbeddedPostgres({ dataDir: pgDir, port: pg.port }).catch((err) => {
+            console.error('Postgres did not start again:', err);
+            process.exit(1);
+          });
         }
         if (Date.now() < next) continue;
         next = Date.now() + KILL_EVERY_MS;

@@ -3,7 +3,7 @@
  * it is running at that moment (its lease on them); the reaper frees the locked jobs that no live process lists.
  * Liveness thus never depends on which id Graphile locks a job with (a pool's id, shared by all of its jobs, or a
  * worker's). Right after a database outage the reaper waits a full window, so that live processes have renewed their
- * leases before anything is judged dead.
+ * leases before anything is judged dead (and the reaper's query waits two windows after the database itself started).
  */
 import os from 'node:os';
 import crypto from 'node:crypto';
@@ -26,7 +26,9 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
   const id = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
   // The Graphile jobs this process is running now: what every heartbeat renews.
   const leased = new Set<string>();
-  let healthySince = Date.now();
+  // A fresh process may judge at once (a database that just restarted is caught by the reaper's own query); after
+  // our own heartbeat failed, we wait a whole window of healthy ones first.
+  let healthySince = 0;
   let lastBeatFailed = false;
   const beat = async () => {
     try {

@@ -39,8 +39,10 @@ export async function findDeadJobs(db: Db, windowSeconds: number): Promise<DeadJ
       where j.locked_at is not null
         and j.locked_at < now() - make_interval(secs => ?)
         and not exists (select 1 from workers w
-                         where w.last_seen_at > now() - make_interval(secs => ?) and j.id = any(w.job_ids))`,
-    [windowSeconds, windowSeconds],
+                         where w.last_seen_at > now() - make_interval(secs => ?) and j.id = any(w.job_ids))
+        -- right after the database itself (re)started, live processes have not renewed their leases yet
+        and pg_postmaster_start_time() < now() - make_interval(secs => ?)`,
+    [windowSeconds, windowSeconds, windowSeconds * 2],
   );
   return rows;
 }
