@@ -54,6 +54,11 @@ const schema = z.object({
     .default('false')
     .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : Number(v)))
     .pipe(z.number().int().min(0).max(10)),
+  /**
+   * A job is dead when no live worker process has leased it for this long; processes renew their leases every
+   * quarter of it and reap every three quarters. Lower only to make fault tests quick.
+   */
+  WORKER_LEASE_SECONDS: z.coerce.number().int().min(4).max(600).default(20),
   /** Keys one user may hold unrevoked at once. */
   MAX_KEYS_PER_USER: intFrom(20),
   /** Executions (queued or running) one caller — a user, or an anonymous client address — may have at once. */

@@ -16,7 +16,8 @@ const JUDGE_PASS = { text: JSON.stringify({ verdict: 'pass', reason: 'the agent 
 
 const llmEnv = () => ({ LLM_BASE_URL: vendor.baseUrl, LLM_API_KEY: 'k-faults-test', LLM_MODEL: 'fake-chat-1', LLM_EMBEDDING_MODEL: 'fake-embed-1' });
 const startWorker = () => {
-  const w = spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { EXECUTION_TIMEOUT_MS: '90000', ...llmEnv() }));
+  // An 8 s lease keeps the kill tests quick; the long-life test still outlives it (and every other timer) many times.
+  const w = spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { EXECUTION_TIMEOUT_MS: '90000', WORKER_LEASE_SECONDS: '8', ...llmEnv() }));
   workers.push(w);
   return w;
 };

@@ -116,9 +116,10 @@ for (const kind of ['gvisor', 'process'] as const) {
   });
 
   test(`${kind}: the time limit ends a slow tool as timeout`, async (t) => {
-    const r = await exec(runner, 'good', 'sleep', { ms: 30_000 }, { timeoutMs: 1500 });
+    // The tool would sleep far longer than any wait for a sandbox on a loaded machine: ending before that is the limit.
+    const r = await exec(runner, 'good', 'sleep', { ms: 240_000 }, { timeoutMs: 1500 });
     t.is(r.kind, 'timeout');
-    t.true(r.durationMs >= 1500 && r.durationMs < 30_000, `took ${r.durationMs} ms`); // includes waiting for a sandbox
+    t.true(r.durationMs >= 1500 && r.durationMs < 150_000, `took ${r.durationMs} ms`); // includes waiting for a sandbox
   });
 
   test(`${kind}: an abort signal stops the execution`, async (t) => {
@@ -155,7 +156,7 @@ test('gvisor: a package outside the cache runs too, with only that package mount
 
 test('gvisor: a package installed after the pool booted is visible to pooled sandboxes', async (t) => {
   const runner = runners.gvisor as GvisorRunner;
-  t.true(await runner.pool.whenFull(30_000));
+  t.true(await runner.pool.whenFull(120_000)); // boots queue behind the other tests' sandboxes on 2 cores
   const pkg = cache.install('good', 'late-arrival');
   const r = await runner.execute({ pkg, exportName: 'echo', params: { text: 'late' }, env: {}, timeoutMs: 10_000 });
   t.like(r, { kind: 'ok', output: { text: 'late' } });
@@ -236,11 +237,12 @@ test('gvisor reuse: a sandbox retires after maxExecutions and after maxAgeMs', a
   t.is(runner.reuse?.held('key-a'), 0); // retired after its third execution
   t.not(await sandboxOf(runner, 'key-a'), first);
 
-  const aging = reuseRunner({ maxAgeMs: 5000 });
+  // Long enough that a loaded machine's first execution cannot outlive it, short enough to wait for.
+  const aging = reuseRunner({ maxAgeMs: 20_000 });
   t.teardown(() => aging.close());
   const young = await sandboxOf(aging, 'key-a');
   t.is(aging.reuse?.idle('key-a'), 1);
-  t.true(await until(() => aging.reuse?.idle('key-a') === 0, 15_000));
+  t.true(await until(() => aging.reuse?.idle('key-a') === 0, 45_000));
   t.not(await sandboxOf(aging, 'key-a'), young);
 });
 

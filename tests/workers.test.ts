@@ -19,7 +19,7 @@ test.after.always(async () => {
   await svc?.close();
 });
 
-const startWorkerProcess = (): Child => spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { LOG_LEVEL: 'warn' }));
+const startWorkerProcess = (): Child => spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { LOG_LEVEL: 'warn', WORKER_LEASE_SECONDS: '8' }));
 const stop = stopProcess;
 
 const queueSleepy = async (ms: number) => {

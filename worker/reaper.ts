@@ -12,10 +12,8 @@ import { dropDeadJob, findDeadJobs, releaseDeadJob, type DeadJob } from '../core
 import { failRunningRun } from '../core/repos/scenario-runs.js';
 import { finishImport } from '../core/repos/package-imports.js';
 
-export const STALE_AFTER_SECONDS = 20;
-
-export async function reapOnce(db: Knex, logger: Logger): Promise<number> {
-  const dead = await findDeadJobs(db, STALE_AFTER_SECONDS);
+export async function reapOnce(db: Knex, logger: Logger, leaseSeconds: number): Promise<number> {
+  const dead = await findDeadJobs(db, leaseSeconds);
   let released = 0;
   for (const job of dead) {
     if (job.attempts < job.max_attempts) {
@@ -36,7 +34,7 @@ export async function reapOnce(db: Knex, logger: Logger): Promise<number> {
       where e.status = 'running'
         and (w.id is null or w.last_seen_at < now() - make_interval(secs => ?))
         and not exists (select 1 from graphile_worker.jobs j where j.id = e.job_id)`,
-    [STALE_AFTER_SECONDS],
+    [leaseSeconds],
   );
   for (const r of orphans as { id: string }[]) {
     await finishExecution(db, r.id, { status: 'failed', error: { code: 'WORKER_LOST', message: 'The worker running this execution died' }, executionTimeMs: null });

@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import { run, parseCrontab, type Runner, type LogFunctionFactory, type Task, type TaskList, Logger as GraphileLogger } from 'graphile-worker';
 import type { WorkerDeps } from './deps.js';
 import { CRONTAB, taskList } from './tasks/index.js';
-import { failOwnRunning, reapOnce, STALE_AFTER_SECONDS } from './reaper.js';
+import { failOwnRunning, reapOnce } from './reaper.js';
 import { beatWorker, removeWorker } from '../core/repos/workers.js';
 
 export interface WorkerHandle {
@@ -19,11 +19,11 @@ export interface WorkerHandle {
   stop(): Promise<void>;
 }
 
-const HEARTBEAT_MS = 5_000;
-const REAP_EVERY_MS = 15_000;
 
 export async function startWorker(deps: WorkerDeps, connectionString: string, opts: { cron?: boolean } = {}): Promise<WorkerHandle> {
   const id = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
+  const leaseSeconds = deps.config.WORKER_LEASE_SECONDS;
+  const heartbeatMs = (leaseSeconds * 1000) / 4;
   // The Graphile jobs this process is running now: what every heartbeat renews.
   const leased = new Set<string>();
   // A fresh process may judge at once (a database that just restarted is caught by the reaper's own query); after
@@ -41,13 +41,13 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
     }
   };
   await beat();
-  const timer = setInterval(() => void beat(), HEARTBEAT_MS);
+  const timer = setInterval(() => void beat(), heartbeatMs);
   timer.unref();
   const reaper = setInterval(() => {
     // Judge others only after our own heartbeat has been healthy for a whole window (see the header).
-    if (lastBeatFailed || Date.now() - healthySince < STALE_AFTER_SECONDS * 1000 + HEARTBEAT_MS) return;
-    void reapOnce(deps.db, deps.logger).catch((err) => deps.logger.warn({ err: err.message }, 'reaper failed'));
-  }, REAP_EVERY_MS);
+    if (lastBeatFailed || Date.now() - healthySince < leaseSeconds * 1000 + heartbeatMs) return;
+    void reapOnce(deps.db, deps.logger, leaseSeconds).catch((err) => deps.logger.warn({ err: err.message }, 'reaper failed'));
+  }, leaseSeconds * 750);
   reaper.unref();
   const leasing = (task: Task): Task => async (payload, helpers) => {
     const jobId = String(helpers.job.id);
