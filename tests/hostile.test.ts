@@ -7,7 +7,8 @@ import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 // Tools that try to escape or exhaust their gVisor sandbox, called through the public API.
 let svc: Service;
 test.before(async () => {
-  svc = await startService({ env: { EXECUTION_TIMEOUT_MS: '3000', WORKER_CONCURRENCY: '3' } });
+  // 10 s: under the 1-core CPU quota on a loaded 2-core machine, filling 256 MiB to the OOM kill can take over 3 s.
+  svc = await startService({ env: { EXECUTION_TIMEOUT_MS: '10000', WORKER_CONCURRENCY: '3' } });
   const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', 'hostile-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
 });

@@ -11,7 +11,7 @@ import { bodyFor, pathSegment, queryFor, rawBodies } from './fuzz-inputs.js';
 // 500, a 4xx must be in the contract's shape, and a refused request must change no row count. The seed is fixed
 // (FUZZ_SEED overrides it, FUZZ_RUNS the runs per route); fast-check prints seed and path of a failure.
 const SEED = Number(process.env.FUZZ_SEED ?? 1105);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
 const TOOL = '@fixtures/nul-tools/slow';
 const TABLES = [
   'users', 'api_keys', 'collections', 'collection_tools', 'collection_likes', 'scenarios', 'scenario_runs', 'agents',
