@@ -33,7 +33,8 @@ async function main(): Promise<number> {
     let failed = (out.match(/^\s*✘/gm) ?? []).length + count(/^\s*(\d+) uncaught exceptions?/gm) + count(/^\s*(\d+) unhandled rejections?/gm);
     if (code !== 0 && failed === 0) failed = 1; // ava failed before counting (e.g. a file that did not load)
     console.log(`\ntest run took ${Math.round((Date.now() - started) / 1000)} s`);
-    console.log(`${passed} passed, ${failed} failed`);
+    const skipped = (out.match(/^\s*- \[skip\]/gm) ?? []).length;
+    console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
     return code;
   } finally {
     await pg.server?.stop();

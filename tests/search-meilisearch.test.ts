@@ -12,12 +12,8 @@ const host = process.env.MEILI_HOST;
 const apiKey = process.env.MEILI_API_KEY || undefined;
 
 if (!host) {
-  test('Meilisearch engine tests', (t) => {
-    const message = 'MEILI_HOST not set: Meilisearch engine tests skipped';
-    t.log(message);
-    console.warn(`\n  ⚠ ${message}\n`);
-    t.pass();
-  });
+  // Reported as skipped (not passed): nothing was checked against Meilisearch on this machine.
+  test.skip('Meilisearch engine tests (MEILI_HOST not set: no Meilisearch server to test against)', () => undefined);
 } else {
   const created: string[] = [];
 
