@@ -53,6 +53,17 @@ test.serial('a BROKEN tool\'s healthError names no host path and carries no stac
   assertNoHostDetail(t, JSON.stringify(await svc.api.deps.db('health_checks').select('error')), 'stored health checks');
 });
 
+
+/** GET /health until it answers `status` (at most 5 s, every 100 ms); the last answer either way. */
+async function healthOnceStatus(status: number) {
+  let res = await svc.request('GET', '/health');
+  for (let i = 0; i < 50 && res.status !== status; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    res = await svc.request('GET', '/health');
+  }
+  return res;
+}
+
 test.serial('/health says the database is down, not why', async (t) => {
   const url = new URL(svc.databaseUrl);
   const dbName = url.pathname.slice(1);
@@ -67,11 +78,7 @@ test.serial('/health says the database is down, not why', async (t) => {
         where datname = $1 and pid <> pg_backend_pid() and query not like 'LISTEN "jobs:insert"%'`,
       [dbName],
     );
-    let res = await svc.request('GET', '/health');
-    for (let i = 0; i < 50 && res.status !== 503; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      res = await svc.request('GET', '/health');
-    }
+    const res = await healthOnceStatus(503);
     t.is(res.status, 503);
     t.deepEqual(res.body.data.database, { ok: false, status: 'down' });
     t.false(res.text.includes(dbName), 'no database name');
@@ -82,11 +89,7 @@ test.serial('/health says the database is down, not why', async (t) => {
     await admin.query(`alter database "${dbName}" allow_connections true`);
     await admin.end();
   }
-  let up = await svc.request('GET', '/health');
-  for (let i = 0; i < 50 && up.status !== 200; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    up = await svc.request('GET', '/health');
-  }
+  const up = await healthOnceStatus(200);
   t.is(up.status, 200);
   t.like(up.body.data.database, { ok: true, status: 'up' });
 });
