@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'QUOTA_EXCEEDED'
   | 'INTERNAL'
+  | 'SERVICE_UNAVAILABLE'
   | 'EXECUTION_TIMEOUT';
 
 export interface ErrorDetail {
@@ -69,6 +70,11 @@ export const errors = {
       executionId,
     }),
   internal: (message = 'Internal server error') => new AppError('INTERNAL', 500, message),
+  /** The database is unreachable (a restart, a failover): nothing was done, and the same request may be sent again. */
+  unavailable: (retryAfterSeconds = 5) =>
+    new AppError('SERVICE_UNAVAILABLE', 503, `The service is briefly unavailable; retry after ${retryAfterSeconds} seconds`, undefined, undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
 };
 
 /** Maps a Postgres driver error to an AppError once, so that no route inspects SQLSTATEs. */

@@ -3,7 +3,9 @@
  * params against the JSON Schema), then the execution row and its job are created in one transaction with the env
  * sealed (AES-256-GCM) in the job payload. Waiting is by LISTEN/NOTIFY.
  */
+import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { withDbRetry } from './db.js';
 import { errors } from './errors.js';
 import { sealJson } from './crypto.js';
 import { validateAgainstSchema } from './json-schema.js';
@@ -12,6 +14,9 @@ import { waitForFinal } from './wait-final.js';
 import { findExecution, insertExecutionWithJob, insertExecutionWithJobCapped, isFinalExecution, type ExecutionRow } from './repos/executions.js';
 import type { ToolRow } from './repos/tools.js';
 import type { Caller } from './types.js';
+
+/** How long an enqueue keeps trying through a database restart before the caller gets a 503. */
+const ENQUEUE_RETRY_MS = 10_000;
 
 export interface ExecutionRequest {
   tool: ToolRow;
@@ -40,12 +45,20 @@ export function checkExecutable(tool: ToolRow, params: unknown, env: Record<stri
 export async function enqueueExecution(db: Knex, secretsKey: string, req: ExecutionRequest): Promise<ExecutionRow> {
   checkExecutable(req.tool, req.params, req.env);
   const sealedEnv = Object.keys(req.env).length ? sealJson(secretsKey, req.env) : undefined;
-  const row = { toolId: req.tool.id, userId: req.caller?.userId, apiKeyId: req.caller?.keyId, origin: req.origin, params: req.params };
+  // The id is chosen here, once, so that the enqueue can be repeated after a database blip: a try whose COMMIT
+  // reached the server before the connection died has left its row, and the next try finds it instead of queueing
+  // the call a second time.
+  const id = crypto.randomUUID();
+  const row = { id, toolId: req.tool.id, userId: req.caller?.userId, apiKeyId: req.caller?.keyId, origin: req.origin, params: req.params };
   const payload = (executionId: string) => ({ executionId, ...(sealedEnv ? { sealedEnv } : {}) });
-  if (!req.limit) return insertExecutionWithJob(db, row, payload, 3);
-  const { client, maxActive } = req.limit;
-  const inserted = await insertExecutionWithJobCapped(db, { ...row, caller: client }, payload, 3, maxActive);
-  if (!inserted) throw errors.tooManyActive(maxActive);
+  const limit = req.limit;
+  const inserted = await withDbRetry(async () => {
+    const existing = await findExecution(db, id);
+    if (existing) return existing;
+    if (!limit) return insertExecutionWithJob(db, row, payload, 3);
+    return insertExecutionWithJobCapped(db, { ...row, caller: limit.client }, payload, 3, limit.maxActive);
+  }, ENQUEUE_RETRY_MS);
+  if (!inserted) throw errors.tooManyActive(limit!.maxActive);
   return inserted;
 }
 

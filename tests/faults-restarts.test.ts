@@ -44,16 +44,26 @@ const allFinal = async (ids: string[]) => {
 };
 
 test.serial('Postgres restarts while a client waits and a worker runs jobs: every execution ends, waiting works again', async (t) => {
-  const waiting = svc.request('POST', `/api/tools/execute/${SLOW}`, { body: { params: { ms: 6000 } } });
+  const waiting = svc.request('POST', `/api/tools/execute/${SLOW}`, { body: { params: { ms: 6001 } } });
   const queued = await Promise.all(
     Array.from({ length: 3 }, () => svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { body: { params: { ms: 6000 } } })),
   );
   const ids = queued.map((r) => r.body.data.executionId as string);
   await until(async () => Number((await db()('executions').where({ status: 'running' }).count('* as n'))[0].n) > 0, 60_000, 'a job to run');
+  await until(async () => (await db()('executions').whereRaw("params->>'ms' = '6001'").first()) !== undefined, 30_000, 'the waited execution to be queued');
 
   await pgServer.stop();
+  // A call that arrives during the outage is queued once the database is back (the enqueue retries), or refused
+  // cleanly with a 503 and Retry-After: never a 500, never queued twice.
+  const during = svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { body: { params: { ms: 6002 } } });
   await new Promise((r) => setTimeout(r, 2000)); // the outage itself: a fixed length is the point here
   pgServer = await startEmbeddedPostgres({ dataDir: path.join(pgDir, 'data'), port: pgServer.port, durability: 'none' });
+  const duringRes = await during;
+  t.true(duringRes.status === 202 || duringRes.status === 503, `${duringRes.status} ${duringRes.text}`);
+  if (duringRes.status === 202) ids.push(duringRes.body.data.executionId);
+  else t.is(duringRes.headers.get('retry-after'), '5');
+  const duringRows = await db()('executions').whereRaw("params->>'ms' = '6002'").select('id');
+  t.is(duringRows.length, duringRes.status === 202 ? 1 : 0, 'queued exactly once, or not at all');
 
   const res = await waiting;
   const errorsLogged = () => svc.logs().split('\n').filter((l) => l.includes('unhandled')).slice(-3).map((l) => l.slice(0, 600)).join('\n');

@@ -6,6 +6,7 @@
 import type { Context, Next } from 'koa';
 import { AppError, errors, fromPgError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import { isConnectionError } from '../../core/db.js';
 
 const SHAPE_B_WORDS: Record<number, string> = {
   400: 'Bad Request',
@@ -18,6 +19,7 @@ const SHAPE_B_WORDS: Record<number, string> = {
   415: 'Unsupported Media Type',
   429: 'Rate Limit Exceeded',
   500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 /** Errors that keep shape A even on scenario routes. */
@@ -70,6 +72,10 @@ function toAppError(err: unknown, ctx: Context, logger: Logger): AppError {
   if (status === 413) return errors.payloadTooLarge();
   if (status === 415) return errors.unsupportedMediaType();
   if (status === 400) return errors.validation((err as Error).message);
+  if (isConnectionError(err)) {
+    logger.warn({ reqId: ctx.state.requestId, err: (err as Error).message }, 'database unreachable');
+    return errors.unavailable();
+  }
   logger.error({ reqId: ctx.state.requestId, err }, 'unhandled error');
   return errors.internal();
 }

@@ -41,11 +41,11 @@ const notifyPayload = (status: string) => `json_build_object('kind', 'execution'
  */
 export async function insertExecutionWithJob(
   db: Db,
-  e: { toolId: string; userId?: string | null; apiKeyId?: string | null; origin: string; params: unknown; caller?: string },
+  e: { id: string; toolId: string; userId?: string | null; apiKeyId?: string | null; origin: string; params: unknown; caller?: string },
   payload: (executionId: string) => unknown,
   maxAttempts: number,
 ): Promise<ExecutionRow> {
-  const id = crypto.randomUUID();
+  const id = e.id;
   const { rows } = await db.raw(
     `with j as (select (graphile_worker.add_job('execute_tool', ?::json, max_attempts => ?)).id as job_id)
      insert into executions (id, tool_id, user_id, api_key_id, origin, params, job_id, caller)
