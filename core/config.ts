@@ -73,13 +73,32 @@ const schema = z.object({
     .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)),
   /** CPU share of one sandbox, in cores (OCI cpu quota/period). */
   SANDBOX_CPUS: z.coerce.number().positive().max(64).default(1),
+  NODE_ENV: z.string().optional(),
+  /**
+   * Who may create an account in the web app: `open` (anyone), `invite` (a single-use invitation from the operator),
+   * `closed` (nobody; accounts come from the admin endpoint or CLI). Unset: `closed` when NODE_ENV=production, else `open`.
+   */
+  SIGNUP: z.enum(['open', 'invite', 'closed']).optional(),
+  /** Browser sessions last this many days from sign-in. */
+  SESSION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  /** Sign-in attempts per 15 minutes, per account and per client address. */
+  LOGIN_ATTEMPTS_PER_ACCOUNT: intFrom(10),
+  LOGIN_ATTEMPTS_PER_IP: intFrom(50),
+  /** Where the built web app lives (`npm run build:web`). */
+  WEB_DIR: z.string().default('dist/web'),
+  /** Optional OpenID Connect single sign-on: the issuer URL and this service's client credentials. */
+  OIDC_ISSUER: z.string().url().optional(),
+  OIDC_CLIENT_ID: z.string().optional(),
+  OIDC_CLIENT_SECRET: z.string().optional(),
+  OIDC_LABEL: z.string().default('single sign-on'),
 });
 
 export type RawConfig = z.infer<typeof schema>;
 
-export interface Config extends Omit<RawConfig, 'DATA_DIR' | 'PACKAGE_CACHE_DIR'> {
+export interface Config extends Omit<RawConfig, 'DATA_DIR' | 'PACKAGE_CACHE_DIR' | 'SIGNUP'> {
   DATA_DIR: string;
   PACKAGE_CACHE_DIR: string;
+  SIGNUP: 'open' | 'invite' | 'closed';
 }
 
 /** Parses an environment (process.env by default at the call site) into a frozen Config. */
@@ -94,6 +113,8 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     ...parsed.data,
     DATA_DIR: dataDir,
     PACKAGE_CACHE_DIR: path.resolve(parsed.data.PACKAGE_CACHE_DIR ?? path.join(dataDir, 'packages')),
+    SIGNUP: parsed.data.SIGNUP ?? (parsed.data.NODE_ENV === 'production' ? 'closed' : 'open'),
+    WEB_DIR: path.resolve(parsed.data.WEB_DIR),
     ...overrides,
   };
   return Object.freeze(config);
