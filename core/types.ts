@@ -51,5 +51,6 @@ export interface Caller {
   username: string;
   name: string | null;
   tier: Tier;
-  keyId: string;
+  /** The API key used; null for a browser session (sessions are not keys). */
+  keyId: string | null;
 }
