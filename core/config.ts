@@ -45,6 +45,8 @@ const schema = z.object({
   RATE_LIMIT_ENTERPRISE_DAY: intFrom(0),
   PACKAGE_CACHE_DIR: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `auto`: readable lines on a terminal, JSON lines otherwise (files, pipes, tests, CI). */
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   /**
    * How many reverse proxies in front of the API append to X-Forwarded-For: the client address is the entry that
    * many hops from the right. `false`/0 ignores the header; `true` means 1.
@@ -91,14 +93,25 @@ const schema = z.object({
   OIDC_CLIENT_ID: z.string().optional(),
   OIDC_CLIENT_SECRET: z.string().optional(),
   OIDC_LABEL: z.string().default('single sign-on'),
+  /** The service's public base URL (`https://tools.example.com`); unset: taken from each request. */
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional().transform((v) => v?.replace(/\/+$/, '')),
+  /**
+   * The DNS name that owns this registry's MCP server names (served reversed: `com.example.tools/<user>.<slug>`);
+   * unset: the host of PUBLIC_URL, else `toolshed.local`.
+   */
+  REGISTRY_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/i, 'must be a DNS name like tools.example.com')
+    .optional(),
 });
 
 export type RawConfig = z.infer<typeof schema>;
 
-export interface Config extends Omit<RawConfig, 'DATA_DIR' | 'PACKAGE_CACHE_DIR' | 'SIGNUP'> {
+export interface Config extends Omit<RawConfig, 'DATA_DIR' | 'PACKAGE_CACHE_DIR' | 'SIGNUP' | 'REGISTRY_NAMESPACE'> {
   DATA_DIR: string;
   PACKAGE_CACHE_DIR: string;
   SIGNUP: 'open' | 'invite' | 'closed';
+  REGISTRY_NAMESPACE: string;
 }
 
 /** Parses an environment (process.env by default at the call site) into a frozen Config. */
@@ -115,6 +128,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     PACKAGE_CACHE_DIR: path.resolve(parsed.data.PACKAGE_CACHE_DIR ?? path.join(dataDir, 'packages')),
     SIGNUP: parsed.data.SIGNUP ?? (parsed.data.NODE_ENV === 'production' ? 'closed' : 'open'),
     WEB_DIR: path.resolve(parsed.data.WEB_DIR),
+    REGISTRY_NAMESPACE: (parsed.data.REGISTRY_NAMESPACE ?? (parsed.data.PUBLIC_URL ? new URL(parsed.data.PUBLIC_URL).hostname : 'toolshed.local')).toLowerCase(),
     ...overrides,
   };
   return Object.freeze(config);
