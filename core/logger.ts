@@ -1,7 +1,10 @@
 /**
  * Structured logging (pino). Secrets are redacted by path; the env of executions and keys never reach a log line.
+ * JSON lines by default; pino-pretty's readable lines only for a person at a terminal (LOG_FORMAT=auto and stdout a
+ * TTY), never under tests or CI, whose stdout is a pipe (and which set LOG_FORMAT=json besides).
  */
 import { pino, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -28,6 +31,28 @@ export const REDACT_PATHS = [
   'MEILI_API_KEY',
 ];
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/** What `auto` means: pretty only when the logs go to a terminal. */
+export function resolveLogFormat(requested: LogFormat, stdoutIsTTY: boolean): 'json' | 'pretty' {
+  if (requested === 'auto') return stdoutIsTTY ? 'pretty' : 'json';
+  return requested;
+}
+
+/**
+ * A logger at `level`. `format` defaults to JSON so tests, benches and the CLI keep machine-readable lines; process
+ * entries pass the configured LOG_FORMAT. `destination` defaults to stdout.
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream, format: LogFormat = 'json'): Logger {
+  const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  if (resolveLogFormat(format, Boolean(process.stdout.isTTY)) === 'json') return pino(options, destination);
+  const pretty = pinoPretty({
+    destination: destination ?? 1,
+    colorize: pinoPretty.isColorSupported,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname',
+    singleLine: true,
+    sync: true,
+  });
+  return pino(options, pretty);
 }
