@@ -10,6 +10,11 @@ export function averageRating(sum: number, count: number): number | null {
   return count === 0 ? null : Math.round((sum / count) * 100) / 100;
 }
 
+/** The contract's `package.env`: names of the variables the tool requires (the richer form is the detail's `envVars`). */
+export function requiredEnvNames(t: Pick<ToolRow, 'package_env'>): string[] {
+  return (t.package_env ?? []).filter((v) => v.required).map((v) => v.name);
+}
+
 export function toolListItem(t: ToolRow) {
   return {
     id: t.id,
@@ -17,7 +22,7 @@ export function toolListItem(t: ToolRow) {
     description: t.description,
     qualityScore: t.quality_score,
     healthStatus: t.health_status,
-    package: { npmPackageName: t.package_name, category: t.package_category, env: t.package_env },
+    package: { npmPackageName: t.package_name, category: t.package_category, env: requiredEnvNames(t) },
     averageRating: averageRating(t.rating_sum, t.rating_count),
     ratingCount: t.rating_count,
   };
@@ -35,7 +40,12 @@ export function toolDetail(t: ToolRow) {
     healthError: t.health_status === 'BROKEN' && t.health_error ? scrubHostPaths(t.health_error, t.package_install_path) : null,
     lastHealthCheckAt: iso(t.last_health_check_at),
     executionCount: t.execution_count,
-    package: { ...item.package, version: t.package_version, official: t.package_official },
+    package: {
+      ...item.package,
+      version: t.package_version,
+      official: t.package_official,
+      envVars: (t.package_env ?? []).map((v) => ({ name: v.name, required: v.required, description: v.description ?? null })),
+    },
     createdAt: iso(t.created_at),
   };
 }

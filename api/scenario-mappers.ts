@@ -23,13 +23,33 @@ export function scenario(s: ScenarioRow) {
     consecutiveFails: s.consecutive_fails,
     createdAt: iso(s.created_at),
     updatedAt: iso(s.updated_at),
-    collection: {
-      id: s.collection_id,
-      uid: s.collection_uid,
-      name: s.collection_name,
-      isPublic: s.collection_is_public,
-      owner: { id: s.collection_owner_id, username: s.owner_username },
-    },
+    collection: scenarioCollection(s),
+  };
+}
+
+/** The contract's `{ id, name, slug, username }` (slug = uid, username = the owner's), plus our `uid`, `isPublic`, `owner`. */
+function scenarioCollection(s: ScenarioRow) {
+  return {
+    id: s.collection_id,
+    name: s.collection_name,
+    slug: s.collection_uid,
+    username: s.owner_username,
+    uid: s.collection_uid,
+    isPublic: s.collection_is_public,
+    owner: { id: s.collection_owner_id, username: s.owner_username },
+  };
+}
+
+/** An item of a collection's scenario list (11): exactly the contract's fields. */
+export function collectionScenarioItem(s: ScenarioRow) {
+  return {
+    id: s.id,
+    name: s.name,
+    prompt: s.prompt,
+    qualityScore: round4(s.quality_score),
+    totalRuns: s.total_runs,
+    lastRunStatus: s.last_run_status,
+    tags: s.tags,
   };
 }
 
@@ -70,6 +90,15 @@ export function runRecord(r: RunRow, quotaRemaining?: number | null) {
     finalText: r.final_text,
     error: r.error,
   };
+}
+
+/**
+ * An item of a scenario's run history (15): the run record with the run named `id` (not `runId`), and `assertions`,
+ * the outcome of each of the scenario's assertions in this run (null until the run is judged).
+ */
+export function historyItem(r: RunRow, quotaRemaining?: number | null) {
+  const { runId, ...rest } = runRecord(r, quotaRemaining);
+  return { id: runId, ...rest, assertions: r.evaluator ? r.evaluator.assertionResults : null };
 }
 
 export interface BatchCounts {

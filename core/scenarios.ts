@@ -6,7 +6,7 @@
 import type { Knex } from 'knex';
 import { errors } from './errors.js';
 import { loadOwnedCollection } from './collections.js';
-import { mostSimilar, type SimilarityReport } from './llm/similarity.js';
+import { mostSimilar, type SimilarItem, type SimilarityReport } from './llm/similarity.js';
 import type { Assertion, LlmProvider } from './llm/provider.js';
 import { isUuid } from './repos/collections.js';
 import {
@@ -108,8 +108,12 @@ export async function collectionVectors(deps: ScenarioDeps, collectionId: string
   return rows.map((r) => ({ id: r.id, name: r.name, prompt: r.prompt, vec: r.embedding! }));
 }
 
-/** check-similarity (16): the prompt against the collection's scenarios. */
-export async function checkSimilarity(deps: ScenarioDeps, collectionId: string, prompt: string): Promise<SimilarityReport> {
+export type CheckSimilarityReport = Omit<SimilarityReport, 'similar'> & { similar: (SimilarItem & { prompt: string })[] };
+
+/** check-similarity (16): the prompt against the collection's scenarios; each `similar` item carries its prompt. */
+export async function checkSimilarity(deps: ScenarioDeps, collectionId: string, prompt: string): Promise<CheckSimilarityReport> {
   const [vec, existing] = await Promise.all([embedOne(deps.llm, prompt), collectionVectors(deps, collectionId)]);
-  return mostSimilar(vec, existing);
+  const report = mostSimilar(vec, existing);
+  const promptOf = new Map(existing.map((e) => [e.id, e.prompt]));
+  return { ...report, similar: report.similar.map((s) => ({ id: s.id, name: s.name, prompt: promptOf.get(s.id) ?? '', similarity: s.similarity })) };
 }

@@ -155,11 +155,11 @@ test('history (15): newest first, limit 10 default, max 50, no success field', a
   const res = await svc.request('GET', `/api/scenarios/${s.id}/runs?limit=2`);
   t.is(res.status, 200);
   t.false('success' in res.body);
-  t.deepEqual(res.body.data.map((r: any) => r.runId), [ids[2], ids[1]]);
+  t.deepEqual(res.body.data.map((r: any) => r.id), [ids[2], ids[1]]);
   t.deepEqual(res.body.pagination, { limit: 2, offset: 0, hasMore: true });
   const all = await svc.request('GET', `/api/scenarios/${s.id}/runs?limit=500`);
   t.is(all.body.pagination.limit, 50);
-  t.deepEqual(all.body.data.map((r: any) => r.runId), [...ids].reverse());
+  t.deepEqual(all.body.data.map((r: any) => r.id), [...ids].reverse());
   t.is((await svc.request('GET', `/api/scenarios/${s.id}/runs`)).body.pagination.limit, 10);
 });
 

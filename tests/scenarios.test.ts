@@ -130,7 +130,7 @@ test('list (9): public only, collectionId, tags all-of, sortBy descending with n
   t.deepEqual((await svc.request('GET', '/api/scenarios?tags=list-t&limit=1')).body.pagination, { limit: 1, offset: 0, hasMore: true });
   const own = await svc.request('GET', `/api/collections/${priv.id}/scenarios`, { key: alice.key });
   t.is(own.body.success, true);
-  t.is(own.body.data.length, 1, "the owner lists the private collection's scenarios");
+  t.is(own.body.data.scenarios.length, 1, "the owner lists the private collection's scenarios");
   t.like((await svc.request('GET', `/api/scenarios/${a.id}`)).body.data, { id: a.id, collection: { uid: c.uid } });
 });
 
@@ -177,7 +177,7 @@ test('generate (13): count scenarios with similarity; too-similar ones are regen
   t.true(checked.body.data.rounds <= 4, 'at most 3 regenerations');
   for (const g of kept) t.true(g.similarity.maxSimilarity <= 0.7, String(g.similarity.maxSimilarity));
   const listed = await svc.request('GET', `/api/collections/${narrow.uid}/scenarios?limit=50`);
-  t.is(listed.body.data.length, kept.length, 'the kept ones are stored, the dropped ones are not');
+  t.is(listed.body.data.scenarios.length, kept.length, 'the kept ones are stored, the dropped ones are not');
   const twin = await collection(alice.key, { name: 'Generate narrow twin' }, ['slugify']);
   const skipped = await svc.request('POST', `/api/collections/${twin.uid}/scenarios/generate`, { key: alice.key, body: { count: 10, skipSimilarityCheck: true } });
   t.is(skipped.body.data.scenarios.length, 10, 'skipping the check keeps all');

@@ -28,7 +28,7 @@ export function collectionScenarioRoutes(router: Router, deps: AppDeps) {
     const c = await loadVisibleCollection(deps.db, ctx.params.id, callerOf(ctx));
     const q = validate(listQuery, ctx.query, 'query');
     const page = pageOf(await listScenarios(deps.db, { ...q, collectionId: c.id }), q.limit, q.offset);
-    ctx.body = { success: true, data: page.items.map(map.scenario), pagination: page.pagination };
+    ctx.body = { success: true, data: { scenarios: page.items.map(map.collectionScenarioItem) }, pagination: page.pagination };
   });
 
   router.post('/api/collections/:id/scenarios/generate', async (ctx) => {

@@ -6,7 +6,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
-import { pageOf, paging, validate } from '../validate.js';
+import { pageOf, paging, QUERY_TEXT_MAX, validate } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
 import { errors } from '../../core/errors.js';
 import {
@@ -31,7 +31,7 @@ import {
 import { loadTool } from './tools.js';
 import * as map from '../collection-mappers.js';
 
-const listQuery = z.object({ ...paging(20, 50), q: z.string().trim().max(200).optional() });
+const listQuery = z.object({ ...paging(20, 50), q: z.string().trim().max(QUERY_TEXT_MAX).optional() });
 const name = z.string().trim().min(1, 'must not be empty').max(100);
 const description = z.string().max(1000).nullable();
 const uid = z

@@ -66,7 +66,7 @@ export function scenarioRunRoutes(router: Router, deps: AppDeps) {
     const q = validate(historyQuery, ctx.query, 'query');
     const [rows, remaining] = await Promise.all([listRuns(deps.db, scenario.id, q.limit, q.offset), remainingFor(deps, caller)]);
     const page = pageOf(rows, q.limit, q.offset);
-    ctx.body = { data: page.items.map((r) => map.runRecord(r, remaining)), pagination: page.pagination };
+    ctx.body = { data: page.items.map((r) => map.historyItem(r, remaining)), pagination: page.pagination };
   });
 
   router.get('/api/scenario-runs/:id', async (ctx) => {

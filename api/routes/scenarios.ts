@@ -6,7 +6,7 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
-import { pageOf, paging, validate } from '../validate.js';
+import { limitQuery, pageOf, paging, validate } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
 import { findCollection, isUuid } from '../../core/repos/collections.js';
 import { bestOverall, bestPerCollection, deleteScenario, listScenarios, recentPasses, SCENARIO_SORTS, type ScenarioRow, type ScenarioSort } from '../../core/repos/scenarios.js';
@@ -56,7 +56,7 @@ const tagList = z
   .transform((s) => [...new Set(s.split(',').map((t) => t.trim()).filter(Boolean))]);
 export const scenarioListQuery = { ...paging(20, 50), tags: tagList.optional(), sortBy };
 const listQuery = z.object({ ...scenarioListQuery, collectionId: z.string().min(1).max(100).optional() });
-const featuredQuery = z.object({ limit: paging(10, 20).limit });
+const featuredQuery = z.object({ limit: limitQuery(10, 20) });
 
 /** Up to `limit`: the best of each public collection for the first half, recent passes next, then the best overall. */
 async function featured(deps: AppDeps, limit: number) {

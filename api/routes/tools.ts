@@ -3,7 +3,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
-import { booleanQuery, pageOf, paging, validate } from '../validate.js';
+import { booleanQuery, limitQuery, pageOf, paging, QUERY_TEXT_MAX, validate } from '../validate.js';
 import { requireCaller } from '../middleware/auth.js';
 import { errors } from '../../core/errors.js';
 import { CATEGORIES } from '../../core/types.js';
@@ -16,23 +16,18 @@ const category = z.enum(CATEGORIES);
 const listQuery = z.object({
   ...paging(20, 100),
   category: category.optional(),
-  q: z.string().trim().max(200).optional(),
+  q: z.string().trim().max(QUERY_TEXT_MAX).optional(),
   official: booleanQuery.optional(),
 });
 const searchQuery = z.object({
-  q: z.string({ message: 'is required' }).trim().min(1, 'is required').max(200),
+  q: z.string({ message: 'is required' }).trim().min(1, 'is required').max(QUERY_TEXT_MAX),
   category: category.optional(),
-  limit: z
-    .string()
-    .regex(/^\d+$/, 'must be an integer from 1 to 100')
-    .transform(Number)
-    .pipe(z.number().int().min(1, 'must be at least 1').max(100, 'must be at most 100'))
-    .optional(),
+  limit: limitQuery(10, 100, 1),
 });
 const trendingQuery = z.object({
   period: z.enum(Object.keys(TRENDING_PERIODS) as [keyof typeof TRENDING_PERIODS]).default('week'),
   category: category.optional(),
-  limit: paging(20, 50).limit,
+  limit: limitQuery(20, 50),
 });
 const rateBody = z.object({ rating: z.number().int('must be an integer').min(1).max(5) }).strict();
 
@@ -58,7 +53,7 @@ export function toolRoutes(router: Router, deps: AppDeps) {
 
   router.get('/api/tools/search', async (ctx) => {
     const q = validate(searchQuery, ctx.query, 'query');
-    const result = await deps.search.search({ q: q.q, category: q.category, limit: q.limit ?? 10 });
+    const result = await deps.search.search({ q: q.q, category: q.category, limit: q.limit });
     const ids = result.hits.map((h) => h.id);
     const tools = inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN');
     ctx.body = { success: true, query: q.q, results: { total: result.total, tools: tools.map(map.toolListItem) } };

@@ -121,5 +121,5 @@ test.serial('generation consumes the daily scenario quota per requested scenario
   // The quota is the same one scenario runs use: none left for a run either.
   const scenarioId = first.body.data.scenarios[0].scenario.id;
   t.is((await svc.request('POST', `/api/scenarios/${scenarioId}/run?wait=false`, { key: user.key })).status, 429);
-  t.is((await svc.request('GET', `/api/collections/${c.id}/scenarios`, { key: user.key })).body.data.length, 3);
+  t.is((await svc.request('GET', `/api/collections/${c.id}/scenarios`, { key: user.key })).body.data.scenarios.length, 3);
 });

@@ -53,7 +53,7 @@ export interface RegistrySearchOutput {
 }
 
 const searchInputSchema = z.object({
-  query: z.string().trim().min(1).max(200).describe('What the tool should do, in a few keywords (e.g. "convert csv to json")'),
+  query: z.string().trim().min(1).max(2000).describe('What the tool should do: a few keywords (e.g. "convert csv to json") or the task itself'),
   category: z.enum(CATEGORIES).optional().describe('Only tools of this category'),
   limit: z.number().int().min(1).max(20).default(5).describe('How many tools to return (1-20, default 5)'),
 });
@@ -102,14 +102,16 @@ function toSummary(t: Record<string, unknown>): RegistryToolSummary {
   const pkg = isObject(t.package) ? t.package : {};
   const packageName = String(pkg.npmPackageName ?? '');
   const name = String(t.name ?? '');
-  const env = Array.isArray(pkg.env) ? pkg.env.filter(isObject) : [];
+  // `package.env` is the names of the required variables; servers before that sent `[{ name, required }]`.
+  const env: unknown[] = Array.isArray(pkg.env) ? pkg.env : [];
+  const requiredEnvVars = env.flatMap((v) => (typeof v === 'string' ? [v] : isObject(v) && v.required === true ? [String(v.name)] : []));
   return {
     toolId: `${packageName}::${name}`,
     name,
     package: packageName,
     description: String(t.description ?? ''),
     category: String(pkg.category ?? ''),
-    requiredEnvVars: env.filter((v) => v.required === true).map((v) => String(v.name)),
+    requiredEnvVars,
     healthStatus: String(t.healthStatus ?? 'UNKNOWN'),
     qualityScore: typeof t.qualityScore === 'number' ? t.qualityScore : 0,
   };
