@@ -19,6 +19,7 @@ import { reviewRoutes } from './routes/reviews.js';
 import { executionRoutes } from './routes/executions.js';
 import { collectionRoutes } from './routes/collections.js';
 import { mcpRoutes } from './mcp.js';
+import { registryRoutes } from './registry.js';
 import { scenarioRoutes } from './routes/scenarios.js';
 import { collectionScenarioRoutes } from './routes/collection-scenarios.js';
 import { scenarioRunRoutes } from './routes/scenario-runs.js';
@@ -29,7 +30,7 @@ export type RouteModule = (router: Router, deps: AppDeps) => void;
 
 /** Route modules in mount order; later issues add theirs here. */
 const ROUTES: RouteModule[] = [
-  healthRoutes, adminRoutes, keyRoutes, executionRoutes, toolRoutes, reviewRoutes, toolDetailRoutes, collectionRoutes, mcpRoutes,
+  healthRoutes, adminRoutes, keyRoutes, executionRoutes, toolRoutes, reviewRoutes, toolDetailRoutes, collectionRoutes, mcpRoutes, registryRoutes,
   scenarioRoutes, collectionScenarioRoutes, scenarioRunRoutes, scenarioBatchRoutes, agentRoutes,
 ];
 
