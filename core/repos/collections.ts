@@ -12,6 +12,8 @@ export interface CollectionRow {
   description: string | null;
   is_public: boolean;
   like_count: number;
+  /** Bumped by triggers on every change of the collection or its tools (migration 20261124000001). */
+  revision: number;
   created_at: Date;
   updated_at: Date;
   // joined

@@ -1,0 +1,145 @@
+/**
+ * A collection as an MCP Registry `ServerResponse` (official registry OpenAPI, v0.1): the server's name, a remote of
+ * type streamable-http at its MCP endpoint with the headers a client may need, the revision as its version, and
+ * Toolshed's own facts (tools with schemas and annotations, env, health, rating, scenarios, token weight) under one
+ * namespaced `_meta` key. Pure: rows in, document out.
+ */
+import type { CollectionRow } from '../core/repos/collections.js';
+import type { ToolRow } from '../core/repos/tools.js';
+import type { ScenarioFigures } from '../core/repos/registry.js';
+import { countJsonTokens, TOKEN_ENCODING } from '../core/tokens.js';
+import { mcpTool, mcpToolNames, envHeaderName } from './mcp-tools.js';
+
+export const DESCRIPTION_MAX = 100;
+
+/** `tools.example.com` → `com.example.tools`. */
+export function reverseDns(host: string): string {
+  return host.split('.').reverse().join('.');
+}
+
+export function serverName(namespace: string, c: Pick<CollectionRow, 'owner_username' | 'uid'>): string {
+  return `${reverseDns(namespace)}/${c.owner_username}.${c.uid}`;
+}
+
+/** `<rdns>/<username>.<uid>` → its parts (usernames never contain a dot); undefined for another namespace. */
+export function parseServerName(namespace: string, name: string): { username: string; uid: string } | undefined {
+  const prefix = `${reverseDns(namespace)}/`;
+  if (!name.startsWith(prefix)) return undefined;
+  const rest = name.slice(prefix.length);
+  const dot = rest.indexOf('.');
+  if (dot <= 0 || dot === rest.length - 1) return undefined;
+  return { username: rest.slice(0, dot), uid: rest.slice(dot + 1) };
+}
+
+/** The server version of a revision. Only the latest version of a collection is kept. */
+export const versionOf = (revision: number) => `1.0.${revision}`;
+
+export const metaKey = (namespace: string) => `${reverseDns(namespace)}/toolshed`;
+
+/** At most 100 characters, cut at a word where possible; never empty. */
+export function shortDescription(c: Pick<CollectionRow, 'name' | 'description'>, toolCount: number): string {
+  const text = (c.description ?? '').replace(/\s+/g, ' ').trim() || `${c.name}: a Toolshed collection of ${toolCount} tool${toolCount === 1 ? '' : 's'}`;
+  if (text.length <= DESCRIPTION_MAX) return text;
+  const cut = text.slice(0, DESCRIPTION_MAX - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > DESCRIPTION_MAX / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+function healthOf(tools: ToolRow[]) {
+  const count = (s: string) => tools.filter((t) => t.health_status === s).length;
+  const healthy = count('HEALTHY');
+  const broken = count('BROKEN');
+  const status = tools.length > 0 && healthy === tools.length ? 'HEALTHY' : broken > 0 ? 'BROKEN' : 'UNKNOWN';
+  return { status, healthy, broken, unknown: tools.length - healthy - broken };
+}
+
+function ratingOf(tools: ToolRow[]) {
+  const sum = tools.reduce((a, t) => a + t.rating_sum, 0);
+  const count = tools.reduce((a, t) => a + t.rating_count, 0);
+  return { average: count === 0 ? null : Math.round((sum / count) * 100) / 100, count };
+}
+
+/** Env vars of the collection's packages, once each; required when any package requires it. */
+function envOf(tools: ToolRow[]) {
+  const byName = new Map<string, { name: string; required: boolean; description: string | null }>();
+  for (const t of tools) {
+    for (const v of t.package_env ?? []) {
+      const seen = byName.get(v.name);
+      byName.set(v.name, { name: v.name, required: (seen?.required ?? false) || v.required, description: seen?.description ?? v.description ?? null });
+    }
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The MCP tools of a collection as `tools/list` gives them, with each one's token weight and the listing's. */
+export function toolDefinitions(tools: ToolRow[]) {
+  const defs = [...mcpToolNames(tools)].map(([name, t]) => ({ row: t, def: mcpTool(name, t) }));
+  const withTokens = defs.map(({ row, def }) => ({ row, def, tokenCount: countJsonTokens(def) }));
+  return { tools: withTokens, tokenCount: countJsonTokens({ tools: defs.map((d) => d.def) }) };
+}
+
+export interface ServerContext {
+  namespace: string;
+  baseUrl: string;
+}
+
+export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: ToolRow[], scenarios: ScenarioFigures | undefined) {
+  const defs = toolDefinitions(tools);
+  const env = envOf(tools);
+  const s = scenarios ?? { scenarios: 0, run: 0, passing: 0 };
+  const headers = [
+    {
+      name: 'Authorization',
+      description: c.is_public
+        ? 'Optional: a Toolshed API key (Bearer) counts calls against your account instead of your address'
+        : "Required: the collection is private; the owner's Toolshed API key",
+      value: 'Bearer {toolshed_api_key}',
+      isRequired: !c.is_public,
+      isSecret: true,
+      variables: { toolshed_api_key: { description: 'A Toolshed API key', isRequired: true, isSecret: true } },
+    },
+    ...env.map((v) => ({
+      name: envHeaderName(v.name),
+      description: v.description ?? `Environment variable ${v.name} for the tools that declare it; never stored`,
+      isRequired: v.required,
+      isSecret: true,
+    })),
+  ];
+  return {
+    server: {
+      $schema: 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json',
+      name: serverName(ctx.namespace, c),
+      title: c.name.slice(0, DESCRIPTION_MAX),
+      description: shortDescription(c, tools.length),
+      version: versionOf(c.revision),
+      remotes: [{ type: 'streamable-http', url: `${ctx.baseUrl}/api/mcp/${c.owner_username}/${c.uid}/http`, headers }],
+    },
+    _meta: {
+      [metaKey(ctx.namespace)]: {
+        status: 'active',
+        publishedAt: c.created_at.toISOString(),
+        updatedAt: c.updated_at.toISOString(),
+        isLatest: true,
+        revision: c.revision,
+        collection: { id: c.id, uid: c.uid, name: c.name, isPublic: c.is_public, owner: c.owner_username, likeCount: c.like_count },
+        tokenEncoding: TOKEN_ENCODING,
+        tokenCount: defs.tokenCount,
+        toolCount: tools.length,
+        requiredEnv: env.filter((v) => v.required).map((v) => v.name),
+        env,
+        health: healthOf(tools),
+        rating: ratingOf(tools),
+        scenarios: { ...s, passRate: s.run === 0 ? null : Math.round((s.passing / s.run) * 1000) / 1000 },
+        tools: defs.tools.map(({ row, def, tokenCount }) => ({
+          ...def,
+          toolId: `${row.package_name}::${row.name}`,
+          package: { name: row.package_name, version: row.package_version },
+          requiredEnv: (row.package_env ?? []).filter((v) => v.required).map((v) => v.name),
+          healthStatus: row.health_status,
+          rating: { average: row.rating_count === 0 ? null : Math.round((row.rating_sum / row.rating_count) * 100) / 100, count: row.rating_count },
+          tokenCount,
+        })),
+      },
+    },
+  };
+}

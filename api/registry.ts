@@ -1,0 +1,116 @@
+/**
+ * The MCP Registry's read API, v0.1 (the official registry's OpenAPI document; a copy is in
+ * tests/fixtures/mcp-registry/): every public collection — and, for a caller with a key, their own private ones — is
+ * one server. `GET /v0.1/servers` pages by an opaque cursor (the last server name; names are the sort order),
+ * `/v0.1/servers/{name}/versions` and `/v0.1/servers/{name}/versions/{version|latest}` read one. Only the latest
+ * version of a collection exists. Errors are the registry's `{ error }` shape, not ours.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AppDeps } from './deps.js';
+import { callerOf } from './middleware/auth.js';
+import { collectionTools } from '../core/collections.js';
+import type { CollectionRow } from '../core/repos/collections.js';
+import { findRegistryCollection, listRegistryCollections, scenarioFigures } from '../core/repos/registry.js';
+import { parseServerName, serverName, serverResponse, versionOf, type ServerContext } from './registry-server.js';
+
+const DEFAULT_LIMIT = 30;
+const MAX_LIMIT = 100;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+const VERSION = /^1\.0\.(\d{1,9})$/;
+
+class RegistryError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+function one(ctx: Context, name: string): string | undefined {
+  const v = ctx.query[name];
+  if (Array.isArray(v)) throw new RegistryError(400, `Query parameter '${name}' is given more than once`);
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function serverContext(ctx: Context, deps: AppDeps): ServerContext {
+  return { namespace: deps.config.REGISTRY_NAMESPACE, baseUrl: deps.config.PUBLIC_URL ?? ctx.origin };
+}
+
+async function responses(ctx: Context, deps: AppDeps, rows: CollectionRow[]) {
+  const figures = await scenarioFigures(deps.db, rows.map((c) => c.id));
+  const sc = serverContext(ctx, deps);
+  return Promise.all(rows.map(async (c) => serverResponse(sc, c, await collectionTools(deps.tools, c), figures.get(c.id))));
+}
+
+async function listServers(ctx: Context, deps: AppDeps) {
+  const limitText = one(ctx, 'limit');
+  const limit = limitText === undefined ? DEFAULT_LIMIT : Number(limitText);
+  if (!/^\d+$/.test(limitText ?? '0') || !Number.isInteger(limit) || limit < 1) throw new RegistryError(400, "'limit' must be a positive integer");
+  const cursor = one(ctx, 'cursor');
+  const after = cursor === undefined ? undefined : parseServerName(deps.config.REGISTRY_NAMESPACE, cursor);
+  if (cursor !== undefined && !after) throw new RegistryError(400, "'cursor' is not a cursor of this registry");
+  const since = one(ctx, 'updated_since');
+  if (since !== undefined && (!RFC3339.test(since) || Number.isNaN(Date.parse(since)))) {
+    throw new RegistryError(400, "'updated_since' must be an RFC 3339 date-time, like 2025-08-07T13:15:04.280Z");
+  }
+  const version = one(ctx, 'version');
+  const revision = version === undefined || version === 'latest' ? undefined : Number(VERSION.exec(version)?.[1] ?? -1);
+  const rows = await listRegistryCollections(deps.db, {
+    after,
+    search: one(ctx, 'search'),
+    updatedSince: since === undefined ? undefined : new Date(since),
+    revision,
+    viewerId: callerOf(ctx)?.userId,
+    limit: Math.min(limit, MAX_LIMIT),
+  });
+  const page = rows.slice(0, Math.min(limit, MAX_LIMIT));
+  const servers = await responses(ctx, deps, page);
+  const more = rows.length > page.length;
+  ctx.body = {
+    servers,
+    metadata: { count: servers.length, ...(more ? { nextCursor: serverName(deps.config.REGISTRY_NAMESPACE, page[page.length - 1]) } : {}) },
+  };
+}
+
+async function loadServer(ctx: Context, deps: AppDeps): Promise<CollectionRow> {
+  const p = ctx.params as { name?: string; ns?: string; server?: string };
+  const name = p.name ?? `${p.ns}/${p.server}`;
+  const parts = parseServerName(deps.config.REGISTRY_NAMESPACE, name);
+  const c = parts && (await findRegistryCollection(deps.db, parts.username, parts.uid, callerOf(ctx)?.userId));
+  if (!c) throw new RegistryError(404, 'Server not found');
+  return c;
+}
+
+async function listVersions(ctx: Context, deps: AppDeps) {
+  const servers = await responses(ctx, deps, [await loadServer(ctx, deps)]);
+  ctx.body = { servers, metadata: { count: servers.length } };
+}
+
+async function getVersion(ctx: Context, deps: AppDeps) {
+  const c = await loadServer(ctx, deps);
+  const { version } = ctx.params as { version: string };
+  if (version !== 'latest' && version !== versionOf(c.revision)) throw new RegistryError(404, 'Server version not found');
+  [ctx.body] = await responses(ctx, deps, [c]);
+}
+
+type Handler = (ctx: Context, deps: AppDeps) => Promise<void>;
+
+function handle(deps: AppDeps, fn: Handler) {
+  return async (ctx: Context) => {
+    try {
+      await fn(ctx, deps);
+    } catch (err) {
+      if (!(err instanceof RegistryError)) throw err;
+      ctx.status = err.status;
+      ctx.body = { error: err.message };
+    }
+  };
+}
+
+export function registryRoutes(router: Router, deps: AppDeps) {
+  router.get('/v0.1/servers', handle(deps, listServers));
+  // The name is one URL-encoded segment (`com.example%2Fada.tools`); its slash unencoded is read too.
+  router.get('/v0.1/servers/:name/versions', handle(deps, listVersions));
+  router.get('/v0.1/servers/:name/versions/:version', handle(deps, getVersion));
+  router.get('/v0.1/servers/:ns/:server/versions', handle(deps, listVersions));
+  router.get('/v0.1/servers/:ns/:server/versions/:version', handle(deps, getVersion));
+}

@@ -1,0 +1,76 @@
+/**
+ * Reads for the MCP Registry API (api/registry.ts): collections as registry servers, paged by a keyset on
+ * (lower(username), uid) — the order of their server names — and the per-collection scenario figures.
+ */
+import type { Db } from '../db.js';
+import type { CollectionRow } from './collections.js';
+
+export interface RegistryFilter {
+  /** Keyset: rows strictly after this (username, uid). */
+  after?: { username: string; uid: string };
+  /** Substring of the server name part `<username>.<uid>` or of the collection's name (case-insensitive). */
+  search?: string;
+  updatedSince?: Date;
+  /** Only collections at this revision (the `version` filter). */
+  revision?: number;
+  /** A user's own private collections are listed too. */
+  viewerId?: string;
+  limit: number;
+}
+
+const escapeLike = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function serversQuery(db: Db, viewerId: string | undefined) {
+  return db('collections as c')
+    .join('users as u', 'u.id', 'c.owner_id')
+    .select(
+      'c.*',
+      'u.username as owner_username',
+      'u.name as owner_name',
+      db.raw('array(select ct.tool_id::text from collection_tools ct where ct.collection_id = c.id order by ct.added_at, ct.tool_id) as tool_ids'),
+    )
+    .where((w) => {
+      w.where('c.is_public', true);
+      if (viewerId) w.orWhere('c.owner_id', viewerId);
+    });
+}
+
+/** One page in server-name order; limit + 1 rows so that the caller can tell whether another page exists. */
+export async function listRegistryCollections(db: Db, f: RegistryFilter): Promise<CollectionRow[]> {
+  const q = serversQuery(db, f.viewerId);
+  if (f.after) q.whereRaw('(lower(u.username) collate "C", c.uid collate "C") > (lower(?), ?)', [f.after.username, f.after.uid]);
+  if (f.search) {
+    const like = escapeLike(f.search);
+    q.where((w) => w.whereRaw(`lower(u.username) || '.' || c.uid ilike ?`, [like]).orWhereILike('c.name', like));
+  }
+  if (f.updatedSince) q.where('c.updated_at', '>', f.updatedSince);
+  if (f.revision !== undefined) q.where('c.revision', f.revision);
+  return q.orderByRaw('lower(u.username) collate "C", c.uid collate "C"').limit(f.limit + 1);
+}
+
+/** The collection `<username>.<uid>`, if it is public or the viewer's own. */
+export async function findRegistryCollection(db: Db, username: string, uid: string, viewerId?: string): Promise<CollectionRow | undefined> {
+  return serversQuery(db, viewerId).where('c.uid', uid).whereRaw('lower(u.username) = lower(?)', [username]).first();
+}
+
+export interface ScenarioFigures {
+  scenarios: number;
+  /** Scenarios that have been run at least once, and those whose last run passed. */
+  run: number;
+  passing: number;
+}
+
+/** Scenario counts per collection, for a page of collections in one statement. */
+export async function scenarioFigures(db: Db, collectionIds: string[]): Promise<Map<string, ScenarioFigures>> {
+  if (collectionIds.length === 0) return new Map();
+  const rows: { collection_id: string; scenarios: string; run: string; passing: string }[] = await db('scenarios')
+    .whereIn('collection_id', collectionIds)
+    .groupBy('collection_id')
+    .select(
+      'collection_id',
+      db.raw('count(*) as scenarios'),
+      db.raw('count(last_run_status) as run'),
+      db.raw(`count(*) filter (where last_run_status = 'pass') as passing`),
+    );
+  return new Map(rows.map((r) => [r.collection_id, { scenarios: Number(r.scenarios), run: Number(r.run), passing: Number(r.passing) }]));
+}
