@@ -1,0 +1,62 @@
+/**
+ * Serves the built web app (WEB_DIR, made by web/build.ts) from the API process: hashed assets under /assets/ with
+ * year-long immutable caching (pre-compressed .br/.gz siblings when the client takes them), and index.html, never
+ * cached, for every page route of the app. Every answer carries a strict Content-Security-Policy: scripts, styles,
+ * fonts and connections from this origin only, no inline script, no framing.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Context, Next } from 'koa';
+import serveStatic from 'koa-static';
+
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Client-side routes: each answers with index.html and the app renders the page. */
+const PAGE = /^\/(?:|search|login|signup|settings|agents|collections|scenarios|tools\/.+|collections\/[^/]+(?:\/scenarios)?|scenarios\/[^/]+)\/?$/;
+
+function secureHeaders(ctx: Context) {
+  ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'same-origin');
+  ctx.set('X-Frame-Options', 'DENY');
+}
+
+export function webApp(webDir: string) {
+  const assets = serveStatic(webDir, {
+    index: false,
+    gzip: true,
+    brotli: true,
+    maxage: 365 * 86_400_000,
+    immutable: true,
+    defer: false,
+  });
+  return async (ctx: Context, next: Next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    if (ctx.path.startsWith('/assets/')) {
+      secureHeaders(ctx);
+      return assets(ctx, next);
+    }
+    if (!PAGE.test(ctx.path)) return next();
+    secureHeaders(ctx);
+    ctx.set('Cache-Control', 'no-cache');
+    try {
+      ctx.body = await fs.readFile(path.join(webDir, 'index.html'), 'utf8');
+      ctx.type = 'text/html; charset=utf-8';
+    } catch {
+      ctx.status = 503;
+      ctx.type = 'text/plain';
+      ctx.body = 'The web app is not built: run `npm run build:web`.\n';
+    }
+  };
+}
