@@ -9,6 +9,7 @@ import { scenarioErrorShape } from './middleware/error-shape.js';
 import { requestId } from './middleware/request-id.js';
 import { canonicalRequest } from './middleware/canonical.js';
 import { authMiddleware } from './middleware/auth.js';
+import { sessionMiddleware } from './middleware/session.js';
 import { rateLimitMiddleware } from './middleware/rate-limit.js';
 import { jsonBody } from './middleware/body.js';
 import { healthRoutes } from './routes/health.js';
@@ -25,13 +26,15 @@ import { collectionScenarioRoutes } from './routes/collection-scenarios.js';
 import { scenarioRunRoutes } from './routes/scenario-runs.js';
 import { scenarioBatchRoutes } from './routes/scenario-batches.js';
 import { agentRoutes } from './routes/agents.js';
+import { authRoutes } from './routes/auth.js';
+import { webApp } from '../web/serve.js';
 
 export type RouteModule = (router: Router, deps: AppDeps) => void;
 
 /** Route modules in mount order; later issues add theirs here. */
 const ROUTES: RouteModule[] = [
   healthRoutes, adminRoutes, keyRoutes, executionRoutes, toolRoutes, reviewRoutes, toolDetailRoutes, collectionRoutes, mcpRoutes, registryRoutes,
-  scenarioRoutes, collectionScenarioRoutes, scenarioRunRoutes, scenarioBatchRoutes, agentRoutes,
+  scenarioRoutes, collectionScenarioRoutes, scenarioRunRoutes, scenarioBatchRoutes, agentRoutes, authRoutes,
 ];
 
 export function createApp(deps: AppDeps): Koa {
@@ -43,7 +46,10 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorMiddleware(deps.logger));
   app.use(scenarioErrorShape());
   app.use(canonicalRequest());
+  // The web app's pages and hashed assets: static files, served before authentication and rate limits.
+  app.use(webApp(deps.config.WEB_DIR));
   app.use(authMiddleware(deps));
+  app.use(sessionMiddleware(deps));
   app.use(rateLimitMiddleware(deps.rateLimiter));
   app.use(jsonBody());
   app.use(router.routes());
