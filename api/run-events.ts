@@ -6,16 +6,13 @@
  */
 import type { Context } from 'koa';
 import type { AppDeps } from './deps.js';
-import { openSse } from './sse.js';
+import { streamShared, type StreamEvent } from './sse.js';
 import { CHANNELS } from '../core/notify.js';
 import type { BatchRow, BatchRunRow } from '../core/repos/scenario-batches.js';
 import { isFinalRun, type RunRow } from '../core/repos/scenario-runs.js';
 import { batchProgress, countRuns, evaluator, runRecord, step } from './scenario-mappers.js';
 
-export interface StreamEvent {
-  event: string;
-  data: unknown;
-}
+export type { StreamEvent };
 
 /** `step` and `tool.completed` per tool call in the order they happened, then `verdict` (or `error`) and `done`. */
 export function runEvents(r: RunRow): StreamEvent[] {
@@ -48,29 +45,13 @@ export function batchEvents(b: BatchRow, runs: BatchRunRow[]): StreamEvent[] {
 }
 
 /**
- * Streams the events of one row kind: sends what `load` derives now, again on every NOTIFY that names `id`, and ends
- * after `done`. Errors after the first byte are an `error` event.
+ * Streams the events of one row through its shared channel: what `load` derives now, again on every NOTIFY that
+ * names `id`, ending after `done`. Errors after the first byte are an `error` event.
  */
 export async function streamDerived(ctx: Context, deps: AppDeps, id: string, load: () => Promise<StreamEvent[]>): Promise<void> {
-  const sse = openSse(ctx, deps.config);
-  let busy = Promise.resolve();
-  const emit = () =>
-    (busy = busy.then(async () => {
-      if (sse.closed) return;
-      const events = await load();
-      events.forEach((e, i) => sse.send(e.event, e.data, i + 1));
-      if (events.at(-1)?.event === 'done') sse.close();
-    }));
-  try {
-    const unsubscribe = await deps.notifier.subscribe(CHANNELS.jobs, (p) => {
-      if (p.includes(id)) void emit().catch(() => sse.close());
-    });
-    await emit();
-    await sse.done;
-    unsubscribe();
-  } catch (err) {
-    deps.logger.error({ err, id }, 'event stream failed');
-    sse.send('error', { code: 'INTERNAL', message: 'The stream failed' });
-    sse.close();
-  }
+  await streamShared(ctx, deps.config, id, {
+    load,
+    watch: (changed) => deps.notifier.subscribe(CHANNELS.jobs, (p) => p.includes(id) && changed()),
+    failed: (err) => deps.logger.error({ err, id }, 'event stream failed'),
+  });
 }

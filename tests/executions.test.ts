@@ -1,6 +1,7 @@
 import test from 'ava';
 import path from 'node:path';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { parseSse } from './helpers/sse.js';
 
 let svc: Service;
 let user: { key: string; id: string };
@@ -90,7 +91,7 @@ test('?wait=false answers 202 at once; the execution can be polled and streamed'
   const stream = await fetch(`${svc.url}/api/executions/${id}/events`);
   t.is(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8');
   const text = await stream.text();
-  const events = [...text.matchAll(/id: (\d+)\nevent: (\w+)\ndata: (.*)\n/g)].map((m) => ({ id: Number(m[1]), event: m[2], data: JSON.parse(m[3]) }));
+  const events = parseSse(text); // (SSE fields may come in any order within an event)
   t.deepEqual(events.map((e) => e.event), ['status', 'status', 'status', 'done']);
   t.deepEqual(events.map((e) => e.id), [1, 2, 3, 4]);
   t.deepEqual(events.map((e) => e.data.status), ['queued', 'running', 'succeeded', 'succeeded']);
