@@ -28,6 +28,9 @@ import { scenarioBatchRoutes } from './routes/scenario-batches.js';
 import { agentRoutes } from './routes/agents.js';
 import { authRoutes } from './routes/auth.js';
 import { webApp } from '../web/serve.js';
+import { OPERATIONS } from './operations/index.js';
+import { mountOperations } from './operations/define.js';
+import { docsRoutes } from './docs-page.js';
 
 export type RouteModule = (router: Router, deps: AppDeps) => void;
 
@@ -41,10 +44,12 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
   // Case-sensitive: one spelling per route, so that nothing downstream can read a path differently from the router.
   const router = new Router({ sensitive: true });
+  mountOperations(router, deps, OPERATIONS);
   for (const mount of ROUTES) mount(router, deps);
+  docsRoutes(router);
   app.use(requestId(deps.logger));
   app.use(errorMiddleware(deps.logger));
-  app.use(scenarioErrorShape());
+  app.use(scenarioErrorShape(router, OPERATIONS));
   app.use(canonicalRequest());
   // The web app's pages and hashed assets: static files, served before authentication and rate limits.
   app.use(webApp(deps.config.WEB_DIR));

@@ -1,0 +1,23 @@
+/**
+ * Every operation declared as data (api/operations/define.ts), in mount order. Routes not yet declared here are
+ * mounted by api/app.ts from api/routes/.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Operation } from './define.js';
+import { metaOperations } from './meta.js';
+
+/** The service's version, from the package.json above this file (in the sources, or in dist/). */
+function serviceVersion(): string {
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); path.dirname(dir) !== dir; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+  }
+  return '0.0.0';
+}
+const VERSION = serviceVersion();
+
+const DECLARED: Operation[] = [];
+
+export const OPERATIONS: readonly Operation[] = [...DECLARED, ...metaOperations(() => OPERATIONS, VERSION)];

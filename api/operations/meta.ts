@@ -1,0 +1,27 @@
+/** Discovery: the OpenAPI document of every operation (generated, see api/openapi.ts). */
+import { z } from 'zod';
+import { defineOperation, HANDLED, type Operation } from './define.js';
+import { buildOpenApi } from '../openapi.js';
+
+export function metaOperations(all: () => readonly Operation[], version: string): Operation[] {
+  let cached: Record<string, unknown> | undefined;
+  return [
+    defineOperation({
+      id: 'meta.openapi',
+      method: 'get',
+      path: '/api/openapi.json',
+      summary: 'This document: every operation of the service as OpenAPI 3.1',
+      tag: 'Discovery',
+      auth: 'public',
+      errorShape: 'A',
+      responses: { 200: { raw: { contentType: 'application/json', schema: z.object({ openapi: z.string() }).loose(), description: 'The OpenAPI 3.1 document' } } },
+      errors: [],
+      handler: async (ctx) => {
+        cached ??= buildOpenApi(all(), { version });
+        ctx.set('Cache-Control', 'public, max-age=300');
+        ctx.body = cached;
+        return HANDLED;
+      },
+    }),
+  ];
+}

@@ -1,0 +1,72 @@
+/**
+ * `GET /api/openapi.json` is a valid OpenAPI 3.1 document (checked by a real OpenAPI validator), describes every
+ * route the app mounts, and `/docs` renders it in a real browser (Debian's Chromium through playwright-core).
+ */
+import test from 'ava';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { chromium } from 'playwright-core';
+import { startService, type Service } from './helpers/service.js';
+import { openApiPath } from '../api/openapi.js';
+import { createApp } from '../api/app.js';
+
+let svc: Service;
+test.before(async () => {
+  svc = await startService({ worker: false });
+});
+test.after.always(async () => {
+  await svc?.close();
+});
+
+test('the document is valid OpenAPI 3.1', async (t) => {
+  const res = await svc.request('GET', '/api/openapi.json');
+  t.is(res.status, 200);
+  t.is(res.body.openapi, '3.1.0');
+  const result = await new Validator().validate(res.body);
+  t.true(result.valid, JSON.stringify(result.errors, null, 1)?.slice(0, 2000));
+});
+
+test('every route the app mounts is in the document, with the same methods', async (t) => {
+  const doc = (await svc.request('GET', '/api/openapi.json')).body;
+  const dispatch = createApp(svc.api.deps).middleware.find((m) => 'router' in m) as unknown as { router: { stack: { methods: string[]; path: string }[] } };
+  const router = dispatch.router;
+  // The reference page and its assets are for browsers, not operations of the API.
+  const routes = router.stack.filter((l) => !l.path.startsWith('/docs') && !l.path.startsWith('/assets'));
+  const missing: string[] = [];
+  for (const layer of routes) {
+    for (const method of layer.methods.filter((m) => m !== 'HEAD')) {
+      if (!doc.paths[openApiPath(layer.path)]?.[method.toLowerCase()]) missing.push(`${method} ${layer.path}`);
+    }
+  }
+  t.deepEqual(missing, [], 'routes without an operation in the document');
+});
+
+test('/docs renders the reference in Chromium, from our own process only', async (t) => {
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+  try {
+    const page = await browser.newPage();
+    const foreign: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(svc.url) && !r.url().startsWith('data:')) foreign.push(r.url());
+    });
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    const res = await page.goto(`${svc.url}/docs`);
+    t.is(res?.status(), 200);
+    t.regex(res?.headers()['content-security-policy'] ?? '', /script-src 'self'/);
+    await page.getByText('/api/openapi.json').first().waitFor({ timeout: 20_000 });
+    await page.locator('.opblock').first().waitFor({ timeout: 20_000 });
+    t.true((await page.locator('.opblock').count()) >= 1, 'operations are listed');
+    const dir = path.resolve('tests/output');
+    await fs.mkdir(dir, { recursive: true });
+    await page.screenshot({ path: path.join(dir, 'docs.png'), fullPage: false });
+    t.deepEqual(foreign, [], 'nothing is loaded from elsewhere');
+    t.deepEqual(problems, [], 'no script errors (CSP violations show here)');
+  } finally {
+    await browser.close();
+  }
+});
