@@ -13,6 +13,7 @@ import { startApi, type ApiHandle } from '../../api/server.js';
 import type { WorkerProcess } from '../../worker/main.js';
 import { createTestDatabase } from './postgres.js';
 import { unmountBelow } from './processes.js';
+import { createContractChecker } from './contract.js';
 
 export const EXAMPLES_DIR = path.resolve(new URL('../../examples/tools', import.meta.url).pathname);
 export const FIXTURES_DIR = path.resolve(new URL('../fixtures', import.meta.url).pathname);
@@ -94,8 +95,14 @@ export async function startService(
     } catch {
       parsed = undefined;
     }
+    // Every response a test sees must match the service's own OpenAPI document.
+    const problem = contract?.(method, p, res.status, res.headers.get('content-type'), parsed);
+    if (problem) throw new Error(`contract: ${problem}; body: ${text.slice(0, 500)}`);
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
+  let contract: ReturnType<typeof createContractChecker> | undefined;
+  const docRes = await request('GET', '/api/openapi.json');
+  if (docRes.status === 200) contract = createContractChecker(docRes.body);
 
   const adminHeaders = { authorization: `Bearer ${config.ADMIN_TOKEN}` };
   return {

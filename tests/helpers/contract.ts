@@ -1,0 +1,74 @@
+/**
+ * Checks a response against the service's own OpenAPI document: the status must be one the operation declares, and a
+ * JSON body must match that status's schema. The test helper's `request` runs every response it receives through
+ * this, so a response that drifts from the document fails the test that saw it.
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
+
+type Json = any;
+
+interface Route {
+  template: string;
+  regex: RegExp;
+  literal: number;
+  methods: Record<string, Json>;
+}
+
+/** Replaces local `$ref`s with what they point at (our document's refs are shallow and acyclic). */
+function inline(value: Json, doc: Json): Json {
+  if (Array.isArray(value)) return value.map((v) => inline(v, doc));
+  if (value && typeof value === 'object') {
+    if (typeof value.$ref === 'string' && value.$ref.startsWith('#/')) {
+      const target = value.$ref.slice(2).split('/').reduce((o: Json, k: string) => o?.[k], doc);
+      return inline(target, doc);
+    }
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inline(v, doc)]));
+  }
+  return value;
+}
+
+export function createContractChecker(doc: Json) {
+  const ajv = new Ajv2020({ strict: false, allErrors: false });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  const routes: Route[] = Object.entries(doc.paths as Record<string, Json>).map(([template, methods]) => {
+    const restParams = new Set<string>();
+    for (const op of Object.values(methods) as Json[]) for (const p of op.parameters ?? []) if (p['x-allow-slashes']) restParams.add(p.name);
+    const source = template
+      .split(/(\{[^}]+\})/)
+      .map((part) => {
+        const m = /^\{(.+)\}$/.exec(part);
+        if (!m) return part.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+        return restParams.has(m[1]!) ? '(.+)' : '([^/]+)';
+      })
+      .join('');
+    return { template, regex: new RegExp(`^${source}$`), literal: template.replace(/\{[^}]+\}/g, '').length, methods };
+  });
+  const compiled = new Map<string, ValidateFunction>();
+
+  /** The operation the router would pick: among matching templates, the most literal one. */
+  function find(method: string, path: string): { template: string; op: Json } | undefined {
+    const candidates = routes.filter((r) => r.regex.test(path) && r.methods[method.toLowerCase()]);
+    candidates.sort((a, b) => b.literal - a.literal);
+    const r = candidates[0];
+    return r ? { template: r.template, op: r.methods[method.toLowerCase()] } : undefined;
+  }
+
+  /** Undefined when the response conforms (or no operation describes it); else what is wrong. */
+  return function check(method: string, url: string, status: number, contentType: string | null, body: unknown): string | undefined {
+    const path = new URL(url, 'http://x').pathname;
+    const found = find(method, path);
+    if (!found) return undefined;
+    const where = `${method} ${path} (${found.op.operationId}) → ${status}`;
+    const response = found.op.responses?.[String(status)];
+    if (!response) return `${where}: status not declared (declared: ${Object.keys(found.op.responses ?? {}).join(', ')})`;
+    const media = response.content?.['application/json'];
+    if (!media || !contentType?.includes('json')) return undefined; // streams and pages: the status is what is checked
+    const key = `${found.template} ${method} ${status}`;
+    let validate = compiled.get(key);
+    if (!validate) compiled.set(key, (validate = ajv.compile(inline(media.schema ?? {}, doc))));
+    if (validate(body)) return undefined;
+    return `${where}: body does not match the document: ${ajv.errorsText(validate.errors, { dataVar: 'body' })}`;
+  };
+}
