@@ -1,0 +1,128 @@
+/** Small pieces every page uses: data loading, errors, health and rating badges, copy buttons, dates. */
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError } from '../api.js';
+
+export interface Async<T> {
+  data?: T;
+  error?: Error;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` when `deps` change; stale answers (from earlier deps) are dropped. */
+export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
+  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => live && setState({ data, loading: false }),
+      (error) => live && setState({ error, loading: false }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((n) => n + 1), []);
+  return { ...state, reload };
+}
+
+export function ErrorMessage({ error }: { error?: unknown }) {
+  if (!error) return null;
+  const e = error as Error;
+  const details = e instanceof ApiError ? e.details : [];
+  return (
+    <div class="error" role="alert">
+      <p>{e.message}</p>
+      {details.length > 0 && (
+        <ul>
+          {details.map((d) => (
+            <li>
+              <code>{d.path}</code>: {d.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+export function Loading({ what = 'Loading' }: { what?: string }) {
+  return (
+    <p class="muted" role="status">
+      {what}…
+    </p>
+  );
+}
+
+/** Renders the async value, or its loading/error state. */
+export function Show<T>({ value, children }: { value: Async<T>; children: (data: T) => ComponentChildren }) {
+  if (value.error) return <ErrorMessage error={value.error} />;
+  if (value.data === undefined) return <Loading />;
+  return <>{children(value.data)}</>;
+}
+
+const HEALTH_LABEL: Record<string, string> = { HEALTHY: 'Healthy', BROKEN: 'Broken', UNKNOWN: 'Not checked yet' };
+
+export function HealthBadge({ status }: { status: string }) {
+  return <span class={`badge health-${status.toLowerCase()}`}>{HEALTH_LABEL[status] ?? status}</span>;
+}
+
+export function Rating({ average, count }: { average: number | null; count: number }) {
+  if (!count || average === null) return <span class="muted">No ratings</span>;
+  const full = Math.round(average);
+  return (
+    <span class="rating" aria-label={`Rated ${average.toFixed(1)} out of 5 by ${count} ${count === 1 ? 'person' : 'people'}`}>
+      <span aria-hidden="true">{'★'.repeat(full) + '☆'.repeat(5 - full)}</span> <span class="muted">{average.toFixed(1)} ({count})</span>
+    </span>
+  );
+}
+
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch {
+      // Clipboard refused (no permission): select a hidden field's text instead.
+      const area = document.createElement('textarea');
+      area.value = text;
+      document.body.append(area);
+      area.select();
+      document.execCommand('copy');
+      area.remove();
+    }
+    setCopied(true);
+    setTimeout(() => setCopied(false), 2000);
+  };
+  return (
+    <button type="button" class="secondary small" onClick={copy}>
+      {copied ? 'Copied' : label}
+      <span class="visually-hidden" aria-live="polite">
+        {copied ? ' — copied to the clipboard' : ''}
+      </span>
+    </button>
+  );
+}
+
+export function CodeBlock({ code, label }: { code: string; label: string }) {
+  return (
+    <div class="code-block">
+      <div class="code-head">
+        <span>{label}</span>
+        <CopyButton text={code} label={`Copy ${label}`} />
+      </div>
+      <pre tabIndex={0}>
+        <code>{code}</code>
+      </pre>
+    </div>
+  );
+}
+
+export const formatDate = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+
+export function toolHref(slugOrPkg: string, name?: string) {
+  return `/tools/${name ? `${slugOrPkg}/${name}` : slugOrPkg}`;
+}

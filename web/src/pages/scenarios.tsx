@@ -1,0 +1,227 @@
+/**
+ * Scenarios: the list and create form of a collection, and a scenario's page: run it, watch the steps and the
+ * verdict arrive live (SSE), and its run history.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { get, post, stream } from '../api.js';
+import { ErrorMessage, formatDate, Show, useAsync } from '../components/common.js';
+import { navigate } from '../router.js';
+import { useSession } from '../session.js';
+
+export function ScenarioList({ collection, owner }: { collection: any; owner: boolean }) {
+  const list = useAsync(async () => (await get(`/api/collections/${collection.id}/scenarios`)).data.scenarios as any[], [collection.id]);
+  return (
+    <section aria-labelledby="scen-h">
+      <h2 id="scen-h">Scenarios</h2>
+      <Show value={list}>
+        {(items) =>
+          items.length === 0 ? (
+            <p class="muted">No scenarios yet.</p>
+          ) : (
+            <table>
+              <caption class="visually-hidden">Scenarios of this collection</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Scenario</th>
+                  <th scope="col">Runs</th>
+                  <th scope="col">Quality</th>
+                  <th scope="col">Last verdict</th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map((s) => (
+                  <tr>
+                    <th scope="row">
+                      <a href={`/scenarios/${s.id}`}>{s.name}</a>
+                    </th>
+                    <td>{s.totalRuns}</td>
+                    <td>{Math.round(s.qualityScore * 100)}%</td>
+                    <td>{s.lastRunStatus ? <span class={`badge verdict-${s.lastRunStatus}`}>{s.lastRunStatus}</span> : '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Show>
+      {owner && <CreateScenario collection={collection} />}
+    </section>
+  );
+}
+
+function CreateScenario({ collection }: { collection: any }) {
+  const [prompt, setPrompt] = useState('');
+  const [name, setName] = useState('');
+  const [tool, setTool] = useState('');
+  const [contains, setContains] = useState('');
+  const [error, setError] = useState<unknown>();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(undefined);
+    const assertions = [...(tool ? [{ type: 'toolCalled', tool }] : []), ...(contains ? [{ type: 'outputContains', text: contains }] : [])];
+    try {
+      const r = await post('/api/scenarios', { collectionId: collection.id, prompt, ...(name ? { name } : {}), ...(assertions.length ? { assertions } : {}) });
+      navigate(`/scenarios/${r.data.id}`);
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <form onSubmit={submit} class="panel" aria-labelledby="new-scen-h">
+      <h3 id="new-scen-h">New scenario</h3>
+      <div class="field">
+        <label for="sc-prompt">Task for the agent</label>
+        <textarea id="sc-prompt" required minLength={10} maxLength={4000} rows={3} value={prompt} onInput={(e) => setPrompt(e.currentTarget.value)} />
+        <small>At least 10 characters. The agent gets this collection's tools; an evaluator judges its answer.</small>
+      </div>
+      <div class="field">
+        <label for="sc-name">Name (optional)</label>
+        <input id="sc-name" maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </div>
+      <div class="field">
+        <label for="sc-tool">Assert that this tool is called (optional)</label>
+        <select id="sc-tool" value={tool} onChange={(e) => setTool(e.currentTarget.value)}>
+          <option value="">—</option>
+          {collection.tools.map((t: any) => (
+            <option value={t.name}>{t.name}</option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="sc-contains">Assert that the answer contains (optional)</label>
+        <input id="sc-contains" value={contains} onInput={(e) => setContains(e.currentTarget.value)} />
+      </div>
+      <button type="submit">Create scenario</button>
+      <ErrorMessage error={error} />
+    </form>
+  );
+}
+
+interface LiveRun {
+  runId: string;
+  steps: { toolName?: string; toolId: string; params: unknown; output?: unknown; error?: { message: string } }[];
+  verdict?: { success: boolean; verdict: string; reason: string; model: string };
+  failure?: string;
+  done: boolean;
+}
+
+export function ScenarioPage({ id }: { id: string }) {
+  const { user } = useSession();
+  const scenario = useAsync(async () => (await get(`/api/scenarios/${id}`)).data, [id]);
+  const history = useAsync(async () => (await get(`/api/scenarios/${id}/runs?limit=10`)).data as any[], [id]);
+  const [live, setLive] = useState<LiveRun>();
+  const [error, setError] = useState<unknown>();
+  const close = useRef<(() => void) | undefined>(undefined);
+  useEffect(() => () => close.current?.(), []);
+
+  const run = async () => {
+    setError(undefined);
+    try {
+      const r = await post(`/api/scenarios/${id}/run?wait=false`);
+      const runId = r.data.runId as string;
+      setLive({ runId, steps: [], done: false });
+      close.current?.();
+      close.current = stream(`/api/scenario-runs/${runId}/events`, {
+        step: (d) => setLive((l) => l && { ...l, steps: [...l.steps, { toolName: d.toolName, toolId: d.toolId, params: d.params }] }),
+        'tool.completed': (d) =>
+          setLive((l) => l && { ...l, steps: l.steps.map((s, i) => (i === l.steps.length - 1 ? { ...s, output: d.output, error: d.error } : s)) }),
+        verdict: (d) => setLive((l) => l && { ...l, verdict: d }),
+        error: (d) => setLive((l) => l && { ...l, failure: d.message ?? 'The run failed' }),
+        done: () => {
+          setLive((l) => l && { ...l, done: true });
+          history.reload();
+          scenario.reload();
+        },
+        failed: (d) => setLive((l) => l && { ...l, failure: d.message, done: true }),
+      });
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  return (
+    <Show value={scenario}>
+      {(s) => (
+        <article>
+          <header class="page-head">
+            <h1>{s.name}</h1>
+            <p class="pkg">
+              in <a href={`/collections/${s.collection.slug}`}>{s.collection.username}/{s.collection.slug}</a> · {s.totalRuns} runs · quality{' '}
+              {Math.round(s.qualityScore * 100)}%
+            </p>
+          </header>
+          <p class="lead">{s.prompt}</p>
+          {s.assertions && (
+            <ul>
+              {s.assertions.map((a: any) => (
+                <li>{a.type === 'toolCalled' ? `calls ${a.tool}` : a.type === 'outputContains' ? `answer contains “${a.text}”` : 'no tool errors'}</li>
+              ))}
+            </ul>
+          )}
+          {user ? (
+            <button type="button" onClick={run} disabled={!!live && !live.done}>
+              {live && !live.done ? 'Running…' : 'Run scenario'}
+            </button>
+          ) : (
+            <p>
+              <a href="/login">Sign in</a> to run this scenario.
+            </p>
+          )}
+          <ErrorMessage error={error} />
+          {live && (
+            <section aria-live="polite" aria-labelledby="live-h" class="panel">
+              <h2 id="live-h">This run</h2>
+              <ol class="steps">
+                {live.steps.map((st) => (
+                  <li>
+                    <code>{st.toolName ?? st.toolId}</code>({JSON.stringify(st.params)}){' '}
+                    {st.error ? <span class="badge verdict-fail">error: {st.error.message}</span> : st.output !== undefined ? '✓' : '…'}
+                  </li>
+                ))}
+              </ol>
+              {!live.verdict && !live.failure && <p role="status">Waiting for the verdict…</p>}
+              {live.verdict && (
+                <p class={`verdict verdict-${live.verdict.verdict}`} data-testid="verdict">
+                  Verdict: <strong>{live.verdict.verdict}</strong> — {live.verdict.reason} <span class="muted">({live.verdict.model})</span>
+                </p>
+              )}
+              {live.failure && <p class="error">{live.failure}</p>}
+            </section>
+          )}
+          <section aria-labelledby="hist-h">
+            <h2 id="hist-h">History</h2>
+            <Show value={history}>
+              {(runs) =>
+                runs.length === 0 ? (
+                  <p class="muted">Not run yet.</p>
+                ) : (
+                  <table>
+                    <caption class="visually-hidden">Recent runs</caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">When</th>
+                        <th scope="col">Status</th>
+                        <th scope="col">Verdict</th>
+                        <th scope="col">Steps</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {runs.map((r) => (
+                        <tr>
+                          <td>{formatDate(r.timestamps.createdAt)}</td>
+                          <td>{r.status}</td>
+                          <td>{r.evaluator?.verdict ? <span class={`badge verdict-${r.evaluator.verdict}`}>{r.evaluator.verdict}</span> : '—'}</td>
+                          <td>{r.steps.length}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                )
+              }
+            </Show>
+          </section>
+        </article>
+      )}
+    </Show>
+  );
+}

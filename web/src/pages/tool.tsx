@@ -1,0 +1,190 @@
+/** A tool: description, schema table, env names, health, ratings and reviews, snippets, Try it, add to a collection. */
+import { useState } from 'preact/hooks';
+import { get, post, slugPath } from '../api.js';
+import { CodeBlock, ErrorMessage, formatDate, HealthBadge, Rating, Show, useAsync } from '../components/common.js';
+import { exampleParams, SchemaTable } from '../components/schema-form.js';
+import { useSession } from '../session.js';
+import { TryIt } from './try-it.js';
+
+export function ToolPage({ slug }: { slug: string }) {
+  const tool = useAsync(async () => (await get(`/api/tools/${slugPath(slug)}`)).data, [slug]);
+  return <Show value={tool}>{(t) => <ToolView tool={t} reload={tool.reload} />}</Show>;
+}
+
+function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
+  const origin = window.location.origin;
+  const curl = `curl -X POST ${origin}/api/tools/execute/${t.slug} \\
+  -H "Authorization: Bearer $TOOLSHED_API_KEY" \\
+  -H "Content-Type: application/json" \\
+  -d '${JSON.stringify({ params: exampleParams(t.inputSchema) })}'`;
+  const mcp = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: t.name, arguments: exampleParams(t.inputSchema) } }, null, 2);
+  return (
+    <article>
+      <header class="page-head">
+        <h1>{t.name}</h1>
+        <p class="pkg">
+          {t.package.npmPackageName}@{t.package.version} · {t.package.category}
+          {t.package.official && <span class="badge official">Official</span>}
+        </p>
+        <p class="meta">
+          <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} /> ·{' '}
+          <span class="muted">
+            {t.executionCount} runs · checked {formatDate(t.lastHealthCheckAt)}
+          </span>
+        </p>
+      </header>
+      <p class="lead">{t.description}</p>
+      {t.healthError && <p class="error">Health check: {t.healthError}</p>}
+      <section aria-labelledby="schema-h">
+        <h2 id="schema-h">Input</h2>
+        <SchemaTable schema={t.inputSchema} />
+        <h3>Environment variables</h3>
+        {t.package.envVars.length === 0 ? (
+          <p class="muted">None.</p>
+        ) : (
+          <ul>
+            {t.package.envVars.map((v: any) => (
+              <li>
+                <code>{v.name}</code> {v.required ? '(required)' : '(optional)'} {v.description}
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      <TryIt slug={t.slug} schema={t.inputSchema} envVars={t.package.envVars} />
+      <AddToCollection toolId={t.toolId} />
+      <section aria-labelledby="use-h">
+        <h2 id="use-h">Use it from code</h2>
+        <CodeBlock label="REST (curl)" code={curl} />
+        <p>Over MCP: add the tool to a collection; the collection's page gives its endpoint. A call looks like:</p>
+        <CodeBlock label="MCP tools/call" code={mcp} />
+      </section>
+      <Reviews tool={t} onChange={reload} />
+    </article>
+  );
+}
+
+function AddToCollection({ toolId }: { toolId: string }) {
+  const { user } = useSession();
+  const mine = useAsync(async () => (user ? (await get('/api/auth/me/collections?limit=100')).data : []), [user?.id]);
+  const [uid, setUid] = useState('');
+  const [msg, setMsg] = useState<string>();
+  const [error, setError] = useState<unknown>();
+  if (!user) return null;
+  const add = async (e: Event) => {
+    e.preventDefault();
+    setError(undefined);
+    setMsg(undefined);
+    try {
+      const r = await post(`/api/collections/${encodeURIComponent(uid)}/tools`, { toolId });
+      setMsg(`Added; the collection now has ${r.data.toolCount} tools.`);
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <section aria-labelledby="add-h" class="panel">
+      <h2 id="add-h">Add to a collection</h2>
+      <Show value={mine}>
+        {(list: any[]) =>
+          list.length === 0 ? (
+            <p>
+              You have no collections yet. <a href="/collections">Create one</a>.
+            </p>
+          ) : (
+            <form onSubmit={add} class="row">
+              <div class="field inline">
+                <label for="add-collection">Collection</label>
+                <select id="add-collection" required value={uid} onChange={(e) => setUid(e.currentTarget.value)}>
+                  <option value="">Choose…</option>
+                  {list.map((c) => (
+                    <option value={c.uid}>{c.name}</option>
+                  ))}
+                </select>
+              </div>
+              <button type="submit">Add</button>
+            </form>
+          )
+        }
+      </Show>
+      {msg && <p role="status">{msg}</p>}
+      <ErrorMessage error={error} />
+    </section>
+  );
+}
+
+function Reviews({ tool, onChange }: { tool: any; onChange: () => void }) {
+  const { user } = useSession();
+  const reviews = useAsync(async () => (await get(`/api/tools/${slugPath(tool.slug)}/reviews?limit=20`)).data as any[], [tool.slug]);
+  const [rating, setRating] = useState('5');
+  const [title, setTitle] = useState('');
+  const [body, setBody] = useState('');
+  const [error, setError] = useState<unknown>();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      await post(`/api/tools/${slugPath(tool.slug)}/rate`, { rating: Number(rating) });
+      if (body.trim()) await post(`/api/tools/${slugPath(tool.slug)}/reviews`, { rating: Number(rating), ...(title ? { title } : {}), body });
+      setBody('');
+      setTitle('');
+      reviews.reload();
+      onChange();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <section aria-labelledby="reviews-h">
+      <h2 id="reviews-h">Ratings and reviews</h2>
+      <Show value={reviews}>
+        {(list) =>
+          list.length === 0 ? (
+            <p class="muted">No reviews yet.</p>
+          ) : (
+            <ul class="reviews">
+              {list.map((r) => (
+                <li>
+                  <p>
+                    <Rating average={r.rating} count={1} /> <strong>{r.title}</strong>
+                  </p>
+                  <p>{r.body}</p>
+                  <p class="muted">
+                    {r.user.username}, {formatDate(r.createdAt)}
+                  </p>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Show>
+      {user ? (
+        <form onSubmit={submit} class="panel">
+          <h3>Rate this tool</h3>
+          <div class="field inline">
+            <label for="rv-rating">Stars</label>
+            <select id="rv-rating" value={rating} onChange={(e) => setRating(e.currentTarget.value)}>
+              {[5, 4, 3, 2, 1].map((n) => (
+                <option value={n}>{n}</option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="rv-title">Title (optional)</label>
+            <input id="rv-title" maxLength={120} value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
+          </div>
+          <div class="field">
+            <label for="rv-body">Review (optional)</label>
+            <textarea id="rv-body" rows={3} maxLength={5000} value={body} onInput={(e) => setBody(e.currentTarget.value)} />
+          </div>
+          <button type="submit">Save</button>
+          <ErrorMessage error={error} />
+        </form>
+      ) : (
+        <p>
+          <a href="/login">Sign in</a> to rate or review this tool.
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,132 @@
+/**
+ * Try it: runs the tool with params from a generated form. Env values are sent once with the request and then
+ * cleared from the form; nothing keeps them. The execution's status streams in over SSE.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { post, slugPath, stream } from '../api.js';
+import { ErrorMessage } from '../components/common.js';
+import { initialValues, readParams, SchemaFields, type FieldValues, type JsonSchema } from '../components/schema-form.js';
+
+interface EnvVar {
+  name: string;
+  required: boolean;
+  description: string | null;
+}
+
+interface Execution {
+  id: string;
+  status: string;
+  result?: unknown;
+  error?: { code: string; message: string };
+  executionTimeMs?: number;
+}
+
+export function TryIt({ slug, schema, envVars }: { slug: string; schema: JsonSchema; envVars: EnvVar[] }) {
+  const [values, setValues] = useState<FieldValues>(() => initialValues(schema));
+  const [env, setEnv] = useState<Record<string, string>>({});
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const [timeline, setTimeline] = useState<string[]>([]);
+  const [execution, setExecution] = useState<Execution>();
+  const close = useRef<(() => void) | undefined>(undefined);
+  useEffect(() => () => close.current?.(), []);
+
+  const run = async (e: Event) => {
+    e.preventDefault();
+    const read = readParams(schema, values);
+    if ('error' in read) return setError(new Error(read.error));
+    const sentEnv = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
+    setEnv({}); // sent once, never kept
+    setError(undefined);
+    setExecution(undefined);
+    setTimeline([]);
+    setBusy(true);
+    try {
+      const res = await post(`/api/tools/execute/${slugPath(slug)}?wait=false`, { params: read.params, ...(Object.keys(sentEnv).length ? { env: sentEnv } : {}) });
+      const id = res.data.executionId as string;
+      close.current?.();
+      close.current = stream(`/api/executions/${id}/events`, {
+        status: (d: Execution) => {
+          setTimeline((t) => (t.includes(d.status) ? t : [...t, d.status]));
+          if (!['queued', 'running'].includes(d.status)) setExecution(d);
+        },
+        done: () => setBusy(false),
+        error: (d) => {
+          setError(new Error(d.message ?? 'The execution failed'));
+          setBusy(false);
+        },
+        failed: (d) => {
+          setError(new Error(d.message));
+          setBusy(false);
+        },
+      });
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="try-h" class="panel">
+      <h2 id="try-h">Try it</h2>
+      <form onSubmit={run} aria-describedby="try-note">
+        <SchemaFields schema={schema} values={values} onChange={setValues} />
+        {envVars.length > 0 && (
+          <fieldset>
+            <legend>Environment</legend>
+            <p id="try-note" class="muted">
+              Sent once with this run to the sandbox, never stored or shown again.
+            </p>
+            {envVars.map((v) => (
+              <div class="field">
+                <label for={`env-${v.name}`}>
+                  {v.name}
+                  {v.required && <span aria-hidden="true"> *</span>}
+                </label>
+                <input
+                  id={`env-${v.name}`}
+                  type="password"
+                  autocomplete="off"
+                  required={v.required}
+                  value={env[v.name] ?? ''}
+                  onInput={(e) => setEnv({ ...env, [v.name]: e.currentTarget.value })}
+                />
+                {v.description && <small>{v.description}</small>}
+              </div>
+            ))}
+          </fieldset>
+        )}
+        <button type="submit" disabled={busy}>
+          {busy ? 'Running…' : 'Run'}
+        </button>
+      </form>
+      <ErrorMessage error={error} />
+      <div aria-live="polite" class="result-view">
+        {timeline.length > 0 && (
+          <ol class="timeline" aria-label="Execution status">
+            {timeline.map((s) => (
+              <li class={`status-${s}`}>{s}</li>
+            ))}
+          </ol>
+        )}
+        {execution && (
+          <div class={`result status-${execution.status}`} data-testid="execution-result">
+            <h3>
+              Result: {execution.status}
+              {execution.executionTimeMs !== undefined && <span class="muted"> in {execution.executionTimeMs} ms</span>}
+            </h3>
+            {execution.error ? (
+              <p>
+                <strong>{execution.error.code}</strong>: {execution.error.message}
+              </p>
+            ) : (
+              <pre tabIndex={0}>
+                <code>{JSON.stringify(execution.result, null, 2)}</code>
+              </pre>
+            )}
+          </div>
+        )}
+      </div>
+    </section>
+  );
+}
