@@ -48,3 +48,46 @@ export function postJson(key: string | undefined, body: unknown, headers: Record
     body: JSON.stringify(body),
   };
 }
+
+export interface LiveSse {
+  status: number;
+  /** The events read so far. */
+  events: SseEvent[];
+  /** Reads until at least `count` events have arrived or the stream has ended; returns the events so far. */
+  read(count: number): Promise<SseEvent[]>;
+  /** The client goes away (mid-stream). */
+  abort(): void;
+}
+
+/** Opens a stream and reads it as it comes, so that a test can leave (or reconnect) mid-stream. */
+export async function openLiveSse(url: string, init: RequestInit & { timeoutMs?: number } = {}): Promise<LiveSse> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), init.timeoutMs ?? 60_000);
+  const res = await fetch(url, { ...init, signal: controller.signal });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const events: SseEvent[] = [];
+  let buffer = '';
+  let ended = false;
+  return {
+    status: res.status,
+    events,
+    async read(count) {
+      while (events.length < count && !ended) {
+        const { value, done } = await reader.read();
+        if (done) ended = true;
+        else buffer += decoder.decode(value, { stream: true });
+        const cut = buffer.lastIndexOf('\n\n');
+        if (cut >= 0) {
+          events.push(...parseSse(buffer.slice(0, cut)));
+          buffer = buffer.slice(cut + 2);
+        }
+      }
+      return events;
+    },
+    abort() {
+      clearTimeout(timer);
+      controller.abort();
+    },
+  };
+}
