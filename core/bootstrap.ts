@@ -19,17 +19,23 @@ export interface Database {
 }
 
 export async function resolveDatabase(config: Config, logger: Logger): Promise<Database> {
-  if (config.DATABASE_URL) return { url: config.DATABASE_URL };
+  if (config.DATABASE_URL) {
+    logger.info({ database: describeUrl(config.DATABASE_URL) }, `database: ${describeUrl(config.DATABASE_URL)} (DATABASE_URL)`);
+    return { url: config.DATABASE_URL };
+  }
   const dataDir = path.join(config.DATA_DIR, 'pg');
-  logger.info({ dataDir }, 'DATABASE_URL not set: starting embedded Postgres');
   const portFile = path.join(config.DATA_DIR, 'pg-port');
   const savedPort = existsSync(portFile) ? Number(await fs.readFile(portFile, 'utf8')) : undefined;
   // Another process of this install (npm start, while the CLI runs) already serves this data directory.
   const password = await readEmbeddedPassword(dataDir);
   if (savedPort && password && existsSync(path.join(dataDir, 'postmaster.pid'))) {
     const running = embeddedUrl(savedPort, password, 'toolshed');
-    if (await answers(running)) return { url: running };
+    if (await answers(running)) {
+      logger.info({ dataDir, port: savedPort }, `database: embedded Postgres already running on port ${savedPort}, data in ${dataDir}`);
+      return { url: running };
+    }
   }
+  logger.info({ dataDir }, `DATABASE_URL not set: starting embedded Postgres, data in ${dataDir}`);
   const embedded = await startEmbeddedPostgres({ dataDir, port: savedPort || undefined }).catch(async (err) => {
     if (!savedPort) throw err;
     return startEmbeddedPostgres({ dataDir }); // the saved port is taken: any free one will do
@@ -39,7 +45,18 @@ export async function resolveDatabase(config: Config, logger: Logger): Promise<D
   const exists = await admin.raw(`select 1 from pg_database where datname = 'toolshed'`);
   if (exists.rows.length === 0) await admin.raw('create database toolshed');
   await admin.destroy();
+  logger.info({ dataDir, port: embedded.port }, `database: embedded Postgres started on 127.0.0.1:${embedded.port}`);
   return { url: embedded.url('toolshed'), embedded };
+}
+
+/** host:port/database of a connection URL, without user or password. */
+function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.host}${u.pathname}`;
+  } catch {
+    return 'an unparsable URL';
+  }
 }
 
 async function answers(url: string): Promise<boolean> {
@@ -53,14 +70,17 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-export async function migrateAll(url: string): Promise<void> {
+/** Migrates our schema and the job queue's; returns how many of our migrations it applied. */
+export async function migrateAll(url: string): Promise<number> {
   const db = createDb(url, { max: 1 });
+  let applied: string[];
   try {
-    await migrateLatest(db);
+    applied = await migrateLatest(db);
   } finally {
     await db.destroy();
   }
   await migrateJobQueue(url);
+  return applied.length;
 }
 
 /** Reads a secret from DATA_DIR, creating it (mode 600) on first use. Returns the value and whether it is new. */
@@ -79,7 +99,8 @@ export async function withGeneratedSecrets(config: Config, logger: Logger): Prom
   if (!out.ADMIN_TOKEN) {
     const t = await secretFile(config, 'admin-token', 40);
     out.ADMIN_TOKEN = t.value;
-    logger.info({ file: t.file }, t.created ? 'ADMIN_TOKEN not set: generated one into this file' : 'ADMIN_TOKEN not set: using the one in this file');
+    const what = t.created ? 'generated into' : 'read from';
+    logger.info({ file: t.file }, `ADMIN_TOKEN not set: admin token ${what} ${t.file} (never logged)`);
   }
   if (!out.SECRETS_KEY) {
     const s = await secretFile(config, 'secrets-key', 43);
@@ -95,15 +116,16 @@ export interface BootedProcess {
 }
 
 /**
- * What every process entry does first: parse the environment, make the logger, fill generated secrets, reach (or
- * start) the database and migrate it.
+ * What every process entry does first: parse the environment (unless the entry already did), make the logger, reach
+ * (or start) the database and migrate it, fill generated secrets.
  */
-export async function bootProcess(env: Record<string, string | undefined>): Promise<BootedProcess> {
-  const base = loadConfig(env);
-  const logger = createLogger(base.LOG_LEVEL);
+export async function bootProcess(env: Record<string, string | undefined>, parsed?: Readonly<Config>): Promise<BootedProcess> {
+  const base = parsed ?? loadConfig(env);
+  const logger = createLogger(base.LOG_LEVEL, undefined, base.LOG_FORMAT);
+  const database = await resolveDatabase(base, logger);
+  const applied = await migrateAll(database.url);
+  logger.info({ applied }, applied ? `database migrated: ${applied} migrations applied` : 'database schema is up to date');
   const config = await withGeneratedSecrets(base, logger);
-  const database = await resolveDatabase(config, logger);
-  await migrateAll(database.url);
   return { config, logger, database };
 }
 

@@ -48,8 +48,10 @@ export async function withTransaction<T>(db: Knex, fn: (trx: Knex.Transaction) =
   return db.transaction(fn);
 }
 
-export async function migrateLatest(db: Knex): Promise<void> {
-  await db.migrate.latest();
+/** Applies pending migrations; returns the names of those it applied (empty when the schema was current). */
+export async function migrateLatest(db: Knex): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest()) as [number, string[]];
+  return applied;
 }
 
 /** SQLSTATEs and socket errors that mean "the server went away or is restarting", not "the statement is wrong". */
