@@ -95,6 +95,14 @@ test('search: category filters, and requiredEnvVars names the package env', asyn
   t.deepEqual(none, { query: 'csv', matchCount: 0, tools: [] });
 });
 
+test('search: a whole task description (over 200 characters) is a query; requiredEnvVars come from package.env names', async (t) => {
+  const task = 'I receive webhook payloads from a partner and need to sign each JSON payload with our shared secret so that they can verify it. '.repeat(8);
+  t.true(task.length > 900);
+  const res = await call(tools.registrySearchTool, { query: task, limit: 3 });
+  t.true(res.tools.some((x) => x.toolId === `${SIGNER}::signPayload`), JSON.stringify(res.tools.map((x) => x.toolId)));
+  t.deepEqual(res.tools.find((x) => x.toolId === `${SIGNER}::signPayload`)!.requiredEnvVars, ['WEBHOOK_SECRET']);
+});
+
 test('search: input outside the schema is refused before any request', async (t) => {
   const err = await callError(tools.registrySearchTool, { query: 'x', limit: 50 });
   t.is(err.code, 'VALIDATION_ERROR');
