@@ -32,7 +32,7 @@ function one(ctx: Context, name: string): string | undefined {
 }
 
 function serverContext(ctx: Context, deps: AppDeps): ServerContext {
-  return { namespace: deps.config.REGISTRY_NAMESPACE, baseUrl: deps.config.PUBLIC_URL ?? ctx.origin };
+  return { namespace: deps.config.REGISTRY_NAMESPACE, baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}` };
 }
 
 async function responses(ctx: Context, deps: AppDeps, rows: CollectionRow[]) {
