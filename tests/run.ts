@@ -1,21 +1,28 @@
 /**
- * `npm test`: starts one Postgres for the whole run, migrates the template database once, runs ava (each test file
- * clones the template), and ends with the line `N passed, N failed`.
+ * `npm test`: the preflight (runsc, ip, nft and Chromium, installed with apt as root on Debian), then one Postgres for
+ * the whole run, the template database migrated once, ava (each test file clones the template), and the last line
+ * `N passed, N failed`.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { runPreflight } from '../bin/preflight.js';
 import { prepareTemplate, startTestServer } from './helpers/postgres.js';
 
 async function main(): Promise<number> {
   const started = Date.now();
+  if (!(await runPreflight({ purpose: 'test' })).ok) {
+    console.log('0 passed, 1 failed');
+    return 1;
+  }
   const pg = await startTestServer();
   const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-pkgcache-'));
   await fs.chmod(cacheDir, 0o755);
   try {
     await prepareTemplate(pg.serverUrl);
-    const env = { ...process.env, TOOLSHED_TEST_SERVER_URL: pg.serverUrl, TOOLSHED_TEST_CACHE_DIR: cacheDir };
+    // LOG_FORMAT=json: a process a test starts logs JSON lines even if it ever gets a terminal.
+    const env = { ...process.env, LOG_FORMAT: 'json', TOOLSHED_TEST_SERVER_URL: pg.serverUrl, TOOLSHED_TEST_CACHE_DIR: cacheDir };
     const child = spawn('npx', ['ava', ...process.argv.slice(2)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => {
