@@ -2,6 +2,8 @@
 import type { Db } from '../db.js';
 import type { Category, EnvVarSpec, HealthStatus } from '../types.js';
 import { qualityScore } from '../scoring.js';
+import type { SearchDocument } from '../search/engine.js';
+import { schemaText } from '../search/analyzer.js';
 
 export interface ToolRow {
   id: string;
@@ -95,21 +97,21 @@ export function splitToolRef(ref: string): { packageName: string; toolName: stri
   return { packageName, toolName };
 }
 
-/** All tools with the fields the search engines index. */
-export async function listSearchDocuments(db: Db, ids?: string[]) {
+/** All tools with the fields the search engines index (the input schema as the text of its parameters). */
+export async function listSearchDocuments(db: Db, ids?: string[]): Promise<SearchDocument[]> {
   const q = toolsQuery(db).select(
     't.id',
     't.name',
     't.description',
+    't.input_schema as inputSchema',
     'p.name as packageName',
     'p.category',
     't.health_status as healthStatus',
     't.quality_score as qualityScore',
   );
   if (ids) q.whereIn('t.id', ids);
-  return q as Promise<
-    { id: string; name: string; description: string; packageName: string; category: Category; healthStatus: HealthStatus; qualityScore: number }[]
-  >;
+  const rows = (await q) as (Omit<SearchDocument, 'parameters'> & { inputSchema: unknown })[];
+  return rows.map(({ inputSchema, ...doc }) => ({ ...doc, parameters: schemaText(inputSchema) }));
 }
 
 export async function updateTool(db: Db, id: string, patch: Partial<Omit<ToolRow, 'id'>>): Promise<void> {

@@ -6,11 +6,11 @@
  */
 import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './engine.js';
 import { InvertedIndex } from './inverted-index.js';
-import { Ranker } from './ranker.js';
+import { DEFAULT_RANKING, Ranker, type RankingParams } from './ranker.js';
 
-export function createEmbeddedSearch(): SearchEngine {
+export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING): SearchEngine {
   let index = new InvertedIndex();
-  let ranker = new Ranker(index);
+  let ranker = new Ranker(index, params);
 
   return {
     engine: 'embedded',
@@ -19,7 +19,7 @@ export function createEmbeddedSearch(): SearchEngine {
       for (const doc of docs) next.upsert(doc);
       next.dict.settle();
       index = next;
-      ranker = new Ranker(next);
+      ranker = new Ranker(next, params);
     },
     async upsert(docs: SearchDocument[]) {
       for (const doc of docs) index.upsert(doc);

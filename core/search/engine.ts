@@ -9,6 +9,11 @@ export interface SearchDocument {
   id: string;
   name: string;
   description: string;
+  /**
+   * The input schema's parameter names and descriptions as one text (schemaText() in analyzer.ts), indexed as its
+   * own field. Optional: a document without it is indexed on the other fields.
+   */
+  parameters?: string;
   packageName: string;
   category: Category;
   healthStatus: HealthStatus;

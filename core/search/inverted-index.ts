@@ -6,16 +6,22 @@
  */
 import type { SearchDocument } from './engine.js';
 import { CATEGORIES } from '../types.js';
-import { tokenize, tokenizeName } from './text.js';
+import { nameTerms, textTerms } from './analyzer.js';
 import { TermDictionary } from './term-dictionary.js';
 
-/** Indexed fields, in weight order. A posting packs one 7-bit term frequency per field. */
-export const FIELD_COUNT = 4;
-export const TF_BITS = 7;
+/** Indexed fields: name, description, parameters, packageName, category. A posting packs one 6-bit term frequency per field. */
+export const FIELD_COUNT = 5;
+export const TF_BITS = 6;
 export const TF_MAX = (1 << TF_BITS) - 1;
 
 function fieldTerms(doc: SearchDocument): string[][] {
-  return [tokenizeName(doc.name), tokenize(doc.description), tokenizeName(doc.packageName), tokenizeName(doc.category)];
+  return [
+    nameTerms(doc.name),
+    textTerms(doc.description),
+    textTerms(doc.parameters ?? ''),
+    nameTerms(doc.packageName),
+    nameTerms(doc.category),
+  ];
 }
 
 export class InvertedIndex {

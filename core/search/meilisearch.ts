@@ -5,7 +5,8 @@
  */
 import { Meilisearch, MeilisearchApiError, type EnqueuedTaskPromise, type Settings } from 'meilisearch';
 import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './engine.js';
-import { nameWords, STOP_WORDS, synonymGroups } from './text.js';
+import { SEARCH_STOP_WORDS } from './analyzer.js';
+import { nameWords, synonymGroups } from './text.js';
 
 export interface MeiliSearchOptions {
   host: string;
@@ -17,13 +18,13 @@ const TASK_TIMEOUT_MS = 120_000;
 const BATCH = 5_000;
 
 const SETTINGS: Settings = {
-  // Weight order: name (and its camelCase words), description, packageName, category.
-  searchableAttributes: ['name', 'nameWords', 'description', 'packageName', 'category'],
+  // Weight order: name (and its camelCase words), description, parameters (input schema text), packageName, category.
+  searchableAttributes: ['name', 'nameWords', 'description', 'parameters', 'packageName', 'category'],
   filterableAttributes: ['category', 'healthStatus'],
   sortableAttributes: ['qualityScore'],
   rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'qualityScore:desc'],
   typoTolerance: { enabled: true, minWordSizeForTypos: { oneTypo: 4, twoTypos: 8 } },
-  stopWords: [...STOP_WORDS],
+  stopWords: [...SEARCH_STOP_WORDS],
   // Page-based search reports an exact totalHits only up to this many matches.
   pagination: { maxTotalHits: 50_000 },
   // The embedded engine's synonym groups, each word mapped to the others.
@@ -38,7 +39,12 @@ interface MeiliDoc extends SearchDocument {
   nameWords: string;
 }
 
-const toMeili = (doc: SearchDocument): MeiliDoc => ({ ...doc, key: keyOf(doc.id), nameWords: nameWords(doc.name) });
+const toMeili = (doc: SearchDocument): MeiliDoc => ({
+  ...doc,
+  parameters: doc.parameters ?? '',
+  key: keyOf(doc.id),
+  nameWords: nameWords(doc.name),
+});
 
 async function settle(task: EnqueuedTaskPromise, allow: string[] = []): Promise<void> {
   const done = await task.waitTask({ timeout: TASK_TIMEOUT_MS });

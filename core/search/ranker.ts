@@ -1,25 +1,68 @@
 /**
- * Query evaluation for the embedded engine: expands each query term (exact, prefix for the last term, typos by term
- * length), scores matching documents with BM25F (field-weighted term frequency, per-field length normalisation,
- * one saturation), keeps the best expansion per query term, and selects the top hits with a bounded heap.
+ * Query evaluation for the embedded engine: expands each query term (exact; synonyms; typos only for a term that
+ * matches nothing as typed; prefixes for a last word still being typed), scores matching documents with BM25F
+ * (field-weighted term frequency, per-field length normalisation, one saturation), keeps the best expansion per
+ * query term, adds glued-name matches, rewards documents that cover more of the query, and selects the top hits
+ * with a bounded heap.
  */
 import type { SearchHit, SearchQuery, SearchResult } from './engine.js';
 import { categoryCode, FIELD_COUNT, InvertedIndex, TF_BITS, TF_MAX } from './inverted-index.js';
-import { queryJoins, queryTerms, synonymsOf } from './text.js';
+import { parseQuery, searchSynonymsOf } from './analyzer.js';
 
-/** Field weights in index order: name, description, packageName, category. */
-export const FIELD_WEIGHTS = [5, 2, 1, 0.5];
-const FIELD_B = [0.5, 0.75, 0.5, 0.3];
-const K1 = 1.2;
+export interface RankingParams {
+  /** Field weights in index order: name, description, parameters, packageName, category. */
+  fieldWeights: number[];
+  /** BM25 length normalisation per field (0 = none, 1 = full). */
+  fieldB: number[];
+  /** BM25 term-frequency saturation. */
+  k1: number;
+  synonymWeight: number;
+  /** Score multiplier of a typo expansion at edit distance 1 and 2. */
+  typoWeights: [number, number];
+  /** Weight of a glued run of n query words matching a term, per word beyond the first. */
+  joinWeight: number;
+  /** Final score × (share of the query's idf mass the document matches) ^ coverage. */
+  coverage: number;
+  /**
+   * Weight of a shared-stem-prefix match (query stem and index term agree on all but the last two letters, at least
+   * 5: "financi" ~ "financ"), catching derivations the stemmer keeps apart. 0 turns it off.
+   */
+  stemPrefixWeight: number;
+  /** At most this many distinct query terms are scored (the rarest ones). */
+  maxTerms: number;
+  /** Words after this many in a long query weigh less: sqrt(positionFrom / (word + 1)). */
+  positionFrom: number;
+}
+
+export const DEFAULT_RANKING: RankingParams = {
+  fieldWeights: [5, 2, 1, 1, 0.5],
+  fieldB: [0.5, 0.75, 0.75, 0.5, 0.3],
+  k1: 1.2,
+  synonymWeight: 0.5,
+  typoWeights: [0.55, 0.35],
+  joinWeight: 0.5,
+  coverage: 0,
+  stemPrefixWeight: 0,
+  maxTerms: 32,
+  positionFrom: 40,
+};
+
 const PREFIX_MIN = 2;
-/** Score multipliers for inexact matches. */
-const TYPO_WEIGHT = [1, 0.55, 0.35];
 const MAX_EXPANSIONS = 64;
-const SYNONYM_WEIGHT = 0.5;
+/** Typo lookups per query (each scans the terms of nearby length). */
+const MAX_TYPO_TERMS = 8;
 
 interface Expansion {
   id: number;
   weight: number;
+}
+
+interface Group {
+  expansions: Expansion[];
+  /** Query-side weight: position in a long query. */
+  weight: number;
+  /** Whether it counts towards coverage (glued runs do not: their words already do). */
+  counts: boolean;
 }
 
 export class Ranker {
@@ -27,37 +70,94 @@ export class Ranker {
   private norms = new Float64Array(0);
   private acc = new Float64Array(0);
   private best = new Float64Array(0);
+  private cover = new Float64Array(0);
   private accMark = new Uint32Array(0);
   private bestMark = new Uint32Array(0);
   private mark = 0;
 
-  constructor(private readonly index: InvertedIndex) {}
+  constructor(
+    private readonly index: InvertedIndex,
+    private readonly params: RankingParams = DEFAULT_RANKING,
+  ) {}
 
   search(query: SearchQuery): SearchResult {
-    const terms = queryTerms(query.q);
-    if (terms.length === 0) return { total: 0, hits: [] };
+    const parsed = parseQuery(query.q);
+    if (parsed.terms.length === 0) return { total: 0, hits: [] };
     this.prepare();
     const ix = this.index;
-    const groups = terms.map(({ term, raw, inLastWord }) => this.expand(term, raw, inLastWord));
-    for (const join of queryJoins(query.q)) {
-      const id = ix.dict.idOf(join);
-      if (id !== undefined && ix.df[id] > 0 && !terms.some((t) => t.term === join)) groups.push([{ id, weight: 1 }]);
-    }
+    const groups = this.groups(parsed);
     const hits: number[] = [];
     const queryMark = ++this.mark;
     const cat = categoryCode(query.category);
+    let mass = 0;
     for (const group of groups) {
-      for (const s of this.scoreGroup(group, cat)) {
+      const seen = this.scoreGroup(group.expansions, cat);
+      if (seen.length === 0) continue;
+      const groupMass = group.counts ? group.weight * this.idf(group.expansions[0].id) : 0;
+      mass += groupMass;
+      for (const s of seen) {
+        const score = this.best[s] * group.weight;
         if (this.accMark[s] !== queryMark) {
           this.accMark[s] = queryMark;
-          this.acc[s] = this.best[s];
+          this.acc[s] = score;
+          this.cover[s] = groupMass;
           hits.push(s);
-        } else this.acc[s] += this.best[s];
+        } else {
+          this.acc[s] += score;
+          this.cover[s] += groupMass;
+        }
       }
     }
+    const coverage = this.params.coverage;
+    if (coverage > 0 && mass > 0) for (const s of hits) this.acc[s] *= Math.pow(this.cover[s] / mass, coverage);
     const offset = query.offset ?? 0;
     const top = this.topK(hits, offset + query.limit).slice(offset);
     return { total: hits.length, hits: top.map((s): SearchHit => ({ id: ix.ids[s], score: this.acc[s] })) };
+  }
+
+  private idf(id: number): number {
+    const ix = this.index;
+    return Math.log(1 + (ix.liveCount - ix.df[id] + 0.5) / (ix.df[id] + 0.5));
+  }
+
+  /** The scored groups of a query: one per kept query term (its expansions), plus one for glued word runs. */
+  private groups(parsed: ReturnType<typeof parseQuery>): Group[] {
+    const ix = this.index;
+    const p = this.params;
+    const exactOf = (term: string, raw: string) => {
+      const ids: number[] = [];
+      for (const t of term === raw ? [term] : [term, raw]) {
+        const id = ix.dict.idOf(t);
+        if (id !== undefined && ix.df[id] > 0) ids.push(id);
+      }
+      return ids;
+    };
+    let terms = parsed.terms.map((t) => ({ ...t, exact: exactOf(t.term, t.raw) }));
+    if (terms.length > p.maxTerms) {
+      // Keep the rarest terms; a term matching nothing as typed ranks as a mid-frequency one.
+      const rarity = (t: (typeof terms)[number]) => (t.exact.length ? this.idf(t.exact[0]) : this.idf(-1) / 2);
+      terms = [...terms].sort((a, b) => rarity(b) - rarity(a) || a.word - b.word).slice(0, p.maxTerms);
+    }
+    let typoBudget = MAX_TYPO_TERMS;
+    const groups: Group[] = [];
+    for (const t of terms) {
+      const allowTypos = t.exact.length === 0 && typoBudget > 0;
+      if (allowTypos) typoBudget--;
+      const expansions = this.expand(t.term, t.raw, t.exact, t.open, allowTypos);
+      if (expansions.length === 0) continue;
+      const position = t.word < p.positionFrom ? 1 : Math.sqrt(p.positionFrom / (t.word + 1));
+      // Repeats count once: in a long agent query they are mostly boilerplate of the instruction part.
+      groups.push({ expansions, weight: position, counts: true });
+    }
+    const joins: Expansion[] = [];
+    for (const join of parsed.joins) {
+      const id = ix.dict.idOf(join.term);
+      if (id !== undefined && ix.df[id] > 0 && !parsed.terms.some((t) => t.term === join.term || t.raw === join.term)) {
+        joins.push({ id, weight: p.joinWeight * (join.words - 1) });
+      }
+    }
+    if (joins.length) groups.push({ expansions: joins, weight: 1, counts: false });
+    return groups;
   }
 
   /**
@@ -66,12 +166,13 @@ export class Ranker {
    */
   private scoreGroup(group: Expansion[], cat: number): number[] {
     const ix = this.index;
+    const k1 = this.params.k1;
     const termMark = ++this.mark;
     const seen: number[] = [];
     for (const { id, weight } of group) {
       const slots = ix.postSlots[id];
       const tfs = ix.postTfs[id];
-      const idf = Math.log(1 + (ix.liveCount - ix.df[id] + 0.5) / (ix.df[id] + 0.5)) * weight;
+      const idf = this.idf(id) * weight;
       for (let p = 0; p < slots.length; p++) {
         const s = slots[p];
         if (!ix.alive[s] || ix.broken[s] || (cat !== 0 && ix.categoryCode[s] !== cat)) continue;
@@ -79,7 +180,7 @@ export class Ranker {
         const packed = tfs[p];
         const base = s * FIELD_COUNT;
         for (let f = 0; f < FIELD_COUNT; f++) tf += ((packed >>> (f * TF_BITS)) & TF_MAX) * this.norms[base + f];
-        const score = (idf * tf * (K1 + 1)) / (tf + K1);
+        const score = (idf * tf * (k1 + 1)) / (tf + k1);
         if (this.bestMark[s] !== termMark) {
           this.bestMark[s] = termMark;
           this.best[s] = score;
@@ -90,25 +191,39 @@ export class Ranker {
     return seen;
   }
 
-  /** Index terms a query term stands for, each with its weight: exact 1, typos and prefixes less. */
-  private expand(term: string, raw: string, isLast: boolean): Expansion[] {
+  /**
+   * Index terms a query term stands for, each with its weight: exact 1, synonyms and prefixes less, typos (only
+   * for a term that matches nothing as typed) less still.
+   */
+  private expand(term: string, raw: string, exact: number[], open: boolean, typos: boolean): Expansion[] {
     const dict = this.index.dict;
     const byId = new Map<number, number>();
     const offer = (id: number, weight: number) => {
       if (this.index.df[id] > 0 && weight > (byId.get(id) ?? 0)) byId.set(id, weight);
     };
-    const exact = dict.idOf(term);
-    if (exact !== undefined) offer(exact, 1);
-    for (const synonym of synonymsOf(term)) {
+    for (const id of exact) offer(id, 1);
+    for (const synonym of searchSynonymsOf(term)) {
       const id = dict.idOf(synonym);
-      if (id !== undefined) offer(id, SYNONYM_WEIGHT);
+      if (id !== undefined) offer(id, this.params.synonymWeight);
     }
-    if (raw !== term && dict.idOf(raw) !== undefined) offer(dict.idOf(raw)!, 1);
-    for (const word of raw === term ? [term] : [term, raw]) {
-      const maxTypos = word.length >= 8 ? 2 : word.length >= 4 ? 1 : 0;
-      if (maxTypos > 0) dict.forEachWithin(word, maxTypos, (id, d) => offer(id, TYPO_WEIGHT[d]));
+    if (typos) {
+      for (const word of raw === term ? [term] : [term, raw]) {
+        const maxTypos = word.length >= 8 ? 2 : word.length >= 4 ? 1 : 0;
+        if (maxTypos > 0) dict.forEachWithin(word, maxTypos, (id, d) => offer(id, d === 0 ? 1 : this.params.typoWeights[d - 1]));
+      }
     }
-    if (isLast && raw.length >= PREFIX_MIN) {
+    const spw = this.params.stemPrefixWeight;
+    if (spw > 0 && term.length >= 6 && !/\d/.test(term)) {
+      const head = term.slice(0, Math.max(5, term.length - 2));
+      let n = 0;
+      dict.forEachWithPrefix(head, (id, t) => {
+        if (n < MAX_EXPANSIONS && t.length <= term.length + 3) {
+          n++;
+          offer(id, spw);
+        }
+      });
+    }
+    if (open && raw.length >= PREFIX_MIN) {
       const prefixes: Expansion[] = [];
       dict.forEachWithPrefix(raw, (id, t) => {
         if (t.length > raw.length) prefixes.push({ id, weight: 0.4 + 0.4 * (raw.length / t.length) });
@@ -126,6 +241,7 @@ export class Ranker {
       const n = Math.max(ix.slotCount, 1024) * 2;
       this.acc = new Float64Array(n);
       this.best = new Float64Array(n);
+      this.cover = new Float64Array(n);
       this.accMark = new Uint32Array(n);
       this.bestMark = new Uint32Array(n);
       this.mark = 0;
@@ -141,7 +257,8 @@ export class Ranker {
     for (let s = 0; s < ix.slotCount; s++) {
       for (let f = 0; f < FIELD_COUNT; f++) {
         const len = ix.fieldLen[s * FIELD_COUNT + f];
-        this.norms[s * FIELD_COUNT + f] = FIELD_WEIGHTS[f] / (1 - FIELD_B[f] + (FIELD_B[f] * len) / avg[f]);
+        const { fieldWeights: w, fieldB: b } = this.params;
+        this.norms[s * FIELD_COUNT + f] = w[f] / (1 - b[f] + (b[f] * len) / avg[f]);
       }
     }
     this.normVersion = ix.version;
