@@ -1,0 +1,70 @@
+/**
+ * Browser test helpers: one Chromium per test file (Debian's, driven by playwright-core), the web app built into a
+ * temporary directory for the service under test, axe-core checks, screenshots under tests/browser/screenshots/.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { ExecutionContext } from 'ava';
+import { buildWeb } from '../../web/build.js';
+
+export const SCREENSHOTS = path.resolve(new URL('./screenshots', import.meta.url).pathname);
+const require = createRequire(import.meta.url);
+
+export async function buildWebForTests(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-web-'));
+  await buildWeb(path.join(dir, 'web'));
+  return path.join(dir, 'web');
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+}
+
+/** Records console errors and CSP violations of a page, to be asserted empty at the end of a flow. */
+export function watchPage(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  return problems;
+}
+
+let axeSource: Promise<string> | undefined;
+
+/** Runs axe-core on the page; fails the test on serious or critical violations. */
+export async function checkAccessibility(t: ExecutionContext, page: Page, label: string): Promise<void> {
+  axeSource ??= fs.readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
+  const source = await axeSource;
+  // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not apply to it.
+  await page.evaluate(source);
+  const violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] = await page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => ({ target: n.target })) }));
+  });
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  t.deepEqual(
+    bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    [],
+    `axe on ${label}`,
+  );
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await fs.mkdir(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+export const PASSWORD = 'a long enough password';
+
+/** Signs up through the form and waits until the header shows the user. */
+export async function signUpInBrowser(page: Page, base: string, username: string): Promise<void> {
+  await page.goto(`${base}/signup`);
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create an account' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: username }).waitFor();
+}
