@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import { uniqueToolNames } from '../core/tool-names.js';
+import { countJsonTokens } from '../core/tokens.js';
 
 /** MCP tool names: 1–128 letters, digits, `_`, `-` and `.`; clashes resolved by the shared rules (core/tool-names.ts). */
 export function mcpToolNames(tools: ToolRow[]): Map<string, ToolRow> {
@@ -27,6 +28,16 @@ export function mcpTool(name: string, t: ToolRow): Tool {
     description: t.description,
     inputSchema: inputSchemaOf(t),
   };
+}
+
+/** Tokens (core/tokens.ts) of one tool's MCP definition, under its own name. */
+export function toolTokenCount(t: ToolRow): number {
+  return countJsonTokens(mcpTool(t.name, t));
+}
+
+/** Tokens of a collection's whole `tools/list` result. */
+export function toolsListTokenCount(tools: ToolRow[]): number {
+  return countJsonTokens({ tools: [...mcpToolNames(tools)].map(([name, t]) => mcpTool(name, t)) });
 }
 
 /** Turns a header suffix (`WEBHOOK_SECRET`, `webhook-secret`) into an env var name (`WEBHOOK_SECRET`). */
