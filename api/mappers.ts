@@ -1,6 +1,7 @@
 /** Response mappers: rows in, contract shapes out. No route returns a raw row. */
 import type { ToolRow } from '../core/repos/tools.js';
 import { scrubHostPaths } from '../core/host-paths.js';
+import { toolTokenCount } from './mcp-tools.js';
 import type { ReviewRow } from '../core/repos/feedback.js';
 import type { ApiKeyRow, UserRow } from '../core/repos/users.js';
 
@@ -40,6 +41,7 @@ export function toolDetail(t: ToolRow) {
     healthError: t.health_status === 'BROKEN' && t.health_error ? scrubHostPaths(t.health_error, t.package_install_path) : null,
     lastHealthCheckAt: iso(t.last_health_check_at),
     executionCount: t.execution_count,
+    tokenCount: toolTokenCount(t),
     package: {
       ...item.package,
       version: t.package_version,
