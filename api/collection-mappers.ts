@@ -2,6 +2,7 @@
 import type { CollectionRow } from '../core/repos/collections.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import { iso } from './mappers.js';
+import { toolsListTokenCount } from './mcp-tools.js';
 
 export function collectionListItem(c: CollectionRow) {
   return {
@@ -35,6 +36,8 @@ export function collectionDetail(c: CollectionRow, tools: ToolRow[], likedByMe?:
     createdAt: iso(c.created_at),
     updatedAt: iso(c.updated_at),
     tools: tools.map(collectionTool),
+    /** Tokens (o200k_base) of the collection's MCP `tools/list` result: what its definitions cost in a model's context. */
+    tokenCount: toolsListTokenCount(tools),
     ...(likedByMe === undefined ? {} : { likedByMe }),
   };
 }
