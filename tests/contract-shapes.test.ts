@@ -4,7 +4,10 @@
  * check-similarity items, run history items, and tool output returned exactly as produced.
  */
 import test, { type ExecutionContext } from 'ava';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { createApp } from '../api/app.js';
 import { EXAMPLES_DIR, startService, type Service, type TestResponse } from './helpers/service.js';
 
 type User = { key: string; id: string; username: string };
@@ -169,4 +172,46 @@ test("an execution's result comes back exactly as the tool produced it (key orde
   t.true(res.text.includes('{"zeta":"1","a":"2","mm":"3","b":"4"}'), res.text);
   const again = await svc.request('GET', `/api/executions/${res.body.executionId}`);
   t.true(again.text.includes('{"zeta":"1","a":"2","mm":"3","b":"4"}'), again.text);
+});
+
+test('status codes: creating POSTs 201, other POSTs 200, PATCH 200 with the resource, DELETE 200 with message', async (t) => {
+  const tool = (await svc.request('GET', '/api/tools/@toolshed-examples/text-tools/convertCase')).body.data;
+  const c = await svc.request('POST', '/api/collections', { key: bob.key, body: { name: 'Status codes' } });
+  t.is(c.status, 201);
+  const add = await svc.request('POST', `/api/collections/${c.body.data.uid}/tools`, { key: bob.key, body: { toolId: tool.id } });
+  t.is(add.status, 201);
+  t.deepEqual(add.body.data, { collectionId: c.body.data.id, toolId: tool.id, toolCount: 1 });
+  t.is((await svc.request('POST', `/api/tools/${tool.id}/reviews`, { key: bob.key, body: { rating: 4, body: 'fine' } })).status, 201);
+  t.is((await svc.request('POST', '/api/keys', { key: bob.key, body: { name: 'second' } })).status, 201);
+  const s = await svc.request('POST', '/api/scenarios', { key: bob.key, body: { collectionId: c.body.data.id, prompt: 'Convert "hello world" to camelCase' } });
+  t.is(s.status, 201);
+  t.is((await svc.request('POST', `/api/tools/${tool.id}/rate`, { key: bob.key, body: { rating: 3 } })).status, 200);
+  const like = await svc.request('POST', `/api/collections/${c.body.data.uid}/like`, { key: alice.key });
+  t.is(like.status, 200);
+  t.deepEqual(like.body.data, { liked: true, likeCount: 1 });
+  const patched = await svc.request('PATCH', `/api/collections/${c.body.data.uid}`, { key: bob.key, body: { description: 'changed' } });
+  t.like(patched, { status: 200, body: { success: true, data: { id: c.body.data.id, description: 'changed' } } });
+  const sp = await svc.request('PATCH', `/api/scenarios/${s.body.data.id}`, { key: bob.key, body: { tags: ['x'] } });
+  t.like(sp, { status: 200, body: { success: true, data: { id: s.body.data.id, tags: ['x'] } } });
+  for (const p of [`/api/scenarios/${s.body.data.id}`, `/api/collections/${c.body.data.uid}/tools/${tool.id}`, `/api/collections/${c.body.data.uid}`]) {
+    const del = await svc.request('DELETE', p, { key: bob.key });
+    t.is(del.status, 200, p);
+    t.deepEqual(Object.keys(del.body).sort(), ['message', 'success'], p);
+  }
+});
+
+test('GET /health with search down: 200, success true (the envelope), status degraded', async (t) => {
+  const search = Object.create(svc.api.deps.search);
+  search.status = async () => ({ ok: false, engine: 'embedded', documents: 0, detail: 'down for the test' });
+  const app = createApp({ ...svc.api.deps, search });
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/health`);
+    const body = await res.json();
+    t.is(res.status, 200);
+    t.like(body, { success: true, data: { status: 'degraded', database: { ok: true }, search: { ok: false } } });
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
 });

@@ -1,6 +1,6 @@
 /**
- * GET /health: database, worker and search status (200 when the database answers, else 503). It is public, so it
- * says up or down and nothing more: a driver's error names hosts, ports, users and paths, and the search engine's
+ * GET /health: database, worker and search status (200 when the database answers, else 503; `success` likewise). It
+ * is public, so it says up or down and nothing more: a driver's error names hosts, ports, users and paths, and the search engine's
  * detail names its host. The detail goes to the log.
  */
 import type Router from '@koa/router';
@@ -25,6 +25,7 @@ export function healthRoutes(router: Router, deps: AppDeps) {
     const worker = { ok: Number(workers?.n ?? 0) > 0, active: Number(workers?.n ?? 0) };
     const ok = database.ok && search.ok;
     ctx.status = database.ok ? 200 : 503;
-    ctx.body = { success: ok, data: { status: ok && worker.ok ? 'ok' : 'degraded', database, worker, search } };
+    // `success` follows the envelope (true on a 200); a degraded service says so in `status`, not with success: false.
+    ctx.body = { success: database.ok, data: { status: ok && worker.ok ? 'ok' : 'degraded', database, worker, search } };
   });
 }
