@@ -17,7 +17,10 @@ export function HomePage() {
   }, []);
   const trending = useAsync(async () => {
     const week = await get('/api/tools/trending?period=week&limit=6');
-    return (week.data.length ? week.data : (await get('/api/tools/trending?period=all&limit=6')).data) as ToolItem[];
+    if (week.data.length) return week.data as ToolItem[];
+    const all = await get('/api/tools/trending?period=all&limit=6');
+    // A new registry has no activity yet: show the best-scored tools instead.
+    return (all.data.length ? all.data : (await get('/api/tools?limit=6')).data) as ToolItem[];
   }, []);
   const featured = useAsync(async () => (await get('/api/scenarios/featured?limit=6')).data as any[], []);
   return (
