@@ -51,6 +51,10 @@ test.serial('an execution stream resumed with Last-Event-ID sends only the later
   const url = `${svc.url}/api/executions/${id}/events`;
   const live = await openLiveSse(url);
   t.is(live.status, 200);
+  t.is(live.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+  t.is(live.headers.get('cache-control'), 'no-cache, no-transform', 'no proxy may compress or buffer it');
+  t.is(live.headers.get('x-accel-buffering'), 'no');
+  t.truthy(live.headers.get('x-request-id'), "the request's own headers are kept");
   const seen = await live.read(2); // queued, running: the execution is still sleeping
   t.deepEqual(seen.map((e) => [e.id, e.data.status]), [[1, 'queued'], [2, 'running']]);
   live.abort();

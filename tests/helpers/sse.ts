@@ -51,6 +51,7 @@ export function postJson(key: string | undefined, body: unknown, headers: Record
 
 export interface LiveSse {
   status: number;
+  headers: Headers;
   /** The events read so far. */
   events: SseEvent[];
   /** Reads until at least `count` events have arrived or the stream has ended; returns the events so far. */
@@ -71,6 +72,7 @@ export async function openLiveSse(url: string, init: RequestInit & { timeoutMs?:
   let ended = false;
   return {
     status: res.status,
+    headers: res.headers,
     events,
     async read(count) {
       while (events.length < count && !ended) {
