@@ -1,0 +1,18 @@
+/**
+ * Helpers more than one operation file needs (so that operation files never import each other): loading a tool by
+ * any of its references, and the `env` object that execute, prompt execution and agent chat accept.
+ */
+import { z } from 'zod';
+import type { AppDeps } from '../deps.js';
+import { errors } from '../../core/errors.js';
+import { findToolByRef, type ToolRow } from '../../core/repos/tools.js';
+
+/** Loads a tool by id, slug or `<package>::<tool>`, or throws 404. */
+export async function loadTool(deps: AppDeps, ref: string): Promise<ToolRow> {
+  const tool = await findToolByRef(deps.db, ref);
+  if (!tool) throw errors.notFound('Tool', ref);
+  return tool;
+}
+
+/** Env for a call: variable names to values, never stored. */
+export const envSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string().max(8192));
