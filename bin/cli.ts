@@ -9,6 +9,7 @@ import { createLogger } from '../core/logger.js';
 import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
 import { createUserWithKey, newUserSchema } from '../core/accounts.js';
 import { findUserByUsername } from '../core/repos/users.js';
+import { toolNamesAndHealth } from '../core/repos/tools.js';
 
 const USAGE = `usage:
   toolshed users:create <username> [--tier free|pro|enterprise] [--name "Full Name"] [--json]
@@ -64,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
         console.error(`import failed: ${result.error.message}`);
         return 1;
       }
-      const tools = await db('tools').whereIn('id', result.toolIds).select('name', 'health_status');
+      const tools = await toolNamesAndHealth(db, result.toolIds);
       console.log(values.json ? JSON.stringify({ packageId: result.packageId, tools }) : tools.map((t) => `${t.name}\t${t.health_status}`).join('\n'));
       return 0;
     } finally {

@@ -6,6 +6,7 @@ import type { Db } from '../core/db.js';
 import { scrubHostPaths } from '../core/host-paths.js';
 import { matchesExpectation, type HealthExample } from '../core/packages/manifest.js';
 import { findToolByRef, refreshQualityScore, type ToolRow } from '../core/repos/tools.js';
+import { recordHealthCheck } from '../core/repos/health-checks.js';
 import type { DescribeOutcome, PackageRef, SandboxRunner } from '../sandbox/types.js';
 import type { WorkerDeps } from './deps.js';
 
@@ -17,9 +18,15 @@ export function packageRefOf(t: ToolRow): PackageRef {
 }
 
 /** Runs the tool's health example (if any) and says what failed, or null when it passed. */
-export async function runHealthExample(sandbox: SandboxRunner, pkg: PackageRef, exportName: string, example: HealthExample | null): Promise<string | null> {
+export async function runHealthExample(
+  sandbox: SandboxRunner,
+  pkg: PackageRef,
+  exportName: string,
+  example: HealthExample | null,
+  network = false,
+): Promise<string | null> {
   if (!example) return null;
-  const r = await sandbox.execute({ pkg, exportName, params: example.params, env: {}, timeoutMs: CHECK_TIMEOUT_MS });
+  const r = await sandbox.execute({ pkg, exportName, params: example.params, env: {}, timeoutMs: CHECK_TIMEOUT_MS, network });
   switch (r.kind) {
     case 'ok':
       return example.expect === undefined || matchesExpectation(r.output, example.expect)
@@ -55,22 +62,7 @@ export async function recordHealth(
   await db.transaction(async (trx) => {
     // The error is public (the tool's healthError): host paths and stack frames go before it is stored.
     const error = r.error === null ? null : scrubHostPaths(r.error, (await findToolByRef(trx, toolId))?.package_install_path);
-    await trx('health_checks').insert({ tool_id: toolId, passed: error === null, error, duration_ms: Math.round(r.durationMs) });
-    if (error === null) {
-      await trx('tools')
-        .where({ id: toolId })
-        .update({ health_status: 'HEALTHY', health_error: null, consecutive_health_failures: 0, last_health_check_at: trx.fn.now() });
-    } else {
-      const threshold = r.atImport ? 1 : BROKEN_AFTER_FAILURES;
-      await trx('tools')
-        .where({ id: toolId })
-        .update({
-          consecutive_health_failures: trx.raw('consecutive_health_failures + 1'),
-          health_error: error,
-          health_status: trx.raw(`case when consecutive_health_failures + 1 >= ? then 'BROKEN' else health_status end`, [threshold]),
-          last_health_check_at: trx.fn.now(),
-        });
-    }
+    await recordHealthCheck(trx, toolId, { error, durationMs: r.durationMs, brokenAfter: r.atImport ? 1 : BROKEN_AFTER_FAILURES });
     await refreshQualityScore(trx, toolId);
   });
 }
@@ -82,6 +74,6 @@ export async function checkTool(deps: WorkerDeps, toolId: string): Promise<void>
   const started = performance.now();
   const pkg = packageRefOf(tool);
   const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name] });
-  const error = describeFailure(d, tool.export_name) ?? (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null));
+  const error = describeFailure(d, tool.export_name) ?? (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null, tool.permissions?.network === true));
   await recordHealth(deps.db, tool.id, { error, durationMs: performance.now() - started, atImport: false });
 }

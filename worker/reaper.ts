@@ -7,7 +7,7 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../core/logger.js';
-import { finishExecution } from '../core/repos/executions.js';
+import { findOrphanedExecutions, findRunningExecutionsOf, finishExecution } from '../core/repos/executions.js';
 import { dropDeadJob, findDeadJobs, releaseDeadJob, type DeadJob } from '../core/repos/workers.js';
 import { failRunningRun } from '../core/repos/scenario-runs.js';
 import { finishImport } from '../core/repos/package-imports.js';
@@ -28,25 +28,17 @@ export async function reapOnce(db: Knex, logger: Logger, leaseSeconds: number): 
     }
   }
   // An execution still `running` on a dead process without any job left to re-run it: failed, never left running.
-  const { rows: orphans } = await db.raw(
-    `select e.id from executions e
-       left join workers w on w.id = e.worker_id
-      where e.status = 'running'
-        and (w.id is null or w.last_seen_at < now() - make_interval(secs => ?))
-        and not exists (select 1 from graphile_worker.jobs j where j.id = e.job_id)`,
-    [leaseSeconds],
-  );
-  for (const r of orphans as { id: string }[]) {
-    await finishExecution(db, r.id, { status: 'failed', error: { code: 'WORKER_LOST', message: 'The worker running this execution died' }, executionTimeMs: null });
+  const orphans = await findOrphanedExecutions(db, leaseSeconds);
+  for (const id of orphans) {
+    await finishExecution(db, id, { status: 'failed', error: { code: 'WORKER_LOST', message: 'The worker running this execution died' }, executionTimeMs: null });
   }
   return released + orphans.length;
 }
 
 /** Marks this worker's executions that are still running after a shutdown as failed (never left `running`). */
 export async function failOwnRunning(db: Knex, workerId: string): Promise<void> {
-  const rows: { id: string }[] = await db('executions').where({ worker_id: workerId, status: 'running' }).select('id');
-  for (const r of rows) {
-    await finishExecution(db, r.id, { status: 'failed', error: { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this execution' }, executionTimeMs: null });
+  for (const id of await findRunningExecutionsOf(db, workerId)) {
+    await finishExecution(db, id, { status: 'failed', error: { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this execution' }, executionTimeMs: null });
   }
 }
 

@@ -3,6 +3,7 @@
  * Each step on the hot path is ONE statement (CTEs), so that a call costs few round trips: enqueue = insert + job,
  * claim = update + notify, finish = update + counters + trending event + notify.
  */
+import type { ToolPermissions } from '../packages/manifest.js';
 import crypto from 'node:crypto';
 import type { Db, Knex } from '../db.js';
 import type { ExecutionStatus } from '../types.js';
@@ -88,6 +89,8 @@ export interface ClaimedExecution extends ExecutionRow {
   package_name: string | null;
   package_version: string | null;
   package_install_path: string | null;
+  /** The tool's declared permissions (network, secrets…); null when undeclared. */
+  tool_permissions: ToolPermissions | null;
 }
 
 /** Claims the execution for a worker (queued, or running on a dead worker); undefined when already final. */
@@ -97,7 +100,7 @@ export async function markExecutionRunning(db: Db, id: string, workerId: string)
        update executions set status = 'running', worker_id = ?, started_at = now(), attempts = attempts + 1, heartbeat_at = now()
         where id = ? and status in ('queued', 'running')
        returning *)
-     select u.*, t.export_name as tool_export_name, p.name as package_name, p.version as package_version,
+     select u.*, t.export_name as tool_export_name, t.permissions as tool_permissions, p.name as package_name, p.version as package_version,
             p.install_path as package_install_path, pg_notify('toolshed_jobs', ${notifyPayload('running')}) as notified
        from u left join tools t on t.id = u.tool_id left join packages p on p.id = t.package_id`,
     [workerId, id],
@@ -150,4 +153,25 @@ export async function finishExecution(db: Db, id: string, f: ExecutionFinish): P
     ],
   );
   return rows.length > 0;
+}
+
+/**
+ * Executions `running` on a process that is gone (no heartbeat within the lease) with no job left to run them again:
+ * the reaper fails them rather than leave them running for ever.
+ */
+export async function findOrphanedExecutions(db: Db, leaseSeconds: number): Promise<string[]> {
+  const { rows } = await db.raw(
+    `select e.id from executions e
+       left join workers w on w.id = e.worker_id
+      where e.status = 'running'
+        and (w.id is null or w.last_seen_at < now() - make_interval(secs => ?))
+        and not exists (select 1 from graphile_worker.jobs j where j.id = e.job_id)`,
+    [leaseSeconds],
+  );
+  return (rows as { id: string }[]).map((r) => r.id);
+}
+
+/** The executions one worker process is still running (failed when it shuts down). */
+export async function findRunningExecutionsOf(db: Db, workerId: string): Promise<string[]> {
+  return (await db('executions').where({ worker_id: workerId, status: 'running' }).select('id')).map((r: { id: string }) => r.id);
 }

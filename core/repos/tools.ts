@@ -132,3 +132,13 @@ export async function refreshQualityScore(db: Db, toolId: string): Promise<void>
   });
   if (score !== t.quality_score) await db('tools').where({ id: toolId }).update({ quality_score: score });
 }
+
+/** Every tool's id (the periodic health check enqueues one job per tool). */
+export async function listAllToolIds(db: Db): Promise<string[]> {
+  return (await db('tools').select('id')).map((r: { id: string }) => r.id);
+}
+
+/** Name and health of the given tools (the CLI's import report). */
+export async function toolNamesAndHealth(db: Db, ids: string[]): Promise<{ name: string; health_status: string }[]> {
+  return db('tools').whereIn('id', ids).select('name', 'health_status');
+}

@@ -3,14 +3,14 @@ import type { Task } from 'graphile-worker';
 import { enqueue, parsePayload } from '../../core/jobs.js';
 import type { WorkerDeps } from '../deps.js';
 import { checkTool } from '../health.js';
+import { listAllToolIds } from '../../core/repos/tools.js';
 
 export function healthCheckTask(deps: WorkerDeps): Task {
   return async (payload) => {
     const { toolId } = parsePayload('health_check', payload ?? {});
     if (toolId) return checkTool(deps, toolId);
-    const tools: { id: string }[] = await deps.db('tools').select('id');
-    for (const t of tools) {
-      await enqueue(deps.db, 'health_check', { toolId: t.id }, { maxAttempts: 1, queueName: 'health', jobKey: `health:${t.id}` });
+    for (const id of await listAllToolIds(deps.db)) {
+      await enqueue(deps.db, 'health_check', { toolId: id }, { maxAttempts: 1, queueName: 'health', jobKey: `health:${id}` });
     }
   };
 }
