@@ -2,6 +2,7 @@
  * Search relevance on outside data, with the engine called directly (no HTTP, no Postgres):
  *   npx tsx bench/relevance.ts            one JSON line: held-out MetaTool top-1 / MRR@10 / Recall@10 for our engine
  *                                         and for a plain BM25 written here, the 63-query example-tool MRR, latency
+ *   npx tsx bench/relevance.ts --on=tune  the same figures on the tuning split (for trying changes)
  *   npx tsx bench/relevance.ts --tune     grid search of ranking parameters on the MetaTool tuning split only
  *
  * MetaTool (MIT, Huang et al., ICLR 2024) is read from ../shared/datasets/metatool beside the repository, never
@@ -183,7 +184,11 @@ const pct = (x: number) => Math.round(x * 1000) / 10;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 async function report(): Promise<void> {
-  const { docs, tune, heldOut } = loadMetaTool();
+  const data = loadMetaTool();
+  const { docs, tune } = data;
+  // --on=tune reports on the tuning split instead: for trying changes without looking at the held-out queries.
+  const onTune = process.argv.includes('--on=tune');
+  const heldOut = onTune ? data.tune : data.heldOut;
   const engine = createEmbeddedSearch();
   await engine.replaceAll(docs);
   for (const { q } of tune.slice(0, 300)) await engine.search({ q, limit: 10 });
@@ -196,7 +201,7 @@ async function report(): Promise<void> {
     JSON.stringify({
       bench: 'relevance',
       dataset: 'metatool',
-      split: 'held-out 30% (fnv1a(query) % 100 >= 70)',
+      split: onTune ? 'tuning 70% (fnv1a(query) % 100 < 70)' : 'held-out 30% (fnv1a(query) % 100 >= 70)',
       tools: docs.length,
       queries: heldOut.length,
       ours: { top1: pct(ours.top1), mrr10: pct(ours.mrr10), recall10: pct(ours.recall10) },
@@ -236,6 +241,7 @@ async function tuneGrid(): Promise<void> {
     { name: 'synonymWeight', values: [0, 0.3, 0.5, 0.7], set: (p, v) => ({ ...p, synonymWeight: v }) },
     { name: 'stemPrefixWeight', values: [0, 0.3, 0.5, 0.7, 0.9], set: (p, v) => ({ ...p, stemPrefixWeight: v }) },
     { name: 'joinWeight', values: [0.25, 0.5, 1], set: (p, v) => ({ ...p, joinWeight: v }) },
+    { name: 'pairWeight', values: [0, 0.25, 0.5, 1], set: (p, v) => ({ ...p, pairWeight: v }) },
   ];
   let best = DEFAULT_RANKING;
   let bestScore = await score(best);

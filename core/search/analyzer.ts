@@ -121,6 +121,35 @@ export function nameTerms(name: string, out: string[] = []): string[] {
   return out;
 }
 
+/**
+ * Adjacent word pairs of a text, stop words skipped, each as "stem1 stem2" (a space never occurs in a word term):
+ * "the air quality forecast" → "air qualiti", "qualiti forecast". Indexed as their own field, so a document that
+ * has the query's words next to each other ranks above one that has them apart.
+ */
+export function pairTerms(text: string, max = Infinity, out: string[] = []): string[] {
+  let prev: string | undefined;
+  for (const compound of text.match(COMPOUND) ?? []) {
+    for (const w of compound.split(/[-_]/)) {
+      if (!w) continue;
+      if (/['’]/.test(w)) {
+        prev = undefined;
+        continue;
+      }
+      for (const part of w.replace(PLURAL_ACRONYM, '$1').split(CAMEL)) {
+        const lower = part.toLowerCase();
+        if (isStop(part, lower)) continue;
+        const term = searchStem(lower);
+        if (prev !== undefined && prev !== term) {
+          out.push(`${prev} ${term}`);
+          if (out.length >= max) return out;
+        }
+        prev = term;
+      }
+    }
+  }
+  return out;
+}
+
 /** Text of an input schema's parameters: each property's name and description, nested objects and array items. */
 export function schemaText(schema: unknown, out: string[] = [], depth = 0): string {
   if (schema && typeof schema === 'object' && depth < 4) {
@@ -157,6 +186,8 @@ export interface ParsedQuery {
   joins: { term: string; words: number }[];
   /** Number of words in the query (stop words included). */
   words: number;
+  /** The query text analysed (cut to MAX_QUERY_CHARS). */
+  text: string;
 }
 
 /** At most this many distinct terms are scored; longer queries keep their rarest ones (see Ranker). */
@@ -173,7 +204,7 @@ export function parseQuery(q: string): ParsedQuery {
   });
   const terms = [...byTerm.values()];
   if (open) for (const t of terms) t.open = t.word === words - 1;
-  return { terms, joins: queryJoins(text), words };
+  return { terms, joins: queryJoins(text), words, text };
 }
 
 /**

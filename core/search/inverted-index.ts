@@ -6,12 +6,15 @@
  */
 import type { SearchDocument } from './engine.js';
 import { CATEGORIES } from '../types.js';
-import { nameTerms, textTerms } from './analyzer.js';
+import { nameTerms, pairTerms, textTerms } from './analyzer.js';
 import { TermDictionary } from './term-dictionary.js';
 
-/** Indexed fields: name, description, parameters, packageName, category. A posting packs one 6-bit term frequency per field. */
-export const FIELD_COUNT = 5;
-export const TF_BITS = 6;
+/**
+ * Indexed fields: name, description, parameters, packageName, category, and the adjacent word pairs of name and
+ * description. A posting packs one 5-bit term frequency per field.
+ */
+export const FIELD_COUNT = 6;
+export const TF_BITS = 5;
 export const TF_MAX = (1 << TF_BITS) - 1;
 
 function fieldTerms(doc: SearchDocument): string[][] {
@@ -21,6 +24,7 @@ function fieldTerms(doc: SearchDocument): string[][] {
     textTerms(doc.parameters ?? ''),
     nameTerms(doc.packageName),
     nameTerms(doc.category),
+    pairTerms(doc.description, Infinity, pairTerms(doc.name)),
   ];
 }
 

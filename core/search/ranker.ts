@@ -7,10 +7,10 @@
  */
 import type { SearchHit, SearchQuery, SearchResult } from './engine.js';
 import { categoryCode, FIELD_COUNT, InvertedIndex, TF_BITS, TF_MAX } from './inverted-index.js';
-import { parseQuery, searchSynonymsOf } from './analyzer.js';
+import { pairTerms, parseQuery, searchSynonymsOf } from './analyzer.js';
 
 export interface RankingParams {
-  /** Field weights in index order: name, description, parameters, packageName, category. */
+  /** Field weights in index order: name, description, parameters, packageName, category, word pairs. */
   fieldWeights: number[];
   /** BM25 length normalisation per field (0 = none, 1 = full). */
   fieldB: number[];
@@ -21,6 +21,8 @@ export interface RankingParams {
   typoWeights: [number, number];
   /** Weight of a glued run of n query words matching a term, per word beyond the first. */
   joinWeight: number;
+  /** Weight of each adjacent query word pair found next to each other in a name or description. 0 turns it off. */
+  pairWeight: number;
   /** Final score × (share of the query's idf mass the document matches) ^ coverage. */
   coverage: number;
   /**
@@ -34,15 +36,17 @@ export interface RankingParams {
   positionFrom: number;
 }
 
+/** Tuned on the MetaTool tuning split (`npx tsx bench/relevance.ts --tune`, see docs/search.md). */
 export const DEFAULT_RANKING: RankingParams = {
-  fieldWeights: [5, 2, 1, 1, 0.5],
-  fieldB: [0.5, 0.75, 0.75, 0.5, 0.3],
-  k1: 1.2,
-  synonymWeight: 0.5,
+  fieldWeights: [2, 1, 1, 1, 0.5, 1],
+  fieldB: [0.75, 0.25, 0.75, 0.5, 0.3, 0.25],
+  pairWeight: 0.25,
+  k1: 2,
+  synonymWeight: 0.7,
   typoWeights: [0.55, 0.35],
-  joinWeight: 0.5,
+  joinWeight: 1,
   coverage: 0,
-  stemPrefixWeight: 0,
+  stemPrefixWeight: 0.5,
   maxTerms: 32,
   positionFrom: 40,
 };
@@ -51,6 +55,8 @@ const PREFIX_MIN = 2;
 const MAX_EXPANSIONS = 64;
 /** Typo lookups per query (each scans the terms of nearby length). */
 const MAX_TYPO_TERMS = 8;
+/** Adjacent word pairs looked up per query. */
+const MAX_PAIRS = 32;
 
 interface Expansion {
   id: number;
@@ -157,6 +163,12 @@ export class Ranker {
       }
     }
     if (joins.length) groups.push({ expansions: joins, weight: 1, counts: false });
+    if (p.pairWeight > 0) {
+      for (const pair of new Set(pairTerms(parsed.text, MAX_PAIRS))) {
+        const id = ix.dict.idOf(pair);
+        if (id !== undefined && ix.df[id] > 0) groups.push({ expansions: [{ id, weight: 1 }], weight: p.pairWeight, counts: false });
+      }
+    }
     return groups;
   }
 
@@ -199,7 +211,7 @@ export class Ranker {
     const dict = this.index.dict;
     const byId = new Map<number, number>();
     const offer = (id: number, weight: number) => {
-      if (this.index.df[id] > 0 && weight > (byId.get(id) ?? 0)) byId.set(id, weight);
+      if (this.index.df[id] > 0 && weight > (byId.get(id) ?? 0) && !dict.terms[id].includes(' ')) byId.set(id, weight);
     };
     for (const id of exact) offer(id, 1);
     for (const synonym of searchSynonymsOf(term)) {
