@@ -39,6 +39,35 @@ export function resolveLogFormat(requested: LogFormat, stdoutIsTTY: boolean): 'j
   return requested;
 }
 
+const NOT_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'msg']);
+
+/**
+ * A pretty line's text: the message, then each field it does not already say as key=value (so a message that names
+ * its data is not followed by a copy of it), then an error's stack on the lines below.
+ */
+export function prettyMessage(log: Record<string, unknown>): string {
+  const msg = String(log.msg ?? '');
+  const fields: string[] = [];
+  let stack = '';
+  for (const [key, value] of Object.entries(log)) {
+    if (NOT_FIELDS.has(key) || value === undefined) continue;
+    const error = value as { message?: unknown; stack?: unknown };
+    if (typeof error === 'object' && error !== null && typeof error.stack === 'string') {
+      fields.push(`${key}=${JSON.stringify(String(error.message ?? ''))}`);
+      stack += `\n${error.stack}`;
+      continue;
+    }
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    const said = typeof value === 'string' ? msg.includes(text) : new RegExp(`(^|[^\\w.])${escapeRegExp(text)}($|[^\\w.])`).test(msg);
+    if (!said) fields.push(`${key}=${typeof value === 'string' && /\s/.test(text) ? JSON.stringify(text) : text}`);
+  }
+  return [msg, ...fields].join('  ') + stack;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /**
  * A logger at `level`. `format` defaults to JSON so tests, benches and the CLI keep machine-readable lines; process
  * entries pass the configured LOG_FORMAT. `destination` defaults to stdout.
@@ -50,8 +79,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     destination: destination ?? 1,
     colorize: pinoPretty.isColorSupported,
     translateTime: 'SYS:HH:MM:ss',
-    ignore: 'pid,hostname',
-    singleLine: true,
+    hideObject: true,
+    messageFormat: (log) => prettyMessage(log),
     sync: true,
   });
   return pino(options, pretty);

@@ -20,7 +20,7 @@ import {
 } from '../bin/preflight.js';
 import { withGeneratedSecrets } from '../core/bootstrap.js';
 import { loadConfig } from '../core/config.js';
-import { createLogger, resolveLogFormat, type LogFormat } from '../core/logger.js';
+import { createLogger, prettyMessage, resolveLogFormat, type LogFormat } from '../core/logger.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const ALL: Program[] = ['runsc', 'ip', 'nft', 'chromium'];
@@ -192,6 +192,15 @@ test('the logger writes JSON lines when stdout is not a terminal (LOG_FORMAT=aut
   t.is(code, 0, stderr);
   const line = JSON.parse(stdout.trim());
   t.like(line, { level: 30, msg: 'hello', n: 1 });
+});
+
+test('a pretty line shows the fields its message does not already say, and an error\'s stack', (t) => {
+  const base = { level: 30, time: 1, pid: 7, hostname: 'h' };
+  t.is(prettyMessage({ ...base, msg: 'database: embedded Postgres started on 127.0.0.1:5433', dataDir: '/d/pg', port: 5433 }), 'database: embedded Postgres started on 127.0.0.1:5433  dataDir=/d/pg');
+  t.is(prettyMessage({ ...base, msg: 'database migrated: 18 migrations applied', applied: 18 }), 'database migrated: 18 migrations applied');
+  t.is(prettyMessage({ ...base, msg: 'job done', attempts: 1, note: 'two words' }), 'job done  attempts=1  note="two words"');
+  const err = { type: 'Error', message: 'boom', stack: 'Error: boom\n    at here' };
+  t.is(prettyMessage({ ...base, msg: 'failed', err }), 'failed  err="boom"\nError: boom\n    at here');
 });
 
 function sink(): { stream: Writable; text: () => string } {
