@@ -1,11 +1,10 @@
 /**
- * `/api/mcp/:username/:slug/http`: a collection served as an MCP server over the official SDK's Streamable HTTP
- * transport, stateless — a fresh server and transport per POST, so any API process can answer any request and a
+ * The MCP endpoint (`mcp.message`, declared in api/operations/mcp.ts): a collection served as an MCP server over
+ * the official SDK's Streamable HTTP transport, stateless — a fresh server and transport per POST, so any API process can answer any request and a
  * change to the collection shows in the next `tools/list`. Auth, rate limits and body parsing are the API's own
  * middleware; the collection is looked up (one query) before the SDK sees the request, so that an unknown or private
  * collection is a plain 404 in shape A. The low-level `Server` is used because our tools come with raw JSON Schemas.
  */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -20,7 +19,6 @@ import type { ToolRow } from '../core/repos/tools.js';
 import { mcpTool, mcpToolNames } from './mcp-tools.js';
 import { callCollectionTool, type CallContext } from './mcp-call.js';
 
-export const MCP_PATH = '/api/mcp/:username/:slug/http';
 const SERVER_VERSION = '0.1.0';
 
 /** The collection, if the caller may use it: public ones are open, private ones need the owner's key (else 404). */
@@ -55,40 +53,35 @@ function methodNotAllowed(ctx: Context) {
   ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this endpoint is stateless; POST JSON-RPC messages' }, id: null };
 }
 
-export function mcpRoutes(router: Router, deps: AppDeps) {
-  router.post(MCP_PATH, async (ctx) => {
-    // JSON-RPC batches are refused: one request is one rate-limit point and may queue at most one execution (a 1 MiB
-    // array of tools/call would otherwise queue thousands). MCP 2025-06-18 dropped batching from the protocol.
-    if (Array.isArray(ctx.request.body)) {
-      ctx.status = 400;
-      ctx.body = { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per request' }, id: null };
-      return;
+/** `mcp.message`: one JSON-RPC message through a fresh server and transport; the transport writes the response. */
+export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void> {
+  // JSON-RPC batches are refused: one request is one rate-limit point and may queue at most one execution (a 1 MiB
+  // array of tools/call would otherwise queue thousands). MCP 2025-06-18 dropped batching from the protocol.
+  if (Array.isArray(ctx.request.body)) {
+    ctx.status = 400;
+    ctx.body = { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per request' }, id: null };
+    return;
+  }
+  const c = await loadMcpCollection(ctx, deps);
+  const server = createCollectionServer(deps, c, { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers });
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  // Closing the server aborts the signal of a tools/call still waiting, when the client goes away.
+  ctx.res.on('close', () => void server.close());
+  await server.connect(transport);
+  ctx.respond = false;
+  try {
+    await transport.handleRequest(ctx.req, ctx.res, ctx.request.body);
+  } catch (err) {
+    if (!ctx.res.headersSent) {
+      ctx.respond = true;
+      throw err;
     }
-    const c = await loadMcpCollection(ctx, deps);
-    const server = createCollectionServer(deps, c, { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    // Closing the server aborts the signal of a tools/call still waiting, when the client goes away.
-    ctx.res.on('close', () => void server.close());
-    await server.connect(transport);
-    ctx.respond = false;
-    try {
-      await transport.handleRequest(ctx.req, ctx.res, ctx.request.body);
-    } catch (err) {
-      if (!ctx.res.headersSent) {
-        ctx.respond = true;
-        throw err;
-      }
-      deps.logger.error({ err, reqId: ctx.state.requestId }, 'mcp request failed after the response started');
-    }
-  });
+    deps.logger.error({ err, reqId: ctx.state.requestId }, 'mcp request failed after the response started');
+  }
+}
 
-  router.get(MCP_PATH, async (ctx) => {
-    await loadMcpCollection(ctx, deps);
-    methodNotAllowed(ctx);
-  });
-
-  router.delete(MCP_PATH, async (ctx) => {
-    await loadMcpCollection(ctx, deps);
-    methodNotAllowed(ctx);
-  });
+/** `mcp.stream` (GET) and `mcp.endSession` (DELETE): 404 for a collection the caller may not use, else 405. */
+export async function refuseMcpMethod(ctx: Context, deps: AppDeps): Promise<void> {
+  await loadMcpCollection(ctx, deps);
+  methodNotAllowed(ctx);
 }

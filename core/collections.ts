@@ -13,6 +13,7 @@ import {
   insertCollectionTool,
   isUuid,
   takenUids,
+  toggleLike,
   type CollectionRow,
 } from './repos/collections.js';
 import type { ToolRow } from './repos/tools.js';
@@ -103,6 +104,13 @@ export async function addToolToCollection(db: Knex, collectionId: string, toolId
     await recordCollectionAdd(trx, collectionId, toolId, TRENDING_WEIGHTS.collectionAdd);
     return countCollectionTools(trx, collectionId);
   });
+}
+
+/** Toggles the user's like of the collection (404 if it went away meanwhile): `{ liked, likeCount }`. */
+export async function likeCollection(db: Knex, c: CollectionRow, userId: string): Promise<{ liked: boolean; likeCount: number }> {
+  const result = await db.transaction((trx) => toggleLike(trx, c.id, userId));
+  if (!result) throw errors.notFound('Collection', c.uid);
+  return result;
 }
 
 /** The collection's tools in the order they were added (rows from the NOTIFY-kept tool cache: no query when warm). */

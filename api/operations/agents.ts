@@ -1,0 +1,132 @@
+/**
+ * Agents: create, list and read the caller's own agents, and chat with one — a stream like `tools.executePrompt`
+ * with the tools of the agent's collections. An agent belongs to its user alone (404 to anyone else).
+ */
+import { z } from 'zod';
+import { defineOperation, HANDLED, type Operation } from './define.js';
+import { ok, timestamp, uuid } from './envelope.js';
+import { agentStreamEvents } from './agent-events.js';
+import { envSchema } from './shared.js';
+import { requireCaller } from '../middleware/auth.js';
+import { declaredEnv, streamAgent } from '../agent-stream.js';
+import { agentChatTools, createAgent, loadOwnAgent } from '../../core/agents.js';
+import { agentCollections, findAgent, listAgents, type AgentCollectionRow, type AgentRow } from '../../core/repos/agents.js';
+
+// ---- response schema and mapper ----
+
+export const agentSchema = z.object({
+  id: uuid,
+  name: z.string(),
+  description: z.string().nullable(),
+  systemPrompt: z.string().nullable(),
+  model: z.string().nullable(),
+  collections: z.array(z.object({ id: uuid, uid: z.string(), name: z.string() })),
+  createdAt: timestamp,
+});
+
+/** The agent with its own collections (`collections` may hold those of other agents too). */
+export function toAgent(a: AgentRow, collections: AgentCollectionRow[]): z.infer<typeof agentSchema> {
+  return {
+    id: a.id,
+    name: a.name,
+    description: a.description,
+    systemPrompt: a.system_prompt,
+    model: a.model,
+    collections: collections.filter((c) => c.agent_id === a.id).map((c) => ({ id: c.id, uid: c.uid, name: c.name })),
+    createdAt: new Date(a.created_at).toISOString(),
+  };
+}
+
+// ---- input schemas ----
+
+const createBody = z
+  .object({
+    name: z.string().trim().min(1, 'must not be empty').max(100),
+    description: z.string().max(1000).nullable().optional(),
+    systemPrompt: z.string().max(8000).nullable().optional(),
+    collectionIds: z.array(z.string().min(1).max(100)).max(20).optional().meta({ description: 'Collection ids or uids' }),
+    model: z.string().trim().min(1).max(200).nullable().optional().meta({ description: 'One of the models the server allows (LLM_MODEL, LLM_MODELS)' }),
+  })
+  .strict();
+const chatBody = z.object({ message: z.string().trim().min(1, 'must not be empty').max(8000), env: envSchema.optional() }).strict();
+const idParams = z.object({ id: z.string().meta({ description: "The agent's id" }) });
+
+const base = { tag: 'Agents', errorShape: 'A', auth: 'key' } as const;
+
+export const agentOperations: Operation[] = [
+  defineOperation({
+    ...base,
+    id: 'agents.create',
+    method: 'post',
+    path: '/api/agents',
+    summary: 'Creates an agent (system prompt, model, collections)',
+    body: createBody,
+    responses: { 201: ok(agentSchema) },
+    errors: [400, 404],
+    handler: async (ctx, deps, { body }) => {
+      const id = await createAgent(deps.db, deps.llm.chatModels, requireCaller(ctx), body);
+      return { success: true, data: toAgent((await findAgent(deps.db, id))!, await agentCollections(deps.db, [id])) };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'agents.list',
+    method: 'get',
+    path: '/api/agents',
+    summary: "The caller's agents, newest first",
+    responses: { 200: ok(z.array(agentSchema)) },
+    errors: [],
+    handler: async (ctx, deps) => {
+      const agents = await listAgents(deps.db, requireCaller(ctx).userId);
+      const collections = await agentCollections(deps.db, agents.map((a) => a.id));
+      return { success: true, data: agents.map((a) => toAgent(a, collections)) };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'agents.get',
+    method: 'get',
+    path: '/api/agents/:id',
+    summary: 'One of the caller’s agents',
+    params: idParams,
+    responses: { 200: ok(agentSchema) },
+    errors: [404],
+    handler: async (ctx, deps, { params }) => {
+      const a = await loadOwnAgent(deps.db, params.id, requireCaller(ctx));
+      return { success: true, data: toAgent(a, await agentCollections(deps.db, [a.id])) };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'agents.chat',
+    method: 'post',
+    path: '/api/agents/:id/chat',
+    summary: 'Chats with an agent: a stream of its tool calls and answer',
+    description:
+      'The agent (its system prompt and model) gets the tools of its collections still visible to its owner; every tool call runs through the queue and the sandbox. `env` values reach only the tools whose package declares them and never appear in an event.',
+    params: idParams,
+    body: chatBody,
+    responses: {
+      200: {
+        stream: agentStreamEvents,
+        description: '`tools.discovered`, then `tool.started` / `tool.completed` per call and `message.delta` as text arrives, then `done`; on failure `error` then `done`',
+      },
+    },
+    errors: [400, 404, 409],
+    handler: async (ctx, deps, { params, body }) => {
+      const caller = requireCaller(ctx);
+      const agent = await loadOwnAgent(deps.db, params.id, caller);
+      const tools = await agentChatTools(deps.db, deps.llm.chatModels, agent);
+      await streamAgent(ctx, deps, {
+        tools,
+        prompt: body.message,
+        system: agent.system_prompt ?? undefined,
+        model: agent.model ?? undefined,
+        env: body.env ?? {},
+        envFor: declaredEnv,
+        caller,
+      });
+      return HANDLED;
+    },
+  }),
+];

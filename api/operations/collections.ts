@@ -1,0 +1,249 @@
+/**
+ * Collections: the public list, detail by uid or id, create, partial update, add and remove tools, the like toggle,
+ * delete. Reads of a private collection are 404 to everyone but its owner; changes need a key (401) and ownership
+ * (403). The response schemas and the mappers that fill them live here together.
+ */
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { AppDeps } from '../deps.js';
+import { defineOperation, type Operation } from './define.js';
+import { ok, okMessage, okPage, timestamp, uuid } from './envelope.js';
+import { loadTool } from './shared.js';
+import { pageOf, paging, QUERY_TEXT_MAX } from '../validate.js';
+import { callerOf, requireCaller } from '../middleware/auth.js';
+import { toolsListTokenCount } from '../mcp-tools.js';
+import { errors } from '../../core/errors.js';
+import { HEALTH_STATUSES, type Caller } from '../../core/types.js';
+import {
+  UID_MAX,
+  UID_MIN,
+  UID_PATTERN,
+  addToolToCollection,
+  collectionTools,
+  createCollection,
+  likeCollection,
+  loadOwnedCollection,
+  loadVisibleCollection,
+} from '../../core/collections.js';
+import { deleteCollection, deleteCollectionTool, isLikedBy, isUuid, listPublicCollections, updateCollection, type CollectionRow } from '../../core/repos/collections.js';
+import type { ToolRow } from '../../core/repos/tools.js';
+
+// ---- response schemas and mappers ----
+
+export const collectionListItemSchema = z.object({
+  id: uuid,
+  uid: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  isPublic: z.boolean(),
+  toolCount: z.number().int(),
+  likeCount: z.number().int(),
+  owner: z.object({ id: uuid, name: z.string().nullable(), username: z.string() }),
+});
+
+/** A tool of a collection: the contract's `{ id, name, description }` plus what a client needs to call or remove it. */
+const collectionToolSchema = z.object({
+  id: uuid,
+  name: z.string(),
+  description: z.string(),
+  toolId: z.string().meta({ description: '`<package>::<tool>`' }),
+  slug: z.string().meta({ description: '`<package>/<tool>`' }),
+  healthStatus: z.enum(HEALTH_STATUSES),
+});
+
+export const collectionDetailSchema = collectionListItemSchema.extend({
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  tools: z.array(collectionToolSchema),
+  tokenCount: z.number().int().meta({ description: "Tokens (o200k_base) of the collection's MCP `tools/list` result: what its definitions cost in a model's context" }),
+  likedByMe: z.boolean().optional().meta({ description: 'Only when the request carried a key' }),
+});
+
+export function toCollectionListItem(c: CollectionRow): z.infer<typeof collectionListItemSchema> {
+  return {
+    id: c.id,
+    uid: c.uid,
+    name: c.name,
+    description: c.description,
+    isPublic: c.is_public,
+    toolCount: c.tool_ids.length,
+    likeCount: c.like_count,
+    owner: { id: c.owner_id, name: c.owner_name, username: c.owner_username },
+  };
+}
+
+function toCollectionTool(t: ToolRow): z.infer<typeof collectionToolSchema> {
+  return { id: t.id, name: t.name, description: t.description, toolId: `${t.package_name}::${t.name}`, slug: `${t.package_name}/${t.name}`, healthStatus: t.health_status };
+}
+
+export function toCollectionDetail(c: CollectionRow, tools: ToolRow[], likedByMe?: boolean): z.infer<typeof collectionDetailSchema> {
+  return {
+    ...toCollectionListItem(c),
+    createdAt: new Date(c.created_at).toISOString(),
+    updatedAt: new Date(c.updated_at).toISOString(),
+    tools: tools.map(toCollectionTool),
+    tokenCount: toolsListTokenCount(tools),
+    ...(likedByMe === undefined ? {} : { likedByMe }),
+  };
+}
+
+/** The detail as the caller sees it (404 when the caller may not). */
+async function detailFor(deps: AppDeps, ref: string, caller: Caller | undefined) {
+  const c = await loadVisibleCollection(deps.db, ref, caller);
+  const [tools, liked] = await Promise.all([collectionTools(deps.tools, c), caller ? isLikedBy(deps.db, c.id, caller.userId) : undefined]);
+  return toCollectionDetail(c, tools, liked);
+}
+
+/** The caller of a `key` operation: checked again here, where the privilege is used (401 without one). */
+const caller = (ctx: Context): Caller => requireCaller(ctx);
+
+// ---- input schemas ----
+
+const listQuery = z.object({ ...paging(20, 50), q: z.string().trim().max(QUERY_TEXT_MAX).optional().meta({ description: 'Matches name or description' }) });
+const uidParams = z.object({ uid: z.string().meta({ description: "The collection's uid or id" }) });
+const name = z.string().trim().min(1, 'must not be empty').max(100);
+const description = z.string().max(1000).nullable();
+const uid = z
+  .string()
+  .min(UID_MIN)
+  .max(UID_MAX)
+  .regex(UID_PATTERN, 'must be lower-case letters and digits separated by single hyphens')
+  .refine((v) => !isUuid(v), 'must not look like an id');
+const createBody = z.object({ name, uid: uid.optional(), description: description.optional(), isPublic: z.boolean().optional() }).strict();
+const patchBody = z
+  .object({ name: name.optional(), description: description.optional(), isPublic: z.boolean().optional() })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of name, description, isPublic');
+const addToolBody = z.object({ toolId: z.string().min(1).max(500).meta({ description: 'Tool id, `<package>::<tool>`, or slug' }) }).strict();
+const toolParams = uidParams.extend({ toolId: z.string().meta({ description: 'Tool id, `<package>::<tool>`, or slug' }) });
+
+const TAG = 'Collections';
+const base = { tag: TAG, errorShape: 'A' } as const;
+
+export const collectionOperations: Operation[] = [
+  defineOperation({
+    ...base,
+    id: 'collections.list',
+    method: 'get',
+    path: '/api/collections',
+    summary: 'Public collections, newest first',
+    auth: 'public',
+    query: listQuery,
+    responses: { 200: okPage(collectionListItemSchema) },
+    errors: [400],
+    handler: async (_ctx, deps, { query }) => {
+      const page = pageOf(await listPublicCollections(deps.db, query), query.limit, query.offset);
+      return { success: true, data: page.items.map(toCollectionListItem), pagination: page.pagination };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'collections.get',
+    method: 'get',
+    path: '/api/collections/:uid',
+    summary: 'A collection with its tools, by uid or id (a private one: its owner only)',
+    auth: 'public',
+    params: uidParams,
+    responses: { 200: ok(collectionDetailSchema) },
+    errors: [404],
+    handler: async (ctx, deps, { params }) => ({ success: true, data: await detailFor(deps, params.uid, callerOf(ctx)) }),
+  }),
+  defineOperation({
+    ...base,
+    id: 'collections.create',
+    method: 'post',
+    path: '/api/collections',
+    summary: 'Creates a collection (uid: given, or made from the name)',
+    auth: 'key',
+    body: createBody,
+    responses: { 201: ok(collectionDetailSchema) },
+    errors: [400, 409],
+    handler: async (ctx, deps, { body }) => {
+      const id = await createCollection(deps.db, caller(ctx).userId, body);
+      return { success: true, data: await detailFor(deps, id, caller(ctx)) };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'collections.patch',
+    method: 'patch',
+    path: '/api/collections/:uid',
+    summary: "Changes a collection's name, description or visibility (owner only)",
+    auth: 'key',
+    params: uidParams,
+    body: patchBody,
+    responses: { 200: ok(collectionDetailSchema) },
+    errors: [400, 403, 404],
+    handler: async (ctx, deps, { params, body }) => {
+      const c = await loadOwnedCollection(deps.db, params.uid, caller(ctx));
+      await updateCollection(deps.db, c.id, body);
+      return { success: true, data: await detailFor(deps, c.id, caller(ctx)) };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'collections.delete',
+    method: 'delete',
+    path: '/api/collections/:uid',
+    summary: 'Deletes a collection with its tools list, likes and scenarios (owner only)',
+    auth: 'key',
+    params: uidParams,
+    responses: { 200: okMessage },
+    errors: [403, 404],
+    handler: async (ctx, deps, { params }) => {
+      const c = await loadOwnedCollection(deps.db, params.uid, caller(ctx));
+      if (!(await deleteCollection(deps.db, c.id))) throw errors.notFound('Collection', params.uid);
+      return { success: true, message: `Collection '${c.uid}' deleted with its tools list, likes and scenarios` };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'collections.addTool',
+    method: 'post',
+    path: '/api/collections/:uid/tools',
+    summary: 'Adds a tool to a collection (owner only)',
+    auth: 'key',
+    params: uidParams,
+    body: addToolBody,
+    responses: { 201: ok(z.object({ collectionId: uuid, toolId: uuid, toolCount: z.number().int() })) },
+    errors: [400, 403, 404, 409],
+    handler: async (ctx, deps, { params, body }) => {
+      const c = await loadOwnedCollection(deps.db, params.uid, caller(ctx));
+      const tool = await loadTool(deps, body.toolId);
+      const toolCount = await addToolToCollection(deps.db, c.id, tool.id);
+      return { success: true, data: { collectionId: c.id, toolId: tool.id, toolCount } };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'collections.removeTool',
+    method: 'delete',
+    path: '/api/collections/:uid/tools/*toolId',
+    summary: 'Removes a tool from a collection (owner only)',
+    auth: 'key',
+    params: toolParams,
+    responses: { 200: okMessage },
+    errors: [403, 404],
+    handler: async (ctx, deps, { params }) => {
+      const c = await loadOwnedCollection(deps.db, params.uid, caller(ctx));
+      const tool = await loadTool(deps, params.toolId);
+      if (!(await deleteCollectionTool(deps.db, c.id, tool.id))) throw errors.notFound(`Tool '${params.toolId}' in collection '${c.uid}'`);
+      return { success: true, message: `Tool '${tool.package_name}/${tool.name}' removed from collection '${c.uid}'` };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'collections.like',
+    method: 'post',
+    path: '/api/collections/:uid/like',
+    summary: "Toggles the caller's like of a collection",
+    auth: 'key',
+    params: uidParams,
+    responses: { 200: ok(z.object({ liked: z.boolean(), likeCount: z.number().int() })) },
+    errors: [404],
+    handler: async (ctx, deps, { params }) => {
+      const c = await loadVisibleCollection(deps.db, params.uid, caller(ctx));
+      return { success: true, data: await likeCollection(deps.db, c, caller(ctx).userId) };
+    },
+  }),
+];

@@ -1,0 +1,79 @@
+/**
+ * The MCP endpoint of a collection: the Model Context Protocol's Streamable HTTP transport (the official SDK's server,
+ * stateless; api/mcp.ts). The transport writes every response itself, so the handlers return HANDLED and the bodies
+ * below are JSON-RPC as the SDK writes them; an unknown or private collection, a body that is not JSON, or one over
+ * 1 MiB is refused before the SDK sees the request, in shape A.
+ */
+import { z } from 'zod';
+import { defineOperation, HANDLED, type Operation } from './define.js';
+import { refuseMcpMethod, serveMcpRequest } from '../mcp.js';
+
+const jsonRpcId = z.union([z.string(), z.number(), z.null()]);
+const jsonRpcError = z
+  .object({
+    jsonrpc: z.literal('2.0'),
+    id: jsonRpcId.optional(),
+    error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
+  })
+  .meta({ description: 'A JSON-RPC error' });
+const jsonRpcResult = z.object({ jsonrpc: z.literal('2.0'), id: jsonRpcId, result: z.record(z.string(), z.unknown()) });
+/** The contract's error shape A, for what our own middleware refuses before the transport runs. */
+const errorA = z.object({
+  success: z.literal(false),
+  error: z.object({ code: z.string(), message: z.string(), details: z.array(z.object({ path: z.string(), message: z.string() })).optional() }),
+});
+
+const params = z.object({
+  username: z.string().meta({ description: "The collection owner's username (case-insensitive)" }),
+  slug: z.string().meta({ description: "The collection's uid" }),
+});
+
+const base = { tag: 'MCP', path: '/api/mcp/:username/:slug/http', auth: 'public', errorShape: 'A', params } as const;
+const notAllowed = { raw: { contentType: 'application/json', schema: jsonRpcError, description: 'Stateless endpoint: POST JSON-RPC messages (`Allow: POST`)' } };
+
+export const mcpOperations: Operation[] = [
+  defineOperation({
+    ...base,
+    id: 'mcp.message',
+    method: 'post',
+    summary: "One JSON-RPC message to a collection's MCP server (initialize, tools/list, tools/call, …)",
+    description:
+      'Public collections need no key; private ones need their owner\'s key (else 404). Send `Accept: application/json, text/event-stream`. Env for tools comes from `X-Tool-Env-<NAME>` headers and is never stored. JSON-RPC batches are refused (400).',
+    responses: {
+      200: { raw: { contentType: 'application/json', schema: z.union([jsonRpcResult, jsonRpcError]), description: 'The JSON-RPC response (`tools/call`: the tool output as text content, `isError` on failure)' } },
+      202: { raw: { contentType: 'application/json', description: 'A notification or response accepted; no body' } },
+      400: { raw: { contentType: 'application/json', schema: z.union([jsonRpcError, errorA]), description: 'A JSON-RPC batch or a malformed message (JSON-RPC error), or malformed JSON (shape A)' } },
+      406: { raw: { contentType: 'application/json', schema: jsonRpcError, description: 'The `Accept` header does not take both application/json and text/event-stream' } },
+      415: { raw: { contentType: 'application/json', schema: z.union([jsonRpcError, errorA]), description: 'The body is not JSON' } },
+    },
+    errors: [404, 413],
+    handler: async (ctx, deps) => {
+      await serveMcpRequest(ctx, deps);
+      return HANDLED;
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'mcp.stream',
+    method: 'get',
+    summary: 'No server-initiated stream: 405 (the endpoint is stateless)',
+    responses: { 405: notAllowed },
+    errors: [404],
+    handler: async (ctx, deps) => {
+      await refuseMcpMethod(ctx, deps);
+      return HANDLED;
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'mcp.endSession',
+    method: 'delete',
+    summary: 'No session to end: 405 (the endpoint is stateless)',
+    responses: { 405: notAllowed },
+    errors: [404],
+    handler: async (ctx, deps) => {
+      await refuseMcpMethod(ctx, deps);
+      return HANDLED;
+    },
+  }),
+];
