@@ -7,6 +7,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Operation } from './define.js';
 import { metaOperations } from './meta.js';
+import { scenarioOperations } from './scenarios.js';
+import { scenarioRunOperations } from './scenario-runs.js';
+import { scenarioBatchOperations } from './scenario-batches.js';
+import { collectionOperations } from './collections.js';
+import { mcpOperations } from './mcp.js';
+import { agentOperations } from './agents.js';
 
 /** The service's version, from the package.json above this file (in the sources, or in dist/). */
 function serviceVersion(): string {
@@ -18,6 +24,11 @@ function serviceVersion(): string {
 }
 const VERSION = serviceVersion();
 
-const DECLARED: Operation[] = [];
+const DECLARED: Operation[] = [
+  ...scenarioOperations, ...scenarioRunOperations, ...scenarioBatchOperations,
+  ...collectionOperations,
+  ...mcpOperations,
+  ...agentOperations,
+];
 
 export const OPERATIONS: readonly Operation[] = [...DECLARED, ...metaOperations(() => OPERATIONS, VERSION)];
