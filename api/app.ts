@@ -18,14 +18,7 @@ import { keyRoutes } from './routes/keys.js';
 import { toolDetailRoutes, toolRoutes } from './routes/tools.js';
 import { reviewRoutes } from './routes/reviews.js';
 import { executionRoutes } from './routes/executions.js';
-import { collectionRoutes } from './routes/collections.js';
-import { mcpRoutes } from './mcp.js';
 import { registryRoutes } from './registry.js';
-import { scenarioRoutes } from './routes/scenarios.js';
-import { collectionScenarioRoutes } from './routes/collection-scenarios.js';
-import { scenarioRunRoutes } from './routes/scenario-runs.js';
-import { scenarioBatchRoutes } from './routes/scenario-batches.js';
-import { agentRoutes } from './routes/agents.js';
 import { authRoutes } from './routes/auth.js';
 import { webApp } from '../web/serve.js';
 import { OPERATIONS } from './operations/index.js';
@@ -36,8 +29,8 @@ export type RouteModule = (router: Router, deps: AppDeps) => void;
 
 /** Route modules in mount order; later issues add theirs here. */
 const ROUTES: RouteModule[] = [
-  healthRoutes, adminRoutes, keyRoutes, executionRoutes, toolRoutes, reviewRoutes, toolDetailRoutes, collectionRoutes, mcpRoutes, registryRoutes,
-  scenarioRoutes, collectionScenarioRoutes, scenarioRunRoutes, scenarioBatchRoutes, agentRoutes, authRoutes,
+  healthRoutes, adminRoutes, keyRoutes, executionRoutes, toolRoutes, reviewRoutes, toolDetailRoutes, registryRoutes,
+  authRoutes,
 ];
 
 export function createApp(deps: AppDeps): Koa {
