@@ -187,3 +187,27 @@ test('an unknown or expired session cookie is anonymous and is cleared', async (
   const tools = await open.request('GET', '/api/tools', { headers: { cookie: 'toolshed_session=tss_garbage' } });
   t.is(tools.status, 200);
 });
+
+test("a key's use is recorded: GET /api/keys shows lastUsedAt once the key has authenticated", async (t) => {
+  const { cookie, csrf } = await signUp(open, 'ursula');
+  const made = await open.request('POST', '/api/keys', { headers: { cookie: cookie!, 'x-csrf-token': csrf! }, body: { name: 'used' } });
+  t.is(made.body.data.lastUsedAt, null);
+  const key = made.body.data.key as string;
+  const before = Date.now();
+  t.is((await open.request('GET', '/api/auth/me', { key })).status, 200);
+  // The UPDATE is not awaited by the request: wait for it, bounded.
+  let lastUsedAt: string | null = null;
+  for (let i = 0; i < 50 && !lastUsedAt; i++) {
+    const keys = await open.request('GET', '/api/keys', { headers: { cookie: cookie! } });
+    lastUsedAt = keys.body.data.find((k: { id: string }) => k.id === made.body.data.id).lastUsedAt;
+    if (!lastUsedAt) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.truthy(lastUsedAt);
+  t.true(Date.parse(lastUsedAt!) >= before - 5_000);
+  // Throttled: a second use within the minute writes nothing (an absence cannot be polled for; a short wait it is).
+  const row = await open.api.deps.db('api_keys').where({ id: made.body.data.id }).first('last_used_at');
+  await open.request('GET', '/api/auth/me', { key });
+  await new Promise((r) => setTimeout(r, 200));
+  const again = await open.api.deps.db('api_keys').where({ id: made.body.data.id }).first('last_used_at');
+  t.deepEqual(again.last_used_at, row.last_used_at);
+});

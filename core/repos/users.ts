@@ -66,6 +66,11 @@ export async function findCallerByKeyHash(db: Db, hash: string): Promise<Caller 
   return row;
 }
 
+/** Records that a key was just used (the keys page shows it). */
+export async function touchApiKey(db: Db, keyId: string): Promise<void> {
+  await db('api_keys').where({ id: keyId }).update({ last_used_at: db.fn.now() });
+}
+
 export async function listApiKeys(db: Db, userId: string): Promise<ApiKeyRow[]> {
   return db('api_keys')
     .where({ user_id: userId })
