@@ -49,6 +49,15 @@ export async function listPublicCollections(db: Db, f: { q?: string; limit: numb
   return query.orderBy([{ column: 'c.created_at', order: 'desc' }, { column: 'c.id', order: 'desc' }]).limit(f.limit + 1).offset(f.offset);
 }
 
+/** A user's own collections, public and private, last changed first; limit + 1 rows (hasMore). */
+export async function listCollectionsOwnedBy(db: Db, userId: string, f: { limit: number; offset: number }): Promise<CollectionRow[]> {
+  return collectionsQuery(db)
+    .where('c.owner_id', userId)
+    .orderBy([{ column: 'c.updated_at', order: 'desc' }, { column: 'c.id', order: 'desc' }])
+    .limit(f.limit + 1)
+    .offset(f.offset);
+}
+
 /** By uid, or by id when the reference is a UUID (uids never look like one). */
 export async function findCollection(db: Db, ref: string): Promise<CollectionRow | undefined> {
   return collectionsQuery(db)
