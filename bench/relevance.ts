@@ -241,6 +241,7 @@ async function tuneGrid(): Promise<void> {
     { name: 'synonymWeight', values: [0, 0.3, 0.5, 0.7], set: (p, v) => ({ ...p, synonymWeight: v }) },
     { name: 'stemPrefixWeight', values: [0, 0.3, 0.5, 0.7, 0.9], set: (p, v) => ({ ...p, stemPrefixWeight: v }) },
     { name: 'joinWeight', values: [0.25, 0.5, 1], set: (p, v) => ({ ...p, joinWeight: v }) },
+    { name: 'positionFrom', values: [8, 12, 20, 40], set: (p, v) => ({ ...p, positionFrom: v }) },
     { name: 'pairWeight', values: [0, 0.25, 0.5, 1], set: (p, v) => ({ ...p, pairWeight: v }) },
   ];
   let best = DEFAULT_RANKING;

@@ -48,7 +48,7 @@ export const DEFAULT_RANKING: RankingParams = {
   coverage: 0,
   stemPrefixWeight: 0.5,
   maxTerms: 32,
-  positionFrom: 40,
+  positionFrom: 12,
 };
 
 const PREFIX_MIN = 2;
