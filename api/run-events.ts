@@ -2,7 +2,8 @@
  * The events of a run's and a batch's SSE streams, derived from the stored rows alone. The rows only ever grow (a
  * run's steps are written in event order; a batch's runs get their finishing place under the batch lock), so the
  * list for a later state extends the list for an earlier one: event ids are list positions, and a stream — live,
- * reconnected with Last-Event-ID, or opened after the end — sends the same events with the same ids.
+ * reconnected with Last-Event-ID, or opened after the end — sends the same events with the same ids. Their schemas:
+ * runStreamEvents and batchStreamEvents (api/operations/scenario-schemas.ts).
  */
 import type { Context } from 'koa';
 import type { AppDeps } from './deps.js';
@@ -10,7 +11,7 @@ import { streamShared, type StreamEvent } from './sse.js';
 import { CHANNELS } from '../core/notify.js';
 import type { BatchRow, BatchRunRow } from '../core/repos/scenario-batches.js';
 import { isFinalRun, type RunRow } from '../core/repos/scenario-runs.js';
-import { batchProgress, countRuns, evaluator, runRecord, step } from './scenario-mappers.js';
+import { countRuns, toBatchProgress, toEvaluator, toRunRecord, toStep } from './operations/scenario-schemas.js';
 
 export type { StreamEvent };
 
@@ -18,7 +19,7 @@ export type { StreamEvent };
 export function runEvents(r: RunRow): StreamEvent[] {
   const timed: (StreamEvent & { seq: number })[] = [];
   for (const s of r.steps) {
-    const view = step(s);
+    const view = toStep(s);
     timed.push({ seq: s.startedSeq, event: 'step', data: { runId: r.id, index: s.index, toolId: s.toolId, toolName: s.toolName, params: s.params, executionId: s.executionId } });
     if (s.completedSeq !== undefined) {
       const { params: _params, ...completed } = view;
@@ -27,9 +28,9 @@ export function runEvents(r: RunRow): StreamEvent[] {
   }
   const events: StreamEvent[] = timed.sort((a, b) => a.seq - b.seq).map(({ event, data }) => ({ event, data }));
   if (!isFinalRun(r)) return events;
-  if (r.status === 'completed') events.push({ event: 'verdict', data: { runId: r.id, success: r.success, ...evaluator(r) } });
+  if (r.status === 'completed') events.push({ event: 'verdict', data: { runId: r.id, success: r.success, ...toEvaluator(r) } });
   else events.push({ event: 'error', data: { runId: r.id, ...(r.error ?? { code: 'INTERNAL', message: 'The run failed' }) } });
-  events.push({ event: 'done', data: runRecord(r) });
+  events.push({ event: 'done', data: toRunRecord(r) });
   return events;
 }
 
@@ -40,7 +41,7 @@ export function batchEvents(b: BatchRow, runs: BatchRunRow[]): StreamEvent[] {
     event: 'run.completed',
     data: { batchId: b.id, runId: r.id, scenarioId: r.scenario_id, status: r.status, success: r.success, verdict: r.verdict, finished: i + 1, total: b.total, counts: countRuns(finished.slice(0, i + 1)) },
   }));
-  if (b.completed_at) events.push({ event: 'done', data: batchProgress(b, runs) });
+  if (b.completed_at) events.push({ event: 'done', data: toBatchProgress(b, runs) });
   return events;
 }
 

@@ -9,8 +9,10 @@ import { enqueue } from './jobs.js';
 import type { Notifier } from './notify.js';
 import { waitForFinal } from './wait-final.js';
 import { quotaResetAt, takeRun, tryTakeRun, type QuotaConfig } from './scenario-quota.js';
-import { insertBatch, setBatchTotal } from './repos/scenario-batches.js';
+import { findBatch, insertBatch, setBatchTotal, type BatchRow } from './repos/scenario-batches.js';
 import { findRun, insertRun, isFinalRun, type RunRow } from './repos/scenario-runs.js';
+import { isUuid } from './repos/collections.js';
+import { loadVisibleScenario } from './scenarios.js';
 import type { Caller } from './types.js';
 
 /**
@@ -70,4 +72,25 @@ export async function waitForRun(deps: { db: Knex; notifier: Notifier }, id: str
     waitMs,
     signal,
   });
+}
+
+/** The run if the caller started it or can see its scenario, else 404. */
+export async function loadVisibleRun(db: Knex, id: string, caller: Caller | undefined): Promise<RunRow> {
+  const run = isUuid(id) ? await findRun(db, id) : undefined;
+  if (!run) throw errors.notFound('Scenario run', id);
+  if (caller && caller.userId === run.user_id) return run;
+  try {
+    await loadVisibleScenario(db, run.scenario_id, caller);
+  } catch {
+    throw errors.notFound('Scenario run', id);
+  }
+  return run;
+}
+
+/** The batch if its collection is public, or the caller owns it or started the batch, else 404. */
+export async function loadVisibleBatch(db: Knex, id: string, caller: Caller | undefined): Promise<BatchRow> {
+  const b = isUuid(id) ? await findBatch(db, id) : undefined;
+  const visible = b && (b.collection_is_public || caller?.userId === b.collection_owner_id || caller?.userId === b.user_id);
+  if (!visible) throw errors.notFound('Scenario batch', id);
+  return b;
 }

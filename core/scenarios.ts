@@ -8,13 +8,18 @@ import { errors } from './errors.js';
 import { loadOwnedCollection } from './collections.js';
 import { mostSimilar, type SimilarItem, type SimilarityReport } from './llm/similarity.js';
 import type { Assertion, LlmProvider } from './llm/provider.js';
-import { isUuid } from './repos/collections.js';
+import { findCollection, isUuid } from './repos/collections.js';
 import {
+  bestOverall,
+  bestPerCollection,
   collectionEmbeddings,
   findScenario,
   insertScenario,
+  listScenarios,
+  recentPasses,
   setEmbedding,
   updateScenario,
+  type ScenarioFilter,
   type ScenarioRow,
 } from './repos/scenarios.js';
 import type { Caller } from './types.js';
@@ -110,10 +115,30 @@ export async function collectionVectors(deps: ScenarioDeps, collectionId: string
 
 export type CheckSimilarityReport = Omit<SimilarityReport, 'similar'> & { similar: (SimilarItem & { prompt: string })[] };
 
-/** check-similarity (16): the prompt against the collection's scenarios; each `similar` item carries its prompt. */
+/** `scenarios.checkSimilarity`: the prompt against the collection's scenarios; each `similar` item carries its prompt. */
 export async function checkSimilarity(deps: ScenarioDeps, collectionId: string, prompt: string): Promise<CheckSimilarityReport> {
   const [vec, existing] = await Promise.all([embedOne(deps.llm, prompt), collectionVectors(deps, collectionId)]);
   const report = mostSimilar(vec, existing);
   const promptOf = new Map(existing.map((e) => [e.id, e.prompt]));
   return { ...report, similar: report.similar.map((s) => ({ id: s.id, name: s.name, prompt: promptOf.get(s.id) ?? '', similarity: s.similarity })) };
+}
+
+/** Scenarios of public collections; `collectionRef` is a collection's id or uid (an unknown one matches nothing). */
+export async function listPublicScenarios(db: Knex, f: Omit<ScenarioFilter, 'publicOnly' | 'collectionId'> & { collectionRef?: string }): Promise<ScenarioRow[]> {
+  const { collectionRef, ...filter } = f;
+  let collectionId = collectionRef;
+  if (collectionRef && !isUuid(collectionRef)) collectionId = (await findCollection(db, collectionRef))?.id ?? '00000000-0000-0000-0000-000000000000';
+  return listScenarios(db, { ...filter, collectionId, publicOnly: true });
+}
+
+export type FeaturedReason = 'bestInCollection' | 'recentPass' | 'quality';
+
+/** Up to `limit`: the best of each public collection for the first half, recent passes next, then the best overall. */
+export async function featuredScenarios(db: Knex, limit: number): Promise<{ scenario: ScenarioRow; featuredBecause: FeaturedReason }[]> {
+  const picked: { scenario: ScenarioRow; featuredBecause: FeaturedReason }[] = [];
+  const ids = () => picked.map((p) => p.scenario.id);
+  for (const scenario of await bestPerCollection(db, Math.ceil(limit / 2))) picked.push({ scenario, featuredBecause: 'bestInCollection' });
+  for (const scenario of await recentPasses(db, limit - picked.length, ids())) picked.push({ scenario, featuredBecause: 'recentPass' });
+  if (picked.length < limit) for (const scenario of await bestOverall(db, limit - picked.length, ids())) picked.push({ scenario, featuredBecause: 'quality' });
+  return picked;
 }
