@@ -2,6 +2,7 @@
 import type { Db } from '../db.js';
 import type { Category, EnvVarSpec, HealthStatus } from '../types.js';
 import { qualityScore } from '../scoring.js';
+import type { ToolPermissions } from '../packages/manifest.js';
 import type { SearchDocument } from '../search/engine.js';
 import { schemaText } from '../search/analyzer.js';
 
@@ -12,6 +13,10 @@ export interface ToolRow {
   export_name: string;
   description: string;
   input_schema: Record<string, unknown>;
+  /** JSON Schema of the tool's output, when the tool declares one. */
+  output_schema: Record<string, unknown> | null;
+  /** What the package declares the tool does (null: undeclared). */
+  permissions: ToolPermissions | null;
   health_example: { params: unknown; expect?: unknown } | null;
   health_status: HealthStatus;
   health_error: string | null;
