@@ -1,6 +1,6 @@
 /** packages and the tools they declare: written by imports, idempotently (re-importing a version changes nothing). */
 import type { Db } from '../db.js';
-import type { Manifest, HealthExample } from '../packages/manifest.js';
+import type { Manifest, HealthExample, ToolPermissions } from '../packages/manifest.js';
 import { scrubHostPaths } from '../host-paths.js';
 
 export interface PackageRow {
@@ -59,6 +59,8 @@ export interface ToolUpsert {
   exportName: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown> | null;
+  permissions: ToolPermissions | null;
   healthExample: HealthExample | null;
   /** Set when the tool cannot work (load failure, missing export): it is BROKEN with this reason. */
   brokenReason: string | null;
@@ -75,6 +77,8 @@ export async function upsertTool(db: Db, packageId: string, t: ToolUpsert): Prom
       export_name: t.exportName,
       description: t.description,
       input_schema: JSON.stringify(t.inputSchema),
+      output_schema: t.outputSchema ? JSON.stringify(t.outputSchema) : null,
+      permissions: t.permissions ? JSON.stringify(t.permissions) : null,
       health_example: t.healthExample ? JSON.stringify(t.healthExample) : null,
       health_status: broken ? 'BROKEN' : 'UNKNOWN',
       health_error: reason,
@@ -85,6 +89,8 @@ export async function upsertTool(db: Db, packageId: string, t: ToolUpsert): Prom
       export_name: t.exportName,
       description: t.description,
       input_schema: JSON.stringify(t.inputSchema),
+      output_schema: t.outputSchema ? JSON.stringify(t.outputSchema) : null,
+      permissions: t.permissions ? JSON.stringify(t.permissions) : null,
       health_example: t.healthExample ? JSON.stringify(t.healthExample) : null,
       // A failed import makes the tool BROKEN at once; otherwise the health check that follows decides.
       health_status: broken ? 'BROKEN' : db.raw('tools.health_status'),
