@@ -12,6 +12,7 @@ import { isFinalExecution, type ExecutionRow } from '../core/repos/executions.js
 import type { ToolRow } from '../core/repos/tools.js';
 import type { Caller } from '../core/types.js';
 import { envFromHeaders, envHeaderName } from './mcp-tools.js';
+import { toolEnv } from '../core/tool-env.js';
 
 /** As execute (25): the execution's own time limit plus queueing and sandbox start. */
 const WAIT_SLACK_MS = 15_000;
@@ -52,7 +53,7 @@ export function resultOf(e: ExecutionRow): CallToolResult {
 /** A refusal before anything was queued (400 invalid params, 422 BROKEN or missing env, 413) as a tool result. */
 function refusal(err: AppError, tool: ToolRow, env: Record<string, string>): CallToolResult {
   if (err.code !== 'TOOL_UNAVAILABLE') return errorResult(err.message);
-  const missing = tool.package_env.filter((v) => v.required && !(v.name in env)).map((v) => envHeaderName(v.name));
+  const missing = toolEnv(tool).filter((v) => v.required && !(v.name in env)).map((v) => envHeaderName(v.name));
   const hint = missing.length > 0 ? ` (send ${missing.length === 1 ? 'the header' : 'the headers'} ${missing.join(', ')} with the request)` : '';
   return errorResult(`${err.message}${hint}`);
 }

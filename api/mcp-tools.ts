@@ -8,6 +8,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import { uniqueToolNames } from '../core/tool-names.js';
 import { countJsonTokens } from '../core/tokens.js';
+import { toolEnv } from '../core/tool-env.js';
 
 /** MCP tool names: 1–128 letters, digits, `_`, `-` and `.`; clashes resolved by the shared rules (core/tool-names.ts). */
 export function mcpToolNames(tools: ToolRow[]): Map<string, ToolRow> {
@@ -21,12 +22,32 @@ function inputSchemaOf(t: ToolRow): Tool['inputSchema'] {
   return { ...schema, type: 'object' };
 }
 
+/**
+ * MCP tool annotations from the package's declared permissions. A tool that does not declare `network` runs in a
+ * sandbox without any (api → worker → sandbox enforce it) and with a fresh tmp: it cannot change anything outside
+ * itself, so it is read-only, not destructive, idempotent and closed-world — facts, not hints. A tool with network
+ * gets what its package declares, else the protocol's cautious defaults (may write, may destroy, not idempotent).
+ */
+export function annotationsOf(t: Pick<ToolRow, 'permissions'>): NonNullable<Tool['annotations']> {
+  const p = t.permissions ?? {};
+  if (!p.network) return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+  const readOnly = p.readOnly === true;
+  return {
+    readOnlyHint: readOnly,
+    destructiveHint: readOnly ? false : (p.destructive ?? true),
+    idempotentHint: p.idempotent ?? readOnly,
+    openWorldHint: true,
+  };
+}
+
 export function mcpTool(name: string, t: ToolRow): Tool {
   return {
     name,
     title: `${t.package_name}/${t.name}`,
     description: t.description,
     inputSchema: inputSchemaOf(t),
+    ...(t.output_schema?.type === 'object' ? { outputSchema: t.output_schema as Tool['outputSchema'] } : {}),
+    annotations: annotationsOf(t),
   };
 }
 
@@ -56,7 +77,7 @@ export function envFromHeaders(t: ToolRow, headers: IncomingHttpHeaders): Record
     given.set(envKey(header.slice(ENV_HEADER.length)), Array.isArray(value) ? value.join(', ') : value);
   }
   const env: Record<string, string> = {};
-  for (const spec of t.package_env) {
+  for (const spec of toolEnv(t)) {
     const value = given.get(envKey(spec.name));
     if (value !== undefined) env[spec.name] = value;
   }

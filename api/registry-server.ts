@@ -9,6 +9,7 @@ import type { ToolRow } from '../core/repos/tools.js';
 import type { ScenarioFigures } from '../core/repos/registry.js';
 import { countJsonTokens, TOKEN_ENCODING } from '../core/tokens.js';
 import { mcpTool, mcpToolNames, envHeaderName } from './mcp-tools.js';
+import { toolEnv } from '../core/tool-env.js';
 
 export const DESCRIPTION_MAX = 100;
 
@@ -63,7 +64,7 @@ function ratingOf(tools: ToolRow[]) {
 function envOf(tools: ToolRow[]) {
   const byName = new Map<string, { name: string; required: boolean; description: string | null }>();
   for (const t of tools) {
-    for (const v of t.package_env ?? []) {
+    for (const v of toolEnv(t)) {
       const seen = byName.get(v.name);
       byName.set(v.name, { name: v.name, required: (seen?.required ?? false) || v.required, description: seen?.description ?? v.description ?? null });
     }
@@ -134,7 +135,8 @@ export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: Tool
           ...def,
           toolId: `${row.package_name}::${row.name}`,
           package: { name: row.package_name, version: row.package_version },
-          requiredEnv: (row.package_env ?? []).filter((v) => v.required).map((v) => v.name),
+          requiredEnv: toolEnv(row).filter((v) => v.required).map((v) => v.name),
+          permissions: row.permissions,
           healthStatus: row.health_status,
           rating: { average: row.rating_count === 0 ? null : Math.round((row.rating_sum / row.rating_count) * 100) / 100, count: row.rating_count },
           tokenCount,

@@ -3,6 +3,7 @@
  * params against the JSON Schema), then the execution row and its job are created in one transaction with the env
  * sealed (AES-256-GCM) in the job payload. Waiting is by LISTEN/NOTIFY.
  */
+import { toolEnv } from './tool-env.js';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { withDbRetry } from './db.js';
@@ -36,7 +37,7 @@ export function checkExecutable(tool: ToolRow, params: unknown, env: Record<stri
   if (tool.health_status === 'BROKEN') {
     throw errors.toolUnavailable(`Tool '${tool.package_name}/${tool.name}' is BROKEN: ${tool.health_error ?? 'failed its health check'}`);
   }
-  const missing = tool.package_env.filter((v) => v.required && !(v.name in env)).map((v) => v.name);
+  const missing = toolEnv(tool).filter((v) => v.required && !(v.name in env)).map((v) => v.name);
   if (missing.length > 0) throw errors.toolUnavailable(`Missing required env: ${missing.join(', ')}`);
   const details = validateAgainstSchema(tool.input_schema, params);
   if (details.length > 0) throw errors.validation(`Invalid params: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details);

@@ -5,6 +5,10 @@
  * opt-in reuse mode (see reuse.ts), where it serves one caller and that one package. Guests start from a startup
  * snapshot built with the rootfs (snapshot.ts). Wall time is enforced from outside with `runsc kill` (then
  * `runsc delete --force`).
+ *
+ * Network: the warm pool's sandboxes never have any. In egress mode, an execution whose tool declares `network`
+ * (ExecuteRequest.network) gets a sandbox booted for it with its own network namespace (egress.ts): egress sandboxes
+ * are cold, so that no tool without the declaration can ever be handed one, and describe never runs with network.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -53,6 +57,8 @@ export interface GvisorRunner extends SandboxRunner {
   readonly kind: 'gvisor';
   readonly runsc: RunscOptions;
   readonly pool: WarmPool;
+  /** Egress mode: where sandboxes with network come from (size 0: each is booted when asked for). */
+  readonly egressPool: WarmPool | undefined;
   /** Reuse slots, when reuse mode is on. */
   readonly reuse: ReuseSlots | undefined;
   /** Ids of containers runsc still knows about (for tests and health checks). */
@@ -80,7 +86,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
   const rootfs = prepareRootfs(stateDir, opts.nodeBinary ?? process.execPath, opts.snapshot === false ? undefined : { runsc: offline, memoryMb, cgroupParent });
   const views = createPackageViews(stateDir);
   const settings: SandboxSettings = {
-    runsc,
+    runsc: offline,
     bundlesDir,
     rootfs,
     views,
@@ -91,8 +97,8 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     cgroupParent,
     snapshot: fs.existsSync(path.join(rootfs, IN_SANDBOX.snapshot)),
     guestArgs: opts.warmUp ? [`--warm=${opts.warmUp}`] : undefined,
-    egress,
   };
+  const egressSettings: SandboxSettings | undefined = egress ? { ...settings, runsc, egress } : undefined;
   const live = new Set<GvisorSandbox>();
   const onDestroyed = (s: GvisorSandbox) => live.delete(s);
   const track = (sandbox: GvisorSandbox) => {
@@ -107,15 +113,24 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     create: () => track(new GvisorSandbox(settings, { onDestroyed })),
     onBootError: opts.onBootError,
   });
+  const egressPool = egressSettings
+    ? createWarmPool({
+        size: 0,
+        maxConcurrentBoots: opts.maxConcurrentBoots ?? 4 * Math.max(1, os.availableParallelism()),
+        bootTimeoutMs: opts.bootTimeoutMs ?? 30_000,
+        create: () => track(new GvisorSandbox(egressSettings, { onDestroyed })),
+        onBootError: opts.onBootError,
+      })
+    : undefined;
   const reuse = opts.reuse ? createReuseSlots(pool, opts.reuse) : undefined;
 
   const asError = (err: unknown) => (err instanceof Error ? err : new Error(String(err)));
 
-  async function oneShot(pkg: PackageRef, request: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<RunResult | Error> {
+  async function oneShot(pkg: PackageRef, request: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal, network = false): Promise<RunResult | Error> {
     let sandbox: GvisorSandbox;
     let pkgDir: string;
     try {
-      sandbox = await pool.acquire();
+      sandbox = await (network && egressPool ? egressPool : pool).acquire();
     } catch (err) {
       return asError(err);
     }
@@ -134,6 +149,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     kind: 'gvisor',
     runsc,
     pool,
+    egressPool,
     reuse,
     async describe(pkg, o): Promise<DescribeOutcome> {
       const started = performance.now();
@@ -148,9 +164,10 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       const started = performance.now();
       const request = { op: 'execute', exportName: req.exportName, params: req.params, env: req.env };
       let r: RunResult | Error;
-      if (reuse && req.reuseKey) {
+      const network = req.network === true && egressPool !== undefined;
+      if (reuse && req.reuseKey && !network) {
         r = await reuse.run(req.reuseKey, path.resolve(req.pkg.dir), request, req.timeoutMs, req.signal);
-      } else r = await oneShot(req.pkg, request, req.timeoutMs, req.signal);
+      } else r = await oneShot(req.pkg, request, req.timeoutMs, req.signal, network);
       const durationMs = Math.round(performance.now() - started);
       if (r instanceof Error) return { kind: 'sandbox_error', message: `cannot start a sandbox: ${r.message}`, durationMs };
       if (r.kind === 'timeout') return { kind: 'timeout', durationMs };
@@ -161,6 +178,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     async close() {
       await reuse?.close();
       await pool.close();
+      await egressPool?.close();
       await Promise.all([...live].map((s) => s.destroy()));
       await views.close();
     },

@@ -16,6 +16,8 @@ export interface DescribedTool {
   description: string;
   /** JSON Schema of the tool's input. */
   inputSchema: Record<string, unknown>;
+  /** JSON Schema of the tool's output, when the tool has an `outputSchema`. */
+  outputSchema?: Record<string, unknown>;
 }
 
 export type DescribeOutcome =
@@ -34,6 +36,11 @@ export interface ExecuteRequest {
   signal?: AbortSignal;
   /** Reuse-mode partition key (API key + package version); undefined = one-shot sandbox. */
   reuseKey?: string;
+  /**
+   * The tool declared `network`: it may have egress when the runner is in egress mode. Otherwise (the default) it
+   * runs in a sandbox without network, whatever the runner's mode.
+   */
+  network?: boolean;
 }
 
 /** The closed union of what one execution can end as. */

@@ -6,6 +6,8 @@
  * would route any public address. A sandbox must reach the public address, by address and by name (the resolver is
  * the one exception to the private ranges, on port 53 only), and nothing else: not the host, not its loopback, not
  * link-local, not the private address behind the same veth. Without egress, it sees no interface but loopback.
+ * Egress is only for a tool that declares `network` (ExecuteRequest.network): any other tool run by the same egress-mode
+ * runner gets a sandbox without network, and the warm pool holds only those.
  */
 import test from 'ava';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -102,8 +104,8 @@ test.after.always(async () => {
   for (const dir of stateDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const run = (runner: GvisorRunner, exportName: string, params: Record<string, unknown> = {}) =>
-  runner.execute({ pkg: cache.pkg('hostile'), exportName, params, env: {}, timeoutMs: 20_000 });
+const run = (runner: GvisorRunner, exportName: string, params: Record<string, unknown> = {}, network = true) =>
+  runner.execute({ pkg: cache.pkg('hostile'), exportName, params, env: {}, timeoutMs: 20_000, network });
 const text = (r: ExecuteOutcome) => JSON.stringify(r);
 
 test.serial('a sandbox has an IPv4 interface of its own on the egress subnet, and no IPv6 but loopback', async (t) => {
@@ -168,16 +170,27 @@ test.serial('without egress (the default) a sandbox has loopback only and reache
   t.regex(text(outside), /ENETUNREACH|EHOSTUNREACH/);
 });
 
+test.serial('a tool that does not declare network gets no egress from an egress-mode runner', async (t) => {
+  const r = await run(egress, 'interfaces', {}, false);
+  if (r.kind !== 'ok') return t.fail(text(r));
+  t.deepEqual(Object.keys(r.output as object), ['lo']);
+  const outside = await run(egress, 'connect', { host: PUBLIC, port: 8080 }, false);
+  t.is(outside.kind, 'tool_error');
+  t.regex(text(outside), /ENETUNREACH|EHOSTUNREACH/);
+  // The warm pool holds sandboxes without network only; egress ones are booted per execution.
+  t.is(egress.egressPool?.stats().ready, 0);
+});
+
 test.serial('every network namespace is removed with its sandbox', async (t) => {
   const own = createGvisorRunner({ poolSize: 1, network: 'egress', packageCacheDir: cache.dir, stateDir: stateDirs[0], egress: { subnet: SUBNET, dns: [PRIVATE] } });
   await own.pool.whenFull(30_000);
-  const during = ourNamespaces().filter((n) => !namespacesBefore.includes(n));
-  t.true(during.length >= 1, 'the pooled sandbox has a namespace');
-  await own.execute({ pkg: cache.pkg('hostile'), exportName: 'interfaces', params: {}, env: {}, timeoutMs: 20_000 });
+  t.deepEqual(ourNamespaces().filter((n) => !namespacesBefore.includes(n)), [], 'pooled sandboxes have no network namespace');
+  const r = await own.execute({ pkg: cache.pkg('hostile'), exportName: 'interfaces', params: {}, env: {}, timeoutMs: 20_000, network: true });
+  t.like(r, { kind: 'ok' });
+  t.true(Object.keys((r as { output: object }).output).includes('eth0'), 'the egress sandbox had a namespace of its own');
   await own.close();
-  // What is left is exactly the shared runner's pool (one namespace per sandbox) once destructions have finished.
-  const pooled = () => egress.pool.stats().ready + egress.pool.stats().booting;
+  // Once destructions have finished, no namespace is left: egress sandboxes are never pooled.
   const left = () => ourNamespaces().filter((n) => !namespacesBefore.includes(n)).length;
-  for (let i = 0; i < 50 && left() !== pooled(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-  t.is(left(), pooled());
+  for (let i = 0; i < 50 && left() !== 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  t.is(left(), 0);
 });

@@ -49,6 +49,8 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
           exportName: t.exportName,
           description: found?.description || t.description || '',
           inputSchema: found?.inputSchema ?? { type: 'object' },
+          outputSchema: found?.outputSchema ?? null,
+          permissions: t.permissions ?? null,
           healthExample: t.healthExample ?? null,
           brokenReason: broken,
         }),
@@ -63,7 +65,7 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
     const started = performance.now();
     const error =
       loadError ??
-      (described.has(t.exportName) ? await runHealthExample(deps.sandbox, pkgRef, t.exportName, t.healthExample ?? null) : `export '${t.exportName}' is missing or is not a tool`);
+      (described.has(t.exportName) ? await runHealthExample(deps.sandbox, pkgRef, t.exportName, t.healthExample ?? null, t.permissions?.network === true) : `export '${t.exportName}' is missing or is not a tool`);
     await recordHealth(deps.db, toolIds[i], { error, durationMs: performance.now() - started, atImport: true });
     await refreshQualityScore(deps.db, toolIds[i]);
   }

@@ -13,10 +13,24 @@ export interface HealthExample {
   expect?: unknown;
 }
 
+/**
+ * What a tool declares it does (our `toolshed` field only). `network`: it needs egress — a tool without it never gets
+ * any, whatever SANDBOX_NETWORK says; `secrets`: the only env vars (of the package's `env`) it is given; `readOnly`,
+ * `destructive`, `idempotent`: hints for clients (MCP tool annotations).
+ */
+export interface ToolPermissions {
+  readOnly?: boolean;
+  destructive?: boolean;
+  idempotent?: boolean;
+  network?: boolean;
+  secrets?: string[];
+}
+
 export interface ManifestTool {
   exportName: string;
   description?: string;
   healthExample?: HealthExample;
+  permissions?: ToolPermissions;
 }
 
 export interface Manifest {
@@ -39,21 +53,43 @@ const envVar = z.union([
   }),
 ]);
 const healthExample = z.object({ params: z.record(z.string(), z.unknown()), expect: z.unknown().optional() });
-const tool = z.union([
-  z.string().regex(EXPORT_NAME, 'must be a JavaScript export name').transform((exportName) => ({ exportName })),
+const permissions = z.strictObject({
+  readOnly: z.boolean().optional(),
+  destructive: z.boolean().optional(),
+  idempotent: z.boolean().optional(),
+  network: z.boolean().optional(),
+  secrets: z.array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an UPPER_SNAKE_CASE name')).optional(),
+});
+// A bare string is the short form of `{ exportName }`; one object schema, so that errors name the field at fault.
+const tool = z.preprocess(
+  (v) => (typeof v === 'string' ? { exportName: v } : v),
   z.object({
     exportName: z.string().regex(EXPORT_NAME, 'must be a JavaScript export name'),
     description: z.string().min(1).max(1000).optional(),
     healthExample: healthExample.optional(),
+    permissions: permissions.optional(),
   }),
-]);
+);
 const category = z.enum(CATEGORIES, { message: `must be one of: ${CATEGORIES.join(', ')}` });
 
-const toolshedField = z.object({
-  category,
-  env: z.array(envVar).default([]),
-  tools: z.array(tool).min(1, 'must list at least one tool'),
-});
+const toolshedField = z
+  .object({
+    category,
+    env: z.array(envVar).default([]),
+    tools: z.array(tool).min(1, 'must list at least one tool'),
+  })
+  .superRefine((field, ctx) => {
+    const declared = new Set(field.env.map((v) => v.name));
+    field.tools.forEach((t, i) => {
+      const p = t.permissions;
+      if (!p) return;
+      const at = ['tools', i, 'permissions'];
+      if (p.readOnly && p.destructive) ctx.addIssue({ code: 'custom', path: [...at, 'destructive'], message: 'a readOnly tool cannot be destructive' });
+      p.secrets?.forEach((name, j) => {
+        if (!declared.has(name)) ctx.addIssue({ code: 'custom', path: [...at, 'secrets', j], message: `'${name}' is not declared in the package's env` });
+      });
+    });
+  });
 
 const tpmjsMulti = z.object({
   category,

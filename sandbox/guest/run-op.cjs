@@ -63,7 +63,10 @@ async function describe(req, io) {
     try {
       const inputSchema = await toJsonSchema(schemaOf(tool), req.pkgDir, io.importFile);
       const description = typeof tool.description === 'string' ? tool.description : '';
-      tools.push({ exportName: name, description, inputSchema });
+      // MCP wants an object schema for structured output; anything else is left out.
+      const outputSchema = tool.outputSchema === undefined ? undefined : await toJsonSchema(tool.outputSchema, req.pkgDir, io.importFile);
+      const hasOutput = outputSchema && outputSchema.type === 'object';
+      tools.push({ exportName: name, description, inputSchema, ...(hasOutput ? { outputSchema } : {}) });
     } catch (err) {
       return fail('load_error', new Error(`cannot read the input schema of "${name}": ${messageOf(err)}`));
     }

@@ -27,11 +27,14 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
       return;
     }
     const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
+    const declared = execution.tool_permissions;
     const outcome = await deps.sandbox.execute({
       pkg: { name: execution.package_name!, version: execution.package_version!, dir: execution.package_install_path! },
       exportName: execution.tool_export_name,
       params: execution.params,
-      env,
+      // A tool that declares its secrets gets those only; egress only for a tool that declares `network`.
+      env: declared?.secrets ? Object.fromEntries(Object.entries(env).filter(([name]) => declared.secrets!.includes(name))) : env,
+      network: declared?.network === true,
       timeoutMs,
       signal: helpers.abortSignal,
       reuseKey: deps.config.SANDBOX_REUSE === 'caller-package' && execution.api_key_id ? `${execution.api_key_id}|${execution.package_install_path}` : undefined,
