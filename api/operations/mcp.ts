@@ -13,10 +13,11 @@ const jsonRpcError = z
   .object({
     jsonrpc: z.literal('2.0'),
     id: jsonRpcId.optional(),
-    error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
+    error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }).loose(),
   })
+  .loose()
   .meta({ description: 'A JSON-RPC error' });
-const jsonRpcResult = z.object({ jsonrpc: z.literal('2.0'), id: jsonRpcId, result: z.record(z.string(), z.unknown()) });
+const jsonRpcResult = z.object({ jsonrpc: z.literal('2.0'), id: jsonRpcId, result: z.record(z.string(), z.unknown()) }).loose();
 /** The contract's error shape A, for what our own middleware refuses before the transport runs. */
 const errorA = z.object({
   success: z.literal(false),
