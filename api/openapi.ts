@@ -5,7 +5,7 @@
  * under `x-events`.
  */
 import { z } from 'zod';
-import { isRaw, isStream, type Operation, type ResponseSpec } from './operations/define.js';
+import { isJsonOrStream, isRaw, isStream, type Operation, type ResponseSpec } from './operations/define.js';
 
 type Json = Record<string, unknown>;
 
@@ -80,19 +80,22 @@ function parameters(op: Operation): Json[] {
   return out;
 }
 
+function eventStream(stream: Record<string, z.ZodType>): Json {
+  const events = Object.fromEntries(Object.entries(stream).map(([name, s]) => [name, schemaOf(s, 'output')]));
+  return {
+    schema: { type: 'string', description: `Server-sent events, each with an \`id:\`; resume with \`Last-Event-ID\`. Events: ${Object.keys(events).join(', ')}` },
+    'x-events': events,
+  };
+}
+
 function responseObject(status: number, spec: ResponseSpec): Json {
-  if (isStream(spec)) {
-    const events = Object.fromEntries(Object.entries(spec.stream).map(([name, s]) => [name, schemaOf(s, 'output')]));
+  if (isJsonOrStream(spec)) {
     return {
       description: spec.description,
-      content: {
-        'text/event-stream': {
-          schema: { type: 'string', description: `Server-sent events, each with an \`id:\`; resume with \`Last-Event-ID\`. Events: ${Object.keys(events).join(', ')}` },
-          'x-events': events,
-        },
-      },
+      content: { 'application/json': { schema: schemaOf(spec.json, 'output') }, 'text/event-stream': eventStream(spec.stream) },
     };
   }
+  if (isStream(spec)) return { description: spec.description, content: { 'text/event-stream': eventStream(spec.stream) } };
   if (isRaw(spec)) {
     return {
       description: spec.raw.description,
@@ -132,13 +135,21 @@ export function buildOpenApi(ops: readonly Operation[], info: OpenApiInfo): Json
     const responses: Record<string, Json> = {};
     for (const [status, spec] of Object.entries(op.responses)) responses[status] = responseObject(Number(status), spec);
     for (const status of errorStatuses) {
+      const declared = responses[String(status)] as { content: Record<string, { schema: Json }> } | undefined;
+      if (declared) {
+        // A status that is also an answer of its own (health's 503): either body, told apart by `error`.
+        const json = declared.content['application/json'];
+        if (json) json.schema = { anyOf: [json.schema, errorSchema(op, status)] };
+        continue;
+      }
       responses[String(status)] = {
         description: STATUS_TEXT[status] ?? 'Error',
         content: { 'application/json': { schema: errorSchema(op, status) } },
       };
     }
-    const body = op.body
-      ? { requestBody: { required: op.method !== 'delete', content: { 'application/json': { schema: schemaOf(op.body, 'input') } } } }
+    const bodySchema = op.body ?? op.documentedBody;
+    const body = bodySchema
+      ? { requestBody: { required: op.method !== 'delete', content: { 'application/json': { schema: schemaOf(bodySchema, 'input') } } } }
       : {};
     (paths[path] ??= {})[op.method] = {
       operationId: op.id,

@@ -29,7 +29,17 @@ export interface RawResponse {
   raw: { contentType: string; schema?: z.ZodType; description: string };
 }
 
-export type ResponseSpec = z.ZodType | StreamResponse | RawResponse;
+/**
+ * One status answered either as JSON or as a stream, as the request asks (execute: a `params` body gets JSON, a
+ * `prompt` body gets events). A returned body is serialised through `json`; a stream is written by the handler.
+ */
+export interface JsonOrStreamResponse {
+  json: z.ZodType;
+  stream: Record<string, z.ZodType>;
+  description: string;
+}
+
+export type ResponseSpec = z.ZodType | StreamResponse | RawResponse | JsonOrStreamResponse;
 
 export interface Input<P, Q, B> {
   params: P;
@@ -70,6 +80,11 @@ export interface Operation<P extends z.ZodType | undefined = z.ZodType | undefin
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The body as documented, when the handler validates it itself (a body whose form decides which checks come first):
+   * shown in the OpenAPI document, not parsed by the builder. Give `body` or this, not both.
+   */
+  documentedBody?: z.ZodType;
   /** Success responses by status; the first is the default. */
   responses: Record<number, ResponseSpec>;
   /** Error statuses this operation can answer (401/429/500 are added for every operation). */
@@ -85,7 +100,10 @@ export function defineOperation<P extends z.ZodType | undefined = undefined, Q e
 }
 
 export function isStream(r: ResponseSpec): r is StreamResponse {
-  return typeof r === 'object' && r !== null && 'stream' in r && !(r instanceof z.ZodType);
+  return typeof r === 'object' && r !== null && 'stream' in r && !('json' in r) && !(r instanceof z.ZodType);
+}
+export function isJsonOrStream(r: ResponseSpec): r is JsonOrStreamResponse {
+  return typeof r === 'object' && r !== null && 'json' in r && 'stream' in r && !(r instanceof z.ZodType);
 }
 export function isRaw(r: ResponseSpec): r is RawResponse {
   return typeof r === 'object' && r !== null && 'raw' in r && !(r instanceof z.ZodType);
@@ -94,7 +112,7 @@ export function isRaw(r: ResponseSpec): r is RawResponse {
 function serialise(op: Operation, status: number, body: unknown, ctx: Context, deps: AppDeps): unknown {
   const spec = op.responses[status];
   if (!spec || isStream(spec) || isRaw(spec)) throw new Error(`${op.id}: status ${status} is not a declared JSON response`);
-  const parsed = spec.safeParse(body);
+  const parsed = (isJsonOrStream(spec) ? spec.json : spec).safeParse(body);
   if (parsed.success) return parsed.data;
   // Our own output does not match our own contract: a bug. Nothing half-checked goes out.
   deps.logger.error({ reqId: ctx.state.requestId, operation: op.id, issues: parsed.error.issues.slice(0, 5) }, 'response does not match its schema');
