@@ -44,6 +44,11 @@ export function migrationsDir(): string {
   return new URL('../migrations', import.meta.url).pathname;
 }
 
+/** One round trip that answers when the database does (the health report's probe). */
+export async function pingDatabase(db: Knex): Promise<void> {
+  await db.raw('select 1');
+}
+
 export async function withTransaction<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   return db.transaction(fn);
 }

@@ -4,11 +4,12 @@
  */
 import type { ExecutionStatus } from '../core/types.js';
 import type { ExecuteOutcome } from '../sandbox/types.js';
+import type { ExecutionError } from '../core/execution-errors.js';
 
 export interface OutcomeMapping {
   status: ExecutionStatus;
   result?: unknown;
-  error: { code: string; message: string } | null;
+  error: ExecutionError | null;
   retry: boolean;
 }
 

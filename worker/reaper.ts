@@ -42,7 +42,7 @@ export async function failOwnRunning(db: Knex, workerId: string): Promise<void> 
   }
 }
 
-const WORKER_LOST = { code: 'WORKER_LOST', message: 'The worker running this died on every attempt' };
+const WORKER_LOST = { code: 'WORKER_LOST', message: 'The worker running this died on every attempt' } as const;
 
 /** The record of a job that will not run again: failed, never left `running` (or `queued`) for ever. */
 async function failRecordOf(db: Knex, job: DeadJob): Promise<void> {

@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import type { Db, Knex } from '../db.js';
 import type { ExecutionStatus } from '../types.js';
 import { jsonbText } from '../pg-json.js';
+import type { ExecutionError } from '../execution-errors.js';
 
 export interface ExecutionRow {
   id: string;
@@ -18,7 +19,7 @@ export interface ExecutionRow {
   status: ExecutionStatus;
   params: unknown;
   result: unknown;
-  error: { code: string; message: string } | null;
+  error: ExecutionError | null;
   execution_time_ms: number | null;
   attempts: number;
   job_id: string | null;
@@ -116,7 +117,7 @@ export async function requeueExecution(db: Db, id: string, attempt: number): Pro
 export interface ExecutionFinish {
   status: ExecutionStatus;
   result?: unknown;
-  error?: { code: string; message: string } | null;
+  error?: ExecutionError | null;
   executionTimeMs: number | null;
   /**
    * The attempt finishing it (executions.attempts as claimed): only the attempt that owns the running row may make

@@ -23,6 +23,12 @@ export async function recordCollectionAdd(db: Db, collectionId: string, toolId: 
   );
 }
 
+/** The user's current rating of the tool (undefined: not rated yet). */
+export async function findRating(db: Db, toolId: string, userId: string): Promise<number | undefined> {
+  const row = await db('tool_ratings').where({ tool_id: toolId, user_id: userId }).first('rating');
+  return row?.rating;
+}
+
 /** Upserts the user's rating and returns the tool's new totals (kept on the tool row for cheap reads). */
 export async function upsertRating(db: Db, toolId: string, userId: string, rating: number) {
   await db.raw(

@@ -108,3 +108,7 @@ export async function markRemovedTools(db: Db, packageId: string, keep: string[]
     .whereNotIn('name', keep)
     .update({ health_status: 'BROKEN', health_error: `not declared by version ${version}`, updated_at: db.fn.now() });
 }
+
+export async function findPackage(db: Db, id: string): Promise<PackageRow | undefined> {
+  return db('packages').where({ id }).first();
+}

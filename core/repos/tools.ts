@@ -147,3 +147,8 @@ export async function listAllToolIds(db: Db): Promise<string[]> {
 export async function toolNamesAndHealth(db: Db, ids: string[]): Promise<{ name: string; health_status: string }[]> {
   return db('tools').whereIn('id', ids).select('name', 'health_status');
 }
+
+/** A package's tools by name (the admin import's answer). */
+export async function listPackageTools(db: Db, packageId: string): Promise<ToolRow[]> {
+  return toolsQuery(db).select(COLUMNS).where('t.package_id', packageId).orderBy('t.name');
+}
