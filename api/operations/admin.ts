@@ -1,0 +1,84 @@
+/** Operator operations (ADMIN_TOKEN): create a user with their first key, import a tool package. */
+import { z } from 'zod';
+import { defineOperation, reply, type Operation } from './define.js';
+import { ok, timestamp, uuid } from './envelope.js';
+import { toolListItemSchema, toToolListItem } from './tools.js';
+import { AppError, errors } from '../../core/errors.js';
+import { createUserWithKey, newUserSchema } from '../../core/accounts.js';
+import { CATEGORIES, TIERS } from '../../core/types.js';
+import { findUserByUsername, type UserRow } from '../../core/repos/users.js';
+import { findPackage } from '../../core/repos/packages.js';
+import { listPackageTools } from '../../core/repos/tools.js';
+import { requestImport } from '../../core/packages/request-import.js';
+import { sourceSchema } from '../../core/packages/source.js';
+
+// ---- response schemas and mapper ----
+
+const userSchema = z.object({ id: uuid, username: z.string(), name: z.string().nullable(), tier: z.enum(TIERS) });
+
+export function toUser(u: UserRow): z.infer<typeof userSchema> {
+  return { id: u.id, username: u.username, name: u.name, tier: u.tier };
+}
+
+const createdUserSchema = z.object({
+  user: userSchema,
+  apiKey: z.object({ id: uuid, key: z.string().meta({ description: 'Shown once' }), prefix: z.string(), createdAt: timestamp }),
+});
+
+const importedSchema = z.object({
+  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES) }),
+  tools: z.array(toolListItemSchema),
+});
+
+const pendingImportSchema = z.object({ importId: uuid, status: z.enum(['queued', 'running']) });
+
+// ---- input schemas ----
+
+const importBody = z.object({ source: sourceSchema, official: z.boolean().optional() }).strict();
+/** How long an import is waited for before the answer is 202 with the import to look up. */
+const IMPORT_WAIT_MS = 180_000;
+
+const base = { tag: 'Admin', errorShape: 'A', auth: 'admin' } as const;
+
+export const adminOperations: Operation[] = [
+  defineOperation({
+    ...base,
+    id: 'admin.createUser',
+    method: 'post',
+    path: '/api/admin/users',
+    summary: 'Creates a user with their first API key',
+    body: newUserSchema,
+    responses: { 201: ok(createdUserSchema) },
+    errors: [400, 409],
+    handler: async (_ctx, deps, { body }) => {
+      if (await findUserByUsername(deps.db, body.username)) throw errors.conflict(`Username '${body.username}' is taken`);
+      const { user, key, secret } = await createUserWithKey(deps.db, body);
+      return {
+        success: true,
+        data: { user: toUser(user), apiKey: { id: key.id, key: secret, prefix: key.prefix, createdAt: new Date(key.created_at).toISOString() } },
+      };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'admin.importPackage',
+    method: 'post',
+    path: '/api/admin/packages',
+    summary: 'Imports a tool package (npm or a local directory) and answers with its tools',
+    body: importBody,
+    responses: { 201: ok(importedSchema), 202: ok(pendingImportSchema) },
+    errors: [400],
+    handler: async (_ctx, deps, { body }) => {
+      const imp = await requestImport(deps, { source: body.source, official: body.official ?? false }, IMPORT_WAIT_MS);
+      if (imp.status === 'failed') {
+        const e = imp.error!;
+        if (e.code === 'VALIDATION_ERROR') throw errors.validation(e.message, e.details);
+        throw new AppError('INTERNAL', 500, `Import failed: ${e.message}`);
+      }
+      if (imp.status !== 'succeeded') return reply(202, { success: true, data: { importId: imp.id, status: imp.status } });
+      const pkg = (await findPackage(deps.db, imp.package_id!))!;
+      const tools = await listPackageTools(deps.db, pkg.id);
+      return reply(201, { success: true, data: { package: { name: pkg.name, version: pkg.version, category: pkg.category }, tools: tools.map(toToolListItem) } });
+    },
+  }),
+];

@@ -1,0 +1,145 @@
+/**
+ * Executions: run a tool (`tools.execute`: JSON for a `params` body, an agent stream for a `prompt` body), read one
+ * execution by id, and stream its status changes (replaying what already happened). Executions made with a key are
+ * visible to that key's user only; anonymous ones to whoever holds the id.
+ */
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { AppDeps } from '../deps.js';
+import { defineOperation, HANDLED, type Operation } from './define.js';
+import { ok, timestamp, uuid } from './envelope.js';
+import { agentStreamEvents } from './agent-events.js';
+import { execute, paramsBody, promptBody } from './handlers/execute.js';
+import { callerOf } from '../middleware/auth.js';
+import { streamDerived, type StreamEvent } from '../run-events.js';
+import { errors } from '../../core/errors.js';
+import { EXECUTION_ERROR_CODES, executionError } from '../../core/execution-errors.js';
+import { EXECUTION_STATUSES } from '../../core/types.js';
+import { findExecution, isFinalExecution, type ExecutionRow } from '../../core/repos/executions.js';
+
+// ---- response schemas and mapper ----
+
+const executionErrorSchema = z.object({ code: z.enum(EXECUTION_ERROR_CODES), message: z.string() });
+
+const executionSchema = z.object({
+  id: uuid,
+  toolId: uuid,
+  status: z.enum(EXECUTION_STATUSES),
+  result: z.unknown().optional().meta({ description: 'When succeeded: what the tool returned' }),
+  error: executionErrorSchema.optional().meta({ description: 'When failed or timed out' }),
+  executionTimeMs: z.number().int().optional(),
+  createdAt: timestamp,
+  startedAt: timestamp.optional(),
+  completedAt: timestamp.optional(),
+});
+
+const iso = (d: Date) => new Date(d).toISOString();
+
+export function toExecution(e: ExecutionRow): z.infer<typeof executionSchema> {
+  return {
+    id: e.id,
+    toolId: e.tool_id,
+    status: e.status,
+    ...(e.status === 'succeeded' ? { result: e.result } : {}),
+    ...(e.error ? { error: executionError(e.error) } : {}),
+    ...(e.execution_time_ms !== null ? { executionTimeMs: e.execution_time_ms } : {}),
+    createdAt: iso(e.created_at),
+    ...(e.started_at ? { startedAt: iso(e.started_at) } : {}),
+    ...(e.completed_at ? { completedAt: iso(e.completed_at) } : {}),
+  };
+}
+
+const executeResultSchema = z.union([
+  z.object({ success: z.literal(true), executionId: uuid, result: z.unknown().meta({ description: 'What the tool returned' }), executionTimeMs: z.number().int() }),
+  z.object({
+    success: z.literal(false),
+    executionId: uuid,
+    error: executionErrorSchema.meta({ description: 'The tool threw (TOOL_ERROR), ran out of memory, or no longer exists' }),
+    executionTimeMs: z.number().int().nullable(),
+  }),
+]);
+
+const executionEvents = {
+  status: z.union([z.object({ id: uuid, status: z.enum(['queued', 'running']), at: timestamp }), executionSchema]).meta({
+    description: '`{ id, status, at }` when queued and when running; the whole execution once final',
+  }),
+  done: z.object({ status: z.enum(EXECUTION_STATUSES) }),
+};
+
+/** The events of an execution so far, derived from its row (so a replay or a reconnect sees the same ids). */
+function eventsOf(e: ExecutionRow): StreamEvent[] {
+  const events: StreamEvent[] = [{ event: 'status', data: { id: e.id, status: 'queued', at: iso(e.created_at) } }];
+  if (e.started_at) events.push({ event: 'status', data: { id: e.id, status: 'running', at: iso(e.started_at) } });
+  if (isFinalExecution(e)) events.push({ event: 'status', data: toExecution(e) }, { event: 'done', data: { status: e.status } });
+  return events;
+}
+
+async function loadVisibleExecution(ctx: Context, deps: AppDeps, id: string): Promise<ExecutionRow> {
+  const e = await findExecution(deps.db, id);
+  if (!e || (e.user_id && e.user_id !== callerOf(ctx)?.userId)) throw errors.notFound('Execution', id);
+  return e;
+}
+
+// ---- input schemas ----
+
+const executeParams = z.object({ slug: z.string().meta({ description: '`<package>/<tool>` (scoped: `@scope/pkg/tool`), `<package>::<tool>`, or the tool id' }) });
+const executeQuery = z.object({
+  wait: z.enum(['true', 'false']).optional().meta({ description: '`false`: answer 202 at once with the execution to poll (params form)' }),
+});
+const idParams = z.object({ id: z.string().uuid('must be an execution id') });
+
+const base = { errorShape: 'A', auth: 'public' } as const;
+
+export const executionOperations: Operation[] = [
+  defineOperation({
+    ...base,
+    id: 'tools.execute',
+    tag: 'Tools',
+    method: 'post',
+    path: '/api/tools/execute/*slug',
+    summary: 'Runs a tool: `params` → its result as JSON; `prompt` → an agent fills the parameters, as a stream',
+    description:
+      'The two forms are told apart by the body. `{ params, env? }`: params are validated against the tool\'s JSON Schema before anything is queued; the answer comes once the sandboxed call ends (a tool that throws: 200 with `success: false`). `{ prompt, parameters?, env? }`: `text/event-stream` of the agent\'s tool calls and answer. `env` values are never stored and never appear in a response.',
+    params: executeParams,
+    query: executeQuery,
+    documentedBody: z.union([paramsBody, promptBody]),
+    responses: {
+      200: {
+        json: executeResultSchema,
+        stream: agentStreamEvents,
+        description: '`params`: the result (`application/json`); `prompt`: `tools.discovered`, `tool.started` / `tool.completed`, `message.delta`, then `done`; on failure `error` then `done` (`text/event-stream`)',
+      },
+      202: ok(z.object({ executionId: uuid, status: z.literal('queued') })),
+    },
+    errors: [400, 404, 413, 422, 504],
+    handler: async (ctx, deps, { params, query }) => execute(ctx, deps, params.slug, query.wait !== 'false'),
+  }),
+  defineOperation({
+    ...base,
+    id: 'executions.get',
+    tag: 'Executions',
+    method: 'get',
+    path: '/api/executions/:id',
+    summary: 'One execution: its status, and its result or error once final',
+    params: idParams,
+    responses: { 200: ok(executionSchema) },
+    errors: [400, 404],
+    handler: async (ctx, deps, { params }) => ({ success: true, data: toExecution(await loadVisibleExecution(ctx, deps, params.id)) }),
+  }),
+  defineOperation({
+    ...base,
+    id: 'executions.events',
+    tag: 'Executions',
+    method: 'get',
+    path: '/api/executions/:id/events',
+    summary: "An execution's status changes as server-sent events, replaying what already happened",
+    params: idParams,
+    responses: { 200: { stream: executionEvents, description: '`status` when queued, running and final, then `done`' } },
+    errors: [400, 404],
+    handler: async (ctx, deps, { params }) => {
+      await loadVisibleExecution(ctx, deps, params.id);
+      await streamDerived(ctx, deps, params.id, async () => eventsOf((await findExecution(deps.db, params.id))!));
+      return HANDLED;
+    },
+  }),
+];

@@ -1,0 +1,223 @@
+/**
+ * The tool catalogue: the list in quality order, ranked search, trending, rating, and the detail by id, slug or
+ * `<package>::<tool>`. The response schemas and the mappers that fill them live here together (collections, admin
+ * and the package import show tool list items too).
+ */
+import { z } from 'zod';
+import { defineOperation, type Operation } from './define.js';
+import { ok, okPage, nullableTimestamp, timestamp, uuid } from './envelope.js';
+import { loadTool } from './shared.js';
+import { booleanQuery, limitQuery, pageOf, paging, QUERY_TEXT_MAX } from '../validate.js';
+import { requireCaller } from '../middleware/auth.js';
+import { toolTokenCount } from '../mcp-tools.js';
+import { CATEGORIES, HEALTH_STATUSES } from '../../core/types.js';
+import { TRENDING_PERIODS } from '../../core/scoring.js';
+import { scrubHostPaths } from '../../core/host-paths.js';
+import { rateTool } from '../../core/tool-feedback.js';
+import { trendingScores } from '../../core/repos/feedback.js';
+import { listToolIds } from '../../core/repos/tool-list.js';
+import type { ToolRow } from '../../core/repos/tools.js';
+
+// ---- response schemas and mappers ----
+
+export function averageRating(sum: number, count: number): number | null {
+  return count === 0 ? null : Math.round((sum / count) * 100) / 100;
+}
+
+const category = z.enum(CATEGORIES);
+
+export const toolListItemSchema = z.object({
+  id: uuid,
+  name: z.string(),
+  description: z.string(),
+  qualityScore: z.number(),
+  healthStatus: z.enum(HEALTH_STATUSES),
+  package: z.object({
+    npmPackageName: z.string(),
+    category,
+    env: z.array(z.string()).meta({ description: 'Names of the environment variables the tool requires' }),
+  }),
+  averageRating: z.number().nullable(),
+  ratingCount: z.number().int(),
+});
+
+const toolDetailSchema = toolListItemSchema.extend({
+  slug: z.string().meta({ description: '`<package>/<tool>`' }),
+  toolId: z.string().meta({ description: '`<package>::<tool>`' }),
+  inputSchema: z.record(z.string(), z.unknown()).meta({ description: "The tool's input as JSON Schema" }),
+  healthError: z.string().nullable().meta({ description: 'Why the tool is BROKEN (null otherwise)' }),
+  lastHealthCheckAt: nullableTimestamp,
+  executionCount: z.number().int(),
+  tokenCount: z.number().int().meta({ description: "Tokens (o200k_base) of the tool's MCP definition" }),
+  package: toolListItemSchema.shape.package.extend({
+    version: z.string(),
+    official: z.boolean(),
+    envVars: z.array(z.object({ name: z.string(), required: z.boolean(), description: z.string().nullable() })),
+  }),
+  createdAt: timestamp,
+});
+
+const trendingItemSchema = toolListItemSchema.extend({
+  trendingScore: z.number(),
+  period: z.enum(Object.keys(TRENDING_PERIODS) as [keyof typeof TRENDING_PERIODS]),
+});
+
+const ratingSchema = z.object({ userRating: z.number().int(), averageRating: z.number().nullable(), ratingCount: z.number().int() });
+
+export function toToolListItem(t: ToolRow): z.infer<typeof toolListItemSchema> {
+  return {
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    qualityScore: t.quality_score,
+    healthStatus: t.health_status,
+    package: { npmPackageName: t.package_name, category: t.package_category, env: (t.package_env ?? []).filter((v) => v.required).map((v) => v.name) },
+    averageRating: averageRating(t.rating_sum, t.rating_count),
+    ratingCount: t.rating_count,
+  };
+}
+
+export function toToolDetail(t: ToolRow): z.infer<typeof toolDetailSchema> {
+  const item = toToolListItem(t);
+  return {
+    ...item,
+    slug: `${t.package_name}/${t.name}`,
+    toolId: `${t.package_name}::${t.name}`,
+    inputSchema: t.input_schema,
+    // Scrubbed when stored (worker/health.ts); again here for rows stored before that.
+    healthError: t.health_status === 'BROKEN' && t.health_error ? scrubHostPaths(t.health_error, t.package_install_path) : null,
+    lastHealthCheckAt: t.last_health_check_at ? new Date(t.last_health_check_at).toISOString() : null,
+    executionCount: t.execution_count,
+    tokenCount: toolTokenCount(t),
+    package: {
+      ...item.package,
+      version: t.package_version,
+      official: t.package_official,
+      envVars: (t.package_env ?? []).map((v) => ({ name: v.name, required: v.required, description: v.description ?? null })),
+    },
+    createdAt: new Date(t.created_at).toISOString(),
+  };
+}
+
+/** Rows in the order of `ids` (the cache may answer in another order). */
+function inOrder(rows: ToolRow[], ids: string[]): ToolRow[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id)).filter((r): r is ToolRow => r !== undefined);
+}
+
+// ---- input schemas ----
+
+const listQuery = z.object({
+  ...paging(20, 100),
+  category: category.optional(),
+  q: z.string().trim().max(QUERY_TEXT_MAX).optional().meta({ description: 'Case-insensitive substring of name, description or package' }),
+  official: booleanQuery.optional().meta({ description: 'Packages flagged official by an admin' }),
+});
+const searchQuery = z.object({
+  q: z.string({ message: 'is required' }).trim().min(1, 'is required').max(QUERY_TEXT_MAX),
+  category: category.optional(),
+  limit: limitQuery(10, 100, 1),
+});
+const trendingQuery = z.object({
+  period: z.enum(Object.keys(TRENDING_PERIODS) as [keyof typeof TRENDING_PERIODS]).default('week'),
+  category: category.optional(),
+  limit: limitQuery(20, 50),
+});
+const refParams = z.object({ ref: z.string().meta({ description: 'Tool id, slug `<package>/<tool>`, or `<package>::<tool>`' }) });
+const rateBody = z.object({ rating: z.number().int('must be an integer').min(1).max(5) }).strict();
+
+const base = { tag: 'Tools', errorShape: 'A' } as const;
+
+export const toolOperations: Operation[] = [
+  defineOperation({
+    ...base,
+    id: 'tools.list',
+    method: 'get',
+    path: '/api/tools',
+    summary: 'Tools by quality score, then name',
+    auth: 'public',
+    query: listQuery,
+    responses: { 200: okPage(toolListItemSchema) },
+    errors: [400],
+    handler: async (_ctx, deps, { query }) => {
+      const ids = await listToolIds(deps.db, query);
+      const page = pageOf(ids, query.limit, query.offset);
+      const rows = inOrder(await deps.tools.getMany(page.items), page.items);
+      return { success: true, data: rows.map(toToolListItem), pagination: page.pagination };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'tools.search',
+    method: 'get',
+    path: '/api/tools/search',
+    summary: 'Tools ranked by BM25 for a query (BROKEN tools never appear)',
+    auth: 'public',
+    query: searchQuery,
+    responses: {
+      200: z.object({ success: z.literal(true), query: z.string(), results: z.object({ total: z.number().int(), tools: z.array(toolListItemSchema) }) }),
+    },
+    errors: [400],
+    handler: async (_ctx, deps, { query }) => {
+      const result = await deps.search.search({ q: query.q, category: query.category, limit: query.limit });
+      const ids = result.hits.map((h) => h.id);
+      const tools = inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN');
+      return { success: true, query: query.q, results: { total: result.total, tools: tools.map(toToolListItem) } };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'tools.trending',
+    method: 'get',
+    path: '/api/tools/trending',
+    summary: 'Tools by their weighted events over a period',
+    auth: 'public',
+    query: trendingQuery,
+    responses: { 200: ok(z.array(trendingItemSchema)) },
+    errors: [400],
+    handler: async (_ctx, deps, { query }) => {
+      const scores = await trendingScores(deps.db, query);
+      const ids = scores.map((s) => s.tool_id);
+      const tools = inOrder(await deps.tools.getMany(ids), ids);
+      const scoreOf = new Map(scores.map((s) => [s.tool_id, s.score]));
+      return {
+        success: true,
+        data: tools.map((t) => ({ ...toToolListItem(t), trendingScore: Math.round(scoreOf.get(t.id)! * 100) / 100, period: query.period })),
+      };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'tools.rate',
+    method: 'post',
+    path: '/api/tools/*ref/rate',
+    summary: "Rates a tool 1–5 (a user's second rating replaces the first)",
+    auth: 'key',
+    params: refParams,
+    body: rateBody,
+    responses: { 200: ok(ratingSchema) },
+    errors: [400, 404],
+    handler: async (ctx, deps, { params, body }) => {
+      const caller = requireCaller(ctx);
+      const tool = await loadTool(deps, params.ref);
+      const totals = await rateTool(deps.db, tool.id, caller.userId, body.rating);
+      return { success: true, data: { userRating: body.rating, averageRating: averageRating(totals.ratingSum, totals.ratingCount), ratingCount: totals.ratingCount } };
+    },
+  }),
+];
+
+/** Mounted after every other `/api/tools/...` operation: `*ref` would match their paths too (slugs hold slashes). */
+export const toolDetailOperations: Operation[] = [
+  defineOperation({
+    ...base,
+    id: 'tools.get',
+    method: 'get',
+    path: '/api/tools/*ref',
+    summary: 'A tool by id, slug `<package>/<tool>` or `<package>::<tool>`, with its input schema and health',
+    auth: 'public',
+    params: refParams,
+    responses: { 200: ok(toolDetailSchema) },
+    errors: [404],
+    handler: async (_ctx, deps, { params }) => ({ success: true, data: toToolDetail(await loadTool(deps, params.ref)) }),
+  }),
+];
