@@ -79,6 +79,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     destination: destination ?? 1,
     colorize: pinoPretty.isColorSupported,
     translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname',
     hideObject: true,
     messageFormat: (log) => prettyMessage(log),
     sync: true,
