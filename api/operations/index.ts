@@ -13,6 +13,12 @@ import { scenarioBatchOperations } from './scenario-batches.js';
 import { collectionOperations } from './collections.js';
 import { mcpOperations } from './mcp.js';
 import { agentOperations } from './agents.js';
+import { healthOperations } from './health.js';
+import { adminOperations } from './admin.js';
+import { keyOperations } from './keys.js';
+import { toolDetailOperations, toolOperations } from './tools.js';
+import { reviewOperations } from './reviews.js';
+import { executionOperations } from './executions.js';
 
 /** The service's version, from the package.json above this file (in the sources, or in dist/). */
 function serviceVersion(): string {
@@ -29,6 +35,9 @@ const DECLARED: Operation[] = [
   ...collectionOperations,
   ...mcpOperations,
   ...agentOperations,
+  ...healthOperations, ...adminOperations, ...keyOperations, ...executionOperations, ...toolOperations, ...reviewOperations,
+  // Last among `/api/tools/...`: `*ref` matches the paths above too.
+  ...toolDetailOperations,
 ];
 
 export const OPERATIONS: readonly Operation[] = [...DECLARED, ...metaOperations(() => OPERATIONS, VERSION)];
