@@ -18,8 +18,9 @@ import { findCollectionOfUser, type CollectionRow } from '../core/repos/collecti
 import type { ToolRow } from '../core/repos/tools.js';
 import { mcpTool, mcpToolNames } from './mcp-tools.js';
 import { callCollectionTool, type CallContext } from './mcp-call.js';
+import { callMetaTool, metaTools, MCP_MODES, type McpMode } from './mcp-modes.js';
+import { versionOf } from './registry-server.js';
 
-const SERVER_VERSION = '0.1.0';
 
 /** The collection, if the caller may use it: public ones are open, private ones need the owner's key (else 404). */
 async function loadMcpCollection(ctx: Context, deps: AppDeps): Promise<CollectionRow> {
@@ -29,19 +30,28 @@ async function loadMcpCollection(ctx: Context, deps: AppDeps): Promise<Collectio
   return c;
 }
 
-function createCollectionServer(deps: AppDeps, c: CollectionRow, call: Omit<CallContext, 'signal'>): Server {
+/** `?mode=all|search` (api/mcp-modes.ts), else the collection's own setting. */
+function modeOf(ctx: Context, c: CollectionRow): McpMode {
+  const asked = ctx.query.mode;
+  if (asked === undefined) return c.mcp_mode ?? 'all';
+  if (typeof asked === 'string' && (MCP_MODES as readonly string[]).includes(asked)) return asked as McpMode;
+  throw errors.validation(`'mode' must be one of: ${MCP_MODES.join(', ')}`, [{ path: 'mode', message: `must be one of: ${MCP_MODES.join(', ')}` }]);
+}
+
+function createCollectionServer(deps: AppDeps, c: CollectionRow, call: Omit<CallContext, 'signal'>, mode: McpMode): Server {
+  // The server's version is the collection's (its revision, as in the registry API).
   const server = new Server(
-    { name: `toolshed:${c.owner_username}/${c.uid}`, title: c.name, version: SERVER_VERSION },
+    { name: `toolshed:${c.owner_username}/${c.uid}`, title: c.name, version: versionOf(c.revision) },
     { capabilities: { tools: { listChanged: false } }, ...(c.description ? { instructions: c.description } : {}) },
   );
   // Read once per HTTP request, and only by requests that need the tools (initialize does not).
   let named: Promise<Map<string, ToolRow>> | undefined;
   const tools = () => (named ??= collectionTools(deps.tools, c).then(mcpToolNames));
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...(await tools())].map(([name, t]) => mcpTool(name, t)),
+    tools: mode === 'search' ? metaTools(await tools()) : [...(await tools())].map(([name, t]) => mcpTool(name, t)),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) =>
-    callCollectionTool({ ...call, signal: extra.signal }, await tools(), req.params.name, req.params.arguments),
+    (mode === 'search' ? callMetaTool : callCollectionTool)({ ...call, signal: extra.signal }, await tools(), req.params.name, req.params.arguments),
   );
   return server;
 }
@@ -63,7 +73,7 @@ export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void
     return;
   }
   const c = await loadMcpCollection(ctx, deps);
-  const server = createCollectionServer(deps, c, { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers });
+  const server = createCollectionServer(deps, c, { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers }, modeOf(ctx, c));
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   // Closing the server aborts the signal of a tools/call still waiting, when the client goes away.
   ctx.res.on('close', () => void server.close());

@@ -14,6 +14,8 @@ export interface CollectionRow {
   like_count: number;
   /** Bumped by triggers on every change of the collection or its tools (migration 20261124000001). */
   revision: number;
+  /** How the MCP endpoint offers the tools by default: all of them, or search_tools + call_tool (migration 20261124000003). */
+  mcp_mode: 'all' | 'search';
   created_at: Date;
   updated_at: Date;
   // joined

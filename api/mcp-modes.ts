@@ -1,0 +1,95 @@
+/**
+ * How a collection's tools are offered over MCP. `all` (the default): every tool in `tools/list`. `search` (on demand;
+ * `?mode=search` on the endpoint, or the collection's `mcp_mode`): two meta-tools instead — `search_tools` (BM25 over
+ * the collection's tool names, descriptions and parameter names, best first, with their schemas) and `call_tool`
+ * (runs one of them through the same queue and sandbox as a direct call) — so that a client pays for two definitions
+ * up front and loads the ones it needs.
+ */
+import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolRow } from '../core/repos/tools.js';
+import { indexTools, rankTools } from '../core/llm/offline-tool-choice.js';
+import { mcpTool } from './mcp-tools.js';
+import { callCollectionTool, type CallContext } from './mcp-call.js';
+
+export const MCP_MODES = ['all', 'search'] as const;
+export type McpMode = (typeof MCP_MODES)[number];
+
+export const SEARCH_TOOL = 'search_tools';
+export const CALL_TOOL = 'call_tool';
+const DEFAULT_RESULTS = 5;
+const MAX_RESULTS = 20;
+
+/** The two meta-tools; call_tool's hints are the most cautious of the collection's tools'. */
+export function metaTools(named: Map<string, ToolRow>): Tool[] {
+  const defs = [...named].map(([name, t]) => mcpTool(name, t));
+  const every = (k: 'readOnlyHint' | 'idempotentHint') => defs.every((d) => d.annotations?.[k] === true);
+  const some = (k: 'destructiveHint' | 'openWorldHint') => defs.some((d) => d.annotations?.[k] !== false);
+  return [
+    {
+      name: SEARCH_TOOL,
+      title: 'Search the tools of this collection',
+      description: `Finds tools of this collection (${named.size} in all) for a task, best match first, with the JSON Schema of their input. Call one with ${CALL_TOOL}.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          query: { type: 'string', minLength: 1, maxLength: 1000, description: 'What you want to do, in a few words' },
+          limit: { type: 'integer', minimum: 1, maximum: MAX_RESULTS, default: DEFAULT_RESULTS, description: 'How many tools to return at most' },
+        },
+        required: ['query'],
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    {
+      name: CALL_TOOL,
+      title: 'Call a tool of this collection',
+      description: `Runs one tool of this collection by the name ${SEARCH_TOOL} gave, with arguments that match its input schema.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', minLength: 1, description: `The tool's name, as ${SEARCH_TOOL} returned it` },
+          arguments: { type: 'object', description: "The tool's input", additionalProperties: true },
+        },
+        required: ['name'],
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: every('readOnlyHint'), destructiveHint: some('destructiveHint'), idempotentHint: every('idempotentHint'), openWorldHint: some('openWorldHint') },
+    },
+  ];
+}
+
+/** The collection's tools that match the query, best first (only those sharing a term with it). */
+export function searchTools(named: Map<string, ToolRow>, query: string, limit: number): Tool[] {
+  const defs = [...named].map(([name, t]) => mcpTool(name, t));
+  const index = indexTools(defs.map((d) => ({ name: d.name, description: d.description ?? '', inputSchema: d.inputSchema })));
+  const byName = new Map(defs.map((d) => [d.name, d]));
+  return rankTools(index, query)
+    .filter((r) => r.score > 0)
+    .slice(0, limit)
+    .map((r) => byName.get(r.spec.name)!);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function invalid(message: string): never {
+  throw new McpError(ErrorCode.InvalidParams, message);
+}
+
+/** A `tools/call` in search mode. */
+export async function callMetaTool(c: CallContext, named: Map<string, ToolRow>, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  const a = args ?? {};
+  if (name === SEARCH_TOOL) {
+    if (typeof a.query !== 'string' || a.query.trim() === '') invalid(`${SEARCH_TOOL}: 'query' must be a non-empty string`);
+    const limit = a.limit === undefined ? DEFAULT_RESULTS : a.limit;
+    if (!Number.isInteger(limit) || (limit as number) < 1) invalid(`${SEARCH_TOOL}: 'limit' must be a positive integer`);
+    const tools = searchTools(named, a.query.slice(0, 1000), Math.min(limit as number, MAX_RESULTS));
+    const structured = { tools };
+    return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  }
+  if (name === CALL_TOOL) {
+    if (typeof a.name !== 'string') invalid(`${CALL_TOOL}: 'name' must be the name of a tool that ${SEARCH_TOOL} returned`);
+    if (a.arguments !== undefined && !isObject(a.arguments)) invalid(`${CALL_TOOL}: 'arguments' must be an object`);
+    return callCollectionTool(c, named, a.name, a.arguments as Record<string, unknown> | undefined);
+  }
+  return invalid(`Unknown tool '${name}': in search mode the tools are ${SEARCH_TOOL} and ${CALL_TOOL}`);
+}
