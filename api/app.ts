@@ -12,12 +12,6 @@ import { authMiddleware } from './middleware/auth.js';
 import { sessionMiddleware } from './middleware/session.js';
 import { rateLimitMiddleware } from './middleware/rate-limit.js';
 import { jsonBody } from './middleware/body.js';
-import { healthRoutes } from './routes/health.js';
-import { adminRoutes } from './routes/admin.js';
-import { keyRoutes } from './routes/keys.js';
-import { toolDetailRoutes, toolRoutes } from './routes/tools.js';
-import { reviewRoutes } from './routes/reviews.js';
-import { executionRoutes } from './routes/executions.js';
 import { registryRoutes } from './registry.js';
 import { authRoutes } from './routes/auth.js';
 import { webApp } from '../web/serve.js';
@@ -29,7 +23,7 @@ export type RouteModule = (router: Router, deps: AppDeps) => void;
 
 /** Route modules in mount order; later issues add theirs here. */
 const ROUTES: RouteModule[] = [
-  healthRoutes, adminRoutes, keyRoutes, executionRoutes, toolRoutes, reviewRoutes, toolDetailRoutes, registryRoutes,
+  registryRoutes,
   authRoutes,
 ];
 
