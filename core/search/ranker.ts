@@ -156,9 +156,10 @@ export class Ranker {
       groups.push({ expansions, weight: position, counts: true });
     }
     const joins: Expansion[] = [];
+    const typed = new Set(parsed.terms.flatMap((t) => [t.term, t.raw]));
     for (const join of parsed.joins) {
       const id = ix.dict.idOf(join.term);
-      if (id !== undefined && ix.df[id] > 0 && !parsed.terms.some((t) => t.term === join.term || t.raw === join.term)) {
+      if (id !== undefined && ix.df[id] > 0 && !typed.has(join.term)) {
         joins.push({ id, weight: p.joinWeight * (join.words - 1) });
       }
     }
