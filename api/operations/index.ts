@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Operation } from './define.js';
 import { metaOperations } from './meta.js';
+import { authOperations } from './auth.js';
 import { scenarioOperations } from './scenarios.js';
 import { scenarioRunOperations } from './scenario-runs.js';
 import { scenarioBatchOperations } from './scenario-batches.js';
@@ -31,6 +32,7 @@ function serviceVersion(): string {
 const VERSION = serviceVersion();
 
 const DECLARED: Operation[] = [
+  ...authOperations,
   ...scenarioOperations, ...scenarioRunOperations, ...scenarioBatchOperations,
   ...collectionOperations,
   ...mcpOperations,
