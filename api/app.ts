@@ -13,7 +13,6 @@ import { sessionMiddleware } from './middleware/session.js';
 import { rateLimitMiddleware } from './middleware/rate-limit.js';
 import { jsonBody } from './middleware/body.js';
 import { registryRoutes } from './registry.js';
-import { authRoutes } from './routes/auth.js';
 import { webApp } from '../web/serve.js';
 import { OPERATIONS } from './operations/index.js';
 import { mountOperations } from './operations/define.js';
@@ -24,7 +23,6 @@ export type RouteModule = (router: Router, deps: AppDeps) => void;
 /** Route modules in mount order; later issues add theirs here. */
 const ROUTES: RouteModule[] = [
   registryRoutes,
-  authRoutes,
 ];
 
 export function createApp(deps: AppDeps): Koa {
