@@ -109,9 +109,14 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** Shape A everywhere; shape B on scenario operations, except authentication and rate limits (always A). */
 function errorSchema(op: Operation, status: number): Json {
-  if (op.errorShape === 'A' || status === 401) return ref('ErrorA');
-  // On a scenario operation a 429 is the per-key rate limit (A) or, where declared, the daily run quota (B).
-  if (status === 429) return op.errors.includes(429) ? { oneOf: [ref('ErrorA'), ref('ErrorB')] } : ref('ErrorA');
+  if (op.errorShape === 'A') return ref('ErrorA');
+  const either = { oneOf: [ref('ErrorA'), ref('ErrorB')] };
+  // A missing key is the operation's own 401 (B); an unknown or revoked key is authentication's (A).
+  if (status === 401) return either;
+  // The per-key rate limit (A) or, where declared, the daily run quota (B).
+  if (status === 429) return op.errors.includes(429) ? either : ref('ErrorA');
+  // On a write: the owner check (B), or a cookie session's write without its CSRF token (authentication's, A).
+  if (status === 403 && op.method !== 'get') return either;
   return ref('ErrorB');
 }
 
