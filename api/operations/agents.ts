@@ -52,6 +52,9 @@ const chatBody = z.object({ message: z.string().trim().min(1, 'must not be empty
 const idParams = z.object({ id: z.string().meta({ description: "The agent's id" }) });
 
 const base = { tag: 'Agents', errorShape: 'A', auth: 'key' } as const;
+/** What the request middleware refuses before any handler: a malformed URL or body (400), and on methods that may carry a body, one over 1 MiB (413) or not JSON (415). */
+const REQUEST = [400];
+const BODY = [400, 413, 415];
 
 export const agentOperations: Operation[] = [
   defineOperation({
@@ -62,7 +65,7 @@ export const agentOperations: Operation[] = [
     summary: 'Creates an agent (system prompt, model, collections)',
     body: createBody,
     responses: { 201: ok(agentSchema) },
-    errors: [400, 404],
+    errors: [...BODY, 404],
     handler: async (ctx, deps, { body }) => {
       const id = await createAgent(deps.db, deps.llm.chatModels, requireCaller(ctx), body);
       return { success: true, data: toAgent((await findAgent(deps.db, id))!, await agentCollections(deps.db, [id])) };
@@ -75,7 +78,7 @@ export const agentOperations: Operation[] = [
     path: '/api/agents',
     summary: "The caller's agents, newest first",
     responses: { 200: ok(z.array(agentSchema)) },
-    errors: [],
+    errors: REQUEST,
     handler: async (ctx, deps) => {
       const agents = await listAgents(deps.db, requireCaller(ctx).userId);
       const collections = await agentCollections(deps.db, agents.map((a) => a.id));
@@ -90,7 +93,7 @@ export const agentOperations: Operation[] = [
     summary: 'One of the caller’s agents',
     params: idParams,
     responses: { 200: ok(agentSchema) },
-    errors: [404],
+    errors: [...REQUEST, 404],
     handler: async (ctx, deps, { params }) => {
       const a = await loadOwnAgent(deps.db, params.id, requireCaller(ctx));
       return { success: true, data: toAgent(a, await agentCollections(deps.db, [a.id])) };
@@ -112,7 +115,7 @@ export const agentOperations: Operation[] = [
         description: '`tools.discovered`, then `tool.started` / `tool.completed` per call and `message.delta` as text arrives, then `done`; on failure `error` then `done`',
       },
     },
-    errors: [400, 404, 409],
+    errors: [...BODY, 404, 409],
     handler: async (ctx, deps, { params, body }) => {
       const caller = requireCaller(ctx);
       const agent = await loadOwnAgent(deps.db, params.id, caller);

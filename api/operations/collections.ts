@@ -119,6 +119,9 @@ const toolParams = uidParams.extend({ toolId: z.string().meta({ description: 'To
 
 const TAG = 'Collections';
 const base = { tag: TAG, errorShape: 'A' } as const;
+/** What the request middleware refuses before any handler: a malformed URL or body (400), and on methods that may carry a body, one over 1 MiB (413) or not JSON (415). */
+const REQUEST = [400];
+const BODY = [400, 413, 415];
 
 export const collectionOperations: Operation[] = [
   defineOperation({
@@ -130,7 +133,7 @@ export const collectionOperations: Operation[] = [
     auth: 'public',
     query: listQuery,
     responses: { 200: okPage(collectionListItemSchema) },
-    errors: [400],
+    errors: REQUEST,
     handler: async (_ctx, deps, { query }) => {
       const page = pageOf(await listPublicCollections(deps.db, query), query.limit, query.offset);
       return { success: true, data: page.items.map(toCollectionListItem), pagination: page.pagination };
@@ -145,7 +148,7 @@ export const collectionOperations: Operation[] = [
     auth: 'public',
     params: uidParams,
     responses: { 200: ok(collectionDetailSchema) },
-    errors: [404],
+    errors: [...REQUEST, 404],
     handler: async (ctx, deps, { params }) => ({ success: true, data: await detailFor(deps, params.uid, callerOf(ctx)) }),
   }),
   defineOperation({
@@ -157,7 +160,7 @@ export const collectionOperations: Operation[] = [
     auth: 'key',
     body: createBody,
     responses: { 201: ok(collectionDetailSchema) },
-    errors: [400, 409],
+    errors: [...BODY, 409],
     handler: async (ctx, deps, { body }) => {
       const id = await createCollection(deps.db, caller(ctx).userId, body);
       return { success: true, data: await detailFor(deps, id, caller(ctx)) };
@@ -173,7 +176,7 @@ export const collectionOperations: Operation[] = [
     params: uidParams,
     body: patchBody,
     responses: { 200: ok(collectionDetailSchema) },
-    errors: [400, 403, 404],
+    errors: [...BODY, 403, 404],
     handler: async (ctx, deps, { params, body }) => {
       const c = await loadOwnedCollection(deps.db, params.uid, caller(ctx));
       await updateCollection(deps.db, c.id, body);
@@ -189,7 +192,7 @@ export const collectionOperations: Operation[] = [
     auth: 'key',
     params: uidParams,
     responses: { 200: okMessage },
-    errors: [403, 404],
+    errors: [...BODY, 403, 404],
     handler: async (ctx, deps, { params }) => {
       const c = await loadOwnedCollection(deps.db, params.uid, caller(ctx));
       if (!(await deleteCollection(deps.db, c.id))) throw errors.notFound('Collection', params.uid);
@@ -206,7 +209,7 @@ export const collectionOperations: Operation[] = [
     params: uidParams,
     body: addToolBody,
     responses: { 201: ok(z.object({ collectionId: uuid, toolId: uuid, toolCount: z.number().int() })) },
-    errors: [400, 403, 404, 409],
+    errors: [...BODY, 403, 404, 409],
     handler: async (ctx, deps, { params, body }) => {
       const c = await loadOwnedCollection(deps.db, params.uid, caller(ctx));
       const tool = await loadTool(deps, body.toolId);
@@ -223,7 +226,7 @@ export const collectionOperations: Operation[] = [
     auth: 'key',
     params: toolParams,
     responses: { 200: okMessage },
-    errors: [403, 404],
+    errors: [...BODY, 403, 404],
     handler: async (ctx, deps, { params }) => {
       const c = await loadOwnedCollection(deps.db, params.uid, caller(ctx));
       const tool = await loadTool(deps, params.toolId);
@@ -240,7 +243,7 @@ export const collectionOperations: Operation[] = [
     auth: 'key',
     params: uidParams,
     responses: { 200: ok(z.object({ liked: z.boolean(), likeCount: z.number().int() })) },
-    errors: [404],
+    errors: [...BODY, 404],
     handler: async (ctx, deps, { params }) => {
       const c = await loadVisibleCollection(deps.db, params.uid, caller(ctx));
       return { success: true, data: await likeCollection(deps.db, c, caller(ctx).userId) };

@@ -59,7 +59,7 @@ export const mcpOperations: Operation[] = [
     method: 'get',
     summary: 'No server-initiated stream: 405 (the endpoint is stateless)',
     responses: { 405: notAllowed },
-    errors: [404],
+    errors: [400, 404],
     handler: async (ctx, deps) => {
       await refuseMcpMethod(ctx, deps);
       return HANDLED;
@@ -71,7 +71,7 @@ export const mcpOperations: Operation[] = [
     method: 'delete',
     summary: 'No session to end: 405 (the endpoint is stateless)',
     responses: { 405: notAllowed },
-    errors: [404],
+    errors: [400, 404, 413, 415],
     handler: async (ctx, deps) => {
       await refuseMcpMethod(ctx, deps);
       return HANDLED;
