@@ -14,6 +14,7 @@ import { startWorkerProcess } from '../worker/main.js';
 import type { WorkerDeps } from '../worker/deps.js';
 import { importPackage } from '../worker/import.js';
 import { runPreflight } from './preflight.js';
+import { countPackages } from '../core/repos/packages.js';
 
 // From bin/ (tsx) or dist/bin/ (built): the examples live at the project root either way.
 const here = path.dirname(new URL(import.meta.url).pathname);
@@ -23,19 +24,32 @@ async function main() {
   const parsed = loadConfig(process.env);
   if (!(await runPreflight({ purpose: 'start', config: parsed })).ok) process.exit(1);
   const { config, logger, database } = await bootProcess(process.env, parsed);
+  await buildWebAppIfStale(config, logger);
   const worker = await startWorkerProcess(config, database.url, logger);
   const api = await startApi(config, database.url, logger);
   closeOnSignals(logger, database, () => api.close(), () => worker.close());
 
   const url = openUrl(config);
   const adminTokenFile = parsed.ADMIN_TOKEN ? undefined : path.join(config.DATA_DIR, 'admin-token');
-  const firstStart = Number((await worker.deps.db('packages').count('* as n').first())?.n ?? 0) === 0;
+  const firstStart = (await countPackages(worker.deps.db)) === 0;
   const token = adminTokenFile ? `admin token in ${adminTokenFile}` : 'admin token: the ADMIN_TOKEN you set';
   logger.info({ url, adminTokenFile }, `Toolshed is up: open ${url} (${token})`);
   if (firstStart) {
     await importExamples(worker.deps, logger);
     logger.info({ url }, `Toolshed is ready: open ${url}`);
   }
+}
+
+/**
+ * The browser app is built by `npm run build`; from the sources (`npm start`) it is built here when it is missing or
+ * older than web/src. The module is named at run time so that the compiled server (dist/) never bundles the builder.
+ */
+async function buildWebAppIfStale(config: Readonly<Config>, logger: Logger): Promise<void> {
+  const builder = '../web/build.js';
+  const mod = (await import(builder).catch(() => undefined)) as { ensureWebBuild(outDir: string): Promise<boolean> } | undefined;
+  if (!mod) return;
+  const started = Date.now();
+  if (await mod.ensureWebBuild(config.WEB_DIR)) logger.info({ dir: config.WEB_DIR, ms: Date.now() - started }, 'web app built');
 }
 
 /** Imports every package under examples/tools; one summary line, one error line per package that failed. */

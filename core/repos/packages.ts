@@ -112,3 +112,8 @@ export async function markRemovedTools(db: Db, packageId: string, keep: string[]
 export async function findPackage(db: Db, id: string): Promise<PackageRow | undefined> {
   return db('packages').where({ id }).first();
 }
+
+/** How many packages are imported (none: the first start, which imports the examples). */
+export async function countPackages(db: Db): Promise<number> {
+  return Number((await db('packages').count('* as n').first())?.n ?? 0);
+}
