@@ -30,7 +30,7 @@ const ERROR_B = z.object({
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid input (`details` names each field)',
   401: 'A valid API key (or admin token) is required',
-  403: 'Only the owner may do this',
+  403: 'Only the owner may do this; or a write made with the session cookie came without its `X-CSRF-Token`',
   404: 'No such resource (or a private one of someone else)',
   405: 'Method not allowed on this path',
   409: 'Conflict with an existing resource',
@@ -45,6 +45,8 @@ const STATUS_TEXT: Record<number, string> = {
 
 /** Errors every operation can answer: a bad or revoked key, a rate limit, the unexpected, a database outage. */
 const ALWAYS = [401, 429, 500, 503];
+/** A write signed in with the session cookie but without its CSRF token is refused before any handler runs. */
+const ALWAYS_ON_WRITES = [403];
 
 function schemaOf(s: z.ZodType, io: 'input' | 'output'): Json {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
@@ -136,7 +138,7 @@ export function buildOpenApi(ops: readonly Operation[], info: OpenApiInfo): Json
   const paths: Record<string, Record<string, Json>> = {};
   for (const op of ops) {
     const path = openApiPath(op.path);
-    const errorStatuses = [...new Set([...op.errors, ...ALWAYS])].sort((a, b) => a - b);
+    const errorStatuses = [...new Set([...op.errors, ...ALWAYS, ...(op.method === 'get' ? [] : ALWAYS_ON_WRITES)])].sort((a, b) => a - b);
     const responses: Record<string, Json> = {};
     for (const [status, spec] of Object.entries(op.responses)) responses[status] = responseObject(Number(status), spec);
     for (const status of errorStatuses) {
