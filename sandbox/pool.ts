@@ -103,6 +103,8 @@ export function createWarmPool(o: WarmPoolOptions): WarmPool {
       },
       (err: Error) => {
         booting.delete(sandbox);
+        // A pool that is closing sees its booting sandboxes stop: that is the shutdown, not a failure to report.
+        if (closed) return;
         noteFailure(err);
       },
     );
