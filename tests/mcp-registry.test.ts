@@ -104,6 +104,12 @@ test('a collection is a server: name, remote, headers, version, ≤100-character
   t.deepEqual(slugify.inputSchema, detail.inputSchema);
   t.true(slugify.tokenCount > 10);
   t.true(meta.tokenCount > slugify.tokenCount, 'the listing weighs more than one of its tools');
+  // The same weights in the REST API (additive fields), and the permissions and annotations as served over MCP.
+  t.is(detail.tokenCount, slugify.tokenCount);
+  const col = (await svc.request('GET', '/api/collections/writer-kit', { key: ada.key })).body.data;
+  t.is(col.tokenCount, meta.tokenCount);
+  t.deepEqual(slugify.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  t.like(meta.tools.find((x: any) => x.name === 'signPayload'), { permissions: { secrets: ['WEBHOOK_SECRET'] }, requiredEnv: ['WEBHOOK_SECRET'] });
   t.is(meta.publishedAt, new Date(meta.publishedAt).toISOString());
 });
 

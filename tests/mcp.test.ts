@@ -3,7 +3,10 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LATEST_PROTOCOL_VERSION, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, McpError, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createDb } from '../core/db.js';
+import { parseManifest } from '../core/packages/manifest.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { mcpToolNames } from '../api/mcp-tools.js';
 import type { ToolRow } from '../core/repos/tools.js';
@@ -222,4 +225,173 @@ test('plain HTTP: rate-limit headers on MCP responses; GET and DELETE are 405 (s
     const res = await svc.request(method, p, { headers: { accept: 'text/event-stream' } });
     t.is(res.status, 405, method);
   }
+});
+
+// --- Protocol versions, annotations, output schemas, on-demand mode (issue 14) ---
+
+/** The official transport, with initialize asking for `version` instead of the SDK's latest. */
+class VersionedTransport extends StreamableHTTPClientTransport {
+  constructor(url: URL, private readonly version: string, opts?: ConstructorParameters<typeof StreamableHTTPClientTransport>[1]) {
+    super(url, opts);
+  }
+  override send(message: JSONRPCMessage, options?: Parameters<StreamableHTTPClientTransport['send']>[1]) {
+    if ('method' in message && message.method === 'initialize' && message.params) {
+      return super.send({ ...message, params: { ...message.params, protocolVersion: this.version } }, options);
+    }
+    return super.send(message, options);
+  }
+}
+
+test('every protocol version the SDK supports: initialize, tools/list and tools/call with the official Client', async (t) => {
+  const c = await makeCollection(alice, { name: 'Versions' }, [`${TEXT}::slugify`]);
+  t.is(SUPPORTED_PROTOCOL_VERSIONS[0], LATEST_PROTOCOL_VERSION);
+  for (const version of SUPPORTED_PROTOCOL_VERSIONS) {
+    const client = new Client({ name: 'toolshed-tests', version: '1.0.0' });
+    const transport = new VersionedTransport(new URL(svc.url + mcpPath(alice.username, c.uid)), version);
+    await client.connect(transport);
+    t.is(transport.protocolVersion, version, `negotiated ${version}`);
+    const { tools } = await client.listTools();
+    t.deepEqual(tools.map((x) => x.name), ['slugify'], version);
+    const r = await call(client, 'slugify', { text: `Version ${version}` });
+    t.falsy(r.isError, version);
+    t.is(JSON.parse(textOf(r)).slug, `version-${version}`, version);
+    await client.close();
+  }
+});
+
+test('older clients: no MCP-Protocol-Version header is served (2025-03-26 rules); an unknown version is a 400', async (t) => {
+  const c = await makeCollection(alice, { name: 'Old clients' }, [`${TEXT}::slugify`]);
+  const post = (headers: Record<string, string>) =>
+    svc.request('POST', mcpPath(alice.username, c.uid), {
+      headers: { accept: 'application/json, text/event-stream', ...headers },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+    });
+  const bare = await post({});
+  t.is(bare.status, 200, bare.text);
+  t.is(bare.body.result.tools[0].name, 'slugify');
+  const unknown = await post({ 'mcp-protocol-version': '1999-01-01' });
+  t.is(unknown.status, 400);
+  t.regex(unknown.text, /Unsupported protocol version/);
+});
+
+test('annotations: from the declared permissions; without network a tool is read-only and closed-world', async (t) => {
+  const c = await makeCollection(alice, { name: 'Annotated' }, [`${TEXT}::slugify`, `${FIX}::shout`, `${FIX}::explode`]);
+  const { client } = await connect(mcpPath(alice.username, c.uid));
+  const { tools } = await client.listTools();
+  const byName = new Map(tools.map((x) => [x.name, x]));
+  const closed = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+  t.deepEqual(byName.get('slugify')?.annotations, closed);
+  t.deepEqual(byName.get('explode')?.annotations, closed, 'undeclared: no network, so the same facts');
+  t.deepEqual(byName.get('shout')?.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
+  await client.close();
+});
+
+test('output schemas: declared ones are served, and structuredContent validates against them', async (t) => {
+  const c = await makeCollection(alice, { name: 'Structured' }, [`${TEXT}::slugify`, `${FIX}::shout`, `${FIX}::explode`]);
+  const { client } = await connect(mcpPath(alice.username, c.uid));
+  const { tools } = await client.listTools();
+  const shout = tools.find((x) => x.name === 'shout')!;
+  t.like(shout.outputSchema, { type: 'object', required: ['text', 'letters'] });
+  t.like(tools.find((x) => x.name === 'slugify')!.outputSchema, { type: 'object', required: ['slug', 'length'] });
+  t.is(tools.find((x) => x.name === 'explode')!.outputSchema, undefined);
+  const ajv = new Ajv2020({ strict: false });
+  for (const [name, args] of [['shout', { text: 'Hello, wörld' }], ['slugify', { text: 'Hello World' }]] as const) {
+    // The SDK Client itself checks structuredContent against the listed outputSchema; ajv checks it again here.
+    const r = await call(client, name, args);
+    t.falsy(r.isError, textOf(r));
+    const schema = tools.find((x) => x.name === name)!.outputSchema!;
+    t.true(ajv.validate(schema, r.structuredContent), `${name}: ${JSON.stringify(ajv.errors)}`);
+    t.deepEqual(JSON.parse(textOf(r)), r.structuredContent);
+  }
+  t.like((await call(client, 'shout', { text: 'Hello, wörld' })).structuredContent, { text: 'HELLO, WÖRLD', letters: 10 });
+  await client.close();
+});
+
+test('the server version is the collection revision, as in the registry', async (t) => {
+  const c = await makeCollection(alice, { name: 'Revised', uid: 'revised-mcp' }, [`${TEXT}::slugify`]);
+  const first = await connect(mcpPath(alice.username, c.uid));
+  const v1 = first.client.getServerVersion()?.version;
+  t.regex(v1 ?? '', /^1\.0\.\d+$/);
+  await first.client.close();
+  await svc.request('PATCH', `/api/collections/${c.uid}`, { key: alice.key, body: { description: 'changed' } });
+  const second = await connect(mcpPath(alice.username, c.uid));
+  t.not(second.client.getServerVersion()?.version, v1);
+  await second.client.close();
+});
+
+test('search mode: two meta-tools; search_tools ranks the collection\'s tools; call_tool runs one', async (t) => {
+  const c = await makeCollection(alice, { name: 'On demand' }, [`${TEXT}::slugify`, `${TEXT}::convertCase`, `${FIX}::shout`, `${SIGNER}::signPayload`]);
+  const { client } = await connect(`${mcpPath(alice.username, c.uid)}?mode=search`);
+  const { tools } = await client.listTools();
+  t.deepEqual(tools.map((x) => x.name), ['search_tools', 'call_tool']);
+  t.like(tools[0].annotations, { readOnlyHint: true, openWorldHint: false });
+  t.like(tools[1].annotations, { openWorldHint: true }, 'shout declares network');
+
+  const found = await call(client, 'search_tools', { query: 'upper-case a text and count its letters', limit: 2 });
+  const hits = (found.structuredContent as { tools: { name: string; inputSchema: object; annotations: object }[] }).tools;
+  t.is(hits[0].name, 'shout');
+  t.true(hits.length <= 2);
+  t.like(hits[0].inputSchema, { type: 'object', required: ['text'] });
+  t.truthy(hits[0].annotations);
+  const slug = await call(client, 'search_tools', { query: 'url slug' });
+  t.is((slug.structuredContent as { tools: { name: string }[] }).tools[0].name, 'slugify');
+
+  const r = await call(client, 'call_tool', { name: 'slugify', arguments: { text: 'On Demand' } });
+  t.falsy(r.isError, textOf(r));
+  t.is(JSON.parse(textOf(r)).slug, 'on-demand');
+  t.truthy(r._meta?.['toolshed/executionId'], 'a real execution');
+  const missingEnv = await call(client, 'call_tool', { name: 'signPayload', arguments: { payload: 'x' } });
+  t.true(missingEnv.isError);
+  t.regex(textOf(missingEnv), /X-Tool-Env-WEBHOOK_SECRET/);
+  await t.throwsAsync(call(client, 'call_tool', { name: 'nope', arguments: {} }), { instanceOf: McpError, message: /Unknown tool/ });
+  await t.throwsAsync(call(client, 'slugify', { text: 'x' }), { instanceOf: McpError, message: /search mode/ });
+  await client.close();
+
+  const bad = await svc.request('POST', `${mcpPath(alice.username, c.uid)}?mode=lazy`, {
+    headers: { accept: 'application/json, text/event-stream' },
+    body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+  });
+  t.is(bad.status, 400);
+  t.is(bad.body.error.code, 'VALIDATION_ERROR');
+});
+
+test('search mode as the collection setting: the endpoint serves it without ?mode; ?mode=all overrides', async (t) => {
+  const c = await makeCollection(alice, { name: 'Setting' }, [`${TEXT}::slugify`]);
+  const db = createDb(svc.databaseUrl, { max: 1 });
+  try {
+    await db('collections').where({ id: c.id }).update({ mcp_mode: 'search' });
+  } finally {
+    await db.destroy();
+  }
+  const lazy = await connect(mcpPath(alice.username, c.uid));
+  t.deepEqual((await lazy.client.listTools()).tools.map((x) => x.name), ['search_tools', 'call_tool']);
+  await lazy.client.close();
+  const eager = await connect(`${mcpPath(alice.username, c.uid)}?mode=all`);
+  t.deepEqual((await eager.client.listTools()).tools.map((x) => x.name), ['slugify']);
+  await eager.client.close();
+});
+
+test('manifest permissions are validated at import: a 400 names each field at fault', async (t) => {
+  const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', 'bad-permissions')}`);
+  t.is(res.status, 400, res.text);
+  const paths = (res.body.error.details as { path: string }[]).map((d) => d.path);
+  t.true(paths.includes('package.json.toolshed.tools.0.permissions.network'), paths.join(', '));
+  // Cross-field rules run once the shapes are right: a secret must be declared in env; readOnly excludes destructive.
+  const parsed = parseManifest({
+    name: 'x', version: '1.0.0',
+    toolshed: { category: 'automation', env: ['API_TOKEN'], tools: [{ exportName: 'ping', permissions: { readOnly: true, destructive: true, secrets: ['OTHER_TOKEN'] } }] },
+  });
+  t.deepEqual('errors' in parsed ? parsed.errors.map((e) => e.path) : [], [
+    'package.json.toolshed.tools.0.permissions.destructive',
+    'package.json.toolshed.tools.0.permissions.secrets.0',
+  ]);
+});
+
+test('declared secrets: a tool gets only the env it declares', async (t) => {
+  // webhook-signer declares secrets: [WEBHOOK_SECRET] on each tool; another header is not passed on.
+  const c = await makeCollection(alice, { name: 'Secrets' }, [`${SIGNER}::signPayload`]);
+  const { client } = await connect(mcpPath(alice.username, c.uid), { 'X-Tool-Env-WEBHOOK_SECRET': 's3cret', 'X-Tool-Env-OTHER': 'nope' });
+  const r = await call(client, 'signPayload', { payload: 'hello' });
+  t.falsy(r.isError, textOf(r));
+  await client.close();
 });

@@ -57,10 +57,11 @@ function checkInput(schema, value, path) {
   }
 }
 
-function tool({ description, inputSchema, execute }) {
+function tool({ description, inputSchema, outputSchema, execute }) {
   return {
     description,
     inputSchema,
+    ...(outputSchema ? { outputSchema } : {}),
     async execute(params, options) {
       const input = params === undefined || params === null ? {} : params;
       checkInput(inputSchema, input, '');
@@ -174,6 +175,15 @@ export const slugify = tool({
       },
     },
     required: ['text'],
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      slug: { type: 'string', description: 'The slug.' },
+      length: { type: 'integer', description: 'Its length in characters.', minimum: 1 },
+    },
+    required: ['slug', 'length'],
     additionalProperties: false,
   },
   async execute({ text, separator, lowercase, maxLength }) {
