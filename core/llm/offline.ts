@@ -4,6 +4,7 @@
  * the prompt by each tool's JSON Schema, calls them and answers from their outputs; its judge applies rules; its
  * embeddings are hashed TF-IDF vectors; its scenarios are built from the tools' schemas and examples.
  */
+import { isOnDemand, runOnDemand } from './offline-on-demand.js';
 import { compactJson, countWords, withExplicitParameters } from './agent-support.js';
 import { analyzePrompt } from './offline-analysis.js';
 import { fillArguments } from './offline-arguments.js';
@@ -11,7 +12,7 @@ import { embedText } from './offline-embedding.js';
 import { judgeByRules } from './offline-judge.js';
 import { generateOfflineScenarios } from './offline-scenarios.js';
 import { planCalls } from './offline-tool-choice.js';
-import type { AgentRunOptions, AgentStep, LlmProvider, LlmToolSpec } from './provider.js';
+import type { AgentResult, AgentRunOptions, AgentStep, LlmProvider, LlmToolSpec } from './provider.js';
 
 export const OFFLINE_CHAT_MODEL = 'offline-agent-v1';
 export const OFFLINE_EMBEDDING_MODEL = 'offline-tfidf-v1';
@@ -66,7 +67,8 @@ function streamAnswer(text: string, opts: AgentRunOptions): void {
   }
 }
 
-async function runAgent(opts: AgentRunOptions) {
+async function runAgent(opts: AgentRunOptions): Promise<AgentResult> {
+  if (isOnDemand(opts.tools)) return runOnDemand(opts, runAgent);
   const steps: AgentStep[] = [];
   const notes: string[] = [];
   const fitOf = (spec: LlmToolSpec, text: string) => fillArguments(spec.inputSchema, analyzePrompt(text), explicitKeys(spec, opts)).fit;
