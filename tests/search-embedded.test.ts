@@ -54,6 +54,6 @@ test('ties are broken by qualityScore, then id', async (t) => {
     { ...base, id: 'a', name: 'sameTool', qualityScore: 0.5 },
     { ...base, id: 'c', name: 'sameTool', qualityScore: 0.9 },
   ]);
-  const r = await engine.search({ q: 'same tool', limit: 10 });
+  const r = await engine.search({ q: 'same words', limit: 10 });
   t.deepEqual(r.hits.map((h) => h.id), ['c', 'a', 'b']);
 });

@@ -12,7 +12,8 @@ import { synonymGroups } from './text.js';
 
 /**
  * Function words and the request phrasing of conversational queries ("can you help me find...", "we need our...",
- * "I'd like to know..."). Removed from documents and queries alike, except when written in capitals ("US", "IT").
+ * "I'd like to know..."), and the words for what every document here is (tool, plugin, app: "a tool to convert
+ * csv"). Removed from documents and queries alike, except when written in capitals ("US", "IT").
  */
 export const SEARCH_STOP_WORDS: ReadonlySet<string> = new Set(
   (
@@ -25,7 +26,7 @@ export const SEARCH_STOP_WORDS: ReadonlySet<string> = new Set(
     'something such sure t tell than thank thanks that the their theirs them themselves then there these they thing ' +
     'things this those though through to too try under until up upon us use used using ve very via want wanted wants ' +
     'was way we well were what whats when where whether which while who whom whose why will wish with within without ' +
-    'would yes yet you your yours yourself yourselves'
+    'would yes yet you your yours yourself yourselves tool tools plugin plugins app apps'
   ).split(' '),
 );
 
