@@ -1,6 +1,6 @@
 /**
  * The contract's envelopes as schemas, for operation responses: `{ success: true, data }`, with `pagination` on
- * pages, `message` on deletes, and the bare `{ data, pagination }` of the scenario list (9) and run history (15).
+ * pages, `message` on deletes, and the bare `{ data, pagination }` of `scenarios.list` and `scenarioRuns.list`.
  */
 import { z } from 'zod';
 
@@ -23,7 +23,7 @@ export function okPage<T extends z.ZodType>(item: T) {
   return z.object({ success: z.literal(true), data: z.array(item), pagination });
 }
 
-/** The scenario list (9) and run history (15): `data` and `pagination` without `success`. */
+/** `scenarios.list` and `scenarioRuns.list` (a scenario's run history): `data` and `pagination` without `success`. */
 export function barePage<T extends z.ZodType>(item: T) {
   return z.object({ data: z.array(item), pagination });
 }
