@@ -38,6 +38,9 @@ const importBody = z.object({ source: sourceSchema, official: z.boolean().option
 /** How long an import is waited for before the answer is 202 with the import to look up. */
 const IMPORT_WAIT_MS = 180_000;
 
+/** Refused before any handler: a malformed URL or body (400); on methods that may carry a body, one over 1 MiB (413) or not JSON (415). */
+const REQUEST = [400];
+const BODY = [400, 413, 415];
 const base = { tag: 'Admin', errorShape: 'A', auth: 'admin' } as const;
 
 export const adminOperations: Operation[] = [
@@ -49,7 +52,7 @@ export const adminOperations: Operation[] = [
     summary: 'Creates a user with their first API key',
     body: newUserSchema,
     responses: { 201: ok(createdUserSchema) },
-    errors: [400, 409],
+    errors: [...BODY, 409],
     handler: async (_ctx, deps, { body }) => {
       if (await findUserByUsername(deps.db, body.username)) throw errors.conflict(`Username '${body.username}' is taken`);
       const { user, key, secret } = await createUserWithKey(deps.db, body);
@@ -67,7 +70,7 @@ export const adminOperations: Operation[] = [
     summary: 'Imports a tool package (npm or a local directory) and answers with its tools',
     body: importBody,
     responses: { 201: ok(importedSchema), 202: ok(pendingImportSchema) },
-    errors: [400],
+    errors: BODY,
     handler: async (_ctx, deps, { body }) => {
       const imp = await requestImport(deps, { source: body.source, official: body.official ?? false }, IMPORT_WAIT_MS);
       if (imp.status === 'failed') {

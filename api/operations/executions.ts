@@ -88,6 +88,9 @@ const executeQuery = z.object({
 });
 const idParams = z.object({ id: z.string().uuid('must be an execution id') });
 
+/** Refused before any handler: a malformed URL or body (400); on methods that may carry a body, one over 1 MiB (413) or not JSON (415). */
+const REQUEST = [400];
+const BODY = [400, 413, 415];
 const base = { errorShape: 'A', auth: 'public' } as const;
 
 export const executionOperations: Operation[] = [
@@ -111,7 +114,7 @@ export const executionOperations: Operation[] = [
       },
       202: ok(z.object({ executionId: uuid, status: z.literal('queued') })),
     },
-    errors: [400, 404, 413, 422, 504],
+    errors: [...BODY, 404, 422, 504],
     handler: async (ctx, deps, { params, query }) => execute(ctx, deps, params.slug, query.wait !== 'false'),
   }),
   defineOperation({
@@ -123,7 +126,7 @@ export const executionOperations: Operation[] = [
     summary: 'One execution: its status, and its result or error once final',
     params: idParams,
     responses: { 200: ok(executionSchema) },
-    errors: [400, 404],
+    errors: [...REQUEST, 404],
     handler: async (ctx, deps, { params }) => ({ success: true, data: toExecution(await loadVisibleExecution(ctx, deps, params.id)) }),
   }),
   defineOperation({
@@ -135,7 +138,7 @@ export const executionOperations: Operation[] = [
     summary: "An execution's status changes as server-sent events, replaying what already happened",
     params: idParams,
     responses: { 200: { stream: executionEvents, description: '`status` when queued, running and final, then `done`' } },
-    errors: [400, 404],
+    errors: [...REQUEST, 404],
     handler: async (ctx, deps, { params }) => {
       await loadVisibleExecution(ctx, deps, params.id);
       await streamDerived(ctx, deps, params.id, async () => eventsOf((await findExecution(deps.db, params.id))!));

@@ -32,7 +32,7 @@ export const healthOperations: Operation[] = [
       200: z.object({ success: z.literal(true), data: healthData }),
       503: z.object({ success: z.literal(false), data: healthData }),
     },
-    errors: [],
+    errors: [400],
     handler: async (ctx, deps) => {
       const started = performance.now();
       const database = await pingDatabase(deps.db)

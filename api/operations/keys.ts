@@ -29,6 +29,9 @@ export function toApiKey(k: ApiKeyRow): z.infer<typeof apiKeySchema> {
 const createBody = z.object({ name: z.string().trim().min(1).max(100).optional() }).strict();
 const idParams = z.object({ id: z.string().uuid('must be a key id') });
 
+/** Refused before any handler: a malformed URL or body (400); on methods that may carry a body, one over 1 MiB (413) or not JSON (415). */
+const REQUEST = [400];
+const BODY = [400, 413, 415];
 const base = { tag: 'Keys', errorShape: 'A', auth: 'key' } as const;
 
 export const keyOperations: Operation[] = [
@@ -40,7 +43,7 @@ export const keyOperations: Operation[] = [
     summary: 'Creates an API key for the caller (the secret is in this answer only)',
     body: createBody,
     responses: { 201: ok(apiKeySchema.extend({ key: z.string().meta({ description: '`tsk_` and 40 base62 characters; shown once' }) })) },
-    errors: [400, 409],
+    errors: [...BODY, 409],
     handler: async (ctx, deps, { body }) => {
       const caller = requireCaller(ctx);
       const secret = generateApiKey();
@@ -57,7 +60,7 @@ export const keyOperations: Operation[] = [
     path: '/api/keys',
     summary: "The caller's API keys, without their secrets",
     responses: { 200: ok(z.array(apiKeySchema)) },
-    errors: [],
+    errors: REQUEST,
     handler: async (ctx, deps) => ({ success: true, data: (await listApiKeys(deps.db, requireCaller(ctx).userId)).map(toApiKey) }),
   }),
   defineOperation({
@@ -68,7 +71,7 @@ export const keyOperations: Operation[] = [
     summary: "Revokes one of the caller's keys (its next request is 401)",
     params: idParams,
     responses: { 200: okMessage },
-    errors: [400, 404],
+    errors: [...BODY, 404],
     handler: async (ctx, deps, { params }) => {
       const caller = requireCaller(ctx);
       const key = await findApiKey(deps.db, params.id);

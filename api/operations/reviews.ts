@@ -46,6 +46,9 @@ const reviewBody = z
   .strict();
 const listQuery = z.object(paging(20, 100));
 
+/** Refused before any handler: a malformed URL or body (400); on methods that may carry a body, one over 1 MiB (413) or not JSON (415). */
+const REQUEST = [400];
+const BODY = [400, 413, 415];
 const base = { tag: 'Reviews', errorShape: 'A', path: '/api/tools/*ref/reviews', params: refParams } as const;
 
 export const reviewOperations: Operation[] = [
@@ -57,7 +60,7 @@ export const reviewOperations: Operation[] = [
     auth: 'key',
     body: reviewBody,
     responses: { 201: ok(reviewSchema), 200: ok(reviewSchema) },
-    errors: [400, 404],
+    errors: [...BODY, 404],
     handler: async (ctx, deps, { params, body }) => {
       const caller = requireCaller(ctx);
       const tool = await loadTool(deps, params.ref);
@@ -73,7 +76,7 @@ export const reviewOperations: Operation[] = [
     auth: 'public',
     query: listQuery,
     responses: { 200: okPage(reviewSchema) },
-    errors: [400, 404],
+    errors: [...REQUEST, 404],
     handler: async (_ctx, deps, { params, query }) => {
       const tool = await loadTool(deps, params.ref);
       const page = pageOf(await listReviews(deps.db, tool.id, query.limit, query.offset), query.limit, query.offset);

@@ -127,6 +127,9 @@ const refParams = z.object({ ref: z.string().meta({ description: 'Tool id, slug 
 const rateBody = z.object({ rating: z.number().int('must be an integer').min(1).max(5) }).strict();
 
 const base = { tag: 'Tools', errorShape: 'A' } as const;
+/** Refused before any handler: a malformed URL or body (400); on methods that may carry a body, one over 1 MiB (413) or not JSON (415). */
+const REQUEST = [400];
+const BODY = [400, 413, 415];
 
 export const toolOperations: Operation[] = [
   defineOperation({
@@ -138,7 +141,7 @@ export const toolOperations: Operation[] = [
     auth: 'public',
     query: listQuery,
     responses: { 200: okPage(toolListItemSchema) },
-    errors: [400],
+    errors: REQUEST,
     handler: async (_ctx, deps, { query }) => {
       const ids = await listToolIds(deps.db, query);
       const page = pageOf(ids, query.limit, query.offset);
@@ -157,7 +160,7 @@ export const toolOperations: Operation[] = [
     responses: {
       200: z.object({ success: z.literal(true), query: z.string(), results: z.object({ total: z.number().int(), tools: z.array(toolListItemSchema) }) }),
     },
-    errors: [400],
+    errors: REQUEST,
     handler: async (_ctx, deps, { query }) => {
       const result = await deps.search.search({ q: query.q, category: query.category, limit: query.limit });
       const ids = result.hits.map((h) => h.id);
@@ -174,7 +177,7 @@ export const toolOperations: Operation[] = [
     auth: 'public',
     query: trendingQuery,
     responses: { 200: ok(z.array(trendingItemSchema)) },
-    errors: [400],
+    errors: REQUEST,
     handler: async (_ctx, deps, { query }) => {
       const scores = await trendingScores(deps.db, query);
       const ids = scores.map((s) => s.tool_id);
@@ -196,7 +199,7 @@ export const toolOperations: Operation[] = [
     params: refParams,
     body: rateBody,
     responses: { 200: ok(ratingSchema) },
-    errors: [400, 404],
+    errors: [...BODY, 404],
     handler: async (ctx, deps, { params, body }) => {
       const caller = requireCaller(ctx);
       const tool = await loadTool(deps, params.ref);
@@ -217,7 +220,7 @@ export const toolDetailOperations: Operation[] = [
     auth: 'public',
     params: refParams,
     responses: { 200: ok(toolDetailSchema) },
-    errors: [404],
+    errors: [...REQUEST, 404],
     handler: async (_ctx, deps, { params }) => ({ success: true, data: toToolDetail(await loadTool(deps, params.ref)) }),
   }),
 ];

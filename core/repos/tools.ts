@@ -51,26 +51,6 @@ export function toolsQuery(db: Db) {
   return db('tools as t').join('packages as p', 'p.id', 't.package_id');
 }
 
-export interface ToolListFilter {
-  category?: Category;
-  q?: string;
-  official?: boolean;
-  limit: number;
-  offset: number;
-}
-
-/** One page (limit + 1 rows fetched, so that the caller can tell hasMore exactly). */
-export async function listTools(db: Db, f: ToolListFilter): Promise<ToolRow[]> {
-  const query = toolsQuery(db).select(COLUMNS);
-  if (f.category) query.where('p.category', f.category);
-  if (f.official !== undefined) query.where('p.official', f.official);
-  if (f.q) {
-    const like = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    query.where((w) => w.whereILike('t.name', like).orWhereILike('t.description', like).orWhereILike('p.name', like));
-  }
-  return query.orderBy([{ column: 't.quality_score', order: 'desc' }, { column: 't.name' }, { column: 't.id' }]).limit(f.limit + 1).offset(f.offset);
-}
-
 export async function findToolsByIds(db: Db, ids: string[]): Promise<ToolRow[]> {
   if (ids.length === 0) return [];
   return toolsQuery(db).select(COLUMNS).whereIn('t.id', ids);
