@@ -11,6 +11,7 @@ import addFormats from 'ajv-formats';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { createDb } from '../core/db.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { createTestDatabase } from './helpers/postgres.js';
 
 type User = { key: string; id: string; username: string };
 let svc: Service;
@@ -278,4 +279,28 @@ test('cursor paging and updated_since over a few hundred collections', async (t)
     return x[0] !== y[0] ? (x[0] < y[0] ? -1 : 1) : x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0;
   };
   t.deepEqual(whole.names, [...whole.names].sort(byKey), 'in (username, uid) order');
+});
+
+test('this issue\'s migrations roll back and forward (revision triggers, tool declarations, MCP mode)', async (t) => {
+  const database = await createTestDatabase();
+  const db = createDb(database.url, { max: 2 });
+  const columns = async (table: string) =>
+    (await db.raw(`select column_name from information_schema.columns where table_name = ?`, [table])).rows.map((r: { column_name: string }) => r.column_name);
+  try {
+    await db.migrate.rollback(undefined, true);
+    await db.migrate.latest();
+    t.true((await columns('collections')).includes('revision'));
+    t.true((await columns('collections')).includes('mcp_mode'));
+    t.true((await columns('tools')).includes('permissions'));
+    // The triggers work after a round trip: a rename is a new revision.
+    const [user] = await db('users').insert({ username: 'roundtrip' }).returning('id');
+    const [c] = await db('collections').insert({ uid: 'round-trip', owner_id: user.id, name: 'Round trip' }).returning(['id', 'revision']);
+    await db('collections').where({ id: c.id }).update({ name: 'Renamed' });
+    t.is((await db('collections').where({ id: c.id }).first()).revision, c.revision + 1);
+    await db('collections').where({ id: c.id }).update({ like_count: 5 });
+    t.is((await db('collections').where({ id: c.id }).first()).revision, c.revision + 1, 'a counter is not a revision');
+  } finally {
+    await db.destroy();
+    await database.drop();
+  }
 });
