@@ -6,18 +6,19 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
-import { defineOperation, type Operation } from './define.js';
+import { defineOperation, HANDLED, type Operation } from './define.js';
 import { ok, okMessage, okPage, timestamp, uuid } from './envelope.js';
 import { pageOf, paging } from '../validate.js';
-import { requireCaller } from '../middleware/auth.js';
+import { callerOf, requireCaller } from '../middleware/auth.js';
 import { clearSessionCookie, sessionOf, setSessionCookie } from '../middleware/session.js';
 import { addressBucket } from '../middleware/identity.js';
-import { errors } from '../../core/errors.js';
+import { AppError, errors } from '../../core/errors.js';
 import { TIERS } from '../../core/types.js';
 import { checkPassword, loginSchema, signupSchema, signUp } from '../../core/auth/accounts.js';
 import { createSession, csrfTokenOf, deleteSession, deleteUserSessions } from '../../core/auth/sessions.js';
 import { consumeAttempt } from '../../core/auth/login-throttle.js';
 import { createInvitation } from '../../core/auth/invitations.js';
+import { createOidcClient, OIDC_COOKIE, OIDC_LOGIN_MS, oidcEnabled, OidcRefused, userForIdentity, type OidcClient } from '../../core/auth/oidc.js';
 import { quotaLimit, quotaResetAt, remainingOf } from '../../core/scenario-quota.js';
 import { usedToday } from '../../core/repos/scenario-quota.js';
 import { listCollectionsOwnedBy, type CollectionRow } from '../../core/repos/collections.js';
@@ -73,7 +74,10 @@ function toOwnCollection(c: CollectionRow): z.infer<typeof ownCollectionSchema> 
 
 const optionsSchema = z.object({
   signup: z.enum(SIGNUP_MODES),
-  oidc: z.object({ label: z.string() }).nullable().meta({ description: 'Single sign-on, when the operator set it up' }),
+  oidc: z
+    .object({ label: z.string(), startUrl: z.string().meta({ description: 'Send the browser here to sign in at the provider' }) })
+    .nullable()
+    .meta({ description: 'Single sign-on, when the operator set it up' }),
 });
 
 const invitationSchema = z.object({
@@ -122,6 +126,35 @@ function rateLimitsOf(deps: AppDeps, tier: (typeof TIERS)[number]): z.infer<type
   return { perMinute: perMinute ?? null, perDay: perDay ?? null };
 }
 
+// ---- single sign-on ----
+
+const OIDC_START = '/api/auth/oidc/start';
+const OIDC_CALLBACK = '/api/auth/oidc/callback';
+const redirect = (description: string) => ({ raw: { contentType: 'text/html', description } });
+/** One client per app (it caches the provider's discovery document). */
+const oidcClients = new WeakMap<AppDeps, OidcClient>();
+function oidcOf(deps: AppDeps): OidcClient {
+  if (!oidcEnabled(deps.config)) throw errors.notFound('Single sign-on', 'oidc');
+  let c = oidcClients.get(deps);
+  if (!c) oidcClients.set(deps, (c = createOidcClient(deps.db, deps.config)));
+  return c;
+}
+/** This service's own origin (Koa 3's ctx.origin is the request's Origin header, not ours). */
+const ownOrigin = (ctx: Context, deps: AppDeps) => deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
+const callbackUrl = (ctx: Context, deps: AppDeps) => `${ownOrigin(ctx, deps)}${OIDC_CALLBACK}`;
+const setFlowCookie = (ctx: Context, value: string, maxAge: number) =>
+  ctx.cookies.set(OIDC_COOKIE, value, { httpOnly: true, sameSite: 'lax', secure: ctx.secure, path: '/api/auth/oidc', maxAge, overwrite: true });
+
+/** Back to the sign-in page with the reason in words there (`/login?sso=<reason>`). */
+function refuse(ctx: Context, deps: AppDeps, err: unknown): typeof HANDLED {
+  const unreachable = err instanceof AppError && err.status === 503;
+  if (!(err instanceof OidcRefused) && !unreachable) throw err;
+  const reason = err instanceof OidcRefused ? err.reason : 'provider';
+  deps.logger.info({ reqId: ctx.state.requestId, reason, err: (err as Error).message }, 'single sign-on refused');
+  ctx.redirect(`/login?sso=${reason}`);
+  return HANDLED;
+}
+
 const base = { tag: 'Accounts', errorShape: 'A' } as const;
 
 export const authOperations: Operation[] = [
@@ -135,8 +168,8 @@ export const authOperations: Operation[] = [
     responses: { 200: ok(optionsSchema) },
     errors: [],
     handler: async (_ctx, deps) => {
-      const { OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_LABEL } = deps.config;
-      return { success: true, data: { signup: deps.config.SIGNUP, oidc: OIDC_ISSUER && OIDC_CLIENT_ID ? { label: OIDC_LABEL } : null } };
+      const oidc = oidcEnabled(deps.config) ? { label: deps.config.OIDC_LABEL, startUrl: OIDC_START } : null;
+      return { success: true, data: { signup: deps.config.SIGNUP, oidc } };
     },
   }),
   defineOperation({
@@ -253,6 +286,55 @@ export const authOperations: Operation[] = [
   }),
   defineOperation({
     ...base,
+    id: 'auth.oidcStart',
+    method: 'get',
+    path: OIDC_START,
+    summary: "Single sign-on: redirects the browser to the provider's sign-in (authorization code flow with PKCE)",
+    auth: 'public',
+    responses: { 302: redirect("To the provider's authorization endpoint; or to `/login?sso=provider` if it cannot be reached") },
+    errors: [404],
+    handler: async (ctx, deps) => {
+      const oidc = oidcOf(deps);
+      try {
+        const { url, handle } = await oidc.start(callbackUrl(ctx, deps));
+        setFlowCookie(ctx, handle, OIDC_LOGIN_MS);
+        ctx.set('Cache-Control', 'no-store');
+        ctx.redirect(url);
+        return HANDLED;
+      } catch (err) {
+        return refuse(ctx, deps, err);
+      }
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'auth.oidcCallback',
+    method: 'get',
+    path: OIDC_CALLBACK,
+    summary: 'Single sign-on: where the provider sends the browser back; starts a session and redirects to `/`',
+    description:
+      'The user linked to the identity; else the signed-in user, now linked; else a new user if sign-up is open. Refusals go to `/login?sso=<reason>` (expired, provider, closed, invite, linked).',
+    auth: 'public',
+    responses: { 302: redirect('To `/` signed in, or to `/login?sso=<reason>`') },
+    errors: [404],
+    handler: async (ctx, deps) => {
+      const oidc = oidcOf(deps);
+      const handle = ctx.cookies.get(OIDC_COOKIE);
+      setFlowCookie(ctx, '', 0);
+      try {
+        const identity = await oidc.finish(handle, new URL(`${callbackUrl(ctx, deps)}?${ctx.querystring}`));
+        const user = await userForIdentity(deps.db, deps.config, identity, callerOf(ctx)?.userId);
+        await startSession(ctx, deps, user);
+        ctx.set('Cache-Control', 'no-store');
+        ctx.redirect('/');
+        return HANDLED;
+      } catch (err) {
+        return refuse(ctx, deps, err);
+      }
+    },
+  }),
+  defineOperation({
+    ...base,
     id: 'auth.createInvitation',
     method: 'post',
     path: '/api/admin/invitations',
@@ -263,7 +345,7 @@ export const authOperations: Operation[] = [
     errors: [400],
     handler: async (ctx, deps, { body }) => {
       const inv = await createInvitation(deps.db, { note: body.note, days: body.days });
-      const data = { id: inv.id, token: inv.token, url: `${ctx.origin}/signup?invite=${inv.token}`, expiresAt: inv.expiresAt.toISOString(), signup: deps.config.SIGNUP };
+      const data = { id: inv.id, token: inv.token, url: `${ownOrigin(ctx, deps)}/signup?invite=${inv.token}`, expiresAt: inv.expiresAt.toISOString(), signup: deps.config.SIGNUP };
       return { success: true, data };
     },
   }),

@@ -87,3 +87,28 @@ export async function revokeApiKey(db: Db, id: string): Promise<string | undefin
   const [row] = await db('api_keys').where({ id }).update({ revoked_at: db.raw('coalesce(revoked_at, now())') }).returning('key_hash');
   return row?.key_hash;
 }
+
+/** The user linked to this identity at an OpenID provider. */
+export async function findUserByOidc(db: Db, issuer: string, subject: string): Promise<UserRow | undefined> {
+  return db('users').where({ oidc_issuer: issuer, oidc_subject: subject }).first('id', 'username', 'name', 'tier', 'created_at');
+}
+
+/** Links a user to an identity at an OpenID provider, unless it already has one; false if it had one. */
+export async function linkUserOidc(db: Db, userId: string, issuer: string, subject: string): Promise<boolean> {
+  const n = await db('users').where({ id: userId }).whereNull('oidc_subject').update({ oidc_issuer: issuer, oidc_subject: subject });
+  return n === 1;
+}
+
+/** Which of these usernames are taken (case-insensitively), lower-cased. */
+export async function takenUsernames(db: Db, candidates: string[]): Promise<Set<string>> {
+  const rows: { u: string }[] = await db('users').whereRaw('lower(username) = any(?)', [candidates.map((c) => c.toLowerCase())]).select(db.raw('lower(username) as u'));
+  return new Set(rows.map((r) => r.u));
+}
+
+/** A user made by single sign-on: no password, linked to its identity. */
+export async function insertOidcUser(db: Db, u: { username: string; name: string | null; issuer: string; subject: string }): Promise<UserRow> {
+  const [row] = await db('users')
+    .insert({ username: u.username, name: u.name, tier: 'free', oidc_issuer: u.issuer, oidc_subject: u.subject })
+    .returning(['id', 'username', 'name', 'tier', 'created_at']);
+  return row;
+}

@@ -5,6 +5,15 @@ import { ErrorMessage, Show, useAsync } from '../components/common.js';
 import { navigate, useLoc } from '../router.js';
 import { useSession } from '../session.js';
 
+/** Why a single sign-on came back without a session (`/login?sso=<reason>`, see core/auth/oidc.ts). */
+const SSO_REFUSALS: Record<string, string> = {
+  expired: 'That sign-in took too long or was not started here. Try again.',
+  provider: 'The single sign-on provider did not complete the sign-in. Try again later.',
+  closed: 'No account here is linked to that identity, and sign-up is closed. Ask the operator for an account.',
+  invite: 'No account here is linked to that identity. Sign up with an invitation first, then link it from a signed-in session.',
+  linked: 'This account is already linked to another identity.',
+};
+
 function AuthForm({ mode }: { mode: 'login' | 'signup' }) {
   const session = useSession();
   const { query } = useLoc();
@@ -34,6 +43,11 @@ function AuthForm({ mode }: { mode: 'login' | 'signup' }) {
   return (
     <section class="narrow">
       <h1>{title}</h1>
+      {mode === 'login' && query.get('sso') && (
+        <p class="error" role="alert">
+          {SSO_REFUSALS[query.get('sso')!] ?? 'Single sign-on did not complete.'}
+        </p>
+      )}
       <Show value={options}>
         {(o) =>
           mode === 'signup' && o.signup === 'closed' ? (
@@ -71,7 +85,7 @@ function AuthForm({ mode }: { mode: 'login' | 'signup' }) {
               <ErrorMessage error={error} />
               {o.oidc && mode === 'login' && (
                 <p>
-                  <a href="/api/auth/oidc/start">Sign in with {o.oidc.label}</a>
+                  <a href={o.oidc.startUrl}>Sign in with {o.oidc.label}</a>
                 </p>
               )}
               <p>
