@@ -107,6 +107,9 @@ const schema = z.object({
 
 export type RawConfig = z.infer<typeof schema>;
 
+/** Every environment variable the service reads (the README's configuration table lists each one). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 export interface Config extends Omit<RawConfig, 'DATA_DIR' | 'PACKAGE_CACHE_DIR' | 'SIGNUP' | 'REGISTRY_NAMESPACE'> {
   DATA_DIR: string;
   PACKAGE_CACHE_DIR: string;

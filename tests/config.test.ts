@@ -1,6 +1,7 @@
 /** Configuration parsing of the egress settings: what an operator writes, and the message a mistake gets. */
 import test from 'ava';
-import { loadConfig } from '../core/config.js';
+import fs from 'node:fs';
+import { CONFIG_VARIABLES, loadConfig } from '../core/config.js';
 import { namesOf, parseSubnet, ruleset } from '../sandbox/egress.js';
 
 test('egress defaults: a private /16, resolvers from the host', (t) => {
@@ -33,4 +34,19 @@ test('a ruleset judges only its own subnet\'s links, and guards forwarding only 
   t.false(rules.includes(b.link));
   t.true(rules.includes('iifname != "tse*" oifname != "tse*" drop'));
   t.false(ruleset({ subnet: '10.213.0.0/16', resolvers: [], guardForwarding: false }).includes('dport 53'));
+});
+
+test('the README\'s configuration table names every variable the code reads', (t) => {
+  const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Architecture'));
+  // `RATE_LIMIT_{FREE,PRO}_{MINUTE,DAY}` in the table stands for each combination.
+  const named = new Set<string>();
+  for (const [, cell] of table.matchAll(/`([A-Z0-9_{},]+)`/g)) {
+    const expand = (s: string): string[] => {
+      const m = /\{([^}]*)\}/.exec(s);
+      return m ? m[1]!.split(',').flatMap((alt) => expand(s.replace(m[0], alt))) : [s];
+    };
+    for (const name of expand(cell!)) named.add(name);
+  }
+  t.deepEqual(CONFIG_VARIABLES.filter((v) => !named.has(v)), [], 'variables missing from the README');
 });
