@@ -3,6 +3,7 @@
  * delete. Reads of a private collection are 404 to everyone but its owner; changes need a key (401) and ownership
  * (403). The response schemas and the mappers that fill them live here together.
  */
+import { MCP_MODES } from '../mcp-modes.js';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
@@ -56,6 +57,7 @@ export const collectionDetailSchema = collectionListItemSchema.extend({
   updatedAt: timestamp,
   tools: z.array(collectionToolSchema),
   tokenCount: z.number().int().meta({ description: "Tokens (o200k_base) of the collection's MCP `tools/list` result: what its definitions cost in a model's context" }),
+  mcpMode: z.enum(MCP_MODES).meta({ description: 'How the MCP endpoint offers the tools when the request has no `?mode`: `all`, or `search` (search_tools + call_tool)' }),
   likedByMe: z.boolean().optional().meta({ description: 'Only when the request carried a key' }),
 });
 
@@ -83,6 +85,7 @@ export function toCollectionDetail(c: CollectionRow, tools: ToolRow[], likedByMe
     updatedAt: new Date(c.updated_at).toISOString(),
     tools: tools.map(toCollectionTool),
     tokenCount: toolsListTokenCount(tools),
+    mcpMode: c.mcp_mode,
     ...(likedByMe === undefined ? {} : { likedByMe }),
   };
 }
@@ -111,9 +114,9 @@ const uid = z
   .refine((v) => !isUuid(v), 'must not look like an id');
 const createBody = z.object({ name, uid: uid.optional(), description: description.optional(), isPublic: z.boolean().optional() }).strict();
 const patchBody = z
-  .object({ name: name.optional(), description: description.optional(), isPublic: z.boolean().optional() })
+  .object({ name: name.optional(), description: description.optional(), isPublic: z.boolean().optional(), mcpMode: z.enum(MCP_MODES).optional() })
   .strict()
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of name, description, isPublic');
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of name, description, isPublic, mcpMode');
 const addToolBody = z.object({ toolId: z.string().min(1).max(500).meta({ description: 'Tool id, `<package>::<tool>`, or slug' }) }).strict();
 const toolParams = uidParams.extend({ toolId: z.string().meta({ description: 'Tool id, `<package>::<tool>`, or slug' }) });
 
