@@ -5,7 +5,6 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION, McpError, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { createDb } from '../core/db.js';
 import { parseManifest } from '../core/packages/manifest.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { mcpToolNames } from '../api/mcp-tools.js';
@@ -357,12 +356,13 @@ test('search mode: two meta-tools; search_tools ranks the collection\'s tools; c
 
 test('search mode as the collection setting: the endpoint serves it without ?mode; ?mode=all overrides', async (t) => {
   const c = await makeCollection(alice, { name: 'Setting' }, [`${TEXT}::slugify`]);
-  const db = createDb(svc.databaseUrl, { max: 1 });
-  try {
-    await db('collections').where({ id: c.id }).update({ mcp_mode: 'search' });
-  } finally {
-    await db.destroy();
-  }
+  t.is((await svc.request('GET', `/api/collections/${c.uid}`)).body.data.mcpMode, 'all');
+  const bad = await svc.request('PATCH', `/api/collections/${c.uid}`, { key: alice.key, body: { mcpMode: 'lazy' } });
+  t.is(bad.status, 400);
+  t.is((await svc.request('PATCH', `/api/collections/${c.uid}`, { key: bob.key, body: { mcpMode: 'search' } })).status, 403);
+  const patched = await svc.request('PATCH', `/api/collections/${c.uid}`, { key: alice.key, body: { mcpMode: 'search' } });
+  t.is(patched.status, 200, patched.text);
+  t.is(patched.body.data.mcpMode, 'search');
   const lazy = await connect(mcpPath(alice.username, c.uid));
   t.deepEqual((await lazy.client.listTools()).tools.map((x) => x.name), ['search_tools', 'call_tool']);
   await lazy.client.close();

@@ -102,7 +102,7 @@ export async function insertCollection(db: Db, c: NewCollection): Promise<string
 export async function updateCollection(
   db: Db,
   id: string,
-  patch: { name?: string; description?: string | null; isPublic?: boolean },
+  patch: { name?: string; description?: string | null; isPublic?: boolean; mcpMode?: 'all' | 'search' },
 ): Promise<void> {
   await db('collections')
     .where({ id })
@@ -110,6 +110,7 @@ export async function updateCollection(
       ...(patch.name !== undefined ? { name: patch.name } : {}),
       ...(patch.description !== undefined ? { description: patch.description } : {}),
       ...(patch.isPublic !== undefined ? { is_public: patch.isPublic } : {}),
+      ...(patch.mcpMode !== undefined ? { mcp_mode: patch.mcpMode } : {}),
       updated_at: db.fn.now(),
     });
 }
