@@ -2,7 +2,8 @@
  * The web app end to end, in Chromium, against the real service (Postgres, worker, sandbox, offline LLM):
  * sign up → create a key → search → open a tool → Try it → result; collection → add tools → copy the MCP URL → the MCP
  * SDK client lists the tools; scenario → run → live verdict; revoke the key → the API refuses it; a second user cannot
- * see or change the first user's private collection. axe-core on every page; no CSP violations.
+ * see or change the first user's private collection; an agent over a collection → chat → a tool call card and the
+ * streamed answer. axe-core on every page; no CSP violations.
  */
 import test from 'ava';
 import path from 'node:path';
@@ -169,5 +170,49 @@ test('collection, tools, MCP URL, a scenario with a live verdict; a second user 
   t.false((await svc.request('GET', '/api/collections/writing-helpers')).status === 200, 'still private');
   t.deepEqual(problems, []);
   await other.close();
+  await context.close();
+});
+
+test('agents: create one over a collection, chat, see the tool call as a card and the answer stream in', async (t) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = watchPage(page);
+  await signUpInBrowser(page, svc.url, 'hopper');
+  // The collection through the API the app uses (its UI has its own flow above).
+  await page.evaluate(async () => {
+    const me = await (await fetch('/api/auth/me')).json();
+    const headers = { 'content-type': 'application/json', 'x-csrf-token': me.data.csrfToken };
+    await fetch('/api/collections', { method: 'POST', headers, body: JSON.stringify({ name: 'Slug tools', isPublic: false }) });
+    await fetch('/api/collections/slug-tools/tools', { method: 'POST', headers, body: JSON.stringify({ toolId: '@toolshed-examples/text-tools::slugify' }) });
+  });
+
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Agents' }).click();
+  await page.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
+  await page.getByText('You have none yet.').waitFor();
+  await page.getByLabel('Name').fill('Slugger');
+  await page.getByLabel('Description').fill('Turns titles into URL slugs');
+  await page.getByLabel('System prompt').fill('You make URL slugs with the slugify tool.');
+  await page.getByRole('checkbox', { name: /^Slug tools/ }).check();
+  await checkAccessibility(t, page, 'agents');
+  await page.getByRole('button', { name: 'Create agent' }).click();
+  await page.waitForURL(/\/agents\/[0-9a-f-]{36}$/);
+  await page.getByRole('heading', { name: 'Slugger', level: 1 }).waitFor();
+  t.true(await page.getByRole('link', { name: 'Slug tools' }).isVisible());
+
+  await page.getByLabel('Message').fill('Make a URL slug of "Hello Agent World"');
+  await page.getByRole('button', { name: 'Send' }).click();
+  const card = page.getByTestId('tool-call');
+  await card.getByText(/succeeded/).waitFor({ timeout: 45_000 });
+  t.regex(await card.innerText(), /slugify[\s\S]*hello-agent-world/);
+  await page.getByText('The answer is complete').waitFor({ timeout: 30_000 });
+  t.regex(await page.locator('.answer').last().innerText(), /hello-agent-world/);
+  t.is(await page.getByRole('button', { name: 'Send' }).isEnabled(), true);
+  await checkAccessibility(t, page, 'agent chat');
+  await screenshot(page, 'agent-chat');
+
+  // The list shows the agent with its collection.
+  await page.getByRole('link', { name: 'Agents', exact: true }).first().click();
+  await page.getByRole('link', { name: 'Slugger' }).waitFor();
+  t.deepEqual(problems, []);
   await context.close();
 });

@@ -74,3 +74,37 @@ export function stream(path: string, handlers: StreamHandlers): () => void {
   };
   return () => source.close();
 }
+
+/**
+ * POSTs JSON and follows the server-sent events of the response as they arrive (EventSource cannot POST): each
+ * event's JSON goes to its handler; a refusal before the stream (4xx JSON) throws ApiError. Resolves at the end.
+ */
+export async function postStream(path: string, body: unknown, handlers: StreamHandlers, signal?: AbortSignal): Promise<void> {
+  const headers: Record<string, string> = { accept: 'text/event-stream', 'content-type': 'application/json' };
+  if (csrfToken) headers['x-csrf-token'] = csrfToken;
+  const res = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body), credentials: 'same-origin', signal });
+  if (!res.headers.get('content-type')?.startsWith('text/event-stream') || !res.body) {
+    const json = await res.json().catch(() => ({}));
+    const e = json.error;
+    throw new ApiError(res.status, e?.code ?? String(res.status), e?.message ?? json.message ?? `Request failed (${res.status})`, e?.details);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value.replace(/\r\n/g, '\n');
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let event = 'message';
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (data.length) handlers[event]?.(JSON.parse(data.join('\n')));
+    }
+  }
+}

@@ -1,5 +1,5 @@
 /** The web app's entry: the shell (skip link, header, navigation), the session, and the page for the current path. */
-import { render } from 'preact';
+import { render, type ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import './styles.css';
 import { interceptLinks, LocationContext, useLocation } from './router.js';
@@ -12,6 +12,18 @@ import { CollectionPage } from './pages/collection.js';
 import { ScenarioPage } from './pages/scenarios.js';
 import { SettingsPage } from './pages/settings.js';
 import { LoginPage, SignupPage } from './pages/auth.js';
+import { AgentPage, AgentsPage } from './pages/agents.js';
+
+/** A page only for signed-in users: nothing until the session is known, then the page or a sign-in link. */
+function signedIn(loaded: boolean, user: User | null, path: string, what: string, page: () => ComponentChildren) {
+  if (!loaded) return null;
+  if (user) return page();
+  return (
+    <p>
+      <a href={`/login?next=${encodeURIComponent(path)}`}>Sign in</a> to {what}.
+    </p>
+  );
+}
 
 function Page({ path, user, loaded }: { path: string; user: User | null; loaded: boolean }) {
   const dec = (s: string) => decodeURIComponent(s);
@@ -24,16 +36,11 @@ function Page({ path, user, loaded }: { path: string; user: User | null; loaded:
   if ((m = path.match(/^\/scenarios\/([^/]+)\/?$/))) return <ScenarioPage id={dec(m[1])} />;
   if (path === '/login') return <LoginPage />;
   if (path === '/signup') return <SignupPage />;
-  if (path === '/settings') {
-    if (!loaded) return null;
-    if (!user) {
-      return (
-        <p>
-          <a href="/login?next=/settings">Sign in</a> to manage your account.
-        </p>
-      );
-    }
-    return <SettingsPage />;
+  if (path === '/settings') return signedIn(loaded, user, path, 'manage your account', () => <SettingsPage />);
+  if (path === '/agents') return signedIn(loaded, user, path, 'make and chat with agents', () => <AgentsPage />);
+  if ((m = path.match(/^\/agents\/([^/]+)\/?$/))) {
+    const id = dec(m[1]);
+    return signedIn(loaded, user, path, 'chat with your agents', () => <AgentPage id={id} />);
   }
   return (
     <>
@@ -51,6 +58,8 @@ const TITLES: [RegExp, string][] = [
   [/^\/collections\/.+/, 'Collection'],
   [/^\/collections/, 'Collections'],
   [/^\/scenarios\//, 'Scenario'],
+  [/^\/agents\/.+/, 'Agent'],
+  [/^\/agents/, 'Agents'],
   [/^\/settings/, 'Account'],
   [/^\/login/, 'Sign in'],
   [/^\/signup/, 'Sign up'],
@@ -97,6 +106,13 @@ function App() {
                   Collections
                 </a>
               </li>
+              {loaded && user && (
+                <li>
+                  <a href="/agents" aria-current={current('/agents')}>
+                    Agents
+                  </a>
+                </li>
+              )}
               {loaded &&
                 (user ? (
                   <li>
