@@ -143,7 +143,8 @@ export const toolOperations: Operation[] = [
     responses: { 200: okPage(toolListItemSchema) },
     errors: REQUEST,
     handler: async (_ctx, deps, { query }) => {
-      const ids = await listToolIds(deps.db, query);
+      const key = JSON.stringify([query.category ?? null, query.q ?? null, query.official ?? null, query.limit, query.offset]);
+      const ids = await deps.tools.ids(key, () => listToolIds(deps.db, query));
       const page = pageOf(ids, query.limit, query.offset);
       const rows = inOrder(await deps.tools.getMany(page.items), page.items);
       return { success: true, data: rows.map(toToolListItem), pagination: page.pagination };
