@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { defineOperation, reply, type Operation } from './define.js';
 import { ok, timestamp, uuid } from './envelope.js';
-import { toolListItemSchema, toToolListItem } from './tools.js';
+import { toolListItemSchema, toToolListItem } from './tool-schemas.js';
 import { AppError, errors } from '../../core/errors.js';
 import { createUserWithKey, newUserSchema } from '../../core/accounts.js';
 import { CATEGORIES, TIERS } from '../../core/types.js';

@@ -1,61 +1,22 @@
 /**
  * The tool catalogue: the list in quality order, ranked search, trending, rating, and the detail by id, slug or
- * `<package>::<tool>`. The response schemas and the mappers that fill them live here together (collections, admin
- * and the package import show tool list items too).
+ * `<package>::<tool>`. The tool schemas and their mappers are in tool-schemas.ts (the package import shows list items
+ * too).
  */
 import { z } from 'zod';
 import { defineOperation, type Operation } from './define.js';
-import { ok, okPage, nullableTimestamp, timestamp, uuid } from './envelope.js';
+import { ok, okPage } from './envelope.js';
 import { loadTool } from './shared.js';
+import { averageRating, category, toolDetailSchema, toolListItemSchema, toToolDetail, toToolListItem } from './tool-schemas.js';
 import { booleanQuery, limitQuery, pageOf, paging, QUERY_TEXT_MAX } from '../validate.js';
 import { requireCaller } from '../middleware/auth.js';
-import { toolTokenCount } from '../mcp-tools.js';
-import { CATEGORIES, HEALTH_STATUSES } from '../../core/types.js';
 import { TRENDING_PERIODS } from '../../core/scoring.js';
-import { scrubHostPaths } from '../../core/host-paths.js';
 import { rateTool } from '../../core/tool-feedback.js';
 import { trendingScores } from '../../core/repos/feedback.js';
 import { listToolIds } from '../../core/repos/tool-list.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 
-// ---- response schemas and mappers ----
-
-export function averageRating(sum: number, count: number): number | null {
-  return count === 0 ? null : Math.round((sum / count) * 100) / 100;
-}
-
-const category = z.enum(CATEGORIES);
-
-export const toolListItemSchema = z.object({
-  id: uuid,
-  name: z.string(),
-  description: z.string(),
-  qualityScore: z.number(),
-  healthStatus: z.enum(HEALTH_STATUSES),
-  package: z.object({
-    npmPackageName: z.string(),
-    category,
-    env: z.array(z.string()).meta({ description: 'Names of the environment variables the tool requires' }),
-  }),
-  averageRating: z.number().nullable(),
-  ratingCount: z.number().int(),
-});
-
-const toolDetailSchema = toolListItemSchema.extend({
-  slug: z.string().meta({ description: '`<package>/<tool>`' }),
-  toolId: z.string().meta({ description: '`<package>::<tool>`' }),
-  inputSchema: z.record(z.string(), z.unknown()).meta({ description: "The tool's input as JSON Schema" }),
-  healthError: z.string().nullable().meta({ description: 'Why the tool is BROKEN (null otherwise)' }),
-  lastHealthCheckAt: nullableTimestamp,
-  executionCount: z.number().int(),
-  tokenCount: z.number().int().meta({ description: "Tokens (o200k_base) of the tool's MCP definition" }),
-  package: toolListItemSchema.shape.package.extend({
-    version: z.string(),
-    official: z.boolean(),
-    envVars: z.array(z.object({ name: z.string(), required: z.boolean(), description: z.string().nullable() })),
-  }),
-  createdAt: timestamp,
-});
+// ---- response schemas ----
 
 const trendingItemSchema = toolListItemSchema.extend({
   trendingScore: z.number(),
@@ -63,41 +24,6 @@ const trendingItemSchema = toolListItemSchema.extend({
 });
 
 const ratingSchema = z.object({ userRating: z.number().int(), averageRating: z.number().nullable(), ratingCount: z.number().int() });
-
-export function toToolListItem(t: ToolRow): z.infer<typeof toolListItemSchema> {
-  return {
-    id: t.id,
-    name: t.name,
-    description: t.description,
-    qualityScore: t.quality_score,
-    healthStatus: t.health_status,
-    package: { npmPackageName: t.package_name, category: t.package_category, env: (t.package_env ?? []).filter((v) => v.required).map((v) => v.name) },
-    averageRating: averageRating(t.rating_sum, t.rating_count),
-    ratingCount: t.rating_count,
-  };
-}
-
-export function toToolDetail(t: ToolRow): z.infer<typeof toolDetailSchema> {
-  const item = toToolListItem(t);
-  return {
-    ...item,
-    slug: `${t.package_name}/${t.name}`,
-    toolId: `${t.package_name}::${t.name}`,
-    inputSchema: t.input_schema,
-    // Scrubbed when stored (worker/health.ts); again here for rows stored before that.
-    healthError: t.health_status === 'BROKEN' && t.health_error ? scrubHostPaths(t.health_error, t.package_install_path) : null,
-    lastHealthCheckAt: t.last_health_check_at ? new Date(t.last_health_check_at).toISOString() : null,
-    executionCount: t.execution_count,
-    tokenCount: toolTokenCount(t),
-    package: {
-      ...item.package,
-      version: t.package_version,
-      official: t.package_official,
-      envVars: (t.package_env ?? []).map((v) => ({ name: v.name, required: v.required, description: v.description ?? null })),
-    },
-    createdAt: new Date(t.created_at).toISOString(),
-  };
-}
 
 /** Rows in the order of `ids` (the cache may answer in another order). */
 function inOrder(rows: ToolRow[], ids: string[]): ToolRow[] {

@@ -1,0 +1,83 @@
+/**
+ * Tools as the API shows them: the list item (the list, search, trending, a package import's answer) and the detail,
+ * with the mappers from rows to them — shared by tools.ts and admin.ts, which must not import each other.
+ */
+import { z } from 'zod';
+import { nullableTimestamp, timestamp, uuid } from './envelope.js';
+import { toolTokenCount } from '../mcp-tools.js';
+import { CATEGORIES, HEALTH_STATUSES } from '../../core/types.js';
+import { scrubHostPaths } from '../../core/host-paths.js';
+import type { ToolRow } from '../../core/repos/tools.js';
+
+export function averageRating(sum: number, count: number): number | null {
+  return count === 0 ? null : Math.round((sum / count) * 100) / 100;
+}
+
+export const category = z.enum(CATEGORIES);
+
+export const toolListItemSchema = z.object({
+  id: uuid,
+  name: z.string(),
+  description: z.string(),
+  qualityScore: z.number(),
+  healthStatus: z.enum(HEALTH_STATUSES),
+  package: z.object({
+    npmPackageName: z.string(),
+    category,
+    env: z.array(z.string()).meta({ description: 'Names of the environment variables the tool requires' }),
+  }),
+  averageRating: z.number().nullable(),
+  ratingCount: z.number().int(),
+});
+
+export const toolDetailSchema = toolListItemSchema.extend({
+  slug: z.string().meta({ description: '`<package>/<tool>`' }),
+  toolId: z.string().meta({ description: '`<package>::<tool>`' }),
+  inputSchema: z.record(z.string(), z.unknown()).meta({ description: "The tool's input as JSON Schema" }),
+  healthError: z.string().nullable().meta({ description: 'Why the tool is BROKEN (null otherwise)' }),
+  lastHealthCheckAt: nullableTimestamp,
+  executionCount: z.number().int(),
+  tokenCount: z.number().int().meta({ description: "Tokens (o200k_base) of the tool's MCP definition" }),
+  package: toolListItemSchema.shape.package.extend({
+    version: z.string(),
+    official: z.boolean(),
+    envVars: z.array(z.object({ name: z.string(), required: z.boolean(), description: z.string().nullable() })),
+  }),
+  createdAt: timestamp,
+});
+
+export function toToolListItem(t: ToolRow): z.infer<typeof toolListItemSchema> {
+  return {
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    qualityScore: t.quality_score,
+    healthStatus: t.health_status,
+    package: { npmPackageName: t.package_name, category: t.package_category, env: (t.package_env ?? []).filter((v) => v.required).map((v) => v.name) },
+    averageRating: averageRating(t.rating_sum, t.rating_count),
+    ratingCount: t.rating_count,
+  };
+}
+
+export function toToolDetail(t: ToolRow): z.infer<typeof toolDetailSchema> {
+  const item = toToolListItem(t);
+  return {
+    ...item,
+    slug: `${t.package_name}/${t.name}`,
+    toolId: `${t.package_name}::${t.name}`,
+    inputSchema: t.input_schema,
+    // Scrubbed when stored (worker/health.ts); again here for rows stored before that.
+    healthError: t.health_status === 'BROKEN' && t.health_error ? scrubHostPaths(t.health_error, t.package_install_path) : null,
+    lastHealthCheckAt: t.last_health_check_at ? new Date(t.last_health_check_at).toISOString() : null,
+    executionCount: t.execution_count,
+    tokenCount: toolTokenCount(t),
+    package: {
+      ...item.package,
+      version: t.package_version,
+      official: t.package_official,
+      envVars: (t.package_env ?? []).map((v) => ({ name: v.name, required: v.required, description: v.description ?? null })),
+    },
+    createdAt: new Date(t.created_at).toISOString(),
+  };
+}
+
