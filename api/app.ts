@@ -12,25 +12,16 @@ import { authMiddleware } from './middleware/auth.js';
 import { sessionMiddleware } from './middleware/session.js';
 import { rateLimitMiddleware } from './middleware/rate-limit.js';
 import { jsonBody } from './middleware/body.js';
-import { registryRoutes } from './registry.js';
 import { webApp } from '../web/serve.js';
 import { OPERATIONS } from './operations/index.js';
 import { mountOperations } from './operations/define.js';
 import { docsRoutes } from './docs-page.js';
-
-export type RouteModule = (router: Router, deps: AppDeps) => void;
-
-/** Route modules in mount order; later issues add theirs here. */
-const ROUTES: RouteModule[] = [
-  registryRoutes,
-];
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
   // Case-sensitive: one spelling per route, so that nothing downstream can read a path differently from the router.
   const router = new Router({ sensitive: true });
   mountOperations(router, deps, OPERATIONS);
-  for (const mount of ROUTES) mount(router, deps);
   docsRoutes(router);
   app.use(requestId(deps.logger));
   app.use(errorMiddleware(deps.logger));

@@ -27,6 +27,9 @@ const ERROR_B = z.object({
   resetAt: z.string().optional().meta({ description: 'On the daily run quota 429: the next midnight UTC' }),
 });
 
+/** The MCP Registry API's own error body. */
+const ERROR_REGISTRY = z.object({ error: z.string() });
+
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid input (`details` names each field)',
   401: 'A valid API key (or admin token) is required',
@@ -78,7 +81,7 @@ function parameters(op: Operation): Json[] {
     }
   };
   add('path', op.params);
-  add('query', op.query);
+  add('query', op.query ?? op.documentedQuery);
   return out;
 }
 
@@ -112,6 +115,7 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** Shape A everywhere; shape B on scenario operations, except authentication and rate limits (always A). */
 function errorSchema(op: Operation, status: number): Json {
   if (op.errorShape === 'A') return ref('ErrorA');
+  if (op.errorShape === 'registry') return op.errors.includes(status) ? ref('ErrorRegistry') : ref('ErrorA');
   const either = { oneOf: [ref('ErrorA'), ref('ErrorB')] };
   // A missing key is the operation's own 401 (B); an unknown or revoked key is authentication's (A).
   if (status === 401) return either;
@@ -186,7 +190,7 @@ export function buildOpenApi(ops: readonly Operation[], info: OpenApiInfo): Json
         apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `tsk_` followed by 40 base62 characters' },
         adminToken: { type: 'http', scheme: 'bearer', description: "The operator's ADMIN_TOKEN" },
       },
-      schemas: { ErrorA: schemaOf(ERROR_A, 'output'), ErrorB: schemaOf(ERROR_B, 'output') },
+      schemas: { ErrorA: schemaOf(ERROR_A, 'output'), ErrorB: schemaOf(ERROR_B, 'output'), ErrorRegistry: schemaOf(ERROR_REGISTRY, 'output') },
     },
   };
 }

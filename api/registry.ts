@@ -5,9 +5,9 @@
  * `/v0.1/servers/{name}/versions` and `/v0.1/servers/{name}/versions/{version|latest}` read one. Only the latest
  * version of a collection exists. Errors are the registry's `{ error }` shape, not ours.
  */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppDeps } from './deps.js';
+import { reply } from './operations/define.js';
 import { callerOf } from './middleware/auth.js';
 import { collectionTools } from '../core/collections.js';
 import type { CollectionRow } from '../core/repos/collections.js';
@@ -41,7 +41,7 @@ async function responses(ctx: Context, deps: AppDeps, rows: CollectionRow[]) {
   return Promise.all(rows.map(async (c) => serverResponse(sc, c, await collectionTools(deps.tools, c), figures.get(c.id))));
 }
 
-async function listServers(ctx: Context, deps: AppDeps) {
+export async function listServers(ctx: Context, deps: AppDeps): Promise<unknown> {
   const limitText = one(ctx, 'limit');
   const limit = limitText === undefined ? DEFAULT_LIMIT : Number(limitText);
   if (!/^\d+$/.test(limitText ?? '0') || !Number.isInteger(limit) || limit < 1) throw new RegistryError(400, "'limit' must be a positive integer");
@@ -65,7 +65,7 @@ async function listServers(ctx: Context, deps: AppDeps) {
   const page = rows.slice(0, Math.min(limit, MAX_LIMIT));
   const servers = await responses(ctx, deps, page);
   const more = rows.length > page.length;
-  ctx.body = {
+  return {
     servers,
     metadata: { count: servers.length, ...(more ? { nextCursor: serverName(deps.config.REGISTRY_NAMESPACE, page[page.length - 1]) } : {}) },
   };
@@ -80,37 +80,24 @@ async function loadServer(ctx: Context, deps: AppDeps): Promise<CollectionRow> {
   return c;
 }
 
-async function listVersions(ctx: Context, deps: AppDeps) {
+export async function listVersions(ctx: Context, deps: AppDeps): Promise<unknown> {
   const servers = await responses(ctx, deps, [await loadServer(ctx, deps)]);
-  ctx.body = { servers, metadata: { count: servers.length } };
+  return { servers, metadata: { count: servers.length } };
 }
 
-async function getVersion(ctx: Context, deps: AppDeps) {
+export async function getVersion(ctx: Context, deps: AppDeps): Promise<unknown> {
   const c = await loadServer(ctx, deps);
   const { version } = ctx.params as { version: string };
   if (version !== 'latest' && version !== versionOf(c.revision)) throw new RegistryError(404, 'Server version not found');
-  [ctx.body] = await responses(ctx, deps, [c]);
+  return (await responses(ctx, deps, [c]))[0];
 }
 
-type Handler = (ctx: Context, deps: AppDeps) => Promise<void>;
-
-function handle(deps: AppDeps, fn: Handler) {
-  return async (ctx: Context) => {
-    try {
-      await fn(ctx, deps);
-    } catch (err) {
-      if (!(err instanceof RegistryError)) throw err;
-      ctx.status = err.status;
-      ctx.body = { error: err.message };
-    }
-  };
-}
-
-export function registryRoutes(router: Router, deps: AppDeps) {
-  router.get('/v0.1/servers', handle(deps, listServers));
-  // The name is one URL-encoded segment (`com.example%2Fada.tools`); its slash unencoded is read too.
-  router.get('/v0.1/servers/:name/versions', handle(deps, listVersions));
-  router.get('/v0.1/servers/:name/versions/:version', handle(deps, getVersion));
-  router.get('/v0.1/servers/:ns/:server/versions', handle(deps, listVersions));
-  router.get('/v0.1/servers/:ns/:server/versions/:version', handle(deps, getVersion));
+/** Runs a registry read; the registry's own errors become its `{ error }` body with their status. */
+export async function registryReply(fn: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof RegistryError)) throw err;
+    return reply(err.status, { error: err.message });
+  }
 }

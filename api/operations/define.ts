@@ -75,8 +75,12 @@ export interface Operation<P extends z.ZodType | undefined = z.ZodType | undefin
   description?: string;
   tag: string;
   auth: Auth;
-  /** Shape of error bodies: A `{ success, error: { code, message, details? } }`, B `{ success, error, message }`. */
-  errorShape: 'A' | 'B';
+  /**
+   * Shape of error bodies: A `{ success, error: { code, message, details? } }`, B `{ success, error, message }`, or
+   * `registry`: the MCP Registry's own `{ error }`, which the operation's handler answers itself (authentication and
+   * rate limits stay A).
+   */
+  errorShape: 'A' | 'B' | 'registry';
   params?: P;
   query?: Q;
   body?: B;
@@ -85,6 +89,8 @@ export interface Operation<P extends z.ZodType | undefined = z.ZodType | undefin
    * shown in the OpenAPI document, not parsed by the builder. Give `body` or this, not both.
    */
   documentedBody?: z.ZodType;
+  /** The query as documented, when the handler reads it itself (answering errors in its own shape). */
+  documentedQuery?: z.ZodType;
   /** Success responses by status; the first is the default. */
   responses: Record<number, ResponseSpec>;
   /** Error statuses this operation can answer (401/429/500 are added for every operation). */
@@ -111,6 +117,8 @@ export function isRaw(r: ResponseSpec): r is RawResponse {
 
 function serialise(op: Operation, status: number, body: unknown, ctx: Context, deps: AppDeps): unknown {
   const spec = op.responses[status];
+  // An operation that answers its own errors (the registry's `{ error }`) replies with a declared error status.
+  if (!spec && op.errorShape === 'registry' && op.errors.includes(status)) return body;
   if (!spec || isStream(spec) || isRaw(spec)) throw new Error(`${op.id}: status ${status} is not a declared JSON response`);
   const parsed = (isJsonOrStream(spec) ? spec.json : spec).safeParse(body);
   if (parsed.success) return parsed.data;

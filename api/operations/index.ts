@@ -1,6 +1,6 @@
 /**
- * Every operation declared as data (api/operations/define.ts), in mount order. Routes not yet declared here are
- * mounted by api/app.ts from api/routes/.
+ * Every operation of the HTTP API, declared as data (api/operations/define.ts), in mount order. The router, response
+ * serialisation and the OpenAPI document all come from this list.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,6 +20,7 @@ import { keyOperations } from './keys.js';
 import { toolDetailOperations, toolOperations } from './tools.js';
 import { reviewOperations } from './reviews.js';
 import { executionOperations } from './executions.js';
+import { registryOperations } from './registry.js';
 
 /** The service's version, from the package.json above this file (in the sources, or in dist/). */
 function serviceVersion(): string {
@@ -40,6 +41,7 @@ const DECLARED: Operation[] = [
   ...healthOperations, ...adminOperations, ...keyOperations, ...executionOperations, ...toolOperations, ...reviewOperations,
   // Last among `/api/tools/...`: `*ref` matches the paths above too.
   ...toolDetailOperations,
+  ...registryOperations,
 ];
 
 export const OPERATIONS: readonly Operation[] = [...DECLARED, ...metaOperations(() => OPERATIONS, VERSION)];
