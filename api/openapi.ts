@@ -46,10 +46,16 @@ const STATUS_TEXT: Record<number, string> = {
   504: 'A synchronous execution outlived its wait; poll `executionId`',
 };
 
-/** Errors every operation can answer: a bad or revoked key, a rate limit, the unexpected, a database outage. */
-const ALWAYS = [401, 429, 500, 503];
-/** A write signed in with the session cookie but without its CSRF token is refused before any handler runs. */
-const ALWAYS_ON_WRITES = [403];
+/**
+ * Errors every operation can answer, because the middleware before it can: a path or query that cannot be read one
+ * way only (400), a bad or revoked key, a rate limit, the unexpected, a database outage.
+ */
+const ALWAYS = [400, 401, 429, 500, 503];
+/**
+ * On methods that may carry a body, the body parser's refusals (over 1 MiB, not JSON), and a write signed in with the
+ * session cookie but without its CSRF token (403), all before any handler runs.
+ */
+const ALWAYS_ON_WRITES = [403, 413, 415];
 
 function schemaOf(s: z.ZodType, io: 'input' | 'output'): Json {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;

@@ -132,6 +132,25 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/api/agents' },
   { method: 'GET', path: '/api/agents/:id', real: { id: () => [ids.agent] } },
   { method: 'POST', path: '/api/agents/:id/chat', real: { id: () => [ids.agent] }, body: () => ({ message: 'hello', env: { A: 'b' } }) },
+  { method: 'GET', path: '/api/auth/options' },
+  { method: 'POST', path: '/api/auth/signup', body: () => ({ username: 'fuzzsign', password: 'correct horse battery staple', name: 'F' }) },
+  { method: 'POST', path: '/api/auth/login', body: () => ({ username: 'fuzzsign', password: 'correct horse battery staple' }) },
+  { method: 'POST', path: '/api/auth/logout' },
+  { method: 'POST', path: '/api/auth/logout-all' },
+  { method: 'GET', path: '/api/auth/me' },
+  { method: 'GET', path: '/api/auth/me/collections' },
+  { method: 'GET', path: '/api/auth/oidc/start', query: ['next'] },
+  { method: 'GET', path: '/api/auth/oidc/callback', query: ['code', 'state'] },
+  { method: 'POST', path: '/api/admin/invitations', admin: true, body: () => ({}) },
+  { method: 'GET', path: '/api/openapi.json' },
+  { method: 'GET', path: '/v0.1/servers', query: ['cursor', 'limit', 'search', 'updated_since', 'version'] },
+  { method: 'GET', path: '/v0.1/servers/:name/versions' },
+  { method: 'GET', path: '/v0.1/servers/:name/versions/:version', real: { version: () => ['latest', '1.0.1'] } },
+  { method: 'GET', path: '/v0.1/servers/:ns/:server/versions' },
+  { method: 'GET', path: '/v0.1/servers/:ns/:server/versions/:version', real: { version: () => ['latest', '1.0.1'] } },
+  { method: 'GET', path: '/docs' },
+  { method: 'GET', path: '/docs/init.js' },
+  { method: 'GET', path: '/docs/assets/:file', real: { file: () => ['swagger-ui.css', 'favicon-32x32.png'] } },
 ];
 
 test.serial('the fuzz table covers every route the app mounts', (t) => {
@@ -145,6 +164,7 @@ test.serial('the fuzz table covers every route the app mounts', (t) => {
 
 /** Scenario operations answer in shape B (SPEC, Errors); everything else in shape A. */
 const SCENARIO_PATH = /^\/api\/(?:scenarios|scenario-runs|scenario-batches)(?:\/|$|\?)|^\/api\/collections\/[^/?]+\/scenarios(?:\/|$|\?)/;
+const REGISTRY_PATH = /^\/v0\.1\//;
 const SHAPE_B_WORDS: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
   413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Rate Limit Exceeded',
@@ -200,6 +220,8 @@ function problem(r: FuzzRequest, res: { status: number; body: any; text: string 
   const shapeA = b.success === false && typeof b.error?.code === 'string' && typeof b.error?.message === 'string'
     && (b.error.details === undefined || (Array.isArray(b.error.details) && b.error.details.every((d: any) => typeof d.path === 'string' && typeof d.message === 'string')));
   const shapeB = b.success === false && b.error === SHAPE_B_WORDS[res.status] && typeof b.message === 'string';
+  // The MCP Registry API answers its own errors in the registry's `{ error }` shape (authentication and rate limits: A).
+  if (REGISTRY_PATH.test(r.path) && typeof b.error === 'string' && Object.keys(b).length === 1) return undefined;
   if (!SCENARIO_PATH.test(r.path)) return shapeA ? undefined : 'a 4xx not in shape A';
   // On scenario routes: shape B, except a bad token (401) and the per-key rate limit (429), which are shape A.
   const aAllowed = (res.status === 401 && r.auth === 'badToken') || (res.status === 429 && b.error?.code === 'RATE_LIMITED');
