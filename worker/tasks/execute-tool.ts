@@ -52,7 +52,8 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
       attempt: execution.attempts,
       status: mapped.status,
       result: redactSecrets(mapped.result, env),
-      error: redactSecrets(mapped.error, env),
+      // The code is ours (a closed union), never the tool's text: only the message can carry a secret.
+      error: mapped.error && { ...mapped.error, message: redactSecrets(mapped.error.message, env) },
       executionTimeMs: Math.round(outcome.durationMs),
       countAs: ok
         ? { kind: 'execution_succeeded', weight: TRENDING_WEIGHTS.executionSucceeded }
