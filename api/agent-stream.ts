@@ -41,14 +41,23 @@ export function declaredEnv(tool: ToolRow, env: Record<string, string>): Record<
 
 function toResult(e: ExecutionRow): ToolCallResult {
   const base = { executionId: e.id, executionTimeMs: e.execution_time_ms ?? 0 };
-  if (!isFinalExecution(e)) return { ...base, error: { code: 'EXECUTION_TIMEOUT', message: `The execution did not finish in time; poll GET /api/executions/${e.id}` } };
+  if (!isFinalExecution(e))
+    return { ...base, error: { code: 'EXECUTION_TIMEOUT', message: `The execution did not finish in time; poll GET /api/executions/${e.id}` } };
   if (e.status === 'succeeded') return { ...base, output: e.result ?? null };
   return { ...base, error: e.error ?? { code: 'INTERNAL', message: 'The execution failed' } };
 }
 
 type Send = (event: string, data: unknown) => void;
 
-async function callTool(deps: AppDeps, send: Send, signal: AbortSignal, set: AgentToolSet, req: AgentStreamRequest, name: string, input: unknown): Promise<ToolCallResult> {
+async function callTool(
+  deps: AppDeps,
+  send: Send,
+  signal: AbortSignal,
+  set: AgentToolSet,
+  req: AgentStreamRequest,
+  name: string,
+  input: unknown,
+): Promise<ToolCallResult> {
   const tool = set.byName.get(name);
   const toolId = tool?.id ?? null;
   const refuse = (code: string, message: string) => {
@@ -60,7 +69,13 @@ async function callTool(deps: AppDeps, send: Send, signal: AbortSignal, set: Age
   if (!tool) return refuse('UNKNOWN_TOOL', `No tool named '${name}' is offered`);
   let execution: ExecutionRow;
   try {
-    execution = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, { tool, params: input ?? {}, env: req.envFor(tool, req.env), caller: req.caller, origin: 'agent' });
+    execution = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, {
+      tool,
+      params: input ?? {},
+      env: req.envFor(tool, req.env),
+      caller: req.caller,
+      origin: 'agent',
+    });
   } catch (err) {
     if (err instanceof AppError && err.status < 500) return refuse(err.code, err.message);
     throw err;

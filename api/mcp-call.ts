@@ -53,7 +53,9 @@ export function resultOf(e: ExecutionRow): CallToolResult {
 /** A refusal before anything was queued (400 invalid params, 422 BROKEN or missing env, 413) as a tool result. */
 function refusal(err: AppError, tool: ToolRow, env: Record<string, string>): CallToolResult {
   if (err.code !== 'TOOL_UNAVAILABLE') return errorResult(err.message);
-  const missing = toolEnv(tool).filter((v) => v.required && !(v.name in env)).map((v) => envHeaderName(v.name));
+  const missing = toolEnv(tool)
+    .filter((v) => v.required && !(v.name in env))
+    .map((v) => envHeaderName(v.name));
   const hint = missing.length > 0 ? ` (send ${missing.length === 1 ? 'the header' : 'the headers'} ${missing.join(', ')} with the request)` : '';
   return errorResult(`${err.message}${hint}`);
 }

@@ -53,7 +53,12 @@ export function metaTools(named: Map<string, ToolRow>): Tool[] {
         required: ['name'],
         additionalProperties: false,
       },
-      annotations: { readOnlyHint: every('readOnlyHint'), destructiveHint: some('destructiveHint'), idempotentHint: every('idempotentHint'), openWorldHint: some('openWorldHint') },
+      annotations: {
+        readOnlyHint: every('readOnlyHint'),
+        destructiveHint: some('destructiveHint'),
+        idempotentHint: every('idempotentHint'),
+        openWorldHint: some('openWorldHint'),
+      },
     },
   ];
 }
@@ -76,7 +81,12 @@ function invalid(message: string): never {
 }
 
 /** A `tools/call` in search mode. */
-export async function callMetaTool(c: CallContext, named: Map<string, ToolRow>, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+export async function callMetaTool(
+  c: CallContext,
+  named: Map<string, ToolRow>,
+  name: string,
+  args: Record<string, unknown> | undefined,
+): Promise<CallToolResult> {
   const a = args ?? {};
   if (name === SEARCH_TOOL) {
     if (typeof a.query !== 'string' || a.query.trim() === '') invalid(`${SEARCH_TOOL}: 'query' must be a non-empty string`);

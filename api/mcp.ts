@@ -21,7 +21,6 @@ import { callCollectionTool, type CallContext } from './mcp-call.js';
 import { callMetaTool, metaTools, MCP_MODES, type McpMode } from './mcp-modes.js';
 import { versionOf } from './registry-server.js';
 
-
 /** The collection, if the caller may use it: public ones are open, private ones need the owner's key (else 404). */
 async function loadMcpCollection(ctx: Context, deps: AppDeps): Promise<CollectionRow> {
   const { username, slug } = ctx.params as { username: string; slug: string };
@@ -69,7 +68,11 @@ export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void
   // array of tools/call would otherwise queue thousands). MCP 2025-06-18 dropped batching from the protocol.
   if (Array.isArray(ctx.request.body)) {
     ctx.status = 400;
-    ctx.body = { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per request' }, id: null };
+    ctx.body = {
+      jsonrpc: '2.0',
+      error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per request' },
+      id: null,
+    };
     return;
   }
   const c = await loadMcpCollection(ctx, deps);

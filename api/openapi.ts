@@ -12,11 +12,17 @@ type Json = Record<string, unknown>;
 const ERROR_A = z.object({
   success: z.literal(false),
   error: z.object({
-    code: z.string().meta({ description: 'VALIDATION_ERROR, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, CONFLICT, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, TOOL_UNAVAILABLE, RATE_LIMITED, INTERNAL, SERVICE_UNAVAILABLE, EXECUTION_TIMEOUT, …' }),
+    code: z.string().meta({
+      description:
+        'VALIDATION_ERROR, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, CONFLICT, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, TOOL_UNAVAILABLE, RATE_LIMITED, INTERNAL, SERVICE_UNAVAILABLE, EXECUTION_TIMEOUT, …',
+    }),
     message: z.string(),
     details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
   }),
-  executionId: z.string().optional().meta({ description: 'On a 504 EXECUTION_TIMEOUT (and an execution that failed inside the service): the execution to poll' }),
+  executionId: z
+    .string()
+    .optional()
+    .meta({ description: 'On a 504 EXECUTION_TIMEOUT (and an execution that failed inside the service): the execution to poll' }),
 });
 const ERROR_B = z.object({
   success: z.literal(false),
@@ -94,7 +100,10 @@ function parameters(op: Operation): Json[] {
 function eventStream(stream: Record<string, z.ZodType>): Json {
   const events = Object.fromEntries(Object.entries(stream).map(([name, s]) => [name, schemaOf(s, 'output')]));
   return {
-    schema: { type: 'string', description: `Server-sent events, each with an \`id:\`; resume with \`Last-Event-ID\`. Events: ${Object.keys(events).join(', ')}` },
+    schema: {
+      type: 'string',
+      description: `Server-sent events, each with an \`id:\`; resume with \`Last-Event-ID\`. Events: ${Object.keys(events).join(', ')}`,
+    },
     'x-events': events,
   };
 }
@@ -113,7 +122,10 @@ function responseObject(status: number, spec: ResponseSpec): Json {
       content: { [spec.raw.contentType]: { schema: spec.raw.schema ? schemaOf(spec.raw.schema, 'output') : {} } },
     };
   }
-  return { description: status === 201 ? 'Created' : status === 202 ? 'Accepted' : 'OK', content: { 'application/json': { schema: schemaOf(spec, 'output') } } };
+  return {
+    description: status === 201 ? 'Created' : status === 202 ? 'Accepted' : 'OK',
+    content: { 'application/json': { schema: schemaOf(spec, 'output') } },
+  };
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

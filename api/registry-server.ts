@@ -135,7 +135,9 @@ export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: Tool
           ...def,
           toolId: `${row.package_name}::${row.name}`,
           package: { name: row.package_name, version: row.package_version },
-          requiredEnv: toolEnv(row).filter((v) => v.required).map((v) => v.name),
+          requiredEnv: toolEnv(row)
+            .filter((v) => v.required)
+            .map((v) => v.name),
           permissions: row.permissions,
           healthStatus: row.health_status,
           rating: { average: row.rating_count === 0 ? null : Math.round((row.rating_sum / row.rating_count) * 100) / 100, count: row.rating_count },

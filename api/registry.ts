@@ -20,7 +20,10 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
 const VERSION = /^1\.0\.(\d{1,9})$/;
 
 class RegistryError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -36,7 +39,10 @@ function serverContext(ctx: Context, deps: AppDeps): ServerContext {
 }
 
 async function responses(ctx: Context, deps: AppDeps, rows: CollectionRow[]) {
-  const figures = await scenarioFigures(deps.db, rows.map((c) => c.id));
+  const figures = await scenarioFigures(
+    deps.db,
+    rows.map((c) => c.id),
+  );
   const sc = serverContext(ctx, deps);
   return Promise.all(rows.map(async (c) => serverResponse(sc, c, await collectionTools(deps.tools, c), figures.get(c.id))));
 }

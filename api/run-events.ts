@@ -20,7 +20,11 @@ export function runEvents(r: RunRow): StreamEvent[] {
   const timed: (StreamEvent & { seq: number })[] = [];
   for (const s of r.steps) {
     const view = toStep(s);
-    timed.push({ seq: s.startedSeq, event: 'step', data: { runId: r.id, index: s.index, toolId: s.toolId, toolName: s.toolName, params: s.params, executionId: s.executionId } });
+    timed.push({
+      seq: s.startedSeq,
+      event: 'step',
+      data: { runId: r.id, index: s.index, toolId: s.toolId, toolName: s.toolName, params: s.params, executionId: s.executionId },
+    });
     if (s.completedSeq !== undefined) {
       const { params: _params, ...completed } = view;
       timed.push({ seq: s.completedSeq, event: 'tool.completed', data: { runId: r.id, ...completed } });
@@ -39,7 +43,17 @@ export function batchEvents(b: BatchRow, runs: BatchRunRow[]): StreamEvent[] {
   const finished = runs.filter((r) => r.batch_seq !== null).sort((x, y) => x.batch_seq! - y.batch_seq!);
   const events: StreamEvent[] = finished.map((r, i) => ({
     event: 'run.completed',
-    data: { batchId: b.id, runId: r.id, scenarioId: r.scenario_id, status: r.status, success: r.success, verdict: r.verdict, finished: i + 1, total: b.total, counts: countRuns(finished.slice(0, i + 1)) },
+    data: {
+      batchId: b.id,
+      runId: r.id,
+      scenarioId: r.scenario_id,
+      status: r.status,
+      success: r.success,
+      verdict: r.verdict,
+      finished: i + 1,
+      total: b.total,
+      counts: countRuns(finished.slice(0, i + 1)),
+    },
   }));
   if (b.completed_at) events.push({ event: 'done', data: toBatchProgress(b, runs) });
   return events;

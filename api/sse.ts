@@ -311,6 +311,9 @@ function end(streams: Streams, s: Shared): void {
   if (s.ended) return;
   s.ended = true;
   if (streams.shared.get(s.key) === s) streams.shared.delete(s.key);
-  void s.subscription.then((unsubscribe) => unsubscribe(), () => undefined);
+  void s.subscription.then(
+    (unsubscribe) => unsubscribe(),
+    () => undefined,
+  );
   s.channel.close();
 }

@@ -42,7 +42,11 @@ async function seed(url: string, docs: ReturnType<typeof syntheticTools>) {
       quality_score: t.qualityScore,
       input_schema: JSON.stringify({ type: 'object', properties: { input: { type: 'string', description: 'input' } } }),
     }));
-    for (let i = 0; i < rows.length; i += 500) await db('tools').insert(rows.slice(i, i + 500)).onConflict(['package_id', 'name']).ignore();
+    for (let i = 0; i < rows.length; i += 500)
+      await db('tools')
+        .insert(rows.slice(i, i + 500))
+        .onConflict(['package_id', 'name'])
+        .ignore();
   }
   const ids: string[] = (await db('tools').select('id')).map((r: { id: string }) => r.id);
   const { secret } = await createUserWithKey(db, { username: 'bench', tier: 'enterprise' });
@@ -51,11 +55,14 @@ async function seed(url: string, docs: ReturnType<typeof syntheticTools>) {
 }
 
 function queriesFrom(docs: ReturnType<typeof syntheticTools>, n: number): string[] {
-  
   const out: string[] = [];
   for (let i = 0; out.length < n; i++) {
     const d = docs[(i * 7919) % docs.length];
-    const words = d.description.toLowerCase().replace(/[^a-z0-9 ]/g, ' ').split(/\s+/).filter((w) => w.length > 3);
+    const words = d.description
+      .toLowerCase()
+      .replace(/[^a-z0-9 ]/g, ' ')
+      .split(/\s+/)
+      .filter((w) => w.length > 3);
     out.push(words.slice(i % 3, (i % 3) + 1 + (i % 3)).join(' ') || d.name);
   }
   return out;
@@ -126,7 +133,10 @@ async function main() {
     });
     const base = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 300; i++) {
-      const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -134,8 +144,16 @@ async function main() {
     if (check.headers.get('x-ratelimit-limit') !== '1000000000') throw new Error('rate limiting is not on');
 
     const list = await load(base, ['/api/tools', '/api/tools?limit=50&offset=100', '/api/tools?category=security'], key);
-    const search = await load(base, queries.slice(0, 1000).map((q) => `/api/tools/search?q=${encodeURIComponent(q)}`), key);
-    const detail = await load(base, ids.slice(0, 2000).map((id) => `/api/tools/${id}`), key);
+    const search = await load(
+      base,
+      queries.slice(0, 1000).map((q) => `/api/tools/search?q=${encodeURIComponent(q)}`),
+      key,
+    );
+    const detail = await load(
+      base,
+      ids.slice(0, 2000).map((id) => `/api/tools/${id}`),
+      key,
+    );
     console.log(
       JSON.stringify({
         bench: 'api',

@@ -10,9 +10,11 @@ import { runsc, type RunscOptions } from '../sandbox/runsc.js';
 export async function inParallel(total: number, lanes: number, job: (i: number) => Promise<void>): Promise<number> {
   let next = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: lanes }, async () => {
-    while (next < total) await job(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < total) await job(next++);
+    }),
+  );
   return (performance.now() - started) / 1000;
 }
 
@@ -42,7 +44,13 @@ export function removeCgroupParent(): void {
 }
 
 /** `runsc run` of a process that exits at once: a whole sandbox life with (almost) nothing inside. */
-export async function bareRate(stateDir: string, rootfs: string, lanes: number, total: number, argv = ['/lib64/ld-linux-x86-64.so.2', '--version']): Promise<number> {
+export async function bareRate(
+  stateDir: string,
+  rootfs: string,
+  lanes: number,
+  total: number,
+  argv = ['/lib64/ld-linux-x86-64.so.2', '--version'],
+): Promise<number> {
   const o: RunscOptions = { binary: '/usr/bin/runsc', root: path.join(stateDir, 'bare-runsc'), network: 'none', platform: 'ptrace' };
   const bundle = (i: number) => {
     const dir = path.join(stateDir, `bare-bundle-${i}`);
@@ -57,4 +65,3 @@ export async function bareRate(stateDir: string, rootfs: string, lanes: number, 
   });
   return total / seconds;
 }
-

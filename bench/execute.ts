@@ -68,13 +68,21 @@ async function main() {
     // Warm pool, requests spaced below its refill rate (a sandbox boots in ~0.5 s on this machine).
     await closedLoop(api.url, 1, 3, undefined, 600);
     const spaced = await closedLoop(api.url, 1, SECONDS * 2, undefined, 600);
-    Object.assign(out, { warm_spaced_p50_ms: pct(spaced.latencies, 50), warm_spaced_p99_ms: pct(spaced.latencies, 99), warm_spaced_n: spaced.latencies.length });
+    Object.assign(out, {
+      warm_spaced_p50_ms: pct(spaced.latencies, 50),
+      warm_spaced_p99_ms: pct(spaced.latencies, 99),
+      warm_spaced_n: spaced.latencies.length,
+    });
 
     const eight = await closedLoop(api.url, 8, SECONDS);
     Object.assign(out, { c8_p50_ms: pct(eight.latencies, 50), c8_p99_ms: pct(eight.latencies, 99), c8_per_s: round(eight.perSecond), c8_failed: eight.failed });
 
     const saturation = await closedLoop(api.url, 16, SECONDS);
-    Object.assign(out, { saturation_per_s: round(saturation.perSecond), saturation_failed: saturation.failed, saturation_p50_ms: pct(saturation.latencies, 50) });
+    Object.assign(out, {
+      saturation_per_s: round(saturation.perSecond),
+      saturation_failed: saturation.failed,
+      saturation_p50_ms: pct(saturation.latencies, 50),
+    });
 
     // MCP tools/call next to execute (25), spaced: what the MCP path adds.
     const mcp = await measureMcp(api, svc.config.ADMIN_TOKEN!, 40);
@@ -83,7 +91,11 @@ async function main() {
     await svc.swapWorker({ SANDBOX_POOL_SIZE: '0' });
     const coldSpaced = await closedLoop(api.url, 1, SECONDS, undefined, 200);
     const cold = await closedLoop(api.url, 16, SECONDS);
-    Object.assign(out, { cold_spaced_p50_ms: pct(coldSpaced.latencies, 50), cold_saturation_per_s: round(cold.perSecond), cold_failed: cold.failed + coldSpaced.failed });
+    Object.assign(out, {
+      cold_spaced_p50_ms: pct(coldSpaced.latencies, 50),
+      cold_saturation_per_s: round(cold.perSecond),
+      cold_failed: cold.failed + coldSpaced.failed,
+    });
 
     await svc.swapWorker({ SANDBOX_REUSE: 'caller-package', SANDBOX_POOL_SIZE: '2' });
     await closedLoop(api.url, 1, 2, key);

@@ -83,7 +83,11 @@ async function main() {
         await stopProcess(victim, 'SIGKILL');
         kills++;
         // Exactly what the dead process was running when it died (it can no longer change anything).
-        const { rows } = await db.raw(`select count(*)::int as n from executions e join workers w on w.id = e.worker_id where e.status = 'running' and w.pid = ?`, [victim.process.pid ?? 0]).catch(() => ({ rows: [{ n: 0 }] }));
+        const { rows } = await db
+          .raw(`select count(*)::int as n from executions e join workers w on w.id = e.worker_id where e.status = 'running' and w.pid = ?`, [
+            victim.process.pid ?? 0,
+          ])
+          .catch(() => ({ rows: [{ n: 0 }] }));
         interrupted += rows[0].n;
         workers.push(spawnProcess('worker/main.ts', env));
       }
@@ -108,16 +112,21 @@ async function main() {
     await faults;
     const submittedAt = Date.now();
 
-    const terminal = async () => Number((await db('executions').whereIn('id', accepted).whereIn('status', ['succeeded', 'failed', 'timed_out']).count('* as n'))[0].n);
+    const terminal = async () =>
+      Number((await db('executions').whereIn('id', accepted).whereIn('status', ['succeeded', 'failed', 'timed_out']).count('* as n'))[0].n);
     await until(async () => (await terminal().catch(() => 0)) === accepted.length, DRAIN_BOUND_MS, 'every execution to end').catch(() => undefined);
     const drainS = (Date.now() - submittedAt) / 1000;
 
-    const rows: { status: string; attempts: number; error: { code: string } | null }[] = await db('executions').whereIn('id', accepted).select('status', 'attempts', 'error');
+    const rows: { status: string; attempts: number; error: { code: string } | null }[] = await db('executions')
+      .whereIn('id', accepted)
+      .select('status', 'attempts', 'error');
     const byStatus = (s: string) => rows.filter((r) => r.status === s).length;
     const verdictsOfOurs = rows.filter((r) => ['WORKER_LOST', 'WORKER_SHUTDOWN'].includes(r.error?.code ?? '')).length;
     const ranToCompletion = rows.filter((r) => ['succeeded', 'failed', 'timed_out'].includes(r.status)).length - verdictsOfOurs;
     const tool = await db('tools').where({ name: 'slow' }).first();
-    const events = Number((await db('tool_events').where({ tool_id: tool.id }).whereIn('kind', ['execution_succeeded', 'execution_failed']).count('* as n'))[0].n);
+    const events = Number(
+      (await db('tool_events').where({ tool_id: tool.id }).whereIn('kind', ['execution_succeeded', 'execution_failed']).count('* as n'))[0].n,
+    );
     const reRuns = rows.reduce((n, r) => n + Math.max(0, r.attempts - 1), 0);
     console.log(
       JSON.stringify({

@@ -31,17 +31,25 @@ async function writeSyntheticPackage(dir: string, n: number): Promise<{ name: st
   const name = '@bench/synthetic-tools';
   const tools = docs.map((d) => d.name);
   const code = docs
-    .map((d) => `export const ${d.name} = {
+    .map(
+      (d) => `export const ${d.name} = {
   description: ${JSON.stringify(d.description)},
   inputSchema: { type: 'object', properties: { input: { type: 'string', description: 'What to work on' } }, required: ['input'] },
   execute: async ({ input }) => ({ done: ${JSON.stringify(d.name)}, input }),
-};`)
+};`,
+    )
     .join('\n');
   await fs.mkdir(dir, { recursive: true });
   await fs.writeFile(path.join(dir, 'index.js'), code);
   await fs.writeFile(
     path.join(dir, 'package.json'),
-    JSON.stringify({ name, version: '1.0.0', type: 'module', main: 'index.js', toolshed: { category: 'automation', tools: tools.map((exportName) => ({ exportName })) } }),
+    JSON.stringify({
+      name,
+      version: '1.0.0',
+      type: 'module',
+      main: 'index.js',
+      toolshed: { category: 'automation', tools: tools.map((exportName) => ({ exportName })) },
+    }),
   );
   return { name, tools };
 }
@@ -91,7 +99,9 @@ async function main() {
     }
     const user = (await post(svc.api.url, '/api/admin/users', { username: 'bench_modes' }, admin)).data;
     const key = user.apiKey.key;
-    const collection = (await post(svc.api.url, '/api/collections', { name: 'Hundred tools', uid: 'hundred-tools', description: 'Every example tool and some more' }, key)).data;
+    const collection = (
+      await post(svc.api.url, '/api/collections', { name: 'Hundred tools', uid: 'hundred-tools', description: 'Every example tool and some more' }, key)
+    ).data;
     const refs = [...examples.flatMap((p) => p.tools.map((t) => `${p.name}::${t.exportName}`)), ...synthetic.tools.map((t) => `${synthetic.name}::${t}`)];
     for (const toolId of refs) await post(svc.api.url, `/api/collections/${collection.uid}/tools`, { toolId }, key);
     const endpoint = `${svc.api.url}/api/mcp/bench_modes/${collection.uid}/http`;
@@ -146,7 +156,14 @@ async function main() {
         failedCalls += ran.filter((step) => step.result.error).length;
         chosen.push(ran.map((step) => step.toolName));
       }
-      return { passed, passRate: round(passed / generated.length), toolCalls: calls, failedToolCalls: failedCalls, ms: Math.round(performance.now() - t0), chosen };
+      return {
+        passed,
+        passRate: round(passed / generated.length),
+        toolCalls: calls,
+        failedToolCalls: failedCalls,
+        ms: Math.round(performance.now() - t0),
+        chosen,
+      };
     };
     const allRun = await runMode(eager, all.tools);
     const searchRun = await runMode(lazy, meta.tools);

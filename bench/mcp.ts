@@ -77,8 +77,12 @@ export async function measureMcp(api: ApiHandle, adminToken: string, calls = CAL
     // what the HTTP path itself costs, without the sandbox's jitter, which dwarfs it on a busy machine.
     const lifetimes = new Map<string, number>(
       (
-        await api.deps.db('executions')
-          .whereIn('id', [...execute, ...mcp].map((s) => s.executionId))
+        await api.deps
+          .db('executions')
+          .whereIn(
+            'id',
+            [...execute, ...mcp].map((s) => s.executionId),
+          )
           .select('id', api.deps.db.raw('extract(epoch from (completed_at - created_at)) * 1000 as ms'))
       ).map((r: { id: string; ms: string }) => [r.id, Number(r.ms)]),
     );
@@ -109,10 +113,11 @@ async function main() {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+if (import.meta.url === `file://${process.argv[1]}`)
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );

@@ -97,12 +97,14 @@ export function loadMetaTool(dir = DATA_DIR): { docs: SearchDocument[]; tune: La
 // punctuation and camelCase, a classic English stop-word list, no stemming, no typos, no prefixes.
 
 const BASELINE_STOP = new Set(
-  ('a about above after again against all am an and any are as at be because been before being below between both ' +
+  (
+    'a about above after again against all am an and any are as at be because been before being below between both ' +
     'but by can could did do does doing down during each few for from further had has have having he her here hers ' +
     'herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on ' +
     'once only or other our ours ourselves out over own same she should so some such than that the their theirs them ' +
     'themselves then there these they this those through to too under until up very was we were what when where ' +
-    'which while who whom why will with would you your yours yourself yourselves').split(' '),
+    'which while who whom why will with would you your yours yourself yourselves'
+  ).split(' '),
 );
 
 function baselineTokens(text: string): string[] {
@@ -135,7 +137,10 @@ export function plainBm25(docs: SearchDocument[], k1 = 1.5, b = 0.75) {
       }
       if (s > 0) scored.push({ id: d.id, s });
     });
-    return scored.sort((x, y) => y.s - x.s || (x.id < y.id ? -1 : 1)).slice(0, limit).map((x) => x.id);
+    return scored
+      .sort((x, y) => y.s - x.s || (x.id < y.id ? -1 : 1))
+      .slice(0, limit)
+      .map((x) => x.id);
   };
 }
 
@@ -168,7 +173,10 @@ async function evaluate(queries: LabelledQuery[], rank: Ranked, times?: number[]
   return { top1: top1 / n, mrr10: rr / n, recall10: recall / n };
 }
 
-const engineRanker = (engine: SearchEngine): Ranked => async (q) => (await engine.search({ q, limit: 10 })).hits.map((h) => h.id);
+const engineRanker =
+  (engine: SearchEngine): Ranked =>
+  async (q) =>
+    (await engine.search({ q, limit: 10 })).hits.map((h) => h.id);
 
 async function examplesMrr(params?: RankingParams): Promise<number> {
   const queries: LabelledQuery[] = JSON.parse(readFileSync(join(repoRoot, 'tests/fixtures/search/relevance-queries.json'), 'utf8'));
@@ -226,11 +234,13 @@ async function tuneGrid(): Promise<void> {
     return (await evaluate(tune, engineRanker(engine))).mrr10;
   };
   type Knob = { name: string; values: number[]; set: (p: RankingParams, v: number) => RankingParams };
-  const field = (i: number, key: 'fieldWeights' | 'fieldB'): Knob['set'] => (p, v) => {
-    const xs = [...p[key]];
-    xs[i] = v;
-    return { ...p, [key]: xs };
-  };
+  const field =
+    (i: number, key: 'fieldWeights' | 'fieldB'): Knob['set'] =>
+    (p, v) => {
+      const xs = [...p[key]];
+      xs[i] = v;
+      return { ...p, [key]: xs };
+    };
   const knobs: Knob[] = [
     { name: 'w.name', values: [0.5, 1, 1.5, 2, 3, 5], set: field(0, 'fieldWeights') },
     { name: 'w.description', values: [1, 1.5, 2, 3, 4], set: field(1, 'fieldWeights') },

@@ -70,7 +70,14 @@ async function bootTimes(settings: SandboxSettings, n: number): Promise<number[]
 async function main(): Promise<void> {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsbench-'));
   const cache = trivialCache();
-  const req = (reuseKey?: string): ExecuteRequest => ({ pkg: cache.pkg, exportName: 'upper', params: { text: 'hi' }, env: { K: 'v' }, timeoutMs: 10_000, reuseKey });
+  const req = (reuseKey?: string): ExecuteRequest => ({
+    pkg: cache.pkg,
+    exportName: 'upper',
+    params: { text: 'hi' },
+    env: { K: 'v' },
+    timeoutMs: 10_000,
+    reuseKey,
+  });
   const base = { network: 'none' as const, packageCacheDir: cache.dir, stateDir, cgroupParent: CGROUP_PARENT };
   const out: Record<string, unknown> = { cpus: os.availableParallelism(), pool_size: POOL, platform: 'ptrace', load_start: os.loadavg()[0] };
   try {

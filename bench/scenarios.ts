@@ -25,7 +25,11 @@ const pct = (xs: number[], p: number) => {
 
 async function main() {
   // The default WORKER_CONCURRENCY (4), not the benches' usual 8: what a default deployment does.
-  const svc = await startBenchService({ WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY ?? '4', RATE_LIMIT_PRO_MINUTE: '1000000', RATE_LIMIT_PRO_DAY: '100000000' });
+  const svc = await startBenchService({
+    WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY ?? '4',
+    RATE_LIMIT_PRO_MINUTE: '1000000',
+    RATE_LIMIT_PRO_DAY: '100000000',
+  });
   const { api, worker, config } = svc;
   const db = createDb(svc.databaseUrl, { max: 2 });
   try {

@@ -26,9 +26,7 @@ export function queryMix(n: number, seed = 7): SearchQuery[] {
   const queries: SearchQuery[] = [];
   for (let i = 0; i < n; i++) {
     const domain = pick(vocab);
-    const words = Array.from({ length: 1 + Math.floor(rnd() * 4) }, () =>
-      rnd() < 0.85 ? pick(domain.words) : pick(pick(vocab).words),
-    );
+    const words = Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => (rnd() < 0.85 ? pick(domain.words) : pick(pick(vocab).words)));
     const roll = rnd();
     const k = Math.floor(rnd() * words.length);
     if (roll < 0.2 && words[k].length >= 5) words[k] = typo(words[k], rnd);

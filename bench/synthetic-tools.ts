@@ -17,18 +17,78 @@ interface Domain {
 }
 
 const DOMAINS: Domain[] = [
-  { category: 'text-analysis', objects: ['text', 'sentence', 'word', 'paragraph', 'keyword', 'sentiment', 'language', 'summary', 'slug', 'string', 'readability', 'entity'], verbs: ['analyze', 'count', 'detect', 'extract', 'summarize', 'translate', 'normalize', 'tokenize', 'classify', 'score'], extras: ['unicode', 'english', 'multilingual', 'markdown', 'plain'] },
-  { category: 'data-processing', objects: ['csv', 'json', 'xml', 'yaml', 'table', 'row', 'column', 'record', 'array', 'schema', 'dataset', 'number'], verbs: ['convert', 'parse', 'merge', 'filter', 'sort', 'validate', 'transform', 'flatten', 'aggregate', 'deduplicate'], extras: ['nested', 'streaming', 'large', 'typed', 'tabular'] },
-  { category: 'file-operations', objects: ['file', 'directory', 'archive', 'zip', 'path', 'pdf', 'spreadsheet', 'upload', 'attachment', 'chunk'], verbs: ['read', 'write', 'compress', 'extract', 'list', 'copy', 'rename', 'split', 'checksum', 'watch'], extras: ['local', 'temporary', 'binary', 'gzip', 'recursive'] },
-  { category: 'communication', objects: ['email', 'message', 'notification', 'sms', 'slack', 'webhook', 'newsletter', 'invite', 'channel'], verbs: ['send', 'schedule', 'format', 'queue', 'broadcast', 'draft', 'forward', 'template', 'notify'], extras: ['html', 'transactional', 'bulk', 'templated', 'team'] },
-  { category: 'database', objects: ['query', 'table', 'index', 'migration', 'backup', 'record', 'connection', 'collection', 'row'], verbs: ['run', 'backup', 'restore', 'migrate', 'inspect', 'optimize', 'export', 'import', 'seed'], extras: ['postgres', 'mysql', 'sqlite', 'mongodb', 'redis'] },
-  { category: 'api-integration', objects: ['request', 'endpoint', 'token', 'weather', 'repository', 'issue', 'payment', 'invoice', 'calendar', 'event'], verbs: ['fetch', 'call', 'create', 'update', 'sync', 'list', 'lookup', 'refresh', 'paginate'], extras: ['rest', 'graphql', 'oauth', 'github', 'stripe'] },
-  { category: 'image-processing', objects: ['image', 'photo', 'thumbnail', 'color', 'palette', 'qrcode', 'barcode', 'pixel', 'favicon'], verbs: ['resize', 'crop', 'rotate', 'compress', 'convert', 'generate', 'blur', 'detect', 'watermark'], extras: ['png', 'jpeg', 'webp', 'svg', 'grayscale'] },
-  { category: 'web-scraping', objects: ['page', 'link', 'html', 'sitemap', 'url', 'metadata', 'title', 'headline', 'price', 'feed'], verbs: ['scrape', 'crawl', 'extract', 'parse', 'download', 'monitor', 'strip', 'resolve', 'clean'], extras: ['rss', 'dynamic', 'robots', 'canonical', 'open graph'] },
-  { category: 'automation', objects: ['task', 'workflow', 'schedule', 'cron', 'reminder', 'job', 'trigger', 'date', 'timezone', 'duration'], verbs: ['schedule', 'run', 'retry', 'delay', 'chain', 'calculate', 'parse', 'format', 'convert'], extras: ['recurring', 'daily', 'weekly', 'business', 'iso'] },
-  { category: 'ai-ml', objects: ['embedding', 'prompt', 'model', 'classifier', 'token', 'completion', 'vector', 'similarity', 'label'], verbs: ['generate', 'embed', 'classify', 'rank', 'cluster', 'predict', 'estimate', 'compare', 'chunk'], extras: ['cosine', 'semantic', 'zero shot', 'local', 'batch'] },
-  { category: 'security', objects: ['password', 'hash', 'token', 'secret', 'key', 'signature', 'certificate', 'uuid', 'checksum', 'jwt'], verbs: ['hash', 'verify', 'generate', 'encrypt', 'decrypt', 'sign', 'rotate', 'check', 'encode', 'decode'], extras: ['sha256', 'bcrypt', 'aes', 'hmac', 'base64'] },
-  { category: 'monitoring', objects: ['uptime', 'latency', 'metric', 'log', 'alert', 'status', 'certificate', 'dns', 'ping', 'error'], verbs: ['check', 'monitor', 'measure', 'track', 'report', 'aggregate', 'ping', 'alert', 'trace'], extras: ['http', 'tls', 'p99', 'realtime', 'regional'] },
+  {
+    category: 'text-analysis',
+    objects: ['text', 'sentence', 'word', 'paragraph', 'keyword', 'sentiment', 'language', 'summary', 'slug', 'string', 'readability', 'entity'],
+    verbs: ['analyze', 'count', 'detect', 'extract', 'summarize', 'translate', 'normalize', 'tokenize', 'classify', 'score'],
+    extras: ['unicode', 'english', 'multilingual', 'markdown', 'plain'],
+  },
+  {
+    category: 'data-processing',
+    objects: ['csv', 'json', 'xml', 'yaml', 'table', 'row', 'column', 'record', 'array', 'schema', 'dataset', 'number'],
+    verbs: ['convert', 'parse', 'merge', 'filter', 'sort', 'validate', 'transform', 'flatten', 'aggregate', 'deduplicate'],
+    extras: ['nested', 'streaming', 'large', 'typed', 'tabular'],
+  },
+  {
+    category: 'file-operations',
+    objects: ['file', 'directory', 'archive', 'zip', 'path', 'pdf', 'spreadsheet', 'upload', 'attachment', 'chunk'],
+    verbs: ['read', 'write', 'compress', 'extract', 'list', 'copy', 'rename', 'split', 'checksum', 'watch'],
+    extras: ['local', 'temporary', 'binary', 'gzip', 'recursive'],
+  },
+  {
+    category: 'communication',
+    objects: ['email', 'message', 'notification', 'sms', 'slack', 'webhook', 'newsletter', 'invite', 'channel'],
+    verbs: ['send', 'schedule', 'format', 'queue', 'broadcast', 'draft', 'forward', 'template', 'notify'],
+    extras: ['html', 'transactional', 'bulk', 'templated', 'team'],
+  },
+  {
+    category: 'database',
+    objects: ['query', 'table', 'index', 'migration', 'backup', 'record', 'connection', 'collection', 'row'],
+    verbs: ['run', 'backup', 'restore', 'migrate', 'inspect', 'optimize', 'export', 'import', 'seed'],
+    extras: ['postgres', 'mysql', 'sqlite', 'mongodb', 'redis'],
+  },
+  {
+    category: 'api-integration',
+    objects: ['request', 'endpoint', 'token', 'weather', 'repository', 'issue', 'payment', 'invoice', 'calendar', 'event'],
+    verbs: ['fetch', 'call', 'create', 'update', 'sync', 'list', 'lookup', 'refresh', 'paginate'],
+    extras: ['rest', 'graphql', 'oauth', 'github', 'stripe'],
+  },
+  {
+    category: 'image-processing',
+    objects: ['image', 'photo', 'thumbnail', 'color', 'palette', 'qrcode', 'barcode', 'pixel', 'favicon'],
+    verbs: ['resize', 'crop', 'rotate', 'compress', 'convert', 'generate', 'blur', 'detect', 'watermark'],
+    extras: ['png', 'jpeg', 'webp', 'svg', 'grayscale'],
+  },
+  {
+    category: 'web-scraping',
+    objects: ['page', 'link', 'html', 'sitemap', 'url', 'metadata', 'title', 'headline', 'price', 'feed'],
+    verbs: ['scrape', 'crawl', 'extract', 'parse', 'download', 'monitor', 'strip', 'resolve', 'clean'],
+    extras: ['rss', 'dynamic', 'robots', 'canonical', 'open graph'],
+  },
+  {
+    category: 'automation',
+    objects: ['task', 'workflow', 'schedule', 'cron', 'reminder', 'job', 'trigger', 'date', 'timezone', 'duration'],
+    verbs: ['schedule', 'run', 'retry', 'delay', 'chain', 'calculate', 'parse', 'format', 'convert'],
+    extras: ['recurring', 'daily', 'weekly', 'business', 'iso'],
+  },
+  {
+    category: 'ai-ml',
+    objects: ['embedding', 'prompt', 'model', 'classifier', 'token', 'completion', 'vector', 'similarity', 'label'],
+    verbs: ['generate', 'embed', 'classify', 'rank', 'cluster', 'predict', 'estimate', 'compare', 'chunk'],
+    extras: ['cosine', 'semantic', 'zero shot', 'local', 'batch'],
+  },
+  {
+    category: 'security',
+    objects: ['password', 'hash', 'token', 'secret', 'key', 'signature', 'certificate', 'uuid', 'checksum', 'jwt'],
+    verbs: ['hash', 'verify', 'generate', 'encrypt', 'decrypt', 'sign', 'rotate', 'check', 'encode', 'decode'],
+    extras: ['sha256', 'bcrypt', 'aes', 'hmac', 'base64'],
+  },
+  {
+    category: 'monitoring',
+    objects: ['uptime', 'latency', 'metric', 'log', 'alert', 'status', 'certificate', 'dns', 'ping', 'error'],
+    verbs: ['check', 'monitor', 'measure', 'track', 'report', 'aggregate', 'ping', 'alert', 'trace'],
+    extras: ['http', 'tls', 'p99', 'realtime', 'regional'],
+  },
 ];
 
 const VENDORS = ['acme', 'toolbox', 'agentkit', 'opentools', 'devutils', 'quickops', 'datacraft', 'nimbus', 'forge', 'relay'];
@@ -55,7 +115,11 @@ export function seededRandom(seed: number): () => number {
 }
 
 const cap = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
-const camel = (words: string[]) => words.map((w, i) => (i === 0 ? w : cap(w))).join('').replace(/\s+/g, '');
+const camel = (words: string[]) =>
+  words
+    .map((w, i) => (i === 0 ? w : cap(w)))
+    .join('')
+    .replace(/\s+/g, '');
 
 /** n tool documents over all twelve categories; about 5% BROKEN and 10% UNKNOWN. */
 export function syntheticTools(n: number, seed = 42): SearchDocument[] {
@@ -77,11 +141,7 @@ export function syntheticTools(n: number, seed = 42): SearchDocument[] {
     const extraCount = 1 + Math.floor(rnd() * 3);
     for (let k = 0; k < extraCount; k++) {
       sentences.push(
-        pick(PHRASES)
-          .replace('{out}', pick(OUTPUTS))
-          .replace('{extra}', pick(d.extras))
-          .replace('{verb}', pick(d.verbs))
-          .replace('{object}', pick(d.objects)),
+        pick(PHRASES).replace('{out}', pick(OUTPUTS)).replace('{extra}', pick(d.extras)).replace('{verb}', pick(d.verbs)).replace('{object}', pick(d.objects)),
       );
     }
     const roll = rnd();

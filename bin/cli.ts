@@ -49,7 +49,10 @@ async function main(argv: string[]): Promise<number> {
         return 1;
       }
       const { user, key, secret } = await createUserWithKey(db, parsed.data);
-      const out = { user: { id: user.id, username: user.username, name: user.name, tier: user.tier }, apiKey: { id: key.id, key: secret, prefix: key.prefix, createdAt: key.created_at } };
+      const out = {
+        user: { id: user.id, username: user.username, name: user.name, tier: user.tier },
+        apiKey: { id: key.id, key: secret, prefix: key.prefix, createdAt: key.created_at },
+      };
       // The key is printed once, here, for the operator who asked for it.
       console.log(values.json ? JSON.stringify(out) : `created ${user.username} (${user.tier})\nAPI key (shown once): ${secret}`);
       return 0;

@@ -51,10 +51,7 @@ export interface MachineDescription {
   purpose: Purpose;
 }
 
-export type Plan =
-  | { action: 'none' }
-  | { action: 'install'; packages: string[]; notices: string[] }
-  | { action: 'stop'; message: string };
+export type Plan = { action: 'none' } | { action: 'install'; packages: string[]; notices: string[] } | { action: 'stop'; message: string };
 
 /** The programs `npm start` (from its sandbox settings) or `npm test` (all of them) needs. */
 export function programsFor(purpose: Purpose, config?: Pick<Config, 'SANDBOX' | 'SANDBOX_NETWORK'>): Program[] {

@@ -27,7 +27,12 @@ async function main() {
   await buildWebAppIfStale(config, logger);
   const worker = await startWorkerProcess(config, database.url, logger);
   const api = await startApi(config, database.url, logger);
-  closeOnSignals(logger, database, () => api.close(), () => worker.close());
+  closeOnSignals(
+    logger,
+    database,
+    () => api.close(),
+    () => worker.close(),
+  );
 
   const url = openUrl(config);
   const adminTokenFile = parsed.ADMIN_TOKEN ? undefined : path.join(config.DATA_DIR, 'admin-token');
@@ -55,7 +60,10 @@ async function buildWebAppIfStale(config: Readonly<Config>, logger: Logger): Pro
 /** Imports every package under examples/tools; one summary line, one error line per package that failed. */
 async function importExamples(deps: WorkerDeps, logger: Logger): Promise<void> {
   const dirs = (await fs.readdir(EXAMPLES_DIR)).sort();
-  logger.info({ packages: dirs.length, from: EXAMPLES_DIR }, `first start: importing ${dirs.length} example packages (a minute or two; the API serves meanwhile)`);
+  logger.info(
+    { packages: dirs.length, from: EXAMPLES_DIR },
+    `first start: importing ${dirs.length} example packages (a minute or two; the API serves meanwhile)`,
+  );
   let tools = 0;
   let imported = 0;
   for (const dir of dirs) {

@@ -7,9 +7,7 @@ import { TIERS } from './types.js';
 
 export const newUserSchema = z
   .object({
-    username: z
-      .string()
-      .regex(/^[A-Za-z0-9](?:[A-Za-z0-9_-]{1,38})$/, 'must be 2–39 letters, digits, "-" or "_", starting with a letter or digit'),
+    username: z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9_-]{1,38})$/, 'must be 2–39 letters, digits, "-" or "_", starting with a letter or digit'),
     name: z.string().trim().min(1).max(100).optional(),
     tier: z.enum(TIERS).default('free'),
   })

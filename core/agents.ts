@@ -57,8 +57,13 @@ export async function loadOwnAgent(db: Knex, id: string, caller: Caller): Promis
  */
 export async function agentChatTools(db: Knex, chatModels: readonly string[], agent: AgentRow): Promise<ToolRow[]> {
   if (agent.model !== null && !chatModels.includes(agent.model)) {
-    throw errors.conflict(`The agent's model '${agent.model}' is not allowed on this server (allowed: ${chatModels.join(', ')}); create an agent with an allowed model`);
+    throw errors.conflict(
+      `The agent's model '${agent.model}' is not allowed on this server (allowed: ${chatModels.join(', ')}); create an agent with an allowed model`,
+    );
   }
   const visible = (await agentCollections(db, [agent.id])).filter((c) => c.is_public || c.owner_id === agent.user_id);
-  return loadCollectionTools(db, visible.map((c) => c.id));
+  return loadCollectionTools(
+    db,
+    visible.map((c) => c.id),
+  );
 }

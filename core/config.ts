@@ -27,7 +27,12 @@ const schema = z.object({
   SANDBOX_DNS: z
     .string()
     .optional()
-    .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.ipv4())),
   SANDBOX_POOL_SIZE: intFrom(2),
   SANDBOX_REUSE: z.enum(['off', 'caller-package']).default('off'),
@@ -72,7 +77,12 @@ const schema = z.object({
   LLM_MODELS: z
     .string()
     .optional()
-    .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)),
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
   /** CPU share of one sandbox, in cores (OCI cpu quota/period). */
   SANDBOX_CPUS: z.coerce.number().positive().max(64).default(1),
   NODE_ENV: z.string().optional(),
@@ -94,7 +104,10 @@ const schema = z.object({
   OIDC_CLIENT_SECRET: z.string().optional(),
   OIDC_LABEL: z.string().default('single sign-on'),
   /** The service's public base URL (`https://tools.example.com`); unset: taken from each request. */
-  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional().transform((v) => v?.replace(/\/+$/, '')),
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .transform((v) => v?.replace(/\/+$/, '')),
   /**
    * The DNS name that owns this registry's MCP server names (served reversed: `com.example.tools/<user>.<slug>`);
    * unset: the host of PUBLIC_URL, else `toolshed.local`.
@@ -131,7 +144,9 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     PACKAGE_CACHE_DIR: path.resolve(parsed.data.PACKAGE_CACHE_DIR ?? path.join(dataDir, 'packages')),
     SIGNUP: parsed.data.SIGNUP ?? (parsed.data.NODE_ENV === 'production' ? 'closed' : 'open'),
     WEB_DIR: path.resolve(parsed.data.WEB_DIR),
-    REGISTRY_NAMESPACE: (parsed.data.REGISTRY_NAMESPACE ?? (parsed.data.PUBLIC_URL ? new URL(parsed.data.PUBLIC_URL).hostname : 'toolshed.local')).toLowerCase(),
+    REGISTRY_NAMESPACE: (
+      parsed.data.REGISTRY_NAMESPACE ?? (parsed.data.PUBLIC_URL ? new URL(parsed.data.PUBLIC_URL).hostname : 'toolshed.local')
+    ).toLowerCase(),
     ...overrides,
   };
   return Object.freeze(config);

@@ -61,7 +61,8 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
 
 /** SQLSTATEs and socket errors that mean "the server went away or is restarting", not "the statement is wrong". */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
-const CONNECTION_MESSAGES = /Connection terminated|terminating connection|Client has encountered a connection error|timeout exceeded when trying to connect|the database system is (starting up|shutting down)|Knex: Timeout acquiring a connection/i;
+const CONNECTION_MESSAGES =
+  /Connection terminated|terminating connection|Client has encountered a connection error|timeout exceeded when trying to connect|the database system is (starting up|shutting down)|Knex: Timeout acquiring a connection/i;
 
 export function isConnectionError(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };

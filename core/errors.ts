@@ -43,8 +43,7 @@ export const errors = {
   validation: (message: string, details?: ErrorDetail[]) => new AppError('VALIDATION_ERROR', 400, message, details),
   unauthorized: (message = 'A valid API key is required') => new AppError('UNAUTHORIZED', 401, message),
   forbidden: (message = 'Only the owner may do this') => new AppError('FORBIDDEN', 403, message),
-  notFound: (what: string, id?: string) =>
-    new AppError('NOT_FOUND', 404, id === undefined ? `${what} not found` : `${what} '${id}' not found`),
+  notFound: (what: string, id?: string) => new AppError('NOT_FOUND', 404, id === undefined ? `${what} not found` : `${what} '${id}' not found`),
   /** A path that exists, asked with a method it does not take (or one the router does not know at all). */
   methodNotAllowed: (method: string, allow: string) =>
     new AppError('METHOD_NOT_ALLOWED', 405, `${method} is not allowed here${allow ? `; allowed: ${allow}` : ''}`, undefined, undefined, {
@@ -60,11 +59,17 @@ export const errors = {
     }),
   /** A caller's queued and running work is capped: wait for one to finish (there is no fixed window to wait out). */
   tooManyActive: (max: number) =>
-    new AppError('RATE_LIMITED', 429, 'Retry after 1 seconds', [{ path: 'executions', message: `at most ${max} may be queued or running at once` }], undefined, {
-      'Retry-After': '1',
-    }),
-  quotaExceeded: (resetAt: string) =>
-    new AppError('QUOTA_EXCEEDED', 429, 'Daily scenario run quota exhausted', undefined, { quotaRemaining: 0, resetAt }),
+    new AppError(
+      'RATE_LIMITED',
+      429,
+      'Retry after 1 seconds',
+      [{ path: 'executions', message: `at most ${max} may be queued or running at once` }],
+      undefined,
+      {
+        'Retry-After': '1',
+      },
+    ),
+  quotaExceeded: (resetAt: string) => new AppError('QUOTA_EXCEEDED', 429, 'Daily scenario run quota exhausted', undefined, { quotaRemaining: 0, resetAt }),
   executionTimeout: (executionId: string) =>
     new AppError('EXECUTION_TIMEOUT', 504, 'The execution did not finish in time; poll it by its id', undefined, {
       executionId,

@@ -37,7 +37,9 @@ export function checkExecutable(tool: ToolRow, params: unknown, env: Record<stri
   if (tool.health_status === 'BROKEN') {
     throw errors.toolUnavailable(`Tool '${tool.package_name}/${tool.name}' is BROKEN: ${tool.health_error ?? 'failed its health check'}`);
   }
-  const missing = toolEnv(tool).filter((v) => v.required && !(v.name in env)).map((v) => v.name);
+  const missing = toolEnv(tool)
+    .filter((v) => v.required && !(v.name in env))
+    .map((v) => v.name);
   if (missing.length > 0) throw errors.toolUnavailable(`Missing required env: ${missing.join(', ')}`);
   const details = validateAgainstSchema(tool.input_schema, params);
   if (details.length > 0) throw errors.validation(`Invalid params: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details);
@@ -64,12 +66,7 @@ export async function enqueueExecution(db: Knex, secretsKey: string, req: Execut
 }
 
 /** The execution once final, or its current state when waitMs runs out. */
-export async function waitForExecution(
-  deps: { db: Knex; notifier: Notifier },
-  id: string,
-  waitMs: number,
-  signal?: AbortSignal,
-): Promise<ExecutionRow> {
+export async function waitForExecution(deps: { db: Knex; notifier: Notifier }, id: string, waitMs: number, signal?: AbortSignal): Promise<ExecutionRow> {
   return waitForFinal(deps.notifier, {
     match: (p) => p.includes(id) && /"(succeeded|failed|timed_out)"/.test(p),
     read: async () => (await findExecution(deps.db, id))!,

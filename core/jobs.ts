@@ -26,10 +26,14 @@ export interface EnqueueOptions {
 
 export async function enqueue<T extends TaskName>(db: Db, task: T, payload: TaskPayload<T>, opts: EnqueueOptions = {}): Promise<void> {
   TASKS[task].parse(payload);
-  await db.raw(
-    `select graphile_worker.add_job(?, ?::json, queue_name => ?, max_attempts => ?, job_key => ?, priority => ?)`,
-    [task, JSON.stringify(payload), opts.queueName ?? null, opts.maxAttempts ?? 3, opts.jobKey ?? null, opts.priority ?? null],
-  );
+  await db.raw(`select graphile_worker.add_job(?, ?::json, queue_name => ?, max_attempts => ?, job_key => ?, priority => ?)`, [
+    task,
+    JSON.stringify(payload),
+    opts.queueName ?? null,
+    opts.maxAttempts ?? 3,
+    opts.jobKey ?? null,
+    opts.priority ?? null,
+  ]);
 }
 
 /** Parses a job payload again on receipt (a task never trusts what the queue hands it). */

@@ -77,7 +77,14 @@ export async function generateForCollection(
         rejected++;
         return;
       }
-      accepted.push({ id: `pending-${accepted.length}`, name: gen.name, prompt: gen.prompt, vec: vectors[i], gen, similarity: { maxSimilarity: report.maxSimilarity, mostSimilar: report.mostSimilar } });
+      accepted.push({
+        id: `pending-${accepted.length}`,
+        name: gen.name,
+        prompt: gen.prompt,
+        vec: vectors[i],
+        gen,
+        similarity: { maxSimilarity: report.maxSimilarity, mostSimilar: report.mostSimilar },
+      });
     });
   }
   const ids = await deps.db.transaction(async (trx) => {

@@ -124,7 +124,10 @@ export async function checkSimilarity(deps: ScenarioDeps, collectionId: string, 
 }
 
 /** Scenarios of public collections; `collectionRef` is a collection's id or uid (an unknown one matches nothing). */
-export async function listPublicScenarios(db: Knex, f: Omit<ScenarioFilter, 'publicOnly' | 'collectionId'> & { collectionRef?: string }): Promise<ScenarioRow[]> {
+export async function listPublicScenarios(
+  db: Knex,
+  f: Omit<ScenarioFilter, 'publicOnly' | 'collectionId'> & { collectionRef?: string },
+): Promise<ScenarioRow[]> {
   const { collectionRef, ...filter } = f;
   let collectionId = collectionRef;
   if (collectionRef && !isUuid(collectionRef)) collectionId = (await findCollection(db, collectionRef))?.id ?? '00000000-0000-0000-0000-000000000000';

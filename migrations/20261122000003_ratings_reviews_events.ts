@@ -29,11 +29,7 @@ export async function up(knex: Knex): Promise<void> {
     t.text('kind').notNullable();
     t.double('weight').notNullable();
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-    t.check(
-      "kind in ('execution_succeeded','execution_failed','rating','review','collection_add')",
-      [],
-      'tool_events_kind_check',
-    );
+    t.check("kind in ('execution_succeeded','execution_failed','rating','review','collection_add')", [], 'tool_events_kind_check');
   });
   await knex.raw('create index tool_events_created_tool on tool_events (created_at, tool_id)');
 }

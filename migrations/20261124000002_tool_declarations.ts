@@ -4,7 +4,8 @@ import type { Knex } from 'knex';
 // destructive, idempotent, network, secrets; null when undeclared) and the JSON Schema of its output (from the tool's
 // `outputSchema`, read in the sandbox at import; null when it has none). Both are part of the tool's definition, so a
 // change of either bumps the revision of every collection holding the tool (migration 20261124000001).
-const TOOL_COLUMNS_BEFORE = '(new.name, new.export_name, new.description, new.input_schema) is distinct from (old.name, old.export_name, old.description, old.input_schema)';
+const TOOL_COLUMNS_BEFORE =
+  '(new.name, new.export_name, new.description, new.input_schema) is distinct from (old.name, old.export_name, old.description, old.input_schema)';
 const TOOL_COLUMNS_AFTER = `(new.name, new.export_name, new.description, new.input_schema, new.output_schema, new.permissions) is distinct from
        (old.name, old.export_name, old.description, old.input_schema, old.output_schema, old.permissions)`;
 

@@ -6,7 +6,13 @@ import type { Knex } from 'knex';
 const revisionFunction = (columns: string) => `
   create or replace function toolshed_collection_revision() returns trigger language plpgsql as $$
   begin
-    if (${columns.split(', ').map((c) => `new.${c}`).join(', ')}) is distinct from (${columns.split(', ').map((c) => `old.${c}`).join(', ')}) then
+    if (${columns
+      .split(', ')
+      .map((c) => `new.${c}`)
+      .join(', ')}) is distinct from (${columns
+      .split(', ')
+      .map((c) => `old.${c}`)
+      .join(', ')}) then
       new.revision := old.revision + 1;
       new.updated_at := now();
     end if;

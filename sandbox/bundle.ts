@@ -178,7 +178,13 @@ export function buildSpec(o: SpecOptions): Record<string, unknown> {
         // Counts the sentry, the gofer and the ptrace stubs too: all of the sandbox's work, whatever the tool does.
         ...(o.cpus === undefined ? {} : { cpu: { quota: Math.max(1000, Math.round(o.cpus * CPU_PERIOD_US)), period: CPU_PERIOD_US } }),
       },
-      namespaces: [{ type: 'pid' }, o.netnsPath ? { type: 'network', path: o.netnsPath } : { type: 'network' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }],
+      namespaces: [
+        { type: 'pid' },
+        o.netnsPath ? { type: 'network', path: o.netnsPath } : { type: 'network' },
+        { type: 'ipc' },
+        { type: 'uts' },
+        { type: 'mount' },
+      ],
       maskedPaths: ['/proc/kcore', '/proc/keys', '/proc/timer_list', '/proc/sched_debug'],
       readonlyPaths: ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus'],
     },

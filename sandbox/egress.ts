@@ -199,7 +199,11 @@ export function setupEgress(o: EgressOptions): EgressNetwork {
   if (fs.readFileSync(forwardingFile, 'utf8').trim() === '0') fs.writeFileSync(marker, '');
   const names = namesOf(o.subnet);
   try {
-    execFileSync(nft, ['-f', '-'], { input: ruleset({ subnet: o.subnet, resolvers, guardForwarding: fs.existsSync(marker) }), env: {}, stdio: ['pipe', 'ignore', 'pipe'] });
+    execFileSync(nft, ['-f', '-'], {
+      input: ruleset({ subnet: o.subnet, resolvers, guardForwarding: fs.existsSync(marker) }),
+      env: {},
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
   } catch (err) {
     const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
     throw new Error(`SANDBOX_NETWORK=egress: loading the nftables rules failed (needs root): ${stderr.slice(0, 400)}`);
@@ -221,13 +225,15 @@ export function setupEgress(o: EgressOptions): EgressNetwork {
     const link = `${names.link}${i}`;
     const hostAddress = toIp(base + 4 * i + 1);
     const sandboxAddress = toIp(base + 4 * i + 2);
-    const host = await runCommand(ip, ['-batch', '-'], { input: [
-      `netns add ${ns}`,
-      `link add ${link} type veth peer name eth0 netns ${ns}`,
-      `link set dev ${link} addrgenmode none`,
-      `addr add ${hostAddress}/30 dev ${link}`,
-      `link set dev ${link} up`,
-    ].join('\n') });
+    const host = await runCommand(ip, ['-batch', '-'], {
+      input: [
+        `netns add ${ns}`,
+        `link add ${link} type veth peer name eth0 netns ${ns}`,
+        `link set dev ${link} addrgenmode none`,
+        `addr add ${hostAddress}/30 dev ${link}`,
+        `link set dev ${link} up`,
+      ].join('\n'),
+    });
     if (host.code !== 0 && /File exists/i.test(host.stderr)) {
       // Another process holds this slot (its namespace or link exists): leave it alone.
       if (/netns|namespace/i.test(host.stderr)) return 'taken';
@@ -242,13 +248,15 @@ export function setupEgress(o: EgressOptions): EgressNetwork {
       await release();
       throw new Error(`egress: setting up ${link} failed: ${host.stderr.trim().slice(0, 300)}`);
     }
-    const inside = await runCommand(ip, ['-n', ns, '-batch', '-'], { input: [
-      'link set dev eth0 addrgenmode none',
-      `addr add ${sandboxAddress}/30 dev eth0`,
-      'link set dev eth0 up',
-      'link set dev lo up',
-      `route add default via ${hostAddress}`,
-    ].join('\n') });
+    const inside = await runCommand(ip, ['-n', ns, '-batch', '-'], {
+      input: [
+        'link set dev eth0 addrgenmode none',
+        `addr add ${sandboxAddress}/30 dev eth0`,
+        'link set dev eth0 up',
+        'link set dev lo up',
+        `route add default via ${hostAddress}`,
+      ].join('\n'),
+    });
     if (inside.code !== 0) {
       await release();
       throw new Error(`egress: setting up ${ns} failed: ${inside.stderr.trim().slice(0, 300)}`);
@@ -260,7 +268,17 @@ export function setupEgress(o: EgressOptions): EgressNetwork {
     subnet: o.subnet,
     resolvers,
     resolvConf,
-    launcher: [unshare, '--mount', '--propagation', 'slave', '--', '/bin/sh', '-c', `${mount} -t tmpfs -o size=4k,mode=555 toolshed /proc/sys/net && exec "$@"`, 'runsc'],
+    launcher: [
+      unshare,
+      '--mount',
+      '--propagation',
+      'slave',
+      '--',
+      '/bin/sh',
+      '-c',
+      `${mount} -t tmpfs -o size=4k,mode=555 toolshed /proc/sys/net && exec "$@"`,
+      'runsc',
+    ],
     async lease() {
       for (let tried = 0; tried < slots; tried++) {
         const i = next;
@@ -291,7 +309,11 @@ function removeStale(ip: string, names: { ns: string; link: string }): void {
     try {
       if (Date.now() - fs.statSync(path.join('/run/netns', name)).mtimeMs < STALE_AFTER_MS) continue;
       if (execFileSync(ip, ['netns', 'pids', name], { encoding: 'utf8', env: {} }).trim() !== '') continue;
-      execFileSync(ip, ['-force', '-batch', '-'], { input: `link del ${names.link}${name.slice(names.ns.length)}\nnetns del ${name}\n`, env: {}, stdio: ['pipe', 'ignore', 'ignore'] });
+      execFileSync(ip, ['-force', '-batch', '-'], {
+        input: `link del ${names.link}${name.slice(names.ns.length)}\nnetns del ${name}\n`,
+        env: {},
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
     } catch {
       // gone meanwhile, or not ours to judge
     }

@@ -154,12 +154,7 @@ function crashMessage(end: ExitEnd): string {
   return `the sandbox ended without a result (${how})${end.stderrTail ? `: ${lastLines(end.stderrTail)}` : ''}`;
 }
 
-export function toExecuteOutcome(
-  end: ChannelEnd,
-  durationMs: number,
-  env: Record<string, string>,
-  killedForMemory = false,
-): ExecuteOutcome {
+export function toExecuteOutcome(end: ChannelEnd, durationMs: number, env: Record<string, string>, killedForMemory = false): ExecuteOutcome {
   if (end.kind === 'overflow') return { kind: 'output_too_large', durationMs };
   if (end.kind === 'exit') {
     if (exitWasOom(end, killedForMemory)) return { kind: 'oom', durationMs };

@@ -126,7 +126,13 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
 
   const asError = (err: unknown) => (err instanceof Error ? err : new Error(String(err)));
 
-  async function oneShot(pkg: PackageRef, request: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal, network = false): Promise<RunResult | Error> {
+  async function oneShot(
+    pkg: PackageRef,
+    request: Record<string, unknown>,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    network = false,
+  ): Promise<RunResult | Error> {
     let sandbox: GvisorSandbox;
     let pkgDir: string;
     try {

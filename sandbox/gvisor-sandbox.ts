@@ -70,7 +70,10 @@ export class GvisorSandbox {
     this.bundleDir = path.join(settings.bundlesDir, this.id);
     const started = settings.egress ? settings.egress.lease().then((lease) => this.start(lease)) : Promise.resolve(this.start());
     this.ready = started.then((channel) => channel.ready);
-    this.ready.then(() => (this.isReady = true), () => {});
+    this.ready.then(
+      () => (this.isReady = true),
+      () => {},
+    );
     this.exited = started.then(
       (channel) => channel.exited,
       (err: unknown) => ({ kind: 'exit', code: null, signal: null, stderrTail: err instanceof Error ? err.message : String(err) }),
@@ -82,7 +85,7 @@ export class GvisorSandbox {
 
   /** Writes the bundle and starts `runsc run` with the guest waiting on stdin. */
   private start(lease?: NetLease): GuestChannel {
-    const { settings, opts } = this;
+    const { settings } = this;
     this.lease = lease;
     const spec = buildSpec({
       rootfs: settings.rootfs,

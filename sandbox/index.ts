@@ -13,7 +13,15 @@ import type { SandboxRunner } from './types.js';
 export type { SandboxRunner } from './types.js';
 export type SandboxConfig = Pick<
   Config,
-  'SANDBOX' | 'SANDBOX_NETWORK' | 'SANDBOX_EGRESS_SUBNET' | 'SANDBOX_DNS' | 'SANDBOX_POOL_SIZE' | 'SANDBOX_REUSE' | 'SANDBOX_CPUS' | 'DATA_DIR' | 'PACKAGE_CACHE_DIR'
+  | 'SANDBOX'
+  | 'SANDBOX_NETWORK'
+  | 'SANDBOX_EGRESS_SUBNET'
+  | 'SANDBOX_DNS'
+  | 'SANDBOX_POOL_SIZE'
+  | 'SANDBOX_REUSE'
+  | 'SANDBOX_CPUS'
+  | 'DATA_DIR'
+  | 'PACKAGE_CACHE_DIR'
 >;
 
 /** The few logger methods used here (pino's Logger fits). */

@@ -54,7 +54,9 @@ function cachePath(cacheDir: string, name: string, version: string, suffix = '')
   const root = path.resolve(cacheDir);
   const target = path.resolve(root, entry);
   if (path.dirname(target) !== root || entry.startsWith('.') || entry.includes('\0')) {
-    throw new InstallError(`'${name}@${version}' cannot be stored in the package cache`, true, [{ path: 'package.json.name', message: 'is not a valid package name' }]);
+    throw new InstallError(`'${name}@${version}' cannot be stored in the package cache`, true, [
+      { path: 'package.json.name', message: 'is not a valid package name' },
+    ]);
   }
   return target;
 }
@@ -119,7 +121,10 @@ function requireRegistryOnlyNpm(): Promise<void> {
     ({ stdout }) => {
       if (stdout.trim() === 'undefined') {
         npmChecked = undefined;
-        throw new InstallError('this npm has no allow-git/allow-remote settings, so it cannot be kept to the registry; upgrade npm (11.x, recent) on the worker host', false);
+        throw new InstallError(
+          'this npm has no allow-git/allow-remote settings, so it cannot be kept to the registry; upgrade npm (11.x, recent) on the worker host',
+          false,
+        );
       }
     },
     (err) => {
@@ -148,8 +153,14 @@ async function hashFolder(dir: string): Promise<string> {
     for (const e of entries) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) await walk(p);
-      else if (e.isFile()) h.update(path.relative(dir, p)).update('\0').update(await fs.readFile(p));
-      else if (e.isSymbolicLink()) h.update(path.relative(dir, p)).update('\0->\0').update(await fs.readlink(p));
+      else if (e.isFile())
+        h.update(path.relative(dir, p))
+          .update('\0')
+          .update(await fs.readFile(p));
+      else if (e.isSymbolicLink())
+        h.update(path.relative(dir, p))
+          .update('\0->\0')
+          .update(await fs.readlink(p));
     }
   };
   await walk(dir);

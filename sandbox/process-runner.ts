@@ -12,7 +12,7 @@ import { executionLimit, openGuestChannel, toDescribeOutcome, toExecuteOutcome, 
 import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
 
 export const warning =
-  'SANDBOX=process: tools run as plain child processes WITHOUT isolation — they can read this machine\'s files, ' +
+  "SANDBOX=process: tools run as plain child processes WITHOUT isolation — they can read this machine's files, " +
   'reach its network and see other processes. Use it only for development, or install gVisor (runsc) and set SANDBOX=gvisor.';
 
 export interface ProcessRunnerOptions {

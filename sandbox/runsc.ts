@@ -55,5 +55,8 @@ export async function deleteForce(o: RunscOptions, id: string): Promise<void> {
 export async function listIds(o: RunscOptions): Promise<string[]> {
   const r = await runsc(o, ['list', '-quiet']);
   if (r.code !== 0) throw new Error(`runsc list failed: ${r.stderr.trim().slice(0, 300)}`);
-  return r.stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+  return r.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 }

@@ -24,7 +24,10 @@ export interface SnapshotOptions {
 
 /** One script holding every `*.cjs` file of the guest dir, each in a CommonJS wrapper, loading main.cjs. */
 export function snapshotEntrySource(guestDir: string): string {
-  const files = fs.readdirSync(guestDir).filter((f) => f.endsWith('.cjs') && f !== ENTRY_FILE).sort();
+  const files = fs
+    .readdirSync(guestDir)
+    .filter((f) => f.endsWith('.cjs') && f !== ENTRY_FILE)
+    .sort();
   const wrapped = files.map(
     (f) => `  ${JSON.stringify(f)}: function (exports, require, module, __filename, __dirname) {\n${fs.readFileSync(path.join(guestDir, f), 'utf8')}\n},`,
   );
@@ -69,12 +72,26 @@ export function buildGuestSnapshot(rootfs: string, o: SnapshotOptions): void {
     mounts[tmp] = { destination: IN_SANDBOX.tmp, type: 'bind', source: outDir, options: ['rbind', 'rw', 'nosuid', 'nodev'] };
     const blobInside = path.posix.join(IN_SANDBOX.tmp, snapshotFile);
     const entryInside = path.posix.join(path.posix.dirname(IN_SANDBOX.guest), ENTRY_FILE);
-    (spec.process as { args: string[] }).args = [IN_SANDBOX.node, ...GUEST_NODE_FLAGS, ...v8Flags(o.memoryMb), '--snapshot-blob', blobInside, '--build-snapshot', entryInside];
+    (spec.process as { args: string[] }).args = [
+      IN_SANDBOX.node,
+      ...GUEST_NODE_FLAGS,
+      ...v8Flags(o.memoryMb),
+      '--snapshot-blob',
+      blobInside,
+      '--build-snapshot',
+      entryInside,
+    ];
     writeBundle(path.join(work, 'bundle'), spec);
-    const r = spawnSync(o.runsc.binary, [...runscArgs(o.runsc), 'run', '--bundle', path.join(work, 'bundle'), id], { timeout: 120_000, env: {}, encoding: 'utf8' });
+    const r = spawnSync(o.runsc.binary, [...runscArgs(o.runsc), 'run', '--bundle', path.join(work, 'bundle'), id], {
+      timeout: 120_000,
+      env: {},
+      encoding: 'utf8',
+    });
     const blob = path.join(outDir, snapshotFile);
     if (r.status !== 0 || !fs.existsSync(blob)) {
-      throw new Error(`building the guest snapshot failed (${r.error?.message ?? `exit ${r.status}`}): ${`${r.stderr ?? ''}${r.stdout ?? ''}`.trim().slice(-800)}`);
+      throw new Error(
+        `building the guest snapshot failed (${r.error?.message ?? `exit ${r.status}`}): ${`${r.stderr ?? ''}${r.stdout ?? ''}`.trim().slice(-800)}`,
+      );
     }
     fs.copyFileSync(blob, path.join(guestDir, snapshotFile));
     fs.chmodSync(path.join(guestDir, snapshotFile), 0o444);

@@ -15,7 +15,12 @@ const SECRET = 'echo-secret-value-4711';
 
 test.before(async () => {
   svc = await startService();
-  for (const source of [path.join(EXAMPLES_DIR, 'text-tools'), path.join(EXAMPLES_DIR, 'data-tools'), path.join(FIXTURES_DIR, 'packages', 'echo-tools'), path.join(FIXTURES_DIR, 'packages', 'load-fails')]) {
+  for (const source of [
+    path.join(EXAMPLES_DIR, 'text-tools'),
+    path.join(EXAMPLES_DIR, 'data-tools'),
+    path.join(FIXTURES_DIR, 'packages', 'echo-tools'),
+    path.join(FIXTURES_DIR, 'packages', 'load-fails'),
+  ]) {
     const res = await svc.importPackage(`path:${source}`);
     if (res.status !== 201) throw new Error(res.text);
   }
@@ -34,8 +39,15 @@ function assertOrder(t: any, events: SseEvent[], calls: number) {
   const rest = seq.slice(1 + 2 * calls);
   t.true(rest.length >= 2);
   t.is(rest.at(-1), 'done');
-  t.true(rest.slice(0, -1).every((e) => e === 'message.delta'), rest.join(','));
-  t.deepEqual(events.map((e) => e.id), events.map((_, i) => i + 1), 'ids 1..n');
+  t.true(
+    rest.slice(0, -1).every((e) => e === 'message.delta'),
+    rest.join(','),
+  );
+  t.deepEqual(
+    events.map((e) => e.id),
+    events.map((_, i) => i + 1),
+    'ids 1..n',
+  );
 }
 
 test('24: prompt → tools.discovered, tool.started, tool.completed, message.delta chunks, done', async (t) => {
@@ -90,7 +102,11 @@ test('24: refusals before the stream are plain 4xx in shape A', async (t) => {
   const noEnv = await promptExecute('@fixtures/echo-tools/echoSecret', { prompt: 'Echo with prefix "key"' });
   t.is(noEnv.status, 422);
   t.is(noEnv.json.error.message, 'Missing required env: ECHO_SECRET');
-  t.is((await svc.request('POST', '/api/tools/execute/@toolshed-examples/text-tools/slugify', { body: { params: { text: 'A b' } } })).body.result.slug, 'a-b', '25 still answers params bodies');
+  t.is(
+    (await svc.request('POST', '/api/tools/execute/@toolshed-examples/text-tools/slugify', { body: { params: { text: 'A b' } } })).body.result.slug,
+    'a-b',
+    '25 still answers params bodies',
+  );
 });
 
 async function collection(key: string, body: Record<string, unknown>, tools: string[]) {
@@ -120,7 +136,10 @@ test('agents: create (201), list the caller’s, collections must be visible, va
   const list = await svc.request('GET', '/api/agents', { key: alice.key });
   const mine = list.body.data.map((x: any) => x.id).filter((id: string) => [a.id, bare.body.data.id].includes(id));
   t.deepEqual(mine, [bare.body.data.id, a.id], 'newest first');
-  t.deepEqual(list.body.data.find((x: any) => x.id === a.id), a);
+  t.deepEqual(
+    list.body.data.find((x: any) => x.id === a.id),
+    a,
+  );
   t.deepEqual((await svc.request('GET', '/api/agents', { key: bob.key })).body.data, []);
   t.is((await svc.request('GET', `/api/agents/${a.id}`, { key: bob.key })).status, 404);
 });

@@ -147,7 +147,9 @@ test('SIGNUP=invite: an unknown identity is refused; signed in with a password, 
   t.is((await invite.api.deps.db('users').where({ oidc_subject: 'ivan' })).length, 0);
 
   const inv = await invite.request('POST', '/api/admin/invitations', { headers: { authorization: `Bearer ${invite.config.ADMIN_TOKEN}` }, body: {} });
-  const signup = await invite.request('POST', '/api/auth/signup', { body: { username: 'ivan', password: 'correct horse battery', invitation: inv.body.data.token } });
+  const signup = await invite.request('POST', '/api/auth/signup', {
+    body: { username: 'ivan', password: 'correct horse battery', invitation: inv.body.data.token },
+  });
   t.is(signup.status, 201);
   const jar: Jar = new Map();
   keep(jar, new URL(invite.url), new Response(null, { headers: [['set-cookie', signup.headers.getSetCookie()[0]!]] }));

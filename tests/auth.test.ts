@@ -80,12 +80,18 @@ test('a session is the same caller as a key: writes need the CSRF token, API key
   const viaKey = await open.request('POST', '/api/collections', { key, body: { name: 'By key', isPublic: false } });
   t.is(viaKey.status, 201);
   const mine = await open.request('GET', '/api/auth/me/collections', { headers });
-  t.deepEqual(mine.body.data.map((c: { uid: string }) => c.uid), ['by-key']);
+  t.deepEqual(
+    mine.body.data.map((c: { uid: string }) => c.uid),
+    ['by-key'],
+  );
   t.is((await open.request('GET', '/api/collections/by-key', { headers })).status, 200, 'the owner sees the private collection');
   // Another user's session does not.
   const other = await signUp(open, 'mallory');
   t.is((await open.request('GET', '/api/collections/by-key', { headers: { cookie: other.cookie! } })).status, 404);
-  const patch = await open.request('PATCH', '/api/collections/by-key', { headers: { cookie: other.cookie!, 'x-csrf-token': other.csrf! }, body: { isPublic: true } });
+  const patch = await open.request('PATCH', '/api/collections/by-key', {
+    headers: { cookie: other.cookie!, 'x-csrf-token': other.csrf! },
+    body: { isPublic: true },
+  });
   t.true([403, 404].includes(patch.status));
   // A key in the Authorization header wins over any cookie.
   const both = await open.request('GET', '/api/auth/me', { key, headers });
@@ -107,7 +113,10 @@ test('sign-in: right password gives a fresh session; wrong password and unknown 
   t.is(bad.body.error.code, 'VALIDATION_ERROR');
   const short = await open.request('POST', '/api/auth/signup', { body: { username: 'dave', password: 'short' } });
   t.is(short.status, 400);
-  t.deepEqual(short.body.error.details.map((d: { path: string }) => d.path), ['body.password']);
+  t.deepEqual(
+    short.body.error.details.map((d: { path: string }) => d.path),
+    ['body.password'],
+  );
   const taken = await signUp(open, 'Carol');
   t.is(taken.res.status, 409);
 });
@@ -158,7 +167,10 @@ test('sign-out ends this session; sign-out everywhere ends them all', async (t) 
 test('SIGNUP=invite: sign-up needs an unused invitation from the admin endpoint; each works once', async (t) => {
   t.is((await signUp(invite, 'ivan')).res.status, 403);
   t.is((await invite.request('POST', '/api/admin/invitations', { body: {} })).status, 401);
-  const inv = await invite.request('POST', '/api/admin/invitations', { headers: { authorization: `Bearer ${invite.config.ADMIN_TOKEN}` }, body: { note: 'for ivan' } });
+  const inv = await invite.request('POST', '/api/admin/invitations', {
+    headers: { authorization: `Bearer ${invite.config.ADMIN_TOKEN}` },
+    body: { note: 'for ivan' },
+  });
   t.is(inv.status, 201);
   t.regex(inv.body.data.url, /\/signup\?invite=tsi_/);
   const token = inv.body.data.token as string;
@@ -180,7 +192,10 @@ test('NODE_ENV=production closes sign-up by default', async (t) => {
 test('an unknown or expired session cookie is anonymous and is cleared', async (t) => {
   const { cookie } = await signUp(open, 'heidi');
   const heidi = await open.api.deps.db('users').where({ username: 'heidi' }).first('id');
-  await open.api.deps.db('sessions').where({ user_id: heidi.id }).update({ expires_at: new Date(Date.now() - 1000) });
+  await open.api.deps
+    .db('sessions')
+    .where({ user_id: heidi.id })
+    .update({ expires_at: new Date(Date.now() - 1000) });
   const me = await open.request('GET', '/api/auth/me', { headers: { cookie: cookie! } });
   t.is(me.status, 401);
   t.regex(me.headers.getSetCookie().join(''), /toolshed_session=;/);

@@ -102,7 +102,10 @@ test('search: ranked results in the contract shape; BROKEN tools never appear; q
   t.true(res.body.results.total >= 1);
   t.regex(res.body.results.tools[0].name, /csv/i);
   const broken = await svc.request('GET', '/api/tools/search?q=doThing');
-  t.false(broken.body.results.tools.some((x: Item) => x.name === 'doThing'), 'the BROKEN tool is hidden');
+  t.false(
+    broken.body.results.tools.some((x: Item) => x.name === 'doThing'),
+    'the BROKEN tool is hidden',
+  );
   const stillReadable = await svc.request('GET', '/api/tools/@fixtures/load-fails/doThing');
   t.is(stillReadable.status, 200, 'but stays readable by id');
   t.is((await svc.request('GET', '/api/tools/search')).status, 400);
@@ -177,7 +180,10 @@ test('trending: weighted events over the period, in the item shape with trending
   const all = await svc.request('GET', '/api/tools/trending?period=all&limit=50');
   t.is(scoreOf(all, b.id), 6);
   const scores = week.body.data.map((x: { trendingScore: number }) => x.trendingScore);
-  t.deepEqual(scores, [...scores].sort((x: number, y: number) => y - x));
+  t.deepEqual(
+    scores,
+    [...scores].sort((x: number, y: number) => y - x),
+  );
   t.is((await svc.request('GET', '/api/tools/trending?period=year')).status, 400);
   t.is((await svc.request('GET', '/api/tools/trending?limit=500')).status, 200);
   const cat = await svc.request('GET', `/api/tools/trending?period=all&category=${a.package.category}`);

@@ -48,7 +48,11 @@ test('create: the default uid is the slug of the name, made unique', async (t) =
   t.is((await collection(alice.key, { name: 'AI' })).uid, 'ai-collection');
   t.regex((await collection(alice.key, { name: '¿¿??' })).uid, /^collection(-\d+)?$/);
   const racing = await Promise.all(Array.from({ length: 5 }, () => collection(bob.key, { name: 'Racing Names' })));
-  t.deepEqual(racing.map((c) => c.uid).sort(), ['racing-names', 'racing-names-2', 'racing-names-3', 'racing-names-4', 'racing-names-5'], 'concurrent creates get distinct uids');
+  t.deepEqual(
+    racing.map((c) => c.uid).sort(),
+    ['racing-names', 'racing-names-2', 'racing-names-3', 'racing-names-4', 'racing-names-5'],
+    'concurrent creates get distinct uids',
+  );
   const long = await collection(alice.key, { name: 'abcdefghij '.repeat(9) });
   t.true(long.uid.length <= 64);
   t.regex(long.uid, /^[a-z0-9]+(?:-[a-z0-9]+)*$/);
@@ -113,7 +117,12 @@ test('detail by uid or id; unknown is 404; private collections are 404 to everyo
       ['GET', `/api/collections/${priv.uid}`],
       ['GET', `/api/collections/${priv.id}`],
       ['POST', `/api/collections/${priv.uid}/like`],
-      ...(key ? [['PATCH', `/api/collections/${priv.uid}`, { name: 'mine now' }], ['DELETE', `/api/collections/${priv.uid}`]] : []),
+      ...(key
+        ? [
+            ['PATCH', `/api/collections/${priv.uid}`, { name: 'mine now' }],
+            ['DELETE', `/api/collections/${priv.uid}`],
+          ]
+        : []),
     ] as [string, string, unknown?][]) {
       const res = await svc.request(method, p, { key, body });
       t.is(res.status, key || method === 'GET' ? 404 : 401, `${method} ${p} ${key ? 'bob' : 'anonymous'}`);
@@ -163,14 +172,19 @@ test('add tool by id, <package>::<tool> or slug: 201 with toolCount; duplicate 4
 
   const detail = (await svc.request('GET', `/api/collections/${c.uid}`)).body.data;
   t.is(detail.toolCount, 3);
-  t.deepEqual(detail.tools.map((x: { name: string }) => x.name), ['slugify', 'convertCase', 'diffText'], 'in the order added');
+  t.deepEqual(
+    detail.tools.map((x: { name: string }) => x.name),
+    ['slugify', 'convertCase', 'diffText'],
+    'in the order added',
+  );
   t.like(detail.tools[0], { id: tool('slugify').id, name: 'slugify', toolId: `${pkg}::slugify` });
   t.true(detail.tools[0].description.length > 10);
 });
 
 test('remove tool: by id or slug; removing one that is not there is 404; others 403', async (t) => {
   const c = await collection(alice.key, { name: 'Removers' });
-  for (const name of ['slugify', 'convertCase']) await svc.request('POST', `/api/collections/${c.uid}/tools`, { key: alice.key, body: { toolId: tool(name).id } });
+  for (const name of ['slugify', 'convertCase'])
+    await svc.request('POST', `/api/collections/${c.uid}/tools`, { key: alice.key, body: { toolId: tool(name).id } });
   t.is((await svc.request('DELETE', `/api/collections/${c.uid}/tools/${tool('slugify').id}`, { key: bob.key })).status, 403);
   const removed = await svc.request('DELETE', `/api/collections/${c.uid}/tools/${tool('slugify').id}`, { key: alice.key });
   t.is(removed.status, 200);
@@ -202,7 +216,10 @@ test('likeCount stays exact under concurrent toggles', async (t) => {
   const like = (u: User) => svc.request('POST', `/api/collections/${c.uid}/like`, { key: u.key });
   const first = await Promise.all(users.map(like));
   t.true(first.every((r) => r.status === 200 && r.body.data.liked));
-  t.deepEqual(first.map((r) => r.body.data.likeCount).sort((a, b) => a - b), Array.from({ length: 12 }, (_, i) => i + 1));
+  t.deepEqual(
+    first.map((r) => r.body.data.likeCount).sort((a, b) => a - b),
+    Array.from({ length: 12 }, (_, i) => i + 1),
+  );
   t.is((await svc.request('GET', `/api/collections/${c.uid}`)).body.data.likeCount, 12);
   // Half of them toggle twice at once, the other half once: 6 likes remain.
   await Promise.all([...users.slice(0, 6).flatMap((u) => [like(u), like(u)]), ...users.slice(6).map(like)]);

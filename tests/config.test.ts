@@ -24,7 +24,7 @@ test('the egress subnet must be an IPv4 CIDR from /16 to /24 without host bits',
   t.throws(() => parseSubnet('10.213.0.1/24'), { message: /host bits/ });
 });
 
-test('a ruleset judges only its own subnet\'s links, and guards forwarding only for what is not a sandbox\'s', (t) => {
+test("a ruleset judges only its own subnet's links, and guards forwarding only for what is not a sandbox's", (t) => {
   const a = namesOf('10.213.0.0/16');
   const b = namesOf('10.214.0.0/24');
   t.not(a.link, b.link);
@@ -36,7 +36,7 @@ test('a ruleset judges only its own subnet\'s links, and guards forwarding only 
   t.false(ruleset({ subnet: '10.213.0.0/16', resolvers: [], guardForwarding: false }).includes('dport 53'));
 });
 
-test('the README\'s configuration table names every variable the code reads', (t) => {
+test("the README's configuration table names every variable the code reads", (t) => {
   const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
   const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Architecture'));
   // `RATE_LIMIT_{FREE,PRO}_{MINUTE,DAY}` in the table stands for each combination.
@@ -48,5 +48,9 @@ test('the README\'s configuration table names every variable the code reads', (t
     };
     for (const name of expand(cell!)) named.add(name);
   }
-  t.deepEqual(CONFIG_VARIABLES.filter((v) => !named.has(v)), [], 'variables missing from the README');
+  t.deepEqual(
+    CONFIG_VARIABLES.filter((v) => !named.has(v)),
+    [],
+    'variables missing from the README',
+  );
 });

@@ -51,7 +51,11 @@ function signerEnv(t: ExecutionContext, items: any[], where: string) {
   const signer = items.filter((x) => x.package.npmPackageName === SIGNER);
   t.true(signer.length > 0, `${where}: the signer is listed`);
   for (const x of signer) t.deepEqual(x.package.env, ['WEBHOOK_SECRET'], where);
-  for (const x of items) t.true(x.package.env.every((e: unknown) => typeof e === 'string'), `${where}: env is an array of strings`);
+  for (const x of items)
+    t.true(
+      x.package.env.every((e: unknown) => typeof e === 'string'),
+      `${where}: env is an array of strings`,
+    );
 }
 
 test('package.env is the names of the required variables: list, search, trending, import; the detail adds envVars', async (t) => {
@@ -118,8 +122,11 @@ function embedded(t: ExecutionContext, s: any, where: string) {
   t.like(s.collection, { id: collection.id, name: collection.name, slug: collection.uid, username: alice.username }, where);
 }
 
-test("scenarios embed collection { id, name, slug, username }: list, detail, create, featured", async (t) => {
-  const created = await svc.request('POST', '/api/scenarios', { key: alice.key, body: { collectionId: collection.uid, prompt: 'Slugify "Embedded Collection" with slugify' } });
+test('scenarios embed collection { id, name, slug, username }: list, detail, create, featured', async (t) => {
+  const created = await svc.request('POST', '/api/scenarios', {
+    key: alice.key,
+    body: { collectionId: collection.uid, prompt: 'Slugify "Embedded Collection" with slugify' },
+  });
   t.is(created.status, 201);
   embedded(t, created.body.data, 'create');
   embedded(t, (await svc.request('GET', `/api/scenarios/${scenarioId}`)).body.data, 'detail');
@@ -143,7 +150,10 @@ test("a collection's scenarios (11): data.scenarios with { id, name, prompt, qua
 });
 
 test('check-similarity (16): similar items are { id, name, prompt, similarity }', async (t) => {
-  const res = await svc.request('POST', '/api/scenarios/check-similarity', { key: bob.key, body: { prompt: 'Slugify "Hello World" using slugify', collectionId: collection.id } });
+  const res = await svc.request('POST', '/api/scenarios/check-similarity', {
+    key: bob.key,
+    body: { prompt: 'Slugify "Hello World" using slugify', collectionId: collection.id },
+  });
   t.is(res.status, 200);
   const item = res.body.data.similar.find((s: any) => s.id === scenarioId);
   t.truthy(item, res.text);

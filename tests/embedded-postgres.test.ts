@@ -174,7 +174,7 @@ test.serial('the server restarts on the same data directory with the stored pass
   const dataDir = path.join(dir, 'pg');
   const first = await startEmbeddedPostgres({ dataDir });
   try {
-    await query(first.url(), 'create table kept (v text); insert into kept values (\'before restart\')');
+    await query(first.url(), "create table kept (v text); insert into kept values ('before restart')");
   } finally {
     await first.stop();
   }
@@ -218,7 +218,7 @@ test.serial('a data directory initialised with the old fixed password is moved t
   await old.start();
   try {
     const oldUrl = `postgres://postgres:${OLD_FIXED_PASSWORD}@127.0.0.1:${port}/postgres`;
-    await query(oldUrl, 'create table kept (v text); insert into kept values (\'from the old version\')');
+    await query(oldUrl, "create table kept (v text); insert into kept values ('from the old version')");
   } finally {
     await old.stop();
   }

@@ -42,7 +42,10 @@ test.serial('params are validated against the JSON Schema before anything is que
   const res = await execute('@toolshed-examples/text-tools/slugify', { params: { text: 42 } });
   t.is(res.status, 400);
   t.is(res.body.error.code, 'VALIDATION_ERROR');
-  t.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), ['params.text']);
+  t.deepEqual(
+    res.body.error.details.map((d: { path: string }) => d.path),
+    ['params.text'],
+  );
   const missing = await execute('@toolshed-examples/text-tools/slugify', { params: {} });
   t.deepEqual(missing.body.error.details, [{ path: 'params.text', message: 'is required' }]);
   t.is((await execute('@toolshed-examples/text-tools/slugify', { text: 'no params wrapper' })).status, 400);
@@ -92,13 +95,25 @@ test('?wait=false answers 202 at once; the execution can be polled and streamed'
   t.is(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8');
   const text = await stream.text();
   const events = parseSse(text); // (SSE fields may come in any order within an event)
-  t.deepEqual(events.map((e) => e.event), ['status', 'status', 'status', 'done']);
-  t.deepEqual(events.map((e) => e.id), [1, 2, 3, 4]);
-  t.deepEqual(events.map((e) => e.data.status), ['queued', 'running', 'succeeded', 'succeeded']);
+  t.deepEqual(
+    events.map((e) => e.event),
+    ['status', 'status', 'status', 'done'],
+  );
+  t.deepEqual(
+    events.map((e) => e.id),
+    [1, 2, 3, 4],
+  );
+  t.deepEqual(
+    events.map((e) => e.data.status),
+    ['queued', 'running', 'succeeded', 'succeeded'],
+  );
   t.deepEqual(events[2].data.result, { slept: 300 });
   // A finished execution replays everything; Last-Event-ID resumes after what the client has.
   const replay = await (await fetch(`${svc.url}/api/executions/${id}/events`, { headers: { 'last-event-id': '2' } })).text();
-  t.deepEqual([...replay.matchAll(/id: (\d+)/g)].map((m) => Number(m[1])), [3, 4]);
+  t.deepEqual(
+    [...replay.matchAll(/id: (\d+)/g)].map((m) => Number(m[1])),
+    [3, 4],
+  );
 });
 
 test("executions made with a key are private to that key's user", async (t) => {

@@ -66,20 +66,42 @@ test.serial('Postgres restarts while a client waits and a worker runs jobs: ever
   t.is(duringRows.length, duringRes.status === 202 ? 1 : 0, 'queued exactly once, or not at all');
 
   const res = await waiting;
-  const errorsLogged = () => svc.logs().split('\n').filter((l) => l.includes('unhandled')).slice(-3).map((l) => l.slice(0, 600)).join('\n');
+  const errorsLogged = () =>
+    svc
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('unhandled'))
+      .slice(-3)
+      .map((l) => l.slice(0, 600))
+      .join('\n');
   t.true(res.status === 200 || res.status === 504, `${res.status} ${res.text} ${errorsLogged()}`);
   if (res.status === 200) t.true(res.body.success, res.text);
   else t.regex(res.body.executionId, /^[0-9a-f-]{36}$/, 'a 504 carries the id to poll');
   const waitedId = res.body.executionId as string;
 
   await until(() => allFinal([...ids, waitedId]), 120_000, 'every execution to end');
-  const rows = await db()('executions').whereIn('id', [...ids, waitedId]).select('status', 'attempts');
-  t.true(rows.every((r) => r.status === 'succeeded'), JSON.stringify(rows));
+  const rows = await db()('executions')
+    .whereIn('id', [...ids, waitedId])
+    .select('status', 'attempts');
+  t.true(
+    rows.every((r) => r.status === 'succeeded'),
+    JSON.stringify(rows),
+  );
 
   // LISTEN recovered: a synchronous call is answered by its NOTIFY again (well before its 35 s wait runs out).
   const started = Date.now();
   const after = await svc.request('POST', `/api/tools/execute/${SLOW}`, { body: { params: { ms: 10 } } });
-  t.is(after.status, 200, `pg port ${pgServer.port}, url ${new URL(svc.databaseUrl).port}, req ${after.headers.get('x-request-id')}: ${after.text} ${svc.logs().split('\n').filter((l) => /unhandled|warn|"level":50/.test(l)).slice(-6).map((l) => l.slice(0, 400)).join('\n')}`);
+  t.is(
+    after.status,
+    200,
+    `pg port ${pgServer.port}, url ${new URL(svc.databaseUrl).port}, req ${after.headers.get('x-request-id')}: ${after.text} ${svc
+      .logs()
+      .split('\n')
+      .filter((l) => /unhandled|warn|"level":50/.test(l))
+      .slice(-6)
+      .map((l) => l.slice(0, 400))
+      .join('\n')}`,
+  );
   t.true(after.body.success);
   t.true(Date.now() - started < 20_000);
 });
@@ -98,16 +120,24 @@ test.serial('the API process is killed while a client waits: the execution still
     (r) => r.status,
     () => 'connection lost',
   );
-  const id = await until(async () => (await db()('executions').whereRaw("params->>'ms' = '5001'").first())?.id as string | undefined, 30_000, 'the execution to exist');
+  const id = await until(
+    async () => (await db()('executions').whereRaw("params->>'ms' = '5001'").first())?.id as string | undefined,
+    30_000,
+    'the execution to exist',
+  );
   await stopProcess(api, 'SIGKILL');
   t.is(await client, 'connection lost');
 
   api = spawnProcess('api/server.ts', env);
   await until(async () => (await fetch(`${base}/health`).catch(() => undefined))?.status === 200, 60_000, 'the API to listen again');
-  const polled = await until(async () => {
-    const r = await fetch(`${base}/api/executions/${id}`).then((x) => x.json() as Promise<any>);
-    return r.data?.status === 'succeeded' ? r.data : undefined;
-  }, 60_000, 'the execution to complete');
+  const polled = await until(
+    async () => {
+      const r = await fetch(`${base}/api/executions/${id}`).then((x) => x.json() as Promise<any>);
+      return r.data?.status === 'succeeded' ? r.data : undefined;
+    },
+    60_000,
+    'the execution to complete',
+  );
   t.deepEqual(polled.result, { waited: 5001 });
   await stopProcess(api, 'SIGTERM');
 });

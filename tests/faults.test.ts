@@ -26,13 +26,17 @@ const liveWorkers = () => workers.filter((w) => w.process.exitCode === null && w
 
 /** The worker process whose heartbeat leases the job carrying this payload field (what a kill must hit). */
 async function holderOf(field: string, value: string): Promise<Child> {
-  const pid = await until(async () => {
-    const { rows } = await db().raw(
-      `select w.pid from workers w join graphile_worker._private_jobs j on j.id = any(w.job_ids) where j.payload->>? = ?`,
-      [field, value],
-    );
-    return rows[0]?.pid as number | undefined;
-  }, 30_000, `a worker to lease the job of ${field}=${value}`);
+  const pid = await until(
+    async () => {
+      const { rows } = await db().raw(`select w.pid from workers w join graphile_worker._private_jobs j on j.id = any(w.job_ids) where j.payload->>? = ?`, [
+        field,
+        value,
+      ]);
+      return rows[0]?.pid as number | undefined;
+    },
+    30_000,
+    `a worker to lease the job of ${field}=${value}`,
+  );
   const w = liveWorkers().find((c) => c.process.pid === pid);
   if (!w) throw new Error(`no child process with pid ${pid}`);
   return w;
@@ -54,7 +58,10 @@ test.before(async () => {
   const c = await svc.request('POST', '/api/collections', { key: user.key, body: { name: 'Faults', uid: 'faults' } });
   await svc.request('POST', '/api/collections/faults/tools', { key: user.key, body: { toolId: SLOW } });
   vendor.embeddings.push({ vectors: [[1, 0, 0]] });
-  const s = await svc.request('POST', '/api/scenarios', { key: user.key, body: { collectionId: c.body.data.id, prompt: 'Wait a while and then say that you waited.' } });
+  const s = await svc.request('POST', '/api/scenarios', {
+    key: user.key,
+    body: { collectionId: c.body.data.id, prompt: 'Wait a while and then say that you waited.' },
+  });
   if (s.status !== 201) throw new Error(s.text);
   scenarioId = s.body.data.id;
 });
@@ -75,14 +82,22 @@ test.serial('a 60 s execution and a 60 s scenario run, with two workers alive, e
   const executionId = ex.body.data.executionId;
   const runId = run.body.data?.runId ?? run.body.runId;
 
-  const execution = await until(async () => {
-    const e = await db()('executions').where({ id: executionId }).first();
-    return ['succeeded', 'failed', 'timed_out'].includes(e.status) ? e : undefined;
-  }, 150_000, 'the long execution to finish');
-  const finished = await until(async () => {
-    const r = await db()('scenario_runs').where({ id: runId }).first();
-    return ['completed', 'failed'].includes(r.status) ? r : undefined;
-  }, 150_000, 'the long run to finish');
+  const execution = await until(
+    async () => {
+      const e = await db()('executions').where({ id: executionId }).first();
+      return ['succeeded', 'failed', 'timed_out'].includes(e.status) ? e : undefined;
+    },
+    150_000,
+    'the long execution to finish',
+  );
+  const finished = await until(
+    async () => {
+      const r = await db()('scenario_runs').where({ id: runId }).first();
+      return ['completed', 'failed'].includes(r.status) ? r : undefined;
+    },
+    150_000,
+    'the long run to finish',
+  );
 
   t.is(execution.status, 'succeeded');
   t.deepEqual(execution.result, { waited: 60_000 });
@@ -103,10 +118,14 @@ test.serial('kill -9 of the worker running an execution: the other worker runs i
   await until(async () => (await db()('executions').where({ id }).first()).status === 'running', 30_000, 'the execution to start');
   await stopProcess(holder, 'SIGKILL');
   startWorker(); // keep two alive for the next test; the survivor's reaper is the one already healthy
-  const done = await until(async () => {
-    const e = await db()('executions').where({ id }).first();
-    return e.status === 'succeeded' ? e : undefined;
-  }, 120_000, 'the execution to be run again');
+  const done = await until(
+    async () => {
+      const e = await db()('executions').where({ id }).first();
+      return e.status === 'succeeded' ? e : undefined;
+    },
+    120_000,
+    'the execution to be run again',
+  );
   t.is(done.attempts, 2);
   t.deepEqual(done.result, { waited: 15_000 });
   t.deepEqual(await stillRunning(), { executions: 0, scenario_runs: 0, package_imports: 0 });
@@ -123,10 +142,14 @@ test.serial('kill -9 of the worker running a scenario run: it runs again as a ne
   const totalBefore = (await db()('scenarios').where({ id: scenarioId }).first()).total_runs;
   await stopProcess(holder, 'SIGKILL');
   startWorker();
-  const done = await until(async () => {
-    const r = await db()('scenario_runs').where({ id: runId }).first();
-    return ['completed', 'failed'].includes(r.status) ? r : undefined;
-  }, 120_000, 'the run to be run again');
+  const done = await until(
+    async () => {
+      const r = await db()('scenario_runs').where({ id: runId }).first();
+      return ['completed', 'failed'].includes(r.status) ? r : undefined;
+    },
+    120_000,
+    'the run to be run again',
+  );
   t.is(done.status, 'completed', JSON.stringify(done.error));
   t.is(done.attempt, 2);
   t.is(done.final_text, 'second attempt: I waited.');
@@ -136,10 +159,14 @@ test.serial('kill -9 of the worker running a scenario run: it runs again as a ne
 
 test.serial('kill -9 of the worker running an import: the import runs again and the package is imported', async (t) => {
   const pending = svc.importPackage(`path:${path.join(FIXTURES_DIR, 'faults', 'slow-import')}`);
-  const importId = await until(async () => {
-    const row = await db()('package_imports').where({ status: 'running' }).first();
-    return row?.id as string | undefined;
-  }, 30_000, 'the import to start');
+  const importId = await until(
+    async () => {
+      const row = await db()('package_imports').where({ status: 'running' }).first();
+      return row?.id as string | undefined;
+    },
+    30_000,
+    'the import to start',
+  );
   const holder = await holderOf('importId', importId);
   await stopProcess(holder, 'SIGKILL');
   startWorker();

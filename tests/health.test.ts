@@ -30,7 +30,9 @@ test.serial('three consecutive failed checks make a tool BROKEN; it leaves searc
   const present = res.body.data.tools.find((x: { name: string }) => x.name === 'present');
   t.is(present.healthStatus, 'HEALTHY');
   // The package's declared example now expects a wrong answer: every periodic check fails.
-  await db()('tools').where({ id: present.id }).update({ health_example: JSON.stringify({ params: { n: 2 }, expect: { doubled: 5 } }) });
+  await db()('tools')
+    .where({ id: present.id })
+    .update({ health_example: JSON.stringify({ params: { n: 2 }, expect: { doubled: 5 } }) });
   await svc.api.searchSync.flush();
 
   for (const n of [1, 2]) {
@@ -46,19 +48,31 @@ test.serial('three consecutive failed checks make a tool BROKEN; it leaves searc
 
   await svc.api.searchSync.flush();
   const search = await svc.request('GET', '/api/tools/search?q=doubles%20a%20number');
-  t.false(search.body.results.tools.some((x: { id: string }) => x.id === present.id), 'BROKEN tools leave search');
+  t.false(
+    search.body.results.tools.some((x: { id: string }) => x.id === present.id),
+    'BROKEN tools leave search',
+  );
   const exec = await svc.request('POST', '/api/tools/execute/@fixtures/missing-export/present', { body: { params: { n: 1 } } });
   t.is(exec.status, 422);
 
   // The example is fixed: the next passing check brings it back.
-  await db()('tools').where({ id: present.id }).update({ health_example: JSON.stringify({ params: { n: 2 }, expect: { doubled: 4 } }) });
+  await db()('tools')
+    .where({ id: present.id })
+    .update({ health_example: JSON.stringify({ params: { n: 2 }, expect: { doubled: 4 } }) });
   t.true((await checkNow(present.id)).passed);
   t.is((await tool(present.id)).healthStatus, 'HEALTHY');
   await svc.api.searchSync.flush();
   const back = await svc.request('GET', '/api/tools/search?q=doubles%20a%20number');
-  t.true(back.body.results.tools.some((x: { id: string }) => x.id === present.id), 'and back into search');
+  t.true(
+    back.body.results.tools.some((x: { id: string }) => x.id === present.id),
+    'and back into search',
+  );
   const history = await db()('health_checks').where({ tool_id: present.id }).orderBy('id');
-  t.deepEqual(history.map((h) => h.passed), [true, false, false, false, true], 'the history is kept');
+  t.deepEqual(
+    history.map((h) => h.passed),
+    [true, false, false, false, true],
+    'the history is kept',
+  );
 });
 
 test.serial('the periodic sweep checks every tool', async (t) => {

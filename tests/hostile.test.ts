@@ -51,7 +51,10 @@ test('the tool sees only the env it was given', async (t) => {
   const res = await run('listEnv', {}, { ONLY_THIS: secret });
   t.true(res.body.success, res.text);
   // Besides it, only HOME: the sandbox user's home directory, inside the sandbox.
-  t.deepEqual(Object.keys(res.body.result.env).filter((k) => k !== 'ONLY_THIS'), ['HOME']);
+  t.deepEqual(
+    Object.keys(res.body.result.env).filter((k) => k !== 'ONLY_THIS'),
+    ['HOME'],
+  );
   t.is(res.body.result.env.HOME, '/tmp/home');
 });
 

@@ -70,11 +70,17 @@ test('mostSimilar: the best match, and the matches above 0.3 sorted descending',
   const prompts = ['Turn the CSV with a header line into an array of JSON objects', 'Hash "banana" with SHA-256', 'Convert a CSV into JSON'];
   const vecs = await offline.embed(prompts);
   const [query] = await offline.embed(['Convert this CSV file with a header row into JSON objects']);
-  const report = mostSimilar(query, prompts.map((name, i) => ({ id: `s${i}`, name, vec: vecs[i] })));
+  const report = mostSimilar(
+    query,
+    prompts.map((name, i) => ({ id: `s${i}`, name, vec: vecs[i] })),
+  );
   t.is(report.mostSimilar?.id, 's0');
   t.is(report.maxSimilarity, report.mostSimilar!.similarity);
   t.true(report.maxSimilarity > 0.7);
-  t.deepEqual(report.similar.map((s) => s.id), ['s0', 's2']);
+  t.deepEqual(
+    report.similar.map((s) => s.id),
+    ['s0', 's2'],
+  );
   t.deepEqual(mostSimilar(query, []), { maxSimilarity: 0, mostSimilar: null, similar: [] });
   t.is(cosine([1, 0], [0, 0]), 0);
 });
@@ -92,7 +98,10 @@ test('generateScenarios: the count asked, distinct concrete prompts naming their
   t.true(new Set(scenarios.map((s) => s.tags[0])).size >= 8, 'spread over tools');
   for (const s of scenarios) {
     t.true(s.name.length > 0 && s.name.length <= 60, s.name);
-    t.true(tools.some((x) => x.name === s.tags[0] && s.prompt.includes(x.name)), s.prompt);
+    t.true(
+      tools.some((x) => x.name === s.tags[0] && s.prompt.includes(x.name)),
+      s.prompt,
+    );
     t.true(s.description.length > 0);
   }
   t.deepEqual(await offline.generateScenarios(await input(10)), scenarios, 'deterministic');
@@ -100,24 +109,52 @@ test('generateScenarios: the count asked, distinct concrete prompts naming their
 
 test('generateScenarios: another attempt gives different prompts, and avoided ones are neither repeated nor paraphrased', async (t) => {
   const first = await offline.generateScenarios(await input(5, 0));
-  const second = await offline.generateScenarios(await input(5, 1, first.map((s) => s.prompt)));
+  const second = await offline.generateScenarios(
+    await input(
+      5,
+      1,
+      first.map((s) => s.prompt),
+    ),
+  );
   t.is(second.length, 5);
-  t.deepEqual(second.filter((s) => first.some((f) => f.prompt === s.prompt)), []);
+  t.deepEqual(
+    second.filter((s) => first.some((f) => f.prompt === s.prompt)),
+    [],
+  );
   const avoided = await offline.embed(first.map((s) => s.prompt));
   for (const vec of await offline.embed(second.map((s) => s.prompt))) {
-    t.true(mostSimilar(vec, avoided.map((v, i) => ({ id: String(i), name: '', vec: v }))).maxSimilarity <= 0.7);
+    t.true(
+      mostSimilar(
+        vec,
+        avoided.map((v, i) => ({ id: String(i), name: '', vec: v })),
+      ).maxSimilarity <= 0.7,
+    );
   }
   const sameAvoid = await offline.generateScenarios(await input(5, 1));
-  t.notDeepEqual(sameAvoid.map((s) => s.prompt), first.map((s) => s.prompt), 'attempt alone changes the output');
+  t.notDeepEqual(
+    sameAvoid.map((s) => s.prompt),
+    first.map((s) => s.prompt),
+    'attempt alone changes the output',
+  );
 });
 
 test('generateScenarios: one tool still gives varied prompts, never an avoided one', async (t) => {
   const one = await offline.generateScenarios(await input(6, 0, [], ['convertColor']));
   t.is(one.length, 6);
   t.is(new Set(one.map((s) => s.prompt)).size, 6);
-  const again = await offline.generateScenarios(await input(6, 1, one.map((s) => s.prompt), ['convertColor']));
+  const again = await offline.generateScenarios(
+    await input(
+      6,
+      1,
+      one.map((s) => s.prompt),
+      ['convertColor'],
+    ),
+  );
   t.true(again.length > 0);
-  t.deepEqual(again.filter((s) => one.some((o) => o.prompt.toLowerCase() === s.prompt.toLowerCase())), []);
+  t.deepEqual(
+    again.filter((s) => one.some((o) => o.prompt.toLowerCase() === s.prompt.toLowerCase())),
+    [],
+  );
 });
 
 test('generated scenarios run and pass end to end with the offline agent and judge', async (t) => {
@@ -128,7 +165,13 @@ test('generated scenarios run and pass end to end with the offline agent and jud
     const scenarios = await offline.generateScenarios({ ...(await input(tools.length, attempt)) });
     for (const s of scenarios) {
       const run = await offline.runAgent({ prompt: s.prompt, tools, maxSteps: 10, callTool: runExampleTool });
-      const verdict = await offline.judge({ prompt: s.prompt, finalText: run.text, steps: run.steps, tools, assertions: [{ type: 'toolCalled', tool: s.tags[0] }] });
+      const verdict = await offline.judge({
+        prompt: s.prompt,
+        finalText: run.text,
+        steps: run.steps,
+        tools,
+        assertions: [{ type: 'toolCalled', tool: s.tags[0] }],
+      });
       if (verdict.verdict === 'pass') passed++;
       else failures.push(`${s.prompt} → ${verdict.reason}`);
     }

@@ -139,14 +139,23 @@ test('nothing fitting means no call and a plain answer', async (t) => {
 test('a prompt asking for two things calls two tools, within maxSteps', async (t) => {
   const prompt = 'Hash the text "hello" with SHA-512, then turn "Hello World" into a URL slug.';
   const both = await run(prompt);
-  t.deepEqual(both.steps.map((s) => [s.toolName, (s.input as { text: string }).text]), [['hashText', 'hello'], ['slugify', 'Hello World']]);
+  t.deepEqual(
+    both.steps.map((s) => [s.toolName, (s.input as { text: string }).text]),
+    [
+      ['hashText', 'hello'],
+      ['slugify', 'Hello World'],
+    ],
+  );
   t.regex(both.text, /I ran hashText.*\nI ran slugify/s);
   t.is((await run(prompt, { maxSteps: 1 })).steps.length, 1);
 });
 
 test('events: tool.started, tool.completed, then the answer as several message.delta chunks; usage in words', async (t) => {
   const { events, text, usage, steps, provider, model, temperature } = await run('Slugify "Hello World"');
-  t.deepEqual(events.slice(0, 2).map((e) => e.type), ['tool.started', 'tool.completed']);
+  t.deepEqual(
+    events.slice(0, 2).map((e) => e.type),
+    ['tool.started', 'tool.completed'],
+  );
   t.deepEqual(events[0], { type: 'tool.started', toolCallId: 'offline_call_1', toolName: 'slugify', input: steps[0].input });
   const deltas = events.slice(2);
   t.true(deltas.length >= 2 && deltas.every((e) => e.type === 'message.delta'));
@@ -193,7 +202,10 @@ test('judge: a real run on topic passes, and says why', async (t) => {
   });
   t.is(v.verdict, 'pass', v.reason);
   t.regex(v.reason, /^Pass: slugify was called, no tool call failed, the output is non-empty, it is on topic .*all 3 assertion\(s\) held\.$/);
-  t.deepEqual(v.assertionResults.map((a) => a.passed), [true, true, true]);
+  t.deepEqual(
+    v.assertionResults.map((a) => a.passed),
+    [true, true, true],
+  );
   t.deepEqual(v.usage, { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
   t.is(v.model, 'offline-agent-v1');
 });
@@ -201,7 +213,13 @@ test('judge: a real run on topic passes, and says why', async (t) => {
 test('judge: fails on a tool error, on no tool call, off topic, and on failed assertions', async (t) => {
   const tools = await slugSpec();
   const prompt = 'Turn "Hello World" into a URL slug';
-  const errored = await offline.judge({ prompt, finalText: 'It failed.', steps: [step({ error: { code: 'TOOL_ERROR', message: 'boom' } })], tools, assertions: null });
+  const errored = await offline.judge({
+    prompt,
+    finalText: 'It failed.',
+    steps: [step({ error: { code: 'TOOL_ERROR', message: 'boom' } })],
+    tools,
+    assertions: null,
+  });
   t.is(errored.verdict, 'fail');
   t.regex(errored.reason, /slugify failed with TOOL_ERROR: boom/);
 
@@ -209,7 +227,13 @@ test('judge: fails on a tool error, on no tool call, off topic, and on failed as
   t.is(none.verdict, 'fail');
   t.regex(none.reason, /no tool was called/);
 
-  const offTopic = await offline.judge({ prompt: 'What is the weather in Paris tomorrow?', finalText: 'I ran slugify: {"slug":"x"}', steps: [step({ output: { slug: 'x' } })], tools, assertions: null });
+  const offTopic = await offline.judge({
+    prompt: 'What is the weather in Paris tomorrow?',
+    finalText: 'I ran slugify: {"slug":"x"}',
+    steps: [step({ output: { slug: 'x' } })],
+    tools,
+    assertions: null,
+  });
   t.is(offTopic.verdict, 'fail');
   t.regex(offTopic.reason, /off topic/);
 
@@ -221,7 +245,10 @@ test('judge: fails on a tool error, on no tool call, off topic, and on failed as
     assertions: [{ type: 'toolCalled', tool: 'hashText' }, { type: 'outputContains', text: 'banana' }, { type: 'noToolErrors' }],
   });
   t.is(asserted.verdict, 'fail');
-  t.deepEqual(asserted.assertionResults.map((a) => a.passed), [false, false, true]);
+  t.deepEqual(
+    asserted.assertionResults.map((a) => a.passed),
+    [false, false, true],
+  );
   t.regex(asserted.reason, /hashText was not called \(called: slugify\); output does not contain "banana"/);
   t.regex(asserted.reason, /held: slugify was called/);
 });

@@ -88,7 +88,10 @@ test('runAgent: streamed tool call, explicit parameters win, result sent back, a
     t.deepEqual(result.usage, { inputTokens: 130, outputTokens: 21, totalTokens: 151 });
 
     // Events: the tool call bracketed by started/completed, then the answer as several deltas in order.
-    t.deepEqual(events.slice(0, 2).map((e) => e.type), ['tool.started', 'tool.completed']);
+    t.deepEqual(
+      events.slice(0, 2).map((e) => e.type),
+      ['tool.started', 'tool.completed'],
+    );
     t.deepEqual((events[0] as any).input, { text: 'Hello World', separator: '_' });
     const deltas = events.filter((e) => e.type === 'message.delta').map((e) => (e as any).text);
     t.true(deltas.length > 3, 'the answer arrives in several chunks');
@@ -183,11 +186,17 @@ test('judge returns the scripted verdict and still applies assertions in code', 
       finalText: 'The slug is hi',
       steps,
       tools: [slugify],
-      assertions: [{ type: 'toolCalled', tool: 'slugify' }, { type: 'outputContains', text: 'HI' }],
+      assertions: [
+        { type: 'toolCalled', tool: 'slugify' },
+        { type: 'outputContains', text: 'HI' },
+      ],
     });
     t.is(ok.verdict, 'pass');
     t.true(ok.reason.startsWith('The slug was produced by slugify'));
-    t.deepEqual(ok.assertionResults.map((r) => r.passed), [true, true]);
+    t.deepEqual(
+      ok.assertionResults.map((r) => r.passed),
+      [true, true],
+    );
     t.is(ok.usage.totalTokens, 15);
     t.is(ok.model, 'fake-chat-1');
     const request = vendor.chatRequests()[0].body;
@@ -207,9 +216,17 @@ test('judge returns the scripted verdict and still applies assertions in code', 
 
 test('embed returns the vendor vectors in order', (t) =>
   withVendor(async (vendor) => {
-    vendor.embeddings.push({ vectors: [[0.1, 0.2], [0.3, 0.4]] });
+    vendor.embeddings.push({
+      vectors: [
+        [0.1, 0.2],
+        [0.3, 0.4],
+      ],
+    });
     const vectors = await providerFor(vendor).embed(['one', 'two']);
-    t.deepEqual(vectors, [[0.1, 0.2], [0.3, 0.4]]);
+    t.deepEqual(vectors, [
+      [0.1, 0.2],
+      [0.3, 0.4],
+    ]);
     const request = vendor.requests.find((r) => r.path === '/v1/embeddings')!;
     t.deepEqual(request.body.input, ['one', 'two']);
     t.is(request.body.model, 'fake-embed-1');
@@ -231,7 +248,10 @@ test('generateScenarios parses the scripted JSON, trims to count and drops avoid
       avoid: ['already there'],
       attempt: 1,
     });
-    t.deepEqual(out.map((s) => s.prompt), ['Slugify "Hello World"', 'Make a slug of "Ça va?"']);
+    t.deepEqual(
+      out.map((s) => s.prompt),
+      ['Slugify "Hello World"', 'Make a slug of "Ça va?"'],
+    );
     t.deepEqual(out[0].tags, ['slugify', 'text']);
     t.is(out[1].name.length, 60);
     const sent = vendor.chatRequests()[0].body.messages.at(-1).content as string;
@@ -260,10 +280,7 @@ test('a vendor 500 surfaces as a clear LlmError, after the configured retries', 
     vendor.chat.push({ error: { status: 500, message: 'The server had an error' } });
     vendor.embeddings.push({ error: { status: 500, message: 'embedding backend down' } });
     const provider = providerFor(vendor, { maxRetries: 0 });
-    const judged = await t.throwsAsync(
-      provider.judge({ prompt: 'p', finalText: '', steps: [], tools: [], assertions: null }),
-      { instanceOf: LlmError },
-    );
+    const judged = await t.throwsAsync(provider.judge({ prompt: 'p', finalText: '', steps: [], tools: [], assertions: null }), { instanceOf: LlmError });
     t.is(judged!.message, 'LLM provider unavailable (status 500)');
     t.regex(judged!.detail!, /HTTP 500: The server had an error/);
     const embedded = await t.throwsAsync(provider.embed(['x']), { instanceOf: LlmError });

@@ -110,7 +110,10 @@ test('a collection is a server: name, remote, headers, version, ≤100-character
   const col = (await svc.request('GET', '/api/collections/writer-kit', { key: ada.key })).body.data;
   t.is(col.tokenCount, meta.tokenCount);
   t.deepEqual(slugify.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
-  t.like(meta.tools.find((x: any) => x.name === 'signPayload'), { permissions: { secrets: ['WEBHOOK_SECRET'] }, requiredEnv: ['WEBHOOK_SECRET'] });
+  t.like(
+    meta.tools.find((x: any) => x.name === 'signPayload'),
+    { permissions: { secrets: ['WEBHOOK_SECRET'] }, requiredEnv: ['WEBHOOK_SECRET'] },
+  );
   t.is(meta.publishedAt, new Date(meta.publishedAt).toISOString());
 });
 
@@ -159,7 +162,11 @@ test('the revision (version) changes with the collection and its tools, not with
   seen.push(await v());
   t.is(new Set(seen).size, 4, `versions: ${seen.join(', ')}`);
   const revs = seen.map((s) => Number(s.split('.')[2]));
-  t.deepEqual(revs, [...revs].sort((a, b) => a - b), 'increasing');
+  t.deepEqual(
+    revs,
+    [...revs].sort((a, b) => a - b),
+    'increasing',
+  );
   // A tool's definition changing (as a package re-import does) bumps every collection holding it.
   const db = createDb(svc.databaseUrl, { max: 1 });
   try {
@@ -170,7 +177,9 @@ test('the revision (version) changes with the collection and its tools, not with
     const oldDescription = slug.description;
     await db('tools').where({ id: slug.id }).update({ health_status: 'HEALTHY', execution_count: 99 });
     t.is(await v(), before, 'health and counters are not a new version');
-    await db('tools').where({ id: slug.id }).update({ description: `${oldDescription} ` });
+    await db('tools')
+      .where({ id: slug.id })
+      .update({ description: `${oldDescription} ` });
     t.not(await v(), before);
     await db('tools').where({ id: slug.id }).update({ description: oldDescription });
   } finally {
@@ -189,14 +198,17 @@ test('private collections: hidden from others, listed for their owner with the A
   const own = await svc.request('GET', `/v0.1/servers/${name}/versions/latest`, { key: bob.key });
   t.is(own.status, 200);
   valid(t, serverResponse, own.body, 'ServerResponse');
-  t.like(own.body.server.remotes[0].headers.find((h: any) => h.name === 'Authorization'), { isRequired: true, isSecret: true });
+  t.like(
+    own.body.server.remotes[0].headers.find((h: any) => h.name === 'Authorization'),
+    { isRequired: true, isSecret: true },
+  );
   const anon = await svc.request('GET', `/v0.1/servers?search=bob-secret`);
   t.is(anon.body.servers.length, 0);
   const mine = await svc.request('GET', `/v0.1/servers?search=bob-secret`, { key: bob.key });
   t.is(mine.body.servers.length, 1);
 });
 
-test('bad query parameters are 400s in the registry\'s { error } shape', async (t) => {
+test("bad query parameters are 400s in the registry's { error } shape", async (t) => {
   for (const q of ['limit=0', 'limit=abc', 'limit=-3', 'cursor=nonsense', 'updated_since=yesterday', 'updated_since=2025-13-45T00:00:00Z']) {
     const res = await svc.request('GET', `/v0.1/servers?${q}`);
     t.is(res.status, 400, q);
@@ -226,7 +238,9 @@ test('cursor paging and updated_since over a few hundred collections', async (t)
   } finally {
     await db.destroy();
   }
-  const publicUids = Array.from({ length: N }, (_, i) => i).filter((i) => i % 10 !== 9).map((i) => `bulk-${String(i).padStart(3, '0')}`);
+  const publicUids = Array.from({ length: N }, (_, i) => i)
+    .filter((i) => i % 10 !== 9)
+    .map((i) => `bulk-${String(i).padStart(3, '0')}`);
 
   async function walk(query: string, limit: number) {
     const names: string[] = [];
@@ -249,14 +263,21 @@ test('cursor paging and updated_since over a few hundred collections', async (t)
   const all = await walk('search=bulkowner', 37);
   t.is(all.names.length, publicUids.length);
   t.is(new Set(all.names).size, all.names.length, 'no server twice');
-  t.deepEqual(all.names, publicUids.map((u) => `${RDNS}/bulkowner.${u}`), 'in name order, private ones left out');
+  t.deepEqual(
+    all.names,
+    publicUids.map((u) => `${RDNS}/bulkowner.${u}`),
+    'in name order, private ones left out',
+  );
   t.is(all.pages, Math.ceil(publicUids.length / 37));
 
   // updated_since is exclusive: rows updated strictly after it.
   const since = new Date(base + 199_500).toISOString();
   const recent = await walk(`search=bulkowner&updated_since=${enc(since)}`, 25);
   const expected = publicUids.filter((u) => Number(u.slice(5)) >= 200);
-  t.deepEqual(recent.names, expected.map((u) => `${RDNS}/bulkowner.${u}`));
+  t.deepEqual(
+    recent.names,
+    expected.map((u) => `${RDNS}/bulkowner.${u}`),
+  );
 
   // A change after that moment brings an older collection back into the window.
   await svc.request('PATCH', '/api/collections/bulk-003', { key: owner.key, body: { name: 'Bulk three, renamed' } });
@@ -281,7 +302,7 @@ test('cursor paging and updated_since over a few hundred collections', async (t)
   t.deepEqual(whole.names, [...whole.names].sort(byKey), 'in (username, uid) order');
 });
 
-test('this issue\'s migrations roll back and forward (revision triggers, tool declarations, MCP mode)', async (t) => {
+test("this issue's migrations roll back and forward (revision triggers, tool declarations, MCP mode)", async (t) => {
   const database = await createTestDatabase();
   const db = createDb(database.url, { max: 2 });
   const columns = async (table: string) =>

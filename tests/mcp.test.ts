@@ -54,8 +54,7 @@ async function connect(p: string, headers: Record<string, string> = {}) {
 }
 
 const textOf = (r: CallToolResult) => (r.content[0] as { type: 'text'; text: string }).text;
-const call = async (client: Client, name: string, args: Record<string, unknown>) =>
-  (await client.callTool({ name, arguments: args })) as CallToolResult;
+const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
 
 test('initialize: the SDK negotiates the protocol; server info names the collection', async (t) => {
   const c = await makeCollection(alice, { name: 'Init check', description: 'Tools for writing slugs' }, [`${TEXT}::slugify`]);
@@ -69,7 +68,7 @@ test('initialize: the SDK negotiates the protocol; server info names the collect
   await client.close();
 });
 
-test('tools/list: tool names, descriptions and the tools\' JSON Schemas', async (t) => {
+test("tools/list: tool names, descriptions and the tools' JSON Schemas", async (t) => {
   const c = await makeCollection(alice, { name: 'List check' }, [`${TEXT}::slugify`, `${SIGNER}::signPayload`]);
   const { client } = await connect(mcpPath(alice.username, c.uid));
   const { tools } = await client.listTools();
@@ -87,7 +86,11 @@ test('tools/list: a name clash gets package prefixes, stable across requests', a
   const { client } = await connect(mcpPath(alice.username, c.uid));
   const names = (await client.listTools()).tools.map((x) => x.name);
   t.deepEqual([...names].sort(), ['explode', 'mcp-tools__slugify', 'text-tools__slugify']);
-  t.deepEqual((await client.listTools()).tools.map((x) => x.name), names, 'same names, same order');
+  t.deepEqual(
+    (await client.listTools()).tools.map((x) => x.name),
+    names,
+    'same names, same order',
+  );
   const hyphen = JSON.parse(textOf(await call(client, 'text-tools__slugify', { text: 'Two Words' })));
   const underscore = JSON.parse(textOf(await call(client, 'mcp-tools__slugify', { text: 'Two Words' })));
   t.is(hyphen.slug, 'two-words');
@@ -169,7 +172,7 @@ test('env: a missing variable is named (never a value); X-Tool-Env-* headers rea
   t.false(svc.logs().includes(secret), 'no log line holds the secret');
 });
 
-test('private collection: 404 without a key or with another user\'s key; works with the owner\'s key', async (t) => {
+test("private collection: 404 without a key or with another user's key; works with the owner's key", async (t) => {
   const c = await makeCollection(alice, { name: 'Private tools', isPublic: false }, [`${TEXT}::slugify`]);
   const p = mcpPath(alice.username, c.uid);
   for (const headers of [{}, { authorization: `Bearer ${bob.key}` }] as Record<string, string>[]) {
@@ -178,17 +181,23 @@ test('private collection: 404 without a key or with another user\'s key; works w
     t.regex(err!.message, /not found/);
   }
   const { client } = await connect(p, { authorization: `Bearer ${alice.key}` });
-  t.deepEqual((await client.listTools()).tools.map((x) => x.name), ['slugify']);
+  t.deepEqual(
+    (await client.listTools()).tools.map((x) => x.name),
+    ['slugify'],
+  );
   t.is(JSON.parse(textOf(await call(client, 'slugify', { text: 'Only Mine' }))).slug, 'only-mine');
   await client.close();
   const revoked = await t.throwsAsync(connect(p, { authorization: 'Bearer tsk_not_a_real_key' }), { instanceOf: StreamableHTTPError });
   t.is(revoked!.code, 401);
 });
 
-test('unknown user or collection is a 404; the URL\'s username must own the collection', async (t) => {
+test("unknown user or collection is a 404; the URL's username must own the collection", async (t) => {
   const c = await makeCollection(alice, { name: 'Owned by alice' }, []);
   for (const p of [mcpPath('nobody-here', c.uid), mcpPath(alice.username, 'no-such-collection'), mcpPath(bob.username, c.uid)]) {
-    const res = await svc.request('POST', p, { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } });
+    const res = await svc.request('POST', p, {
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      headers: { accept: 'application/json, text/event-stream' },
+    });
     t.is(res.status, 404, p);
     t.is(res.body.error.code, 'NOT_FOUND');
   }
@@ -200,11 +209,17 @@ test('unknown user or collection is a 404; the URL\'s username must own the coll
 test('a change to the collection shows in the next tools/list of the same client', async (t) => {
   const c = await makeCollection(alice, { name: 'Changing' }, [`${TEXT}::slugify`]);
   const { client } = await connect(mcpPath(alice.username, c.uid));
-  t.deepEqual((await client.listTools()).tools.map((x) => x.name), ['slugify']);
+  t.deepEqual(
+    (await client.listTools()).tools.map((x) => x.name),
+    ['slugify'],
+  );
   await svc.request('POST', `/api/collections/${c.uid}/tools`, { key: alice.key, body: { toolId: `${TEXT}::convertCase` } });
   t.deepEqual((await client.listTools()).tools.map((x) => x.name).sort(), ['convertCase', 'slugify']);
   await svc.request('DELETE', `/api/collections/${c.uid}/tools/${TEXT}/slugify`, { key: alice.key });
-  t.deepEqual((await client.listTools()).tools.map((x) => x.name), ['convertCase']);
+  t.deepEqual(
+    (await client.listTools()).tools.map((x) => x.name),
+    ['convertCase'],
+  );
   await t.throwsAsync(call(client, 'slugify', { text: 'gone' }), { instanceOf: McpError });
   await client.close();
 });
@@ -214,7 +229,12 @@ test('plain HTTP: rate-limit headers on MCP responses; GET and DELETE are 405 (s
   const p = mcpPath(alice.username, c.uid);
   const init = await svc.request('POST', p, {
     headers: { accept: 'application/json, text/event-stream' },
-    body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'curl', version: '1' } } },
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+    },
   });
   t.is(init.status, 200);
   t.is(init.body.result.protocolVersion, LATEST_PROTOCOL_VERSION);
@@ -230,7 +250,11 @@ test('plain HTTP: rate-limit headers on MCP responses; GET and DELETE are 405 (s
 
 /** The official transport, with initialize asking for `version` instead of the SDK's latest. */
 class VersionedTransport extends StreamableHTTPClientTransport {
-  constructor(url: URL, private readonly version: string, opts?: ConstructorParameters<typeof StreamableHTTPClientTransport>[1]) {
+  constructor(
+    url: URL,
+    private readonly version: string,
+    opts?: ConstructorParameters<typeof StreamableHTTPClientTransport>[1],
+  ) {
     super(url, opts);
   }
   override send(message: JSONRPCMessage, options?: Parameters<StreamableHTTPClientTransport['send']>[1]) {
@@ -250,7 +274,11 @@ test('every protocol version the SDK supports: initialize, tools/list and tools/
     await client.connect(transport);
     t.is(transport.protocolVersion, version, `negotiated ${version}`);
     const { tools } = await client.listTools();
-    t.deepEqual(tools.map((x) => x.name), ['slugify'], version);
+    t.deepEqual(
+      tools.map((x) => x.name),
+      ['slugify'],
+      version,
+    );
     const r = await call(client, 'slugify', { text: `Version ${version}` });
     t.falsy(r.isError, version);
     t.is(JSON.parse(textOf(r)).slug, `version-${version}`, version);
@@ -294,7 +322,10 @@ test('output schemas: declared ones are served, and structuredContent validates 
   t.like(tools.find((x) => x.name === 'slugify')!.outputSchema, { type: 'object', required: ['slug', 'length'] });
   t.is(tools.find((x) => x.name === 'explode')!.outputSchema, undefined);
   const ajv = new Ajv2020({ strict: false });
-  for (const [name, args] of [['shout', { text: 'Hello, wörld' }], ['slugify', { text: 'Hello World' }]] as const) {
+  for (const [name, args] of [
+    ['shout', { text: 'Hello, wörld' }],
+    ['slugify', { text: 'Hello World' }],
+  ] as const) {
     // The SDK Client itself checks structuredContent against the listed outputSchema; ajv checks it again here.
     const r = await call(client, name, args);
     t.falsy(r.isError, textOf(r));
@@ -318,11 +349,14 @@ test('the server version is the collection revision, as in the registry', async 
   await second.client.close();
 });
 
-test('search mode: two meta-tools; search_tools ranks the collection\'s tools; call_tool runs one', async (t) => {
+test("search mode: two meta-tools; search_tools ranks the collection's tools; call_tool runs one", async (t) => {
   const c = await makeCollection(alice, { name: 'On demand' }, [`${TEXT}::slugify`, `${TEXT}::convertCase`, `${FIX}::shout`, `${SIGNER}::signPayload`]);
   const { client } = await connect(`${mcpPath(alice.username, c.uid)}?mode=search`);
   const { tools } = await client.listTools();
-  t.deepEqual(tools.map((x) => x.name), ['search_tools', 'call_tool']);
+  t.deepEqual(
+    tools.map((x) => x.name),
+    ['search_tools', 'call_tool'],
+  );
   t.like(tools[0].annotations, { readOnlyHint: true, openWorldHint: false });
   t.like(tools[1].annotations, { openWorldHint: true }, 'shout declares network');
 
@@ -364,10 +398,16 @@ test('search mode as the collection setting: the endpoint serves it without ?mod
   t.is(patched.status, 200, patched.text);
   t.is(patched.body.data.mcpMode, 'search');
   const lazy = await connect(mcpPath(alice.username, c.uid));
-  t.deepEqual((await lazy.client.listTools()).tools.map((x) => x.name), ['search_tools', 'call_tool']);
+  t.deepEqual(
+    (await lazy.client.listTools()).tools.map((x) => x.name),
+    ['search_tools', 'call_tool'],
+  );
   await lazy.client.close();
   const eager = await connect(`${mcpPath(alice.username, c.uid)}?mode=all`);
-  t.deepEqual((await eager.client.listTools()).tools.map((x) => x.name), ['slugify']);
+  t.deepEqual(
+    (await eager.client.listTools()).tools.map((x) => x.name),
+    ['slugify'],
+  );
   await eager.client.close();
 });
 
@@ -378,8 +418,13 @@ test('manifest permissions are validated at import: a 400 names each field at fa
   t.true(paths.includes('package.json.toolshed.tools.0.permissions.network'), paths.join(', '));
   // Cross-field rules run once the shapes are right: a secret must be declared in env; readOnly excludes destructive.
   const parsed = parseManifest({
-    name: 'x', version: '1.0.0',
-    toolshed: { category: 'automation', env: ['API_TOKEN'], tools: [{ exportName: 'ping', permissions: { readOnly: true, destructive: true, secrets: ['OTHER_TOKEN'] } }] },
+    name: 'x',
+    version: '1.0.0',
+    toolshed: {
+      category: 'automation',
+      env: ['API_TOKEN'],
+      tools: [{ exportName: 'ping', permissions: { readOnly: true, destructive: true, secrets: ['OTHER_TOKEN'] } }],
+    },
   });
   t.deepEqual('errors' in parsed ? parsed.errors.map((e) => e.path) : [], [
     'package.json.toolshed.tools.0.permissions.destructive',

@@ -13,11 +13,31 @@ test('migrations run latest → rollback → latest, and rollback removes every 
     t.deepEqual(tablesAfterRollback.rows, [], 'rollback leaves no app table behind');
 
     await db.migrate.latest();
-    const tables = (await db.raw(`select table_name from information_schema.tables where table_schema = 'public'`)).rows.map((r: { table_name: string }) => r.table_name);
+    const tables = (await db.raw(`select table_name from information_schema.tables where table_schema = 'public'`)).rows.map(
+      (r: { table_name: string }) => r.table_name,
+    );
     for (const name of [
-      'users', 'api_keys', 'packages', 'tools', 'tool_ratings', 'tool_reviews', 'tool_events', 'collections',
-      'collection_tools', 'collection_likes', 'scenarios', 'scenario_runs', 'scenario_batches', 'executions', 'agents',
-      'agent_collections', 'rate_limits', 'scenario_quota', 'health_checks', 'package_imports', 'workers',
+      'users',
+      'api_keys',
+      'packages',
+      'tools',
+      'tool_ratings',
+      'tool_reviews',
+      'tool_events',
+      'collections',
+      'collection_tools',
+      'collection_likes',
+      'scenarios',
+      'scenario_runs',
+      'scenario_batches',
+      'executions',
+      'agents',
+      'agent_collections',
+      'rate_limits',
+      'scenario_quota',
+      'health_checks',
+      'package_imports',
+      'workers',
     ]) {
       t.true(tables.includes(name), `table ${name} exists`);
     }

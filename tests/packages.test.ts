@@ -30,8 +30,16 @@ test('re-importing the same version is idempotent', async (t) => {
   const second = await svc.importPackage(fixture('tpmjs-multi'));
   t.is(first.status, 201);
   t.is(second.status, 201);
-  t.deepEqual(second.body.data.tools.map((x: { id: string }) => x.id), first.body.data.tools.map((x: { id: string }) => x.id));
-  const count = await svc.api.deps.db('tools').join('packages', 'packages.id', 'tools.package_id').where('packages.name', 'fixture-tpmjs-multi').count('* as n').first();
+  t.deepEqual(
+    second.body.data.tools.map((x: { id: string }) => x.id),
+    first.body.data.tools.map((x: { id: string }) => x.id),
+  );
+  const count = await svc.api.deps
+    .db('tools')
+    .join('packages', 'packages.id', 'tools.package_id')
+    .where('packages.name', 'fixture-tpmjs-multi')
+    .count('* as n')
+    .first();
   t.is(Number(count!.n), 1);
   t.is(first.body.data.package.category, 'text-analysis', 'the TPMJS tpmjs field is read');
 });
@@ -100,7 +108,13 @@ test('CLI packages:add imports a folder into the same registry', async (t) => {
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');
   const { stdout } = await promisify(execFile)('node', ['bin/toolshed.js', 'packages:add', fixture('missing-export'), '--json'], {
-    env: { ...process.env, DATABASE_URL: svc.databaseUrl, DATA_DIR: svc.config.DATA_DIR, PACKAGE_CACHE_DIR: svc.config.PACKAGE_CACHE_DIR, SANDBOX: svc.config.SANDBOX },
+    env: {
+      ...process.env,
+      DATABASE_URL: svc.databaseUrl,
+      DATA_DIR: svc.config.DATA_DIR,
+      PACKAGE_CACHE_DIR: svc.config.PACKAGE_CACHE_DIR,
+      SANDBOX: svc.config.SANDBOX,
+    },
   });
   const out = JSON.parse(stdout.trim().split('\n').pop()!);
   t.deepEqual(out.tools.map((x: { name: string; health_status: string }) => `${x.name}:${x.health_status}`).sort(), ['absent:BROKEN', 'present:HEALTHY']);

@@ -9,15 +9,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import {
-  GVISOR_INSTALL_DOCS,
-  isDebianLike,
-  planPreflight,
-  programsFor,
-  runPreflight,
-  type MachineDescription,
-  type Program,
-} from '../bin/preflight.js';
+import { GVISOR_INSTALL_DOCS, isDebianLike, planPreflight, programsFor, runPreflight, type MachineDescription, type Program } from '../bin/preflight.js';
 import { withGeneratedSecrets } from '../core/bootstrap.js';
 import { loadConfig } from '../core/config.js';
 import { createLogger, prettyMessage, resolveLogFormat, type LogFormat } from '../core/logger.js';
@@ -83,8 +75,12 @@ test('a test run needs Chromium too, and everything else', (t) => {
   if (stop.action === 'stop') t.true(stop.message.includes('sudo apt-get install -y chromium') && stop.message.includes('`npm test` again'));
 });
 
-test('not Debian (or no apt): a one-line instruction pointing at gVisor\'s install docs, never apt-get', (t) => {
-  for (const m of [machine({ present: [], debian: false, apt: false }), machine({ present: [], root: true, debian: true, apt: false }), machine({ present: [], debian: false, apt: true })]) {
+test("not Debian (or no apt): a one-line instruction pointing at gVisor's install docs, never apt-get", (t) => {
+  for (const m of [
+    machine({ present: [], debian: false, apt: false }),
+    machine({ present: [], root: true, debian: true, apt: false }),
+    machine({ present: [], debian: false, apt: true }),
+  ]) {
     const plan = planPreflight(m);
     if (plan.action !== 'stop') return t.fail(`expected stop, got ${plan.action}`);
     t.true(plan.message.includes(GVISOR_INSTALL_DOCS), plan.message);
@@ -169,7 +165,7 @@ function runTsx(args: string[], env: Record<string, string> = {}): Promise<{ cod
   });
 }
 
-test('the real preflight on this machine (CI\'s): everything for npm test is installed, nothing to do, exit 0', async (t) => {
+test("the real preflight on this machine (CI's): everything for npm test is installed, nothing to do, exit 0", async (t) => {
   const { code, stdout, stderr } = await runTsx([path.join(ROOT, 'bin/preflight.ts'), '--for', 'test']);
   t.is(code, 0, stderr);
   t.regex(stdout + stderr, /preflight: nothing to do; everything `npm test` needs is installed \(runsc, ip, nft, chromium\)/);
@@ -194,9 +190,12 @@ test('the logger writes JSON lines when stdout is not a terminal (LOG_FORMAT=aut
   t.like(line, { level: 30, msg: 'hello', n: 1 });
 });
 
-test('a pretty line shows the fields its message does not already say, and an error\'s stack', (t) => {
+test("a pretty line shows the fields its message does not already say, and an error's stack", (t) => {
   const base = { level: 30, time: 1, pid: 7, hostname: 'h' };
-  t.is(prettyMessage({ ...base, msg: 'database: embedded Postgres started on 127.0.0.1:5433', dataDir: '/d/pg', port: 5433 }), 'database: embedded Postgres started on 127.0.0.1:5433  dataDir=/d/pg');
+  t.is(
+    prettyMessage({ ...base, msg: 'database: embedded Postgres started on 127.0.0.1:5433', dataDir: '/d/pg', port: 5433 }),
+    'database: embedded Postgres started on 127.0.0.1:5433  dataDir=/d/pg',
+  );
   t.is(prettyMessage({ ...base, msg: 'database migrated: 18 migrations applied', applied: 18 }), 'database migrated: 18 migrations applied');
   t.is(prettyMessage({ ...base, msg: 'job done', attempts: 1, note: 'two words' }), 'job done  attempts=1  note="two words"');
   const err = { type: 'Error', message: 'boom', stack: 'Error: boom\n    at here' };

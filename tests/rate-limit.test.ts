@@ -20,7 +20,10 @@ test('the 61st request in a minute is a 429 with Retry-After; headers count down
     const reset = Number(res.headers.get('x-ratelimit-reset'));
     t.true(reset > Date.now() / 1000 && reset <= Date.now() / 1000 + 61);
   }
-  t.deepEqual(remaining, Array.from({ length: 60 }, (_, i) => 59 - i));
+  t.deepEqual(
+    remaining,
+    Array.from({ length: 60 }, (_, i) => 59 - i),
+  );
   const over = await svc.request('GET', '/api/tools', { key: u.key });
   t.is(over.status, 429);
   t.is(over.body.error.code, 'RATE_LIMITED');
@@ -53,7 +56,7 @@ test('pro keys get 300 per minute; counters are shared by every API process', as
   const second = await startApi(svc.config, svc.databaseUrl, createLogger('silent'), 0);
   try {
     const res = await fetch(`${second.url}/api/tools`, { headers: { authorization: `Bearer ${u.key}` } });
-    t.is(res.headers.get('x-ratelimit-remaining'), '298', 'the second process sees the first one\'s count');
+    t.is(res.headers.get('x-ratelimit-remaining'), '298', "the second process sees the first one's count");
   } finally {
     await second.close();
   }

@@ -10,13 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Tool } from 'ai';
-import {
-  createRegistryTools,
-  registryExecuteTool,
-  registrySearchTool,
-  RegistryToolError,
-  type RegistryTools,
-} from '../clients/registry-tools/src/index.js';
+import { createRegistryTools, registryExecuteTool, registrySearchTool, RegistryToolError, type RegistryTools } from '../clients/registry-tools/src/index.js';
 import { EXAMPLES_DIR, startService, type Service } from './helpers/service.js';
 
 const run = promisify(execFile);
@@ -70,7 +64,12 @@ test('search: the seed item shape, default limit 5, matchCount', async (t) => {
   t.is(res.matchCount, res.tools.length);
   const item = res.tools[0];
   t.deepEqual(Object.keys(item).sort(), ['category', 'description', 'healthStatus', 'name', 'package', 'qualityScore', 'requiredEnvVars', 'toolId']);
-  t.like(item, { toolId: '@toolshed-examples/data-tools::csvToJson', name: 'csvToJson', package: '@toolshed-examples/data-tools', category: 'data-processing' });
+  t.like(item, {
+    toolId: '@toolshed-examples/data-tools::csvToJson',
+    name: 'csvToJson',
+    package: '@toolshed-examples/data-tools',
+    category: 'data-processing',
+  });
   t.deepEqual(item.requiredEnvVars, []);
   t.is(typeof item.description, 'string');
   t.is(typeof item.qualityScore, 'number');
@@ -82,7 +81,11 @@ test('search: the seed item shape, default limit 5, matchCount', async (t) => {
   t.is(capped.tools.length, 5, 'default limit');
   const two = await call(tools.registrySearchTool, { query: 'text json hash', limit: 2 });
   t.is(two.tools.length, 2);
-  t.deepEqual(two.tools.map((x) => x.toolId), capped.tools.slice(0, 2).map((x) => x.toolId), 'same ranking');
+  t.deepEqual(
+    two.tools.map((x) => x.toolId),
+    capped.tools.slice(0, 2).map((x) => x.toolId),
+    'same ranking',
+  );
 });
 
 test('search: category filters, and requiredEnvVars names the package env', async (t) => {
@@ -99,7 +102,10 @@ test('search: a whole task description (over 200 characters) is a query; require
   const task = 'I receive webhook payloads from a partner and need to sign each JSON payload with our shared secret so that they can verify it. '.repeat(8);
   t.true(task.length > 900);
   const res = await call(tools.registrySearchTool, { query: task, limit: 3 });
-  t.true(res.tools.some((x) => x.toolId === `${SIGNER}::signPayload`), JSON.stringify(res.tools.map((x) => x.toolId)));
+  t.true(
+    res.tools.some((x) => x.toolId === `${SIGNER}::signPayload`),
+    JSON.stringify(res.tools.map((x) => x.toolId)),
+  );
   t.deepEqual(res.tools.find((x) => x.toolId === `${SIGNER}::signPayload`)!.requiredEnvVars, ['WEBHOOK_SECRET']);
 });
 
@@ -246,7 +252,10 @@ test('the package builds on its own and packs only dist, README.md and package.j
   const [pack] = JSON.parse(stdout) as Array<{ name: string; files: Array<{ path: string }> }>;
   const files = pack.files.map((f) => f.path).sort();
   t.is(pack.name, '@toolshed/registry-tools');
-  t.true(files.every((f) => f === 'README.md' || f === 'package.json' || f.startsWith('dist/')), files.join(', '));
+  t.true(
+    files.every((f) => f === 'README.md' || f === 'package.json' || f.startsWith('dist/')),
+    files.join(', '),
+  );
   for (const f of ['README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts']) t.true(files.includes(f), f);
 
   const manifest = (await import(path.join(PACKAGE_DIR, 'package.json'), { with: { type: 'json' } })).default;

@@ -69,7 +69,13 @@ test.before(async () => {
   ip('link', 'add', INET_LINK, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', INET_NS);
   ip('addr', 'add', '172.30.77.1/30', 'dev', INET_LINK);
   ip('link', 'set', INET_LINK, 'up');
-  for (const cmd of [['addr', 'add', `${PRIVATE}/30`, 'dev', 'eth0'], ['addr', 'add', `${PUBLIC}/32`, 'dev', 'eth0'], ['link', 'set', 'eth0', 'up'], ['link', 'set', 'lo', 'up'], ['route', 'add', 'default', 'via', '172.30.77.1']]) {
+  for (const cmd of [
+    ['addr', 'add', `${PRIVATE}/30`, 'dev', 'eth0'],
+    ['addr', 'add', `${PUBLIC}/32`, 'dev', 'eth0'],
+    ['link', 'set', 'eth0', 'up'],
+    ['link', 'set', 'lo', 'up'],
+    ['route', 'add', 'default', 'via', '172.30.77.1'],
+  ]) {
     ip('-n', INET_NS, ...cmd);
   }
   ip('route', 'add', `${PUBLIC}/32`, 'via', PRIVATE, 'dev', INET_LINK);
@@ -92,7 +98,10 @@ test.before(async () => {
 test.after.always(async () => {
   await Promise.all([egress?.close(), offline?.close()]);
   internet?.kill();
-  for (const args of [['link', 'del', INET_LINK], ['netns', 'del', INET_NS]]) {
+  for (const args of [
+    ['link', 'del', INET_LINK],
+    ['netns', 'del', INET_NS],
+  ]) {
     try {
       ip(...args);
     } catch {
@@ -152,7 +161,10 @@ test.serial('neither the host (through the gateway or its own address) nor its l
   const own = await run(egress, 'interfaces');
   const sandboxIp = own.kind === 'ok' ? (own.output as Record<string, string[]>).eth0[0].split('/')[0] : '';
   const gateway = sandboxIp.replace(/\d+$/, (last) => String((Number(last) & ~3) + 1));
-  const hostIps = Object.values(os.networkInterfaces()).flat().filter((i) => i && i.family === 'IPv4' && !i.internal).map((i) => i!.address);
+  const hostIps = Object.values(os.networkInterfaces())
+    .flat()
+    .filter((i) => i && i.family === 'IPv4' && !i.internal)
+    .map((i) => i!.address);
   for (const host of [gateway, '127.0.0.1', ...hostIps]) {
     const r = await run(egress, 'connect', { host, port });
     t.is(r.kind, 'tool_error', host);
@@ -182,9 +194,19 @@ test.serial('a tool that does not declare network gets no egress from an egress-
 });
 
 test.serial('every network namespace is removed with its sandbox', async (t) => {
-  const own = createGvisorRunner({ poolSize: 1, network: 'egress', packageCacheDir: cache.dir, stateDir: stateDirs[0], egress: { subnet: SUBNET, dns: [PRIVATE] } });
+  const own = createGvisorRunner({
+    poolSize: 1,
+    network: 'egress',
+    packageCacheDir: cache.dir,
+    stateDir: stateDirs[0],
+    egress: { subnet: SUBNET, dns: [PRIVATE] },
+  });
   await own.pool.whenFull(30_000);
-  t.deepEqual(ourNamespaces().filter((n) => !namespacesBefore.includes(n)), [], 'pooled sandboxes have no network namespace');
+  t.deepEqual(
+    ourNamespaces().filter((n) => !namespacesBefore.includes(n)),
+    [],
+    'pooled sandboxes have no network namespace',
+  );
   const r = await own.execute({ pkg: cache.pkg('hostile'), exportName: 'interfaces', params: {}, env: {}, timeoutMs: 20_000, network: true });
   t.like(r, { kind: 'ok' });
   t.true(Object.keys((r as { output: object }).output).includes('eth0'), 'the egress sandbox had a namespace of its own');

@@ -75,7 +75,9 @@ test('cannot connect to a port open on the host loopback, nor to the host', asyn
   const r = await hostile('connect', { host: '127.0.0.1', port });
   t.is(r.kind, 'tool_error');
   t.regex(text(r), /ECONNREFUSED/);
-  const hostIp = Object.values(os.networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+  const hostIp = Object.values(os.networkInterfaces())
+    .flat()
+    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
   if (hostIp) {
     const viaIp = await hostile('connect', { host: hostIp, port: 22 });
     t.is(viaIp.kind, 'tool_error');

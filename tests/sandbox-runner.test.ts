@@ -38,7 +38,19 @@ for (const kind of ['gvisor', 'process'] as const) {
     if (r.kind !== 'ok') return t.fail(JSON.stringify(r));
     const byName = Object.fromEntries(r.tools.map((tool) => [tool.exportName, tool]));
     t.deepEqual(Object.keys(byName).sort(), [
-      'add', 'bigOutput', 'counter', 'echo', 'leaveServer', 'leaveTimer', 'makeGreeter', 'moduleCounter', 'readEnv', 'sandboxStart', 'sleep', 'tmpRead', 'tmpWrite',
+      'add',
+      'bigOutput',
+      'counter',
+      'echo',
+      'leaveServer',
+      'leaveTimer',
+      'makeGreeter',
+      'moduleCounter',
+      'readEnv',
+      'sandboxStart',
+      'sleep',
+      'tmpRead',
+      'tmpWrite',
     ]);
     t.deepEqual(byName.echo.inputSchema, {
       type: 'object',
@@ -55,14 +67,20 @@ for (const kind of ['gvisor', 'process'] as const) {
   test(`${kind}: describe reports missing exports`, async (t) => {
     const r = await runner.describe(cache.pkg('good'), { timeoutMs: 10_000, exportNames: ['echo', 'nope', 'VERSION'] });
     if (r.kind !== 'ok') return t.fail(JSON.stringify(r));
-    t.deepEqual(r.tools.map((tool) => tool.exportName), ['echo']);
+    t.deepEqual(
+      r.tools.map((tool) => tool.exportName),
+      ['echo'],
+    );
     t.deepEqual(r.missing, ['nope', 'VERSION']);
   });
 
   test(`${kind}: describe converts zod schemas with the package's own zod (CJS, exports map, factory)`, async (t) => {
     const r = await runner.describe(cache.pkg('zod-cjs'), { timeoutMs: 10_000 });
     if (r.kind !== 'ok') return t.fail(JSON.stringify(r));
-    t.deepEqual(r.tools.map((tool) => tool.exportName), ['upper', 'makeCounter']);
+    t.deepEqual(
+      r.tools.map((tool) => tool.exportName),
+      ['upper', 'makeCounter'],
+    );
     t.deepEqual(r.tools[0].inputSchema, {
       type: 'object',
       properties: { word: { type: 'string' } },
@@ -130,7 +148,10 @@ for (const kind of ['gvisor', 'process'] as const) {
 
   test(`${kind}: several executions at once`, async (t) => {
     const results = await Promise.all(Array.from({ length: 6 }, (_, i) => exec(runner, 'good', 'echo', { text: `n${i}` })));
-    t.deepEqual(results.map((r) => (r.kind === 'ok' ? r.output : r)), Array.from({ length: 6 }, (_, i) => ({ text: `n${i}` })));
+    t.deepEqual(
+      results.map((r) => (r.kind === 'ok' ? r.output : r)),
+      Array.from({ length: 6 }, (_, i) => ({ text: `n${i}` })),
+    );
   });
 
   test(`${kind}: executions do not share globals or module state`, async (t) => {
@@ -208,7 +229,10 @@ test('gvisor reuse: one sandbox serves a key, each execution in a fresh context 
   t.like(await inReuse(runner, 'key-a', 'tmpRead', { name: 'mark' }), { kind: 'ok', output: { exists: false } });
   t.like(await exec(runner, 'zod-cjs', 'upper', { word: 'hi' }, { reuseKey: 'key-z' }), { kind: 'ok', output: 'HI' });
   t.like(await exec(runner, 'zod-cjs', 'upper', { word: 'ho' }, { reuseKey: 'key-z' }), { kind: 'ok', output: 'HO' });
-  t.like(await exec(runner, 'throwing', 'leak', {}, { reuseKey: 'key-t', env: { TOKEN: 'very-secret-value' } }), { kind: 'tool_error', message: 'bad token [redacted]' });
+  t.like(await exec(runner, 'throwing', 'leak', {}, { reuseKey: 'key-t', env: { TOKEN: 'very-secret-value' } }), {
+    kind: 'tool_error',
+    message: 'bad token [redacted]',
+  });
   t.is(await sandboxOf(runner, 'key-a'), sandbox); // all of key-a's executions ran in one sandbox
   t.is(runner.reuse?.held('key-a'), 1);
 });
@@ -279,7 +303,10 @@ test('gvisor reuse: concurrent executions of one key run in up to maxSandboxesPe
   const runner = reuseRunner({ maxSandboxesPerKey: 2 }, 2);
   t.teardown(() => runner.close());
   const results = await Promise.all(Array.from({ length: 8 }, (_, i) => inReuse(runner, 'key-a', 'echo', { text: `n${i}` })));
-  t.deepEqual(results.map((r) => (r.kind === 'ok' ? r.output : r)), Array.from({ length: 8 }, (_, i) => ({ text: `n${i}` })));
+  t.deepEqual(
+    results.map((r) => (r.kind === 'ok' ? r.output : r)),
+    Array.from({ length: 8 }, (_, i) => ({ text: `n${i}` })),
+  );
   t.true((runner.reuse?.held('key-a') ?? 0) <= 2);
   const sandboxes = new Set(await Promise.all(Array.from({ length: 6 }, () => sandboxOf(runner, 'key-a'))));
   t.true(sandboxes.size >= 1 && sandboxes.size <= 2, `${sandboxes.size} sandboxes`);

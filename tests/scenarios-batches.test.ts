@@ -47,16 +47,35 @@ test('run-all: 202 with batchId and runIds; events reach done; progress counts e
   t.is(runIds.length, 4);
   t.is(skipped, 0);
   const stream = await readSse(`${svc.url}/api/scenario-batches/${batchId}/events`);
-  t.deepEqual(stream.events.map((e) => e.event), ['run.completed', 'run.completed', 'run.completed', 'run.completed', 'done']);
-  t.deepEqual(stream.events.map((e) => e.id), [1, 2, 3, 4, 5]);
-  t.deepEqual(stream.events.slice(0, 4).map((e) => e.data.finished), [1, 2, 3, 4]);
-  t.deepEqual(stream.events.slice(0, 4).map((e) => e.data.runId).sort(), [...runIds].sort());
+  t.deepEqual(
+    stream.events.map((e) => e.event),
+    ['run.completed', 'run.completed', 'run.completed', 'run.completed', 'done'],
+  );
+  t.deepEqual(
+    stream.events.map((e) => e.id),
+    [1, 2, 3, 4, 5],
+  );
+  t.deepEqual(
+    stream.events.slice(0, 4).map((e) => e.data.finished),
+    [1, 2, 3, 4],
+  );
+  t.deepEqual(
+    stream.events
+      .slice(0, 4)
+      .map((e) => e.data.runId)
+      .sort(),
+    [...runIds].sort(),
+  );
   t.like(stream.events[4].data, { batchId, total: 4, completed: 4, failed: 0, passed: 3, failedVerdicts: 1, queued: 0, running: 0, done: true });
   const progress = await svc.request('GET', `/api/scenario-batches/${batchId}`);
   t.like(progress.body.data, { batchId, collectionId: c.id, total: 4, skipped: 0, completed: 4, passed: 3, failedVerdicts: 1, done: true });
   t.truthy(Date.parse(progress.body.data.completedAt));
   const replay = await readSse(`${svc.url}/api/scenario-batches/${batchId}/events`, { headers: { 'last-event-id': '3' } });
-  t.deepEqual(replay.events.map((e) => e.id), [4, 5], 'resumes after Last-Event-ID');
+  t.deepEqual(
+    replay.events.map((e) => e.id),
+    [4, 5],
+    'resumes after Last-Event-ID',
+  );
   const scenario = await svc.request('GET', `/api/scenarios/${c.scenarioIds[1]}`);
   t.is(scenario.body.data.totalRuns, 1, 'batch runs count in the statistics');
 });
@@ -106,18 +125,27 @@ test.serial('featured (17): the best of each public collection first, then recen
   t.is(res.status, 200);
   const items = res.body.data;
   t.true(items.length <= 6 && items.length > 0);
-  t.false(items.some((s: any) => s.collectionId === hidden.id), 'private collections never appear');
+  t.false(
+    items.some((s: any) => s.collectionId === hidden.id),
+    'private collections never appear',
+  );
   t.is(new Set(items.map((s: any) => s.id)).size, items.length, 'no duplicates');
   const firsts = items.filter((s: any) => s.featuredBecause === 'bestInCollection');
   t.is(firsts.length, 3, 'half the slots: one best per collection');
   t.is(new Set(firsts.map((s: any) => s.collectionId)).size, firsts.length);
   const scores = firsts.map((s: any) => s.qualityScore);
-  t.deepEqual(scores, [...scores].sort((x: number, y: number) => y - x));
+  t.deepEqual(
+    scores,
+    [...scores].sort((x: number, y: number) => y - x),
+  );
   const passes = items.filter((s: any) => s.featuredBecause === 'recentPass');
   t.true(passes.length > 0);
   t.true(passes.every((s: any) => s.lastRunStatus === 'pass'));
   const times = passes.map((s: any) => Date.parse(s.lastRunAt));
-  t.deepEqual(times, [...times].sort((x: number, y: number) => y - x));
+  t.deepEqual(
+    times,
+    [...times].sort((x: number, y: number) => y - x),
+  );
   t.is((await svc.request('GET', '/api/scenarios/featured')).body.data.length <= 10, true);
   t.is((await svc.request('GET', '/api/scenarios/featured?limit=100')).status, 200, 'a limit above 20 is clamped');
   t.like(await svc.request('GET', '/api/scenarios/featured?limit=x'), { status: 400, body: { error: 'Bad Request' } });

@@ -24,7 +24,10 @@ test.before(async () => {
   const c = (await svc.request('POST', '/api/collections', { key: user.key, body: { name: 'Vendor runs' } })).body.data;
   for (const tool of res.body.data.tools) await svc.request('POST', `/api/collections/${c.id}/tools`, { key: user.key, body: { toolId: tool.id } });
   vendor.embeddings.push({ vectors: [[0.6, 0.8, 0]] });
-  const s = await svc.request('POST', '/api/scenarios', { key: user.key, body: { collectionId: c.id, prompt: 'Slugify "Hello World" with slugify', assertions: [{ type: 'toolCalled', tool: 'slugify' }] } });
+  const s = await svc.request('POST', '/api/scenarios', {
+    key: user.key,
+    body: { collectionId: c.id, prompt: 'Slugify "Hello World" with slugify', assertions: [{ type: 'toolCalled', tool: 'slugify' }] },
+  });
   if (s.status !== 201) throw new Error(s.text);
   scenarioId = s.body.data.id;
 });
@@ -59,7 +62,10 @@ test.serial('a run: the model calls slugify in the sandbox, answers, the judge p
   t.is(r.finalText, 'The slug is hello-world.');
   const requests = vendor.chatRequests().slice(before);
   t.is(requests.length, 3);
-  t.true(requests[0].body.tools.some((x: any) => x.function.name === 'slugify'), 'the collection’s tools are offered');
+  t.true(
+    requests[0].body.tools.some((x: any) => x.function.name === 'slugify'),
+    'the collection’s tools are offered',
+  );
   t.is(requests[0].body.temperature, 0);
   t.regex(JSON.stringify(requests[1].body.messages), /hello-world/, 'the tool output went back to the model');
   t.like((await svc.request('GET', `/api/scenarios/${scenarioId}`)).body.data, { totalRuns: 1, lastRunStatus: 'pass' });
@@ -74,7 +80,10 @@ test.serial('a vendor failure makes the run failed (not a verdict); statistics d
   t.is(r.error.message, 'LLM provider unavailable (status 500)');
   t.false(JSON.stringify(r).includes(API_KEY));
   const events = await readSse(`${svc.url}/api/scenario-runs/${r.runId}/events`);
-  t.deepEqual(events.events.map((e) => e.event), ['error', 'done']);
+  t.deepEqual(
+    events.events.map((e) => e.event),
+    ['error', 'done'],
+  );
   t.like((await svc.request('GET', `/api/scenarios/${scenarioId}`)).body.data, { totalRuns: 1, lastRunStatus: 'pass' });
 });
 
@@ -83,15 +92,27 @@ test.serial('24 through the vendor: deltas as the text streams in; a vendor erro
     { toolCalls: [{ id: 'c1', name: 'slugify', arguments: { text: 'Streamed Text', separator: '-' } }] },
     { text: 'Your slug is streamed_text.', chunks: ['Your ', 'slug is ', 'streamed_text.'] },
   );
-  const ok = await readSse(`${svc.url}/api/tools/execute/@toolshed-examples/text-tools/slugify`, postJson(undefined, { prompt: 'Slugify "Streamed Text"', parameters: { separator: '_' } }));
-  t.deepEqual(ok.events.map((e) => e.event), ['tools.discovered', 'tool.started', 'tool.completed', 'message.delta', 'message.delta', 'message.delta', 'done']);
+  const ok = await readSse(
+    `${svc.url}/api/tools/execute/@toolshed-examples/text-tools/slugify`,
+    postJson(undefined, { prompt: 'Slugify "Streamed Text"', parameters: { separator: '_' } }),
+  );
+  t.deepEqual(
+    ok.events.map((e) => e.event),
+    ['tools.discovered', 'tool.started', 'tool.completed', 'message.delta', 'message.delta', 'message.delta', 'done'],
+  );
   t.like(ok.events[2].data, { output: { slug: 'streamed_text' } }, 'explicit parameters won over the model');
-  t.deepEqual(ok.events.slice(3, 6).map((e) => e.data.text), ['Your ', 'slug is ', 'streamed_text.']);
+  t.deepEqual(
+    ok.events.slice(3, 6).map((e) => e.data.text),
+    ['Your ', 'slug is ', 'streamed_text.'],
+  );
   t.like(ok.events[6].data, { provider: 'openai-compatible', model: 'fake-chat-1' });
   for (let i = 0; i < 3; i++) vendor.chat.push({ error: { status: 503, message: 'unavailable' } });
   const bad = await readSse(`${svc.url}/api/tools/execute/@toolshed-examples/text-tools/slugify`, postJson(undefined, { prompt: 'Slugify "x y"' }));
   t.is(bad.status, 200);
-  t.deepEqual(bad.events.map((e) => e.event), ['tools.discovered', 'error', 'done']);
+  t.deepEqual(
+    bad.events.map((e) => e.event),
+    ['tools.discovered', 'error', 'done'],
+  );
   t.is(bad.events[1].data.code, 'LLM_ERROR');
   t.false(bad.text.includes(API_KEY));
 });

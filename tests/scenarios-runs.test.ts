@@ -35,7 +35,7 @@ const failing = () => scenario({ prompt: PASSING, assertions: [{ type: 'outputCo
 const run = (id: string, key = owner.key, query = '') => svc.request('POST', `/api/scenarios/${id}/run${query}`, { key });
 const detail = async (id: string) => (await svc.request('GET', `/api/scenarios/${id}`)).body.data;
 
-async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+async function _eventually<T>(fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -98,7 +98,14 @@ test('quality is over the newest 20 completed runs', async (t) => {
   const s = await scenario({ prompt: PASSING });
   // The owner's runs (only those count toward the statistics).
   await svc.api.deps.db('scenario_runs').insert(
-    Array.from({ length: 25 }, (_, i) => ({ scenario_id: s.id, user_id: owner.id, status: 'completed', success: false, created_at: new Date(Date.now() - 60_000 + i), completed_at: new Date(Date.now() - 60_000 + i) })),
+    Array.from({ length: 25 }, (_, i) => ({
+      scenario_id: s.id,
+      user_id: owner.id,
+      status: 'completed',
+      success: false,
+      created_at: new Date(Date.now() - 60_000 + i),
+      completed_at: new Date(Date.now() - 60_000 + i),
+    })),
   );
   t.true((await run(s.id)).body.data.success);
   t.is((await detail(s.id)).qualityScore, Math.round((2 / 22) * 1e4) / 1e4, '1 pass in the newest 20: (1 + 1) / (20 + 2)');
@@ -134,8 +141,14 @@ test('wait=false: 202 with runId; the run completes; its events replay in order 
   const runId = res.body.data.runId;
   const live = await readSse(`${svc.url}/api/scenario-runs/${runId}/events`);
   t.is(live.contentType, 'text/event-stream; charset=utf-8');
-  t.deepEqual(live.events.map((e) => e.event), ['step', 'tool.completed', 'verdict', 'done']);
-  t.deepEqual(live.events.map((e) => e.id), [1, 2, 3, 4]);
+  t.deepEqual(
+    live.events.map((e) => e.event),
+    ['step', 'tool.completed', 'verdict', 'done'],
+  );
+  t.deepEqual(
+    live.events.map((e) => e.id),
+    [1, 2, 3, 4],
+  );
   t.like(live.events[0].data, { runId, toolName: 'slugify', params: { text: 'Hello World' } });
   t.like(live.events[1].data, { runId, output: { slug: 'hello-world' } });
   t.like(live.events[2].data, { verdict: 'pass', success: true });
@@ -143,7 +156,10 @@ test('wait=false: 202 with runId; the run completes; its events replay in order 
   const replay = await readSse(`${svc.url}/api/scenario-runs/${runId}/events`);
   t.deepEqual(replay.events, live.events, 'a finished run replays the same events');
   const resumed = await readSse(`${svc.url}/api/scenario-runs/${runId}/events`, { headers: { 'last-event-id': '2' } });
-  t.deepEqual(resumed.events.map((e) => e.event), ['verdict', 'done']);
+  t.deepEqual(
+    resumed.events.map((e) => e.event),
+    ['verdict', 'done'],
+  );
   const got = await svc.request('GET', `/api/scenario-runs/${runId}`);
   t.like(got.body.data, { runId, status: 'completed', success: true });
 });
@@ -155,11 +171,17 @@ test('history (15): newest first, limit 10 default, max 50, no success field', a
   const res = await svc.request('GET', `/api/scenarios/${s.id}/runs?limit=2`);
   t.is(res.status, 200);
   t.false('success' in res.body);
-  t.deepEqual(res.body.data.map((r: any) => r.id), [ids[2], ids[1]]);
+  t.deepEqual(
+    res.body.data.map((r: any) => r.id),
+    [ids[2], ids[1]],
+  );
   t.deepEqual(res.body.pagination, { limit: 2, offset: 0, hasMore: true });
   const all = await svc.request('GET', `/api/scenarios/${s.id}/runs?limit=500`);
   t.is(all.body.pagination.limit, 50);
-  t.deepEqual(all.body.data.map((r: any) => r.id), [...ids].reverse());
+  t.deepEqual(
+    all.body.data.map((r: any) => r.id),
+    [...ids].reverse(),
+  );
   t.is((await svc.request('GET', `/api/scenarios/${s.id}/runs`)).body.pagination.limit, 10);
 });
 

@@ -54,7 +54,17 @@ test('create: 201 with the scenario; name defaults from the prompt; embedding st
     tags: ['slug', 'text', 'slug'],
     assertions: [{ type: 'toolCalled', tool: 'slugify' }, { type: 'noToolErrors' }],
   });
-  t.like(s, { collectionId: c.id, name: 'Slugify "Hello World" with slugify', description: null, qualityScore: 0.5, totalRuns: 0, lastRunAt: null, lastRunStatus: null, consecutivePasses: 0, consecutiveFails: 0 });
+  t.like(s, {
+    collectionId: c.id,
+    name: 'Slugify "Hello World" with slugify',
+    description: null,
+    qualityScore: 0.5,
+    totalRuns: 0,
+    lastRunAt: null,
+    lastRunStatus: null,
+    consecutivePasses: 0,
+    consecutiveFails: 0,
+  });
   t.deepEqual(s.tags, ['slug', 'text']);
   t.deepEqual(s.assertions, [{ type: 'toolCalled', tool: 'slugify' }, { type: 'noToolErrors' }]);
   t.like(s.collection, { id: c.id, uid: c.uid, isPublic: true, owner: { id: alice.id, username: alice.username } });
@@ -70,7 +80,10 @@ test('PATCH re-embeds a changed prompt; DELETE removes; both owner-only', async 
   const s = await scenario(alice.key, { collectionId: c.id, prompt: 'Slugify "Hello World" with slugify' });
   const before = await svc.api.deps.db('scenarios').where({ id: s.id }).first('embedding');
   isShapeB(t, await svc.request('PATCH', `/api/scenarios/${s.id}`, { key: bob.key, body: { name: 'x' } }), B(403, 'Forbidden'), 'PATCH by bob');
-  const res = await svc.request('PATCH', `/api/scenarios/${s.id}`, { key: alice.key, body: { prompt: 'Count the words in "the quick brown fox" with textStatistics' } });
+  const res = await svc.request('PATCH', `/api/scenarios/${s.id}`, {
+    key: alice.key,
+    body: { prompt: 'Count the words in "the quick brown fox" with textStatistics' },
+  });
   t.is(res.status, 200);
   t.is(res.body.data.prompt, 'Count the words in "the quick brown fox" with textStatistics');
   const after = await svc.api.deps.db('scenarios').where({ id: s.id }).first('embedding');
@@ -86,8 +99,18 @@ test('errors are shape B on scenario routes (400/401/403/404); an unknown key st
   const priv = await collection(alice.key, { name: 'Errors private', isPublic: false });
   const s = await scenario(alice.key, { collectionId: priv.id, prompt: 'Slugify "Secret Stuff" with slugify' });
   isShapeB(t, await svc.request('POST', '/api/scenarios', { body: { collectionId: c.id, prompt: 'Slugify "x y" please' } }), B(401, 'Unauthorized'), 'no key');
-  isShapeB(t, await svc.request('POST', '/api/scenarios', { key: bob.key, body: { collectionId: c.id, prompt: 'Slugify "x y" please' } }), B(403, 'Forbidden'), 'not owner');
-  isShapeB(t, await svc.request('POST', '/api/scenarios', { key: bob.key, body: { collectionId: priv.id, prompt: 'Slugify "x y" please' } }), B(404, 'Not Found'), 'private collection');
+  isShapeB(
+    t,
+    await svc.request('POST', '/api/scenarios', { key: bob.key, body: { collectionId: c.id, prompt: 'Slugify "x y" please' } }),
+    B(403, 'Forbidden'),
+    'not owner',
+  );
+  isShapeB(
+    t,
+    await svc.request('POST', '/api/scenarios', { key: bob.key, body: { collectionId: priv.id, prompt: 'Slugify "x y" please' } }),
+    B(404, 'Not Found'),
+    'private collection',
+  );
   for (const body of [
     { collectionId: c.id, prompt: 'too short' },
     { collectionId: c.id, prompt: 'x'.repeat(4001) },
@@ -99,7 +122,12 @@ test('errors are shape B on scenario routes (400/401/403/404); an unknown key st
     const res = await svc.request('POST', '/api/scenarios', { key: alice.key, body });
     isShapeB(t, res, B(400, 'Bad Request'), JSON.stringify(body).slice(0, 80));
   }
-  isShapeB(t, await svc.request('POST', '/api/scenarios', { key: alice.key, rawBody: '{nope', headers: { 'content-type': 'application/json' } }), B(400, 'Bad Request'), 'malformed JSON');
+  isShapeB(
+    t,
+    await svc.request('POST', '/api/scenarios', { key: alice.key, rawBody: '{nope', headers: { 'content-type': 'application/json' } }),
+    B(400, 'Bad Request'),
+    'malformed JSON',
+  );
   isShapeB(t, await svc.request('GET', `/api/scenarios/${s.id}`, { key: bob.key }), B(404, 'Not Found'), 'private scenario');
   isShapeB(t, await svc.request('GET', '/api/scenarios/not-an-id'), B(404, 'Not Found'), 'bad id');
   isShapeB(t, await svc.request('GET', `/api/collections/${priv.uid}/scenarios`), B(404, 'Not Found'), 'private list');
@@ -121,10 +149,25 @@ test('list (9): public only, collectionId, tags all-of, sortBy descending with n
   const res = await svc.request('GET', '/api/scenarios?tags=list-t,red');
   t.is(res.status, 200);
   t.false('success' in res.body, 'list 9 carries data and pagination only');
-  t.deepEqual(res.body.data.map((s: any) => s.id), [b.id, a.id], 'newest first, private left out');
-  t.deepEqual((await svc.request('GET', '/api/scenarios?tags=list-t, red ,blue')).body.data.map((s: any) => s.id), [a.id], 'all of the tags');
-  t.deepEqual((await svc.request('GET', `/api/scenarios?collectionId=${c.uid}&sortBy=lastRunAt`)).body.data.map((s: any) => s.id), [b.id, a.id], 'nulls last');
-  t.deepEqual((await svc.request('GET', `/api/scenarios?collectionId=${c.id}&sortBy=qualityScore`)).body.data.map((s: any) => s.id), [b.id, a.id]);
+  t.deepEqual(
+    res.body.data.map((s: any) => s.id),
+    [b.id, a.id],
+    'newest first, private left out',
+  );
+  t.deepEqual(
+    (await svc.request('GET', '/api/scenarios?tags=list-t, red ,blue')).body.data.map((s: any) => s.id),
+    [a.id],
+    'all of the tags',
+  );
+  t.deepEqual(
+    (await svc.request('GET', `/api/scenarios?collectionId=${c.uid}&sortBy=lastRunAt`)).body.data.map((s: any) => s.id),
+    [b.id, a.id],
+    'nulls last',
+  );
+  t.deepEqual(
+    (await svc.request('GET', `/api/scenarios?collectionId=${c.id}&sortBy=qualityScore`)).body.data.map((s: any) => s.id),
+    [b.id, a.id],
+  );
   const page = await svc.request('GET', '/api/scenarios?tags=list-t&limit=1&offset=1');
   t.deepEqual(page.body.pagination, { limit: 1, offset: 1, hasMore: false });
   t.deepEqual((await svc.request('GET', '/api/scenarios?tags=list-t&limit=1')).body.pagination, { limit: 1, offset: 0, hasMore: true });
@@ -145,11 +188,20 @@ test('check-similarity (16): a paraphrase scores above 0.7, an unrelated prompt 
   t.is(para.body.data.mostSimilar.id, s.id);
   t.true(para.body.data.similar.every((x: any) => x.similarity > 0.3));
   const sims = para.body.data.similar.map((x: any) => x.similarity);
-  t.deepEqual(sims, [...sims].sort((x: number, y: number) => y - x), 'similar sorted descending');
+  t.deepEqual(
+    sims,
+    [...sims].sort((x: number, y: number) => y - x),
+    'similar sorted descending',
+  );
   const unrelated = await check('What is the weather forecast for Paris tomorrow?');
   t.true(unrelated.body.data.maxSimilarity < 0.3, String(unrelated.body.data.maxSimilarity));
   t.deepEqual(unrelated.body.data.similar, []);
-  isShapeB(t, await svc.request('POST', '/api/scenarios/check-similarity', { body: { prompt: 'Slugify "a b" now', collectionId: c.id } }), B(401, 'Unauthorized'), 'no key');
+  isShapeB(
+    t,
+    await svc.request('POST', '/api/scenarios/check-similarity', { body: { prompt: 'Slugify "a b" now', collectionId: c.id } }),
+    B(401, 'Unauthorized'),
+    'no key',
+  );
   isShapeB(t, await check('short'), B(400, 'Bad Request'), 'short prompt');
 });
 
@@ -164,7 +216,12 @@ test('generate (13): count scenarios with similarity; too-similar ones are regen
     t.true(g.similarity.maxSimilarity <= 0.7);
   }
   isShapeB(t, await svc.request('POST', `/api/collections/${c.uid}/scenarios/generate`, { key: bob.key, body: {} }), B(403, 'Forbidden'), 'not owner');
-  isShapeB(t, await svc.request('POST', `/api/collections/${c.uid}/scenarios/generate`, { key: alice.key, body: { count: 11 } }), B(400, 'Bad Request'), 'count 11');
+  isShapeB(
+    t,
+    await svc.request('POST', `/api/collections/${c.uid}/scenarios/generate`, { key: alice.key, body: { count: 11 } }),
+    B(400, 'Bad Request'),
+    'count 11',
+  );
 
   // One tool leaves little room: with the check, near-duplicates are refused and in the end dropped.
   const narrow = await collection(alice.key, { name: 'Generate narrow' }, ['slugify']);
@@ -179,7 +236,10 @@ test('generate (13): count scenarios with similarity; too-similar ones are regen
   const listed = await svc.request('GET', `/api/collections/${narrow.uid}/scenarios?limit=50`);
   t.is(listed.body.data.scenarios.length, kept.length, 'the kept ones are stored, the dropped ones are not');
   const twin = await collection(alice.key, { name: 'Generate narrow twin' }, ['slugify']);
-  const skipped = await svc.request('POST', `/api/collections/${twin.uid}/scenarios/generate`, { key: alice.key, body: { count: 10, skipSimilarityCheck: true } });
+  const skipped = await svc.request('POST', `/api/collections/${twin.uid}/scenarios/generate`, {
+    key: alice.key,
+    body: { count: 10, skipSimilarityCheck: true },
+  });
   t.is(skipped.body.data.scenarios.length, 10, 'skipping the check keeps all');
   t.is(skipped.body.data.rejectedAsTooSimilar, 0);
   t.true(skipped.body.data.scenarios.some((g: any) => g.similarity.maxSimilarity > 0.7));

@@ -42,7 +42,11 @@ test('many upserts and removals give the same results as indexing the final set 
     const a = await incremental.search({ q, limit: 20 });
     const b = await fresh.search({ q, limit: 20 });
     t.is(a.total, b.total, q);
-    t.deepEqual(a.hits.map((h) => h.id), b.hits.map((h) => h.id), q);
+    t.deepEqual(
+      a.hits.map((h) => h.id),
+      b.hits.map((h) => h.id),
+      q,
+    );
   }
 });
 
@@ -55,5 +59,8 @@ test('ties are broken by qualityScore, then id', async (t) => {
     { ...base, id: 'c', name: 'sameTool', qualityScore: 0.9 },
   ]);
   const r = await engine.search({ q: 'same words', limit: 10 });
-  t.deepEqual(r.hits.map((h) => h.id), ['c', 'a', 'b']);
+  t.deepEqual(
+    r.hits.map((h) => h.id),
+    ['c', 'a', 'b'],
+  );
 });

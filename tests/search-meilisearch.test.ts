@@ -45,8 +45,6 @@ if (!host) {
   test.after.always('delete the test indexes', async () => {
     const headers: Record<string, string> = apiKey ? { Authorization: `Bearer ${apiKey}` } : {};
     const base = host.startsWith('http') ? host : `http://${host}`;
-    await Promise.all(
-      created.map((uid) => fetch(`${base.replace(/\/$/, '')}/indexes/${uid}`, { method: 'DELETE', headers }).catch(() => undefined)),
-    );
+    await Promise.all(created.map((uid) => fetch(`${base.replace(/\/$/, '')}/indexes/${uid}`, { method: 'DELETE', headers }).catch(() => undefined)));
   });
 }

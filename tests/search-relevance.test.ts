@@ -21,9 +21,7 @@ interface RelevanceQuery {
   expect: string;
 }
 
-const queries: RelevanceQuery[] = JSON.parse(
-  readFileSync(new URL('./fixtures/search/relevance-queries.json', import.meta.url), 'utf8'),
-);
+const queries: RelevanceQuery[] = JSON.parse(readFileSync(new URL('./fixtures/search/relevance-queries.json', import.meta.url), 'utf8'));
 const examplesDir = fileURLToPath(new URL('../examples/tools', import.meta.url));
 
 async function meanReciprocalRank(engine: SearchEngine, docs: SearchDocument[]) {
@@ -45,7 +43,11 @@ test('the query set is big enough and names only real example tools', async (t) 
   t.deepEqual(skipped, [], 'every example package loads');
   t.true(queries.length >= 24);
   const names = new Set(docs.map((d) => d.name));
-  t.deepEqual(queries.filter((q) => !names.has(q.expect)).map((q) => q.expect), [], 'expected tools exist');
+  t.deepEqual(
+    queries.filter((q) => !names.has(q.expect)).map((q) => q.expect),
+    [],
+    'expected tools exist',
+  );
 });
 
 test('embedded engine: MRR on the example tools is at least 0.95, and not below MiniSearch', async (t) => {
@@ -75,11 +77,17 @@ const haveMetaTool = existsSync(join(metatoolDir, 'all_clean_data.csv'));
     return { top1: m.top1 + (r === 1 ? 1 : 0), rr: m.rr + (r > 0 ? 1 / r : 0) };
   };
   for (const { q, expect } of heldOut) {
-    ours = add(ours, (await engine.search({ q, limit: 10 })).hits.map((h) => h.id), expect);
+    ours = add(
+      ours,
+      (await engine.search({ q, limit: 10 })).hits.map((h) => h.id),
+      expect,
+    );
     base = add(base, bm25(q, 10), expect);
   }
   const n = heldOut.length;
-  t.log(`ours top-1 ${((100 * ours.top1) / n).toFixed(1)} MRR@10 ${((100 * ours.rr) / n).toFixed(1)}; BM25 ${((100 * base.top1) / n).toFixed(1)} / ${((100 * base.rr) / n).toFixed(1)} (${n} queries)`);
+  t.log(
+    `ours top-1 ${((100 * ours.top1) / n).toFixed(1)} MRR@10 ${((100 * ours.rr) / n).toFixed(1)}; BM25 ${((100 * base.top1) / n).toFixed(1)} / ${((100 * base.rr) / n).toFixed(1)} (${n} queries)`,
+  );
   t.true(ours.top1 > base.top1 * 1.05, 'top-1 ahead of BM25 by 5 % or more');
   t.true(ours.rr > base.rr * 1.1, 'MRR@10 ahead of BM25 by 10 % or more');
 });

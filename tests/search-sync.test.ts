@@ -33,10 +33,14 @@ test('parameter names and descriptions are indexed from Postgres and follow a re
     const [pkg] = await db('packages')
       .insert({ name: '@demo/money', version: '1.0.0', category: 'data-processing', source: 'local', install_path: '/tmp/x' })
       .returning('id');
-    await upsertTool(db, pkg.id, tool('convertMoney', 'Converts an amount.', {
-      type: 'object',
-      properties: { currency: { type: 'string', description: 'ISO 4217 code of the target currency' } },
-    }));
+    await upsertTool(
+      db,
+      pkg.id,
+      tool('convertMoney', 'Converts an amount.', {
+        type: 'object',
+        properties: { currency: { type: 'string', description: 'ISO 4217 code of the target currency' } },
+      }),
+    );
     await upsertTool(db, pkg.id, tool('roundNumber', 'Rounds a number.', { type: 'object', properties: { digits: { type: 'integer' } } }));
 
     const docs = await listSearchDocuments(db);
@@ -49,10 +53,14 @@ test('parameter names and descriptions are indexed from Postgres and follow a re
     t.is((await engine.search({ q: 'bankers half-up', limit: 5 })).total, 0);
 
     // A re-import with a new parameter: the NOTIFY makes the sync re-read the tool.
-    await upsertTool(db, pkg.id, tool('roundNumber', 'Rounds a number.', {
-      type: 'object',
-      properties: { digits: { type: 'integer' }, mode: { type: 'string', description: 'bankers rounding or half-up' } },
-    }));
+    await upsertTool(
+      db,
+      pkg.id,
+      tool('roundNumber', 'Rounds a number.', {
+        type: 'object',
+        properties: { digits: { type: 'integer' }, mode: { type: 'string', description: 'bankers rounding or half-up' } },
+      }),
+    );
     const round = docs.find((d) => d.name === 'roundNumber')!;
     for (let i = 0; i < 50 && (await first('bankers half-up')) !== round.id; i++) {
       await new Promise((r) => setTimeout(r, 100));

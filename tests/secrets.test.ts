@@ -14,10 +14,11 @@ test.before(async () => {
 });
 test.after.always(() => svc?.close());
 
-
 test('an execution env never reaches the database, the logs, or a response', async (t) => {
   const secret = `s3cr3t-${crypto.randomBytes(12).toString('hex')}`;
-  const echoed = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/echoSecret', { body: { params: { prefix: 'key' }, env: { ECHO_SECRET: secret } } });
+  const echoed = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/echoSecret', {
+    body: { params: { prefix: 'key' }, env: { ECHO_SECRET: secret } },
+  });
   t.is(echoed.status, 200);
   t.deepEqual(echoed.body.result, { message: 'key:[redacted]' }, 'an output that contains the secret is redacted');
 
@@ -25,9 +26,13 @@ test('an execution env never reaches the database, the logs, or a response', asy
   t.is(thrown.body.error.code, 'TOOL_ERROR');
   t.is(thrown.body.error.message, 'could not authenticate with key [redacted]');
 
-  const signed = await svc.request('POST', '/api/tools/execute/@toolshed-examples/webhook-signer/signPayload', { body: { params: { payload: 'x' }, env: { WEBHOOK_SECRET: secret } } });
+  const signed = await svc.request('POST', '/api/tools/execute/@toolshed-examples/webhook-signer/signPayload', {
+    body: { params: { payload: 'x' }, env: { WEBHOOK_SECRET: secret } },
+  });
   t.true(signed.body.success);
-  const queued = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/echoSecret?wait=false', { body: { params: { prefix: 'q' }, env: { ECHO_SECRET: secret } } });
+  const queued = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/echoSecret?wait=false', {
+    body: { params: { prefix: 'q' }, env: { ECHO_SECRET: secret } },
+  });
   const id = queued.body.data.executionId;
   for (let i = 0; i < 100; i++) {
     const e = await svc.request('GET', `/api/executions/${id}`);
@@ -48,7 +53,9 @@ test('an execution env never reaches the database, the logs, or a response', asy
 });
 
 test('an env name must be a variable name; values must be strings', async (t) => {
-  const res = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/echoSecret', { body: { params: { prefix: 'p' }, env: { 'bad name': 'x', ECHO_SECRET: 5 } } });
+  const res = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/echoSecret', {
+    body: { params: { prefix: 'p' }, env: { 'bad name': 'x', ECHO_SECRET: 5 } },
+  });
   t.is(res.status, 400);
   t.false(res.text.includes('"x"'));
 });

@@ -56,11 +56,23 @@ test.serial('an execution stream resumed with Last-Event-ID sends only the later
   t.is(live.headers.get('x-accel-buffering'), 'no');
   t.truthy(live.headers.get('x-request-id'), "the request's own headers are kept");
   const seen = await live.read(2); // queued, running: the execution is still sleeping
-  t.deepEqual(seen.map((e) => [e.id, e.data.status]), [[1, 'queued'], [2, 'running']]);
+  t.deepEqual(
+    seen.map((e) => [e.id, e.data.status]),
+    [
+      [1, 'queued'],
+      [2, 'running'],
+    ],
+  );
   live.abort();
 
   const resumed = await readSse(url, { headers: { 'last-event-id': '2' } });
-  t.deepEqual(resumed.events.map((e) => [e.id, e.event]), [[3, 'status'], [4, 'done']]);
+  t.deepEqual(
+    resumed.events.map((e) => [e.id, e.event]),
+    [
+      [3, 'status'],
+      [4, 'done'],
+    ],
+  );
   const full = await readSse(url);
   t.deepEqual(full.events.slice(0, 2), seen, 'the first connection saw what a replay sees');
   t.deepEqual(resumed.events, full.events.slice(2), 'the resumed connection saw the rest, with the same ids');
@@ -75,12 +87,22 @@ test.serial('a run stream resumed with Last-Event-ID sends only the later events
   const url = `${svc.url}/api/scenario-runs/${run.body.data.runId}/events`;
   const live = await openLiveSse(url, { headers: { authorization: `Bearer ${owner.key}` } });
   const seen = await live.read(1);
-  t.deepEqual(seen.map((e) => [e.id, e.event]), [[1, 'step']]);
+  t.deepEqual(
+    seen.map((e) => [e.id, e.event]),
+    [[1, 'step']],
+  );
   live.abort();
 
   const auth = { authorization: `Bearer ${owner.key}` };
   const resumed = await readSse(url, { headers: { ...auth, 'last-event-id': '1' } });
-  t.deepEqual(resumed.events.map((e) => [e.id, e.event]), [[2, 'tool.completed'], [3, 'verdict'], [4, 'done']]);
+  t.deepEqual(
+    resumed.events.map((e) => [e.id, e.event]),
+    [
+      [2, 'tool.completed'],
+      [3, 'verdict'],
+      [4, 'done'],
+    ],
+  );
   const full = await readSse(url, { headers: auth });
   t.deepEqual(full.events.slice(0, 1), seen);
   t.deepEqual(resumed.events, full.events.slice(1), 'the same events with the same ids');

@@ -19,11 +19,14 @@ test.after.always(async () => {
   await svc?.close();
 });
 
-const startWorkerProcess = (): Child => spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { LOG_LEVEL: 'warn', WORKER_LEASE_SECONDS: '8' }));
+const startWorkerProcess = (): Child =>
+  spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { LOG_LEVEL: 'warn', WORKER_LEASE_SECONDS: '8' }));
 const stop = stopProcess;
 
 const queueSleepy = async (ms: number) => {
-  const res = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/sleepy?wait=false', { body: { params: { ms }, env: { ECHO_SECRET: 'x-secret' } } });
+  const res = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/sleepy?wait=false', {
+    body: { params: { ms }, env: { ECHO_SECRET: 'x-secret' } },
+  });
   if (res.status !== 202) throw new Error(res.text);
   return res.body.data.executionId as string;
 };
@@ -34,10 +37,14 @@ test.serial('two worker processes share the queue and both take jobs', async (t)
   const b = startWorkerProcess();
   try {
     const ids = await Promise.all(Array.from({ length: 8 }, () => queueSleepy(700)));
-    await until(async () => {
-      const rows = await svc.api.deps.db('executions').whereIn('id', ids).select('status');
-      return rows.every((r) => r.status === 'succeeded') || undefined;
-    }, 90_000, 'all executions to succeed');
+    await until(
+      async () => {
+        const rows = await svc.api.deps.db('executions').whereIn('id', ids).select('status');
+        return rows.every((r) => r.status === 'succeeded') || undefined;
+      },
+      90_000,
+      'all executions to succeed',
+    );
     const workers = await svc.api.deps.db('executions').whereIn('id', ids).distinct('worker_id');
     t.is(workers.length, 2, 'both workers ran executions');
   } finally {
@@ -59,18 +66,26 @@ test.serial('a graceful shutdown lets the running execution finish; nothing is l
 test.serial('an execution whose worker is killed (kill -9) is re-run by another worker within a minute', async (t) => {
   const doomed = startWorkerProcess();
   const id = await queueSleepy(3000);
-  const first = await until(async () => {
-    const row = await execution(id);
-    return row?.status === 'running' ? row : undefined;
-  }, 60_000, 'the execution to start');
+  const first = await until(
+    async () => {
+      const row = await execution(id);
+      return row?.status === 'running' ? row : undefined;
+    },
+    60_000,
+    'the execution to start',
+  );
   await stop(doomed, 'SIGKILL');
   const killedAt = Date.now();
   const rescuer = startWorkerProcess();
   try {
-    const done = await until(async () => {
-      const row = await execution(id);
-      return row?.status === 'succeeded' ? row : undefined;
-    }, 75_000, 'the execution to be re-run');
+    const done = await until(
+      async () => {
+        const row = await execution(id);
+        return row?.status === 'succeeded' ? row : undefined;
+      },
+      75_000,
+      'the execution to be re-run',
+    );
     t.not(done.worker_id, first.worker_id, 'another worker finished it');
     t.true(Date.now() - killedAt < 60_000 + 5_000, 'within a minute (plus its own run time)');
     t.true(done.attempts >= 2);

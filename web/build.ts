@@ -17,9 +17,7 @@ export const DEFAULT_OUT_DIR = path.resolve(WEB_ROOT, '..', 'dist', 'web');
 
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await fs.readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name)) : Promise.resolve([path.join(dir, e.name)]))),
-  );
+  const nested = await Promise.all(entries.map((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name)) : Promise.resolve([path.join(dir, e.name)]))));
   return nested.flat().sort();
 }
 
@@ -27,7 +25,10 @@ async function listFiles(dir: string): Promise<string[]> {
 export async function sourceHash(): Promise<string> {
   const h = crypto.createHash('sha256');
   for (const file of [...(await listFiles(SRC)), fileURLToPath(import.meta.url)]) {
-    h.update(path.relative(WEB_ROOT, file)).update('\0').update(await fs.readFile(file)).update('\0');
+    h.update(path.relative(WEB_ROOT, file))
+      .update('\0')
+      .update(await fs.readFile(file))
+      .update('\0');
   }
   return h.digest('hex');
 }

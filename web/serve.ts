@@ -23,7 +23,8 @@ export const CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 /** Client-side routes: each answers with index.html and the app renders the page. */
-const PAGE = /^\/(?:|search|login|signup|settings|agents|agents\/[^/]+|collections|scenarios|tools\/.+|collections\/[^/]+(?:\/scenarios)?|scenarios\/[^/]+)\/?$/;
+const PAGE =
+  /^\/(?:|search|login|signup|settings|agents|agents\/[^/]+|collections|scenarios|tools\/.+|collections\/[^/]+(?:\/scenarios)?|scenarios\/[^/]+)\/?$/;
 
 function secureHeaders(ctx: Context) {
   ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);

@@ -54,11 +54,7 @@ export function describeFailure(d: DescribeOutcome, exportName: string): string 
   return null;
 }
 
-export async function recordHealth(
-  db: Db,
-  toolId: string,
-  r: { error: string | null; durationMs: number; atImport: boolean },
-): Promise<void> {
+export async function recordHealth(db: Db, toolId: string, r: { error: string | null; durationMs: number; atImport: boolean }): Promise<void> {
   await db.transaction(async (trx) => {
     // The error is public (the tool's healthError): host paths and stack frames go before it is stored.
     const error = r.error === null ? null : scrubHostPaths(r.error, (await findToolByRef(trx, toolId))?.package_install_path);
@@ -74,6 +70,8 @@ export async function checkTool(deps: WorkerDeps, toolId: string): Promise<void>
   const started = performance.now();
   const pkg = packageRefOf(tool);
   const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name] });
-  const error = describeFailure(d, tool.export_name) ?? (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null, tool.permissions?.network === true));
+  const error =
+    describeFailure(d, tool.export_name) ??
+    (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null, tool.permissions?.network === true));
   await recordHealth(deps.db, tool.id, { error, durationMs: performance.now() - started, atImport: false });
 }

@@ -56,7 +56,12 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
         }),
       );
     }
-    await markRemovedTools(trx, pkg.id, m.tools.map((t) => toolName(t.exportName, m)), m.version);
+    await markRemovedTools(
+      trx,
+      pkg.id,
+      m.tools.map((t) => toolName(t.exportName, m)),
+      m.version,
+    );
     return { packageId: pkg.id, toolIds: ids };
   });
 
@@ -65,7 +70,9 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
     const started = performance.now();
     const error =
       loadError ??
-      (described.has(t.exportName) ? await runHealthExample(deps.sandbox, pkgRef, t.exportName, t.healthExample ?? null, t.permissions?.network === true) : `export '${t.exportName}' is missing or is not a tool`);
+      (described.has(t.exportName)
+        ? await runHealthExample(deps.sandbox, pkgRef, t.exportName, t.healthExample ?? null, t.permissions?.network === true)
+        : `export '${t.exportName}' is missing or is not a tool`);
     await recordHealth(deps.db, toolIds[i], { error, durationMs: performance.now() - started, atImport: true });
     await refreshQualityScore(deps.db, toolIds[i]);
   }

@@ -36,7 +36,13 @@ export async function runToolInline(deps: WorkerDeps, call: InlineCall): Promise
     call.onStarted?.(null);
     return { error: { code: err.code, message: err.message }, executionTimeMs: 0 };
   }
-  const row = await insertRunningExecution(deps.db, { toolId: call.tool.id, userId: call.userId, origin: 'scenario', params: call.params, workerId: call.workerId });
+  const row = await insertRunningExecution(deps.db, {
+    toolId: call.tool.id,
+    userId: call.userId,
+    origin: 'scenario',
+    params: call.params,
+    workerId: call.workerId,
+  });
   call.onStarted?.(row.id);
   const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
   let mapped: ReturnType<typeof mapOutcome>;

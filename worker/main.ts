@@ -17,12 +17,7 @@ export interface WorkerProcess {
   close(): Promise<void>;
 }
 
-export async function startWorkerProcess(
-  config: Readonly<Config>,
-  databaseUrl: string,
-  logger: Logger,
-  opts: { cron?: boolean } = {},
-): Promise<WorkerProcess> {
+export async function startWorkerProcess(config: Readonly<Config>, databaseUrl: string, logger: Logger, opts: { cron?: boolean } = {}): Promise<WorkerProcess> {
   const db = createDb(databaseUrl, { max: Math.max(4, config.WORKER_CONCURRENCY + 2) });
   const sandbox = await createSandboxRunner(config, logger);
   const deps: WorkerDeps = { config, db, logger, sandbox, llm: createLlmProvider(config) };

@@ -30,7 +30,11 @@ export async function reapOnce(db: Knex, logger: Logger, leaseSeconds: number): 
   // An execution still `running` on a dead process without any job left to re-run it: failed, never left running.
   const orphans = await findOrphanedExecutions(db, leaseSeconds);
   for (const id of orphans) {
-    await finishExecution(db, id, { status: 'failed', error: { code: 'WORKER_LOST', message: 'The worker running this execution died' }, executionTimeMs: null });
+    await finishExecution(db, id, {
+      status: 'failed',
+      error: { code: 'WORKER_LOST', message: 'The worker running this execution died' },
+      executionTimeMs: null,
+    });
   }
   return released + orphans.length;
 }
@@ -38,7 +42,11 @@ export async function reapOnce(db: Knex, logger: Logger, leaseSeconds: number): 
 /** Marks this worker's executions that are still running after a shutdown as failed (never left `running`). */
 export async function failOwnRunning(db: Knex, workerId: string): Promise<void> {
   for (const id of await findRunningExecutionsOf(db, workerId)) {
-    await finishExecution(db, id, { status: 'failed', error: { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this execution' }, executionTimeMs: null });
+    await finishExecution(db, id, {
+      status: 'failed',
+      error: { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this execution' },
+      executionTimeMs: null,
+    });
   }
 }
 

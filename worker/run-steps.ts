@@ -21,7 +21,9 @@ export function createStepRecorder(deps: WorkerDeps, run: Pick<RunRow, 'id' | 'b
   let chain: Promise<void> = Promise.resolve();
   const write = () => {
     const snapshot = structuredClone(steps);
-    chain = chain.then(() => saveSteps(deps.db, run, snapshot)).catch((err) => deps.logger.warn({ err: (err as Error).message, runId: run.id }, 'could not store run steps'));
+    chain = chain
+      .then(() => saveSteps(deps.db, run, snapshot))
+      .catch((err) => deps.logger.warn({ err: (err as Error).message, runId: run.id }, 'could not store run steps'));
   };
   return {
     started(s) {

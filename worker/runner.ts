@@ -19,7 +19,6 @@ export interface WorkerHandle {
   stop(): Promise<void>;
 }
 
-
 export async function startWorker(deps: WorkerDeps, connectionString: string, opts: { cron?: boolean } = {}): Promise<WorkerHandle> {
   const id = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
   const leaseSeconds = deps.config.WORKER_LEASE_SECONDS;
@@ -49,21 +48,24 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
     void reapOnce(deps.db, deps.logger, leaseSeconds).catch((err) => deps.logger.warn({ err: err.message }, 'reaper failed'));
   }, leaseSeconds * 750);
   reaper.unref();
-  const leasing = (task: Task): Task => async (payload, helpers) => {
-    const jobId = String(helpers.job.id);
-    leased.add(jobId);
-    try {
-      return await task(payload, helpers);
-    } finally {
-      leased.delete(jobId);
-    }
-  };
-  const tasks: TaskList = Object.fromEntries(
-    Object.entries(taskList(deps, id)).map(([name, task]) => [name, leasing(task as Task)]),
-  );
+  const leasing =
+    (task: Task): Task =>
+    async (payload, helpers) => {
+      const jobId = String(helpers.job.id);
+      leased.add(jobId);
+      try {
+        return await task(payload, helpers);
+      } finally {
+        leased.delete(jobId);
+      }
+    };
+  const tasks: TaskList = Object.fromEntries(Object.entries(taskList(deps, id)).map(([name, task]) => [name, leasing(task as Task)]));
   const logFactory: LogFunctionFactory = (scope) => (level, message, meta) => {
     const lvl = level === 'error' ? 'error' : level === 'warning' ? 'warn' : 'debug';
-    deps.logger[lvl]({ scope: scope.label, taskIdentifier: scope.taskIdentifier, jobId: scope.jobId, ...(meta?.error ? { err: String(meta.error) } : {}) }, message);
+    deps.logger[lvl](
+      { scope: scope.label, taskIdentifier: scope.taskIdentifier, jobId: scope.jobId, ...(meta?.error ? { err: String(meta.error) } : {}) },
+      message,
+    );
   };
   const runner = await run({
     connectionString,

@@ -25,7 +25,9 @@ export function canonicalRequest() {
       throw errors.validation('NUL bytes are not allowed in a request', [{ path: NUL.test(path) ? 'path' : 'query', message: 'contains a NUL byte' }]);
     }
     if (!readable(path) || !readable(querystring.replace(/\+/g, ' '))) {
-      throw errors.validation('Malformed percent-encoding in the request', [{ path: readable(path) ? 'query' : 'path', message: 'is not valid percent-encoding' }]);
+      throw errors.validation('Malformed percent-encoding in the request', [
+        { path: readable(path) ? 'query' : 'path', message: 'is not valid percent-encoding' },
+      ]);
     }
     return next();
   };

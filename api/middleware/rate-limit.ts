@@ -67,18 +67,11 @@ export function createRateLimiter(config: Config, connectionString: string): Rat
         return { allowed: true, limit: null, remaining: null, resetAt: Math.ceil(now / 1000) + 60, retryAfterSeconds: 0 };
       }
       const keys = windows.map((w) => `rl:${w}:${identity}`);
-      const { rows } = await pool.query<{ key: string; points: number; expire: string }>(CONSUME_SQL, [
-        keys,
-        windows.map((w) => now + WINDOWS[w]),
-        now,
-      ]);
+      const { rows } = await pool.query<{ key: string; points: number; expire: string }>(CONSUME_SQL, [keys, windows.map((w) => now + WINDOWS[w]), now]);
       const state = (w: keyof typeof WINDOWS) => rows.find((r) => r.key === `rl:${w}:${identity}`);
       const m = state('minute');
       const d = state('day');
-      const blocked = [
-        ...(m && m.points > minute ? [Number(m.expire)] : []),
-        ...(d && d.points > day ? [Number(d.expire)] : []),
-      ];
+      const blocked = [...(m && m.points > minute ? [Number(m.expire)] : []), ...(d && d.points > day ? [Number(d.expire)] : [])];
       const retryAt = Math.max(now, ...blocked);
       return {
         allowed: blocked.length === 0,

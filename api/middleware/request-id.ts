@@ -13,10 +13,7 @@ export function requestId(logger: Logger) {
     try {
       await next();
     } finally {
-      logger.debug(
-        { reqId: id, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - start) },
-        'request',
-      );
+      logger.debug({ reqId: id, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - start) }, 'request');
     }
   };
 }

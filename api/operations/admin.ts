@@ -39,7 +39,6 @@ const importBody = z.object({ source: sourceSchema, official: z.boolean().option
 const IMPORT_WAIT_MS = 180_000;
 
 /** Refused before any handler: a malformed URL or body (400); on methods that may carry a body, one over 1 MiB (413) or not JSON (415). */
-const REQUEST = [400];
 const BODY = [400, 413, 415];
 const base = { tag: 'Admin', errorShape: 'A', auth: 'admin' } as const;
 
@@ -81,7 +80,10 @@ export const adminOperations: Operation[] = [
       if (imp.status !== 'succeeded') return reply(202, { success: true, data: { importId: imp.id, status: imp.status } });
       const pkg = (await findPackage(deps.db, imp.package_id!))!;
       const tools = await listPackageTools(deps.db, pkg.id);
-      return reply(201, { success: true, data: { package: { name: pkg.name, version: pkg.version, category: pkg.category }, tools: tools.map(toToolListItem) } });
+      return reply(201, {
+        success: true,
+        data: { package: { name: pkg.name, version: pkg.version, category: pkg.category }, tools: tools.map(toToolListItem) },
+      });
     },
   }),
 ];

@@ -81,7 +81,10 @@ export const agentOperations: Operation[] = [
     errors: REQUEST,
     handler: async (ctx, deps) => {
       const agents = await listAgents(deps.db, requireCaller(ctx).userId);
-      const collections = await agentCollections(deps.db, agents.map((a) => a.id));
+      const collections = await agentCollections(
+        deps.db,
+        agents.map((a) => a.id),
+      );
       return { success: true, data: agents.map((a) => toAgent(a, collections)) };
     },
   }),
@@ -112,7 +115,8 @@ export const agentOperations: Operation[] = [
     responses: {
       200: {
         stream: agentStreamEvents,
-        description: '`tools.discovered`, then `tool.started` / `tool.completed` per call and `message.delta` as text arrives, then `done`; on failure `error` then `done`',
+        description:
+          '`tools.discovered`, then `tool.started` / `tool.completed` per call and `message.delta` as text arrives, then `done`; on failure `error` then `done`',
       },
     },
     errors: [...BODY, 404, 409],

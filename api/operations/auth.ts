@@ -88,7 +88,12 @@ const invitationSchema = z.object({
   signup: z.enum(SIGNUP_MODES).meta({ description: 'The service’s sign-up mode (an invitation is only needed under `invite`)' }),
 });
 
-const userOut = (u: Pick<UserRow, 'id' | 'username' | 'name' | 'tier'>): z.infer<typeof userSchema> => ({ id: u.id, username: u.username, name: u.name, tier: u.tier });
+const userOut = (u: Pick<UserRow, 'id' | 'username' | 'name' | 'tier'>): z.infer<typeof userSchema> => ({
+  id: u.id,
+  username: u.username,
+  name: u.name,
+  tier: u.tier,
+});
 
 // ---- input schemas ----
 
@@ -108,7 +113,11 @@ async function throttle(ctx: Context, deps: AppDeps, account?: string): Promise<
 }
 
 /** Ends the request's old session if any (no session fixation), starts one for `user`, and sets its cookie. */
-export async function startSession(ctx: Context, deps: AppDeps, user: Pick<UserRow, 'id' | 'username' | 'name' | 'tier'>): Promise<z.infer<typeof sessionSchema>> {
+export async function startSession(
+  ctx: Context,
+  deps: AppDeps,
+  user: Pick<UserRow, 'id' | 'username' | 'name' | 'tier'>,
+): Promise<z.infer<typeof sessionSchema>> {
   const old = sessionOf(ctx);
   if (old) await deleteSession(deps.db, old.token);
   const { token, expiresAt } = await createSession(deps.db, user.id, deps.config.SESSION_DAYS, ctx.get('user-agent'));
@@ -345,7 +354,13 @@ export const authOperations: Operation[] = [
     errors: [400],
     handler: async (ctx, deps, { body }) => {
       const inv = await createInvitation(deps.db, { note: body.note, days: body.days });
-      const data = { id: inv.id, token: inv.token, url: `${ownOrigin(ctx, deps)}/signup?invite=${inv.token}`, expiresAt: inv.expiresAt.toISOString(), signup: deps.config.SIGNUP };
+      const data = {
+        id: inv.id,
+        token: inv.token,
+        url: `${ownOrigin(ctx, deps)}/signup?invite=${inv.token}`,
+        expiresAt: inv.expiresAt.toISOString(),
+        signup: deps.config.SIGNUP,
+      };
       return { success: true, data };
     },
   }),

@@ -26,7 +26,15 @@ import {
   loadOwnedCollection,
   loadVisibleCollection,
 } from '../../core/collections.js';
-import { deleteCollection, deleteCollectionTool, isLikedBy, isUuid, listPublicCollections, updateCollection, type CollectionRow } from '../../core/repos/collections.js';
+import {
+  deleteCollection,
+  deleteCollectionTool,
+  isLikedBy,
+  isUuid,
+  listPublicCollections,
+  updateCollection,
+  type CollectionRow,
+} from '../../core/repos/collections.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 
 // ---- response schemas and mappers ----
@@ -56,8 +64,13 @@ export const collectionDetailSchema = collectionListItemSchema.extend({
   createdAt: timestamp,
   updatedAt: timestamp,
   tools: z.array(collectionToolSchema),
-  tokenCount: z.number().int().meta({ description: "Tokens (o200k_base) of the collection's MCP `tools/list` result: what its definitions cost in a model's context" }),
-  mcpMode: z.enum(MCP_MODES).meta({ description: 'How the MCP endpoint offers the tools when the request has no `?mode`: `all`, or `search` (search_tools + call_tool)' }),
+  tokenCount: z
+    .number()
+    .int()
+    .meta({ description: "Tokens (o200k_base) of the collection's MCP `tools/list` result: what its definitions cost in a model's context" }),
+  mcpMode: z
+    .enum(MCP_MODES)
+    .meta({ description: 'How the MCP endpoint offers the tools when the request has no `?mode`: `all`, or `search` (search_tools + call_tool)' }),
   likedByMe: z.boolean().optional().meta({ description: 'Only when the request carried a key' }),
 });
 
@@ -75,7 +88,14 @@ export function toCollectionListItem(c: CollectionRow): z.infer<typeof collectio
 }
 
 function toCollectionTool(t: ToolRow): z.infer<typeof collectionToolSchema> {
-  return { id: t.id, name: t.name, description: t.description, toolId: `${t.package_name}::${t.name}`, slug: `${t.package_name}/${t.name}`, healthStatus: t.health_status };
+  return {
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    toolId: `${t.package_name}::${t.name}`,
+    slug: `${t.package_name}/${t.name}`,
+    healthStatus: t.health_status,
+  };
 }
 
 export function toCollectionDetail(c: CollectionRow, tools: ToolRow[], likedByMe?: boolean): z.infer<typeof collectionDetailSchema> {

@@ -65,7 +65,11 @@ export const HANDLED: unique symbol = Symbol('handled');
 
 type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-export interface Operation<P extends z.ZodType | undefined = z.ZodType | undefined, Q extends z.ZodType | undefined = z.ZodType | undefined, B extends z.ZodType | undefined = z.ZodType | undefined> {
+export interface Operation<
+  P extends z.ZodType | undefined = z.ZodType | undefined,
+  Q extends z.ZodType | undefined = z.ZodType | undefined,
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+> {
   /** Stable id: `<resource>.<verb>` (the OpenAPI operationId). */
   id: string;
   method: 'get' | 'post' | 'patch' | 'delete';
@@ -99,9 +103,11 @@ export interface Operation<P extends z.ZodType | undefined = z.ZodType | undefin
 }
 
 /** Declares an operation (the generic parameters are inferred from the schemas). */
-export function defineOperation<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-  op: Operation<P, Q, B>,
-): Operation {
+export function defineOperation<
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(op: Operation<P, Q, B>): Operation {
   return op as unknown as Operation;
 }
 

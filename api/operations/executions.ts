@@ -50,7 +50,12 @@ export function toExecution(e: ExecutionRow): z.infer<typeof executionSchema> {
 }
 
 const executeResultSchema = z.union([
-  z.object({ success: z.literal(true), executionId: uuid, result: z.unknown().meta({ description: 'What the tool returned' }), executionTimeMs: z.number().int() }),
+  z.object({
+    success: z.literal(true),
+    executionId: uuid,
+    result: z.unknown().meta({ description: 'What the tool returned' }),
+    executionTimeMs: z.number().int(),
+  }),
   z.object({
     success: z.literal(false),
     executionId: uuid,
@@ -82,7 +87,9 @@ async function loadVisibleExecution(ctx: Context, deps: AppDeps, id: string): Pr
 
 // ---- input schemas ----
 
-const executeParams = z.object({ slug: z.string().meta({ description: '`<package>/<tool>` (scoped: `@scope/pkg/tool`), `<package>::<tool>`, or the tool id' }) });
+const executeParams = z.object({
+  slug: z.string().meta({ description: '`<package>/<tool>` (scoped: `@scope/pkg/tool`), `<package>::<tool>`, or the tool id' }),
+});
 const executeQuery = z.object({
   wait: z.enum(['true', 'false']).optional().meta({ description: '`false`: answer 202 at once with the execution to poll (params form)' }),
 });
@@ -102,7 +109,7 @@ export const executionOperations: Operation[] = [
     path: '/api/tools/execute/*slug',
     summary: 'Runs a tool: `params` → its result as JSON; `prompt` → an agent fills the parameters, as a stream',
     description:
-      'The two forms are told apart by the body. `{ params, env? }`: params are validated against the tool\'s JSON Schema before anything is queued; the answer comes once the sandboxed call ends (a tool that throws: 200 with `success: false`). `{ prompt, parameters?, env? }`: `text/event-stream` of the agent\'s tool calls and answer. `env` values are never stored and never appear in a response.',
+      "The two forms are told apart by the body. `{ params, env? }`: params are validated against the tool's JSON Schema before anything is queued; the answer comes once the sandboxed call ends (a tool that throws: 200 with `success: false`). `{ prompt, parameters?, env? }`: `text/event-stream` of the agent's tool calls and answer. `env` values are never stored and never appear in a response.",
     params: executeParams,
     query: executeQuery,
     documentedBody: z.union([paramsBody, promptBody]),
@@ -110,7 +117,8 @@ export const executionOperations: Operation[] = [
       200: {
         json: executeResultSchema,
         stream: agentStreamEvents,
-        description: '`params`: the result (`application/json`); `prompt`: `tools.discovered`, `tool.started` / `tool.completed`, `message.delta`, then `done`; on failure `error` then `done` (`text/event-stream`)',
+        description:
+          '`params`: the result (`application/json`); `prompt`: `tools.discovered`, `tool.started` / `tool.completed`, `message.delta`, then `done`; on failure `error` then `done` (`text/event-stream`)',
       },
       202: ok(z.object({ executionId: uuid, status: z.literal('queued') })),
     },

@@ -34,11 +34,18 @@ const VERSION = serviceVersion();
 
 const DECLARED: Operation[] = [
   ...authOperations,
-  ...scenarioOperations, ...scenarioRunOperations, ...scenarioBatchOperations,
+  ...scenarioOperations,
+  ...scenarioRunOperations,
+  ...scenarioBatchOperations,
   ...collectionOperations,
   ...mcpOperations,
   ...agentOperations,
-  ...healthOperations, ...adminOperations, ...keyOperations, ...executionOperations, ...toolOperations, ...reviewOperations,
+  ...healthOperations,
+  ...adminOperations,
+  ...keyOperations,
+  ...executionOperations,
+  ...toolOperations,
+  ...reviewOperations,
   // Last among `/api/tools/...`: `*ref` matches the paths above too.
   ...toolDetailOperations,
   ...registryOperations,

@@ -21,7 +21,14 @@ const apiKeySchema = z.object({
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 export function toApiKey(k: ApiKeyRow): z.infer<typeof apiKeySchema> {
-  return { id: k.id, name: k.name, prefix: k.prefix, createdAt: new Date(k.created_at).toISOString(), lastUsedAt: iso(k.last_used_at), revokedAt: iso(k.revoked_at) };
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    createdAt: new Date(k.created_at).toISOString(),
+    lastUsedAt: iso(k.last_used_at),
+    revokedAt: iso(k.revoked_at),
+  };
 }
 
 // ---- input schemas ----

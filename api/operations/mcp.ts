@@ -30,7 +30,9 @@ const params = z.object({
 });
 
 const base = { tag: 'MCP', path: '/api/mcp/:username/:slug/http', auth: 'public', errorShape: 'A', params } as const;
-const notAllowed = { raw: { contentType: 'application/json', schema: jsonRpcError, description: 'Stateless endpoint: POST JSON-RPC messages (`Allow: POST`)' } };
+const notAllowed = {
+  raw: { contentType: 'application/json', schema: jsonRpcError, description: 'Stateless endpoint: POST JSON-RPC messages (`Allow: POST`)' },
+};
 
 export const mcpOperations: Operation[] = [
   defineOperation({
@@ -39,12 +41,30 @@ export const mcpOperations: Operation[] = [
     method: 'post',
     summary: "One JSON-RPC message to a collection's MCP server (initialize, tools/list, tools/call, …)",
     description:
-      'Public collections need no key; private ones need their owner\'s key (else 404). Send `Accept: application/json, text/event-stream`. Env for tools comes from `X-Tool-Env-<NAME>` headers and is never stored. JSON-RPC batches are refused (400).',
+      "Public collections need no key; private ones need their owner's key (else 404). Send `Accept: application/json, text/event-stream`. Env for tools comes from `X-Tool-Env-<NAME>` headers and is never stored. JSON-RPC batches are refused (400).",
     responses: {
-      200: { raw: { contentType: 'application/json', schema: z.union([jsonRpcResult, jsonRpcError]), description: 'The JSON-RPC response (`tools/call`: the tool output as text content, `isError` on failure)' } },
+      200: {
+        raw: {
+          contentType: 'application/json',
+          schema: z.union([jsonRpcResult, jsonRpcError]),
+          description: 'The JSON-RPC response (`tools/call`: the tool output as text content, `isError` on failure)',
+        },
+      },
       202: { raw: { contentType: 'application/json', description: 'A notification or response accepted; no body' } },
-      400: { raw: { contentType: 'application/json', schema: z.union([jsonRpcError, errorA]), description: 'A JSON-RPC batch or a malformed message (JSON-RPC error), or malformed JSON (shape A)' } },
-      406: { raw: { contentType: 'application/json', schema: jsonRpcError, description: 'The `Accept` header does not take both application/json and text/event-stream' } },
+      400: {
+        raw: {
+          contentType: 'application/json',
+          schema: z.union([jsonRpcError, errorA]),
+          description: 'A JSON-RPC batch or a malformed message (JSON-RPC error), or malformed JSON (shape A)',
+        },
+      },
+      406: {
+        raw: {
+          contentType: 'application/json',
+          schema: jsonRpcError,
+          description: 'The `Accept` header does not take both application/json and text/event-stream',
+        },
+      },
       415: { raw: { contentType: 'application/json', schema: z.union([jsonRpcError, errorA]), description: 'The body is not JSON' } },
     },
     errors: [404, 413],

@@ -14,7 +14,9 @@ export function metaOperations(all: () => readonly Operation[], version: string)
       tag: 'Discovery',
       auth: 'public',
       errorShape: 'A',
-      responses: { 200: { raw: { contentType: 'application/json', schema: z.object({ openapi: z.string() }).loose(), description: 'The OpenAPI 3.1 document' } } },
+      responses: {
+        200: { raw: { contentType: 'application/json', schema: z.object({ openapi: z.string() }).loose(), description: 'The OpenAPI 3.1 document' } },
+      },
       errors: [],
       handler: async (ctx) => {
         cached ??= buildOpenApi(all(), { version });

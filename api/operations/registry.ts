@@ -17,7 +17,10 @@ const serverResponse = z
         remotes: z.array(z.object({ type: z.literal('streamable-http'), url: z.string() }).loose()).optional(),
       })
       .loose(),
-    _meta: z.record(z.string(), z.unknown()).optional().meta({ description: "The registry's lifecycle facts and Toolshed's own (tools, schemas, annotations, token counts, health, rating, scenario pass rate) under `<rdns>/toolshed`" }),
+    _meta: z.record(z.string(), z.unknown()).optional().meta({
+      description:
+        "The registry's lifecycle facts and Toolshed's own (tools, schemas, annotations, token counts, health, rating, scenario pass rate) under `<rdns>/toolshed`",
+    }),
   })
   .loose();
 const serverList = z.object({

@@ -64,7 +64,13 @@ export const reviewOperations: Operation[] = [
     handler: async (ctx, deps, { params, body }) => {
       const caller = requireCaller(ctx);
       const tool = await loadTool(deps, params.ref);
-      const { review, created } = await reviewTool(deps.db, { toolId: tool.id, userId: caller.userId, rating: body.rating, title: body.title ?? null, body: body.body });
+      const { review, created } = await reviewTool(deps.db, {
+        toolId: tool.id,
+        userId: caller.userId,
+        rating: body.rating,
+        title: body.title ?? null,
+        body: body.body,
+      });
       return reply(created ? 201 : 200, { success: true, data: toReview(review) });
     },
   }),

@@ -68,7 +68,8 @@ export const scenarioBatchOperations: Operation[] = [
     responses: {
       200: {
         stream: batchStreamEvents,
-        description: '`run.completed` per finished run in finishing order (with the counts up to it), then `done` with the progress; the stream ends after `done`. Resumable with Last-Event-ID.',
+        description:
+          '`run.completed` per finished run in finishing order (with the counts up to it), then `done` with the progress; the stream ends after `done`. Resumable with Last-Event-ID.',
       },
     },
     errors: [400, 404],

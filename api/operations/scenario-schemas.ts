@@ -208,7 +208,9 @@ export function toRunRecord(r: RunRow, quotaRemaining?: number | null): RunRecor
     timestamps: { startedAt: isoOrNull(r.started_at), completedAt: isoOrNull(r.completed_at), createdAt: iso(r.created_at) },
     ...(quotaRemaining === undefined ? {} : { quotaRemaining }),
     steps: r.steps.map(toStep),
-    agent: r.agent ? { provider: r.agent.provider, model: r.agent.model, temperature: r.agent.temperature, maxSteps: r.agent.maxSteps, tools: r.agent.tools } : null,
+    agent: r.agent
+      ? { provider: r.agent.provider, model: r.agent.model, temperature: r.agent.temperature, maxSteps: r.agent.maxSteps, tools: r.agent.tools }
+      : null,
     finalText: r.final_text,
     error: r.error,
   };
@@ -291,7 +293,9 @@ export const runStreamEvents = {
   step: z.object({ runId: uuid, index: int(), toolId: uuid.nullable(), toolName: z.string(), params: z.unknown(), executionId: uuid.nullable() }),
   'tool.completed': stepSchema.omit({ params: true }).extend({ runId: uuid }),
   verdict: evaluatorSchema.extend({ runId: uuid, success: z.boolean().nullable() }),
-  error: z.object({ runId: uuid.optional().meta({ description: 'Absent when the stream itself failed' }), ...streamFailed }).meta({ description: 'The run failed (its error), or the stream did' }),
+  error: z
+    .object({ runId: uuid.optional().meta({ description: 'Absent when the stream itself failed' }), ...streamFailed })
+    .meta({ description: 'The run failed (its error), or the stream did' }),
   done: runRecordSchema.omit({ quotaRemaining: true }),
 };
 

@@ -21,7 +21,15 @@ import { limitQuery, pageOf, paging } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
 import { loadVisibleCollection } from '../../core/collections.js';
 import { deleteScenario, listScenarios, SCENARIO_SORTS, type ScenarioSort } from '../../core/repos/scenarios.js';
-import { changeScenario, checkSimilarity, createScenario, featuredScenarios, listPublicScenarios, loadOwnedScenario, loadVisibleScenario } from '../../core/scenarios.js';
+import {
+  changeScenario,
+  checkSimilarity,
+  createScenario,
+  featuredScenarios,
+  listPublicScenarios,
+  loadOwnedScenario,
+  loadVisibleScenario,
+} from '../../core/scenarios.js';
 
 const TAG = 'Scenarios';
 
@@ -76,7 +84,14 @@ const sortBy = z
 const tagList = z
   .string()
   .max(1000)
-  .transform((s) => [...new Set(s.split(',').map((t) => t.trim()).filter(Boolean))])
+  .transform((s) => [
+    ...new Set(
+      s
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  ])
   .meta({ description: 'Comma-separated; a scenario must carry all of them' });
 const listFields = { ...paging(20, 50), tags: tagList.optional(), sortBy };
 const listQuery = z.object({ ...listFields, collectionId: collectionRef.optional() });

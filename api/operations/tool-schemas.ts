@@ -80,4 +80,3 @@ export function toToolDetail(t: ToolRow): z.infer<typeof toolDetailSchema> {
     createdAt: new Date(t.created_at).toISOString(),
   };
 }
-

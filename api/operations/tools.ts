@@ -131,7 +131,10 @@ export const toolOperations: Operation[] = [
       const caller = requireCaller(ctx);
       const tool = await loadTool(deps, params.ref);
       const totals = await rateTool(deps.db, tool.id, caller.userId, body.rating);
-      return { success: true, data: { userRating: body.rating, averageRating: averageRating(totals.ratingSum, totals.ratingCount), ratingCount: totals.ratingCount } };
+      return {
+        success: true,
+        data: { userRating: body.rating, averageRating: averageRating(totals.ratingSum, totals.ratingCount), ratingCount: totals.ratingCount },
+      };
     },
   }),
 ];

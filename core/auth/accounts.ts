@@ -47,7 +47,9 @@ export async function signUp(db: Knex, config: Pick<Config, 'SIGNUP'>, input: z.
 
 /** The user whose password this is, or undefined; takes as long for an unknown username as for a wrong password. */
 export async function checkPassword(db: Knex, username: string, password: string): Promise<UserRow | undefined> {
-  const row = await db('users').whereRaw('lower(username) = lower(?)', [username]).first([...USER_COLUMNS, 'password_hash']);
+  const row = await db('users')
+    .whereRaw('lower(username) = lower(?)', [username])
+    .first([...USER_COLUMNS, 'password_hash']);
   const ok = await verifyPassword(password, row?.password_hash ?? (await decoyHash()));
   if (!row?.password_hash || !ok) return undefined;
   const { password_hash: _, ...user } = row;
@@ -56,5 +58,7 @@ export async function checkPassword(db: Knex, username: string, password: string
 
 /** Sets (or replaces) a user's password, e.g. for a user first made by the CLI. */
 export async function setPassword(db: Knex, userId: string, password: string): Promise<void> {
-  await db('users').where({ id: userId }).update({ password_hash: await hashPassword(password) });
+  await db('users')
+    .where({ id: userId })
+    .update({ password_hash: await hashPassword(password) });
 }

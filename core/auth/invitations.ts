@@ -9,7 +9,9 @@ const hashOf = (token: string) => crypto.createHash('sha256').update(`invitation
 export async function createInvitation(db: Db, opts: { note?: string; days: number }): Promise<{ id: string; token: string; expiresAt: Date }> {
   const token = `tsi_${randomBase62(32)}`;
   const expiresAt = new Date(Date.now() + opts.days * 86_400_000);
-  const [row] = await db('invitations').insert({ token_hash: hashOf(token), note: opts.note ?? null, expires_at: expiresAt }).returning('id');
+  const [row] = await db('invitations')
+    .insert({ token_hash: hashOf(token), note: opts.note ?? null, expires_at: expiresAt })
+    .returning('id');
   return { id: row.id, token, expiresAt };
 }
 

@@ -24,7 +24,10 @@ export type OidcConfig = Pick<Config, 'OIDC_ISSUER' | 'OIDC_CLIENT_ID' | 'OIDC_C
 export type OidcRefusal = 'expired' | 'provider' | 'closed' | 'invite' | 'linked';
 
 export class OidcRefused extends Error {
-  constructor(readonly reason: OidcRefusal, message: string) {
+  constructor(
+    readonly reason: OidcRefusal,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -100,7 +103,13 @@ async function discover(config: OidcConfig): Promise<client.Configuration> {
   const issuer = new URL(config.OIDC_ISSUER!);
   // Plain HTTP only for a provider on this machine (development, tests); anything else must be HTTPS.
   const loopback = issuer.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(issuer.hostname);
-  return client.discovery(issuer, config.OIDC_CLIENT_ID!, config.OIDC_CLIENT_SECRET, undefined, loopback ? { execute: [client.allowInsecureRequests] } : undefined);
+  return client.discovery(
+    issuer,
+    config.OIDC_CLIENT_ID!,
+    config.OIDC_CLIENT_SECRET,
+    undefined,
+    loopback ? { execute: [client.allowInsecureRequests] } : undefined,
+  );
 }
 
 function providerDown(err: unknown): never {
@@ -120,7 +129,8 @@ export async function userForIdentity(
   const linked = await findUserByOidc(db, identity.issuer, identity.subject);
   if (linked) return linked;
   if (current) {
-    if (!(await linkUserOidc(db, current, identity.issuer, identity.subject))) throw new OidcRefused('linked', 'This account is already linked to another identity');
+    if (!(await linkUserOidc(db, current, identity.issuer, identity.subject)))
+      throw new OidcRefused('linked', 'This account is already linked to another identity');
     return (await findUserByOidc(db, identity.issuer, identity.subject))!;
   }
   if (config.SIGNUP === 'closed') throw new OidcRefused('closed', 'No account here is linked to this identity, and sign-up is closed');
@@ -131,7 +141,11 @@ export async function userForIdentity(
 
 /** A username like the provider's (letters, digits, - and _), with a suffix if it is taken. */
 async function freeUsername(db: Db, wanted: string): Promise<string> {
-  let base = wanted.normalize('NFKD').replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^[-_]+|[-_]+$/g, '').slice(0, 30);
+  let base = wanted
+    .normalize('NFKD')
+    .replace(/[^A-Za-z0-9_-]+/g, '-')
+    .replace(/^[-_]+|[-_]+$/g, '')
+    .slice(0, 30);
   if (base.length < 2) base = `user-${base}`.replace(/-$/, '') || 'user';
   const candidates = [base, ...Array.from({ length: 8 }, (_, i) => `${base}-${i + 2}`), `${base}-${randomBase62(6)}`];
   const taken = await takenUsernames(db, candidates);

@@ -38,13 +38,18 @@ export async function findSessionCaller(db: Db, token: string): Promise<SessionC
     .first('s.id as sessionId', 's.last_seen_at', 'u.id as userId', 'u.username', 'u.name', 'u.tier');
   if (!row) return undefined;
   if (Date.now() - new Date(row.last_seen_at).getTime() > TOUCH_EVERY_MS) {
-    void db('sessions').where({ id: row.sessionId }).update({ last_seen_at: db.fn.now() }).catch(() => undefined);
+    void db('sessions')
+      .where({ id: row.sessionId })
+      .update({ last_seen_at: db.fn.now() })
+      .catch(() => undefined);
   }
   return { sessionId: row.sessionId, caller: { userId: row.userId, username: row.username, name: row.name, tier: row.tier, keyId: null } };
 }
 
 export async function deleteSession(db: Db, token: string): Promise<void> {
-  await db('sessions').where({ token_hash: hashSessionToken(token) }).delete();
+  await db('sessions')
+    .where({ token_hash: hashSessionToken(token) })
+    .delete();
 }
 
 /** Signs a user out everywhere; returns how many sessions ended. */

@@ -4,17 +4,7 @@
  * with the words around it, and the prompt's remaining words. Argument filling matches these against a JSON Schema.
  */
 
-export type CandidateKind =
-  | 'json'
-  | 'quoted'
-  | 'url'
-  | 'email'
-  | 'datetime'
-  | 'duration'
-  | 'uuid'
-  | 'token'
-  | 'number'
-  | 'payload';
+export type CandidateKind = 'json' | 'quoted' | 'url' | 'email' | 'datetime' | 'duration' | 'uuid' | 'token' | 'number' | 'payload';
 
 export interface Candidate {
   kind: CandidateKind;
@@ -85,7 +75,10 @@ function scanDelimited(text: string): Raw[] {
     if (text.startsWith('```', i)) {
       const close = text.indexOf('```', i + 3);
       if (close > 0) {
-        const body = text.slice(i + 3, close).replace(/^[\w-]*\n/, '').replace(/\n$/, '');
+        const body = text
+          .slice(i + 3, close)
+          .replace(/^[\w-]*\n/, '')
+          .replace(/\n$/, '');
         out.push({ kind: 'quoted', value: body, raw: body, start: i, end: close + 3 });
         i = close + 2;
         continue;
@@ -135,7 +128,7 @@ function isToken(raw: string): boolean {
 }
 
 /** A number not glued to a word ("SHA-256", "p99", "v7") nor part of a time ("10:30"); thousands commas allowed. */
-const NUMBER = /(?<![\p{L}\p{N}_.:\/#][-]?)(?:-(?=\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\p{N}]|:\d|\.\d)/gu;
+const NUMBER = /(?<![\p{L}\p{N}_.:/#][-]?)(?:-(?=\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\p{N}]|:\d|\.\d)/gu;
 /** Words that follow a number without being its unit ("3 and 4", "5 of them"). */
 const NOT_UNITS = new Set('a an and as at by for from in into is it of on or per than that the then to was were with'.split(' '));
 const UNIT = /^(?:[ \t]?-?[ \t]?)(°[ \t]?[CFK]\b|%|[\p{L}µ]+(?:\/[\p{L}]+)?)/u;
@@ -200,12 +193,24 @@ export function analyzePrompt(text: string): PromptAnalysis {
     const prevEnd = i > 0 ? raws[i - 1].end : 0;
     const nextStart = i + 1 < raws.length ? raws[i + 1].start : text.length;
     const before = words.filter((w) => w.start >= prevEnd && w.start < c.start).map((w) => w.word);
-    const after = words.filter((w) => w.start >= c.end && w.start < nextStart).slice(0, 3).map((w) => w.word);
+    const after = words
+      .filter((w) => w.start >= c.end && w.start < nextStart)
+      .slice(0, 3)
+      .map((w) => w.word);
     const prev = candidates[i - 1];
     const sameList = prev && prev.kind === c.kind && SEPARATOR.test(text.slice(prev.end, c.start));
     if (!sameList) run++;
     candidates.push({ ...c, before, after, run });
   });
-  if (payload) candidates.push({ ...payload, before: words.filter((w) => w.start < payload.start).slice(-6).map((w) => w.word), after: [], run: ++run });
+  if (payload)
+    candidates.push({
+      ...payload,
+      before: words
+        .filter((w) => w.start < payload.start)
+        .slice(-6)
+        .map((w) => w.word),
+      after: [],
+      run: ++run,
+    });
   return { text, candidates, words, masked: patterns.masked };
 }

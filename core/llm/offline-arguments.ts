@@ -17,7 +17,6 @@ export interface FilledArguments {
   fit: number;
 }
 
-
 function fitsString(s: Schema, v: unknown): v is string {
   if (typeof v !== 'string') return false;
   const n = [...v].length;
@@ -161,13 +160,20 @@ export function fillArguments(schema: Schema, analysis: PromptAnalysis, skip: Re
   const cands = analysis.candidates;
   const of = (...kinds: string[]) => cands.filter((c) => kinds.includes(c.kind));
 
-  fillEnums(f.input, params.filter((p) => p.type === 'string' && Array.isArray(p.schema.enum)), analysis, f.used);
+  fillEnums(
+    f.input,
+    params.filter((p) => p.type === 'string' && Array.isArray(p.schema.enum)),
+    analysis,
+    f.used,
+  );
   const rest = params.filter((p) => !(p.key in f.input));
   const byType = (...types: (string | undefined)[]) => rest.filter((p) => types.includes(p.type));
 
   // JSON values: objects, untyped parameters, arrays of anything but plain strings and numbers.
   const itemType = (p: Param) => typeOf(p.schema.items ?? {});
-  const jsonParams = rest.filter((p) => p.type === 'object' || p.type === undefined || (p.type === 'array' && !['string', 'number', 'integer'].includes(itemType(p) ?? '')));
+  const jsonParams = rest.filter(
+    (p) => p.type === 'object' || p.type === undefined || (p.type === 'array' && !['string', 'number', 'integer'].includes(itemType(p) ?? '')),
+  );
   assign(f, jsonParams, of('json'), (p, c) =>
     p.type === 'object' ? !!c.value && typeof c.value === 'object' && !Array.isArray(c.value) : p.type === 'array' ? Array.isArray(c.value) : true,
   );
@@ -187,7 +193,13 @@ export function fillArguments(schema: Schema, analysis: PromptAnalysis, skip: Re
   const strings = byType('string');
   const looks = (p: Param, c: Choice) =>
     (c.kind === p.kind || (c.kind === 'quoted' && !!LOOKS[p.kind]?.test(String(c.value)))) && fitsString(p.schema, c.value);
-  assign(f, strings.filter((p) => p.kind !== 'text'), cands, looks, { optionalInOrder: true });
+  assign(
+    f,
+    strings.filter((p) => p.kind !== 'text'),
+    cands,
+    looks,
+    { optionalInOrder: true },
+  );
   // Text takes quoted strings, then loose tokens (report.pdf, #1e90ff); required text falls back further.
   const textParams = strings.filter((p) => !(p.key in f.input) && !p.schema.enum && (p.kind === 'text' || p.required));
   const textFits = (p: Param, c: Choice) => fitsString(p.schema, c.value);

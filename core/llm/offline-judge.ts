@@ -64,9 +64,6 @@ export function judgeByRules(input: JudgeInput): RuleVerdict {
   const assertionsText = describeAssertions(assertionResults);
   if (assertionsText) (assertionResults.every((r) => r.passed) ? held : failed).push(assertionsText);
   const verdict = failed.length === 0 ? 'pass' : 'fail';
-  const reason =
-    verdict === 'pass'
-      ? `Pass: ${held.join(', ')}.`
-      : `Fail: ${failed.join('; ')}${held.length ? ` (held: ${held.join(', ')})` : ''}.`;
+  const reason = verdict === 'pass' ? `Pass: ${held.join(', ')}.` : `Fail: ${failed.join('; ')}${held.length ? ` (held: ${held.join(', ')})` : ''}.`;
   return { verdict, reason, assertionResults };
 }

@@ -36,7 +36,12 @@ function mentionsOf(p: Param, analysis: PromptAnalysis, used: Set<Candidate>): M
   const out: Mention[] = [];
   for (let i = 0; i < words.length; i++) {
     for (let n = 1; n <= 3 && i + n <= words.length; n++) {
-      const value = byNorm.get(words.slice(i, i + n).map((w) => w.word).join(''));
+      const value = byNorm.get(
+        words
+          .slice(i, i + n)
+          .map((w) => w.word)
+          .join(''),
+      );
       if (value === undefined || !adjacent(analysis, i, i + n)) continue;
       const before = words.slice(Math.max(0, i - 4), i).map((w) => w.word);
       const after = words.slice(i + n, i + n + 3).map((w) => w.word);
@@ -54,9 +59,7 @@ function mentionsOf(p: Param, analysis: PromptAnalysis, used: Set<Candidate>): M
 /** Each enum parameter gets the allowed value the prompt names, best supported by the words around it first. */
 export function fillEnums(input: Record<string, unknown>, params: Param[], analysis: PromptAnalysis, used: Set<Candidate>): void {
   const mentions = params.flatMap((p) => mentionsOf(p, analysis, used));
-  mentions.sort(
-    (a, b) => b.score - a.score || b.to - b.from - (a.to - a.from) || params.indexOf(a.p) - params.indexOf(b.p) || a.from - b.from,
-  );
+  mentions.sort((a, b) => b.score - a.score || b.to - b.from - (a.to - a.from) || params.indexOf(a.p) - params.indexOf(b.p) || a.from - b.from);
   const takenWords = new Set<number>();
   for (const m of mentions) {
     if (m.p.key in input) continue;

@@ -18,11 +18,14 @@ export interface Param {
   kind: StringKind;
 }
 
-
 export const typeOf = (s: Schema): string | undefined => [].concat(s?.type ?? []).find((t: string) => t !== 'null');
-export const nameWords = (key: string) => key.split(/(?<=[a-z0-9])(?=[A-Z])|[_\-\s]+/).map((w) => w.toLowerCase()).filter(Boolean);
+export const nameWords = (key: string) =>
+  key
+    .split(/(?<=[a-z0-9])(?=[A-Z])|[_\-\s]+/)
+    .map((w) => w.toLowerCase())
+    .filter(Boolean);
 
-function stringKind(key: string, s: Schema, words: string[]): StringKind {
+function stringKind(_key: string, s: Schema, words: string[]): StringKind {
   const desc = String(s.description ?? '').toLowerCase();
   if (/^(uri|url|uri-reference|iri)$/.test(s.format ?? '') || words.some((w) => /^(url|uri|href)$/.test(w))) return 'url';
   if (words.length === 1 && words[0] === 'base' && /\burl\b/.test(desc)) return 'url';
@@ -50,7 +53,10 @@ export function contextScore(p: Param, before: string[], after: string[]): numbe
     if (p.nameTerms.has(t)) score += 2 * weight;
     else if (p.descTerms.has(t)) score += weight;
   };
-  before.slice(-4).reverse().forEach((w, i) => add(w, 1 / (1 + i * 0.5)));
+  before
+    .slice(-4)
+    .reverse()
+    .forEach((w, i) => add(w, 1 / (1 + i * 0.5)));
   after.slice(0, 3).forEach((w, i) => add(w, 0.7 / (1 + i * 0.5)));
   return score;
 }

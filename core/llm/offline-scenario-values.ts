@@ -40,9 +40,7 @@ const pick = <T>(list: T[], k: number): T => list[k % list.length];
 
 /** Quoted examples a description gives ("e.g. \"#1e90ff\""), which are valid inputs by the author's word. */
 function quotedExamples(description: string): string[] {
-  return [...description.matchAll(/"([^"]+)"|“([^”]+)”/g)]
-    .map((m) => m[1] ?? m[2])
-    .filter((e) => !/\.\.\.|…|<[^>]*>|xxx|^\s|\s$|^(now|true|false)$/i.test(e));
+  return [...description.matchAll(/"([^"]+)"|“([^”]+)”/g)].map((m) => m[1] ?? m[2]).filter((e) => !/\.\.\.|…|<[^>]*>|xxx|^\s|\s$|^(now|true|false)$/i.test(e));
 }
 
 function numberExamples(description: string): number[] {
@@ -111,7 +109,12 @@ export function scenarioValues(tool: ScenarioTool, k: number): Record<string, un
 
 /** A string in quotes that do not occur in it, so the agent can read it back whole. */
 export function quote(value: string): string {
-  for (const [open, close] of [['"', '"'], ['“', '”'], ["'", "'"], ['`', '`']]) {
+  for (const [open, close] of [
+    ['"', '"'],
+    ['“', '”'],
+    ["'", "'"],
+    ['`', '`'],
+  ]) {
     if (!value.includes(open) && !value.includes(close)) return `${open}${value}${close}`;
   }
   return `\n\`\`\`\n${value}\n\`\`\`\n`;

@@ -34,10 +34,13 @@ function imperative(word: string): string {
 
 /** "Converts a title or any text into a URL-friendly slug: strips…" → "convert a title or any text into a URL-friendly slug". */
 export function verbPhrase(description: string): string {
-  const clause = description.split(/\s*[(:;]|\.\s|\s[—–-]\s/)[0].replace(/\.$/, '').trim();
+  const clause = description
+    .split(/\s*[(:;]|\.\s|\s[—–-]\s/)[0]
+    .replace(/\.$/, '')
+    .trim();
   const words = clause.split(/\s+/).filter(Boolean);
   if (words.length === 0) return 'do its job';
-  let i = /ly$/i.test(words[0]) && words.length > 1 ? 1 : 0;
+  const i = /ly$/i.test(words[0]) && words.length > 1 ? 1 : 0;
   if (i === 1) words[0] = words[0].toLowerCase();
   words[i] = imperative(words[i]);
   if (/^(or|and)$/i.test(words[i + 1] ?? '') && words[i + 2]) words[i + 2] = imperative(words[i + 2]);
@@ -58,7 +61,9 @@ function truncate(s: string, max: number): string {
 
 /** Description words too general to tag with. */
 const GENERAL = new Set(
-  'about against also between each every from given into like more only other over such than that their them then these this those through under using value values when where which while whose with within without'.split(' '),
+  'about against also between each every from given into like more only other over such than that their them then these this those through under using value values when where which while whose with within without'.split(
+    ' ',
+  ),
 );
 
 /** The tool's name, then two topic words from its description (after its verb). */
@@ -73,7 +78,9 @@ function build(tool: ScenarioTool, template: number, variant: number): Generated
   const verb = verbPhrase(tool.description);
   const args = phraseValues(tool, values);
   const prompt = TEMPLATES[template](tool.name, verb, args).replace(/\s+([.?,])$/, '$1');
-  const shown = Object.values(values).filter((v) => typeof v === 'string' || typeof v === 'number').slice(0, 3);
+  const shown = Object.values(values)
+    .filter((v) => typeof v === 'string' || typeof v === 'number')
+    .slice(0, 3);
   const name = truncate(`${tool.name}: ${shown.length ? shown.join(', ').replace(/\s+/g, ' ') : verb}`, 60);
   return {
     prompt,

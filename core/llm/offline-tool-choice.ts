@@ -32,7 +32,10 @@ export function indexTools(tools: LlmToolSpec[]): ToolIndex {
     add(tokenizeName(spec.name), FIELD_WEIGHTS.name);
     add(tokenize(spec.description), FIELD_WEIGHTS.description);
     const params = Object.keys((spec.inputSchema.properties as object | undefined) ?? {});
-    add(params.flatMap((p) => tokenizeName(p)), FIELD_WEIGHTS.params);
+    add(
+      params.flatMap((p) => tokenizeName(p)),
+      FIELD_WEIGHTS.params,
+    );
     return { spec, tf, length: [...tf.values()].reduce((a, b) => a + b, 0) };
   });
   const df = new Map<string, number>();
@@ -63,8 +66,7 @@ function queryWeights(text: string): Map<string, QueryTerm> {
 }
 
 const PREFIX_WEIGHT = 0.6;
-const prefixMatch = (a: string, b: string) =>
-  a.length >= 4 && b.length >= 4 && !/\d/.test(a + b) && (a.startsWith(b) || b.startsWith(a));
+const prefixMatch = (a: string, b: string) => a.length >= 4 && b.length >= 4 && !/\d/.test(a + b) && (a.startsWith(b) || b.startsWith(a));
 
 export interface ScoredTool {
   spec: LlmToolSpec;

@@ -54,7 +54,11 @@ function describeStep(step: AgentStep): string {
 
 function noToolAnswer(tools: LlmToolSpec[]): string {
   if (tools.length === 0) return 'No tools are available to me, so I did not run anything.';
-  const names = tools.slice(0, 8).map((t) => t.name).join(', ') + (tools.length > 8 ? ', …' : '');
+  const names =
+    tools
+      .slice(0, 8)
+      .map((t) => t.name)
+      .join(', ') + (tools.length > 8 ? ', …' : '');
   return `None of the available tools (${names}) matches this request, so I did not run anything.`;
 }
 

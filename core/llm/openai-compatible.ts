@@ -181,9 +181,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
 
     async embed(texts) {
       if (texts.length === 0) return [];
-      const { embeddings } = await guarded(() =>
-        embedMany({ model: openai.embedding(embeddingModel), values: texts, maxRetries }),
-      );
+      const { embeddings } = await guarded(() => embedMany({ model: openai.embedding(embeddingModel), values: texts, maxRetries }));
       return embeddings;
     },
 

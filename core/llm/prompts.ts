@@ -21,9 +21,7 @@ export function judgePrompt(input: JudgeInput): string {
   const calls =
     input.steps
       .map((s, i) => {
-        const outcome = s.result.error
-          ? `ERROR ${s.result.error.code}: ${s.result.error.message}`
-          : `output ${compactJson(s.result.output, 2000)}`;
+        const outcome = s.result.error ? `ERROR ${s.result.error.code}: ${s.result.error.message}` : `output ${compactJson(s.result.output, 2000)}`;
         return `${i + 1}. ${s.toolName}(${compactJson(s.input, 1000)}) → ${outcome}`;
       })
       .join('\n') || '(no tool was called)';

@@ -45,7 +45,10 @@ export interface Manifest {
 
 const EXPORT_NAME = /^[A-Za-z_$][\w$]*$/;
 const envVar = z.union([
-  z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an UPPER_SNAKE_CASE name').transform((name) => ({ name, required: true })),
+  z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an UPPER_SNAKE_CASE name')
+    .transform((name) => ({ name, required: true })),
   z.object({
     name: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an UPPER_SNAKE_CASE name'),
     description: z.string().optional(),

@@ -34,7 +34,8 @@ export async function extractTarball(file: string, dir: string): Promise<ErrorDe
     filter: (p, entry) => {
       const e = entry as tar.ReadEntry;
       if (!TAR_TYPES.has(e.type)) return refuse(p, `is a ${e.type} entry; only files, directories and links are installed`);
-      if (path.posix.isAbsolute(p) || p.split(/[\\/]/).includes('..')) return refuse(p, 'has an absolute path or a `..` segment, which would escape the package');
+      if (path.posix.isAbsolute(p) || p.split(/[\\/]/).includes('..'))
+        return refuse(p, 'has an absolute path or a `..` segment, which would escape the package');
       if (e.type === 'SymbolicLink' || e.type === 'Link') {
         const target = String(e.linkpath ?? '');
         if (path.posix.isAbsolute(target)) return refuse(p, `is a link to the absolute path ${target}, outside the package`);

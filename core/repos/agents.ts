@@ -40,7 +40,12 @@ export async function findAgent(db: Db, id: string): Promise<AgentRow | undefine
 
 /** The user's agents, newest first. */
 export async function listAgents(db: Db, userId: string): Promise<AgentRow[]> {
-  return db('agents').where({ user_id: userId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+  return db('agents')
+    .where({ user_id: userId })
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ]);
 }
 
 /** The collections of the given agents, each agent's in the order of their names. */

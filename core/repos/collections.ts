@@ -48,14 +48,23 @@ const escapeLike = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 export async function listPublicCollections(db: Db, f: { q?: string; limit: number; offset: number }): Promise<CollectionRow[]> {
   const query = collectionsQuery(db).where('c.is_public', true);
   if (f.q) query.where((w) => w.whereILike('c.name', escapeLike(f.q!)).orWhereILike('c.description', escapeLike(f.q!)));
-  return query.orderBy([{ column: 'c.created_at', order: 'desc' }, { column: 'c.id', order: 'desc' }]).limit(f.limit + 1).offset(f.offset);
+  return query
+    .orderBy([
+      { column: 'c.created_at', order: 'desc' },
+      { column: 'c.id', order: 'desc' },
+    ])
+    .limit(f.limit + 1)
+    .offset(f.offset);
 }
 
 /** A user's own collections, public and private, last changed first; limit + 1 rows (hasMore). */
 export async function listCollectionsOwnedBy(db: Db, userId: string, f: { limit: number; offset: number }): Promise<CollectionRow[]> {
   return collectionsQuery(db)
     .where('c.owner_id', userId)
-    .orderBy([{ column: 'c.updated_at', order: 'desc' }, { column: 'c.id', order: 'desc' }])
+    .orderBy([
+      { column: 'c.updated_at', order: 'desc' },
+      { column: 'c.id', order: 'desc' },
+    ])
     .limit(f.limit + 1)
     .offset(f.offset);
 }
@@ -122,7 +131,11 @@ export async function deleteCollection(db: Db, id: string): Promise<boolean> {
 
 /** Adds the tool; false when it was already there. Touches the collection's updated_at. */
 export async function insertCollectionTool(db: Db, collectionId: string, toolId: string): Promise<boolean> {
-  const rows = await db('collection_tools').insert({ collection_id: collectionId, tool_id: toolId }).onConflict(['collection_id', 'tool_id']).ignore().returning('tool_id');
+  const rows = await db('collection_tools')
+    .insert({ collection_id: collectionId, tool_id: toolId })
+    .onConflict(['collection_id', 'tool_id'])
+    .ignore()
+    .returning('tool_id');
   if (rows.length === 0) return false;
   await db('collections').where({ id: collectionId }).update({ updated_at: db.fn.now() });
   return true;

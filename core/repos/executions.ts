@@ -4,7 +4,6 @@
  * claim = update + notify, finish = update + counters + trending event + notify.
  */
 import type { ToolPermissions } from '../packages/manifest.js';
-import crypto from 'node:crypto';
 import type { Db, Knex } from '../db.js';
 import type { ExecutionStatus } from '../types.js';
 import { jsonbText } from '../pg-json.js';

@@ -94,10 +94,7 @@ export async function listReviews(db: Db, toolId: string, limit: number, offset:
  * Tool ids with their summed event weight over the period, best first (limit + 1 rows). A user's collection adds of
  * one tool count once per period (the heaviest), however often they were removed and added again.
  */
-export async function trendingScores(
-  db: Db,
-  f: { period: TrendingPeriod; category?: Category; limit: number },
-): Promise<{ tool_id: string; score: number }[]> {
+export async function trendingScores(db: Db, f: { period: TrendingPeriod; category?: Category; limit: number }): Promise<{ tool_id: string; score: number }[]> {
   const days = TRENDING_PERIODS[f.period];
   // One weight per event, except one per (tool, user) for a user's collection adds.
   const events = db('tool_events as e')

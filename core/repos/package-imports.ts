@@ -21,17 +21,13 @@ export async function findImport(db: Db, id: string): Promise<PackageImportRow |
   return db('package_imports').where({ id }).first();
 }
 
-export async function finishImport(
-  db: Db,
-  id: string,
-  outcome: { packageId: string } | { error: NonNullable<PackageImportRow['error']> },
-): Promise<void> {
+export async function finishImport(db: Db, id: string, outcome: { packageId: string } | { error: NonNullable<PackageImportRow['error']> }): Promise<void> {
   const patch =
-    'packageId' in outcome
-      ? { status: 'succeeded', package_id: outcome.packageId, error: null }
-      : { status: 'failed', error: JSON.stringify(outcome.error) };
+    'packageId' in outcome ? { status: 'succeeded', package_id: outcome.packageId, error: null } : { status: 'failed', error: JSON.stringify(outcome.error) };
   // From `running` only: a late attempt (its worker was taken for dead) cannot overwrite a final record.
-  const n = await db('package_imports').where({ id, status: 'running' }).update({ ...patch, completed_at: db.fn.now() });
+  const n = await db('package_imports')
+    .where({ id, status: 'running' })
+    .update({ ...patch, completed_at: db.fn.now() });
   if (n === 0) return;
   await db.raw('select pg_notify(?, ?)', ['toolshed_jobs', JSON.stringify({ kind: 'package_import', id })]);
 }

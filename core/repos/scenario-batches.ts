@@ -30,14 +30,14 @@ export interface BatchRunRow {
 }
 
 export async function insertBatch(db: Db, b: { collectionId: string; userId: string; total: number; skipped: number }): Promise<string> {
-  const [row] = await db('scenario_batches')
-    .insert({ collection_id: b.collectionId, user_id: b.userId, total: b.total, skipped: b.skipped })
-    .returning('id');
+  const [row] = await db('scenario_batches').insert({ collection_id: b.collectionId, user_id: b.userId, total: b.total, skipped: b.skipped }).returning('id');
   return row.id;
 }
 
 export async function setBatchTotal(db: Db, id: string, total: number, skipped: number): Promise<void> {
-  await db('scenario_batches').where({ id }).update({ total, skipped, ...(total === 0 ? { completed_at: db.fn.now() } : {}) });
+  await db('scenario_batches')
+    .where({ id })
+    .update({ total, skipped, ...(total === 0 ? { completed_at: db.fn.now() } : {}) });
 }
 
 export async function findBatch(db: Db, id: string): Promise<BatchRow | undefined> {

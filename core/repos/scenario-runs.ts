@@ -68,7 +68,9 @@ export interface RunRow {
 export const isFinalRun = (r: Pick<RunRow, 'status'>) => r.status === 'completed' || r.status === 'failed';
 
 export async function insertRun(db: Db, r: { scenarioId: string; userId: string; batchId?: string }): Promise<RunRow> {
-  const [row] = await db('scenario_runs').insert({ scenario_id: r.scenarioId, user_id: r.userId, batch_id: r.batchId ?? null }).returning('*');
+  const [row] = await db('scenario_runs')
+    .insert({ scenario_id: r.scenarioId, user_id: r.userId, batch_id: r.batchId ?? null })
+    .returning('*');
   return row;
 }
 
@@ -80,7 +82,10 @@ export async function findRun(db: Db, id: string): Promise<RunRow | undefined> {
 export async function listRuns(db: Db, scenarioId: string, limit: number, offset: number): Promise<RunRow[]> {
   return db('scenario_runs')
     .where({ scenario_id: scenarioId })
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
     .limit(limit + 1)
     .offset(offset);
 }
@@ -106,7 +111,9 @@ export async function claimRun(db: Db, id: string): Promise<RunRow | undefined> 
 
 /** Stores the steps so far (a running run only) and tells the listeners. */
 export async function saveSteps(db: Db, run: Pick<RunRow, 'id' | 'batch_id' | 'attempt'>, steps: StoredStep[]): Promise<void> {
-  const n = await db('scenario_runs').where({ id: run.id, status: 'running', attempt: run.attempt }).update({ steps: JSON.stringify(steps) });
+  const n = await db('scenario_runs')
+    .where({ id: run.id, status: 'running', attempt: run.attempt })
+    .update({ steps: JSON.stringify(steps) });
   if (n) await notifyRun(db, { ...run, status: 'running' });
 }
 

@@ -45,11 +45,28 @@ function scenariosQuery(db: Db) {
     .join('collections as c', 'c.id', 's.collection_id')
     .join('users as u', 'u.id', 'c.owner_id')
     .select(
-      's.id', 's.collection_id', 's.created_by', 's.prompt', 's.name', 's.description', 's.tags', 's.assertions',
-      's.embedding_model', 's.quality_score', 's.total_runs', 's.last_run_at', 's.last_run_status',
-      's.consecutive_passes', 's.consecutive_fails', 's.created_at', 's.updated_at',
-      'c.uid as collection_uid', 'c.name as collection_name', 'c.is_public as collection_is_public',
-      'c.owner_id as collection_owner_id', 'u.username as owner_username',
+      's.id',
+      's.collection_id',
+      's.created_by',
+      's.prompt',
+      's.name',
+      's.description',
+      's.tags',
+      's.assertions',
+      's.embedding_model',
+      's.quality_score',
+      's.total_runs',
+      's.last_run_at',
+      's.last_run_status',
+      's.consecutive_passes',
+      's.consecutive_fails',
+      's.created_at',
+      's.updated_at',
+      'c.uid as collection_uid',
+      'c.name as collection_name',
+      'c.is_public as collection_is_public',
+      'c.owner_id as collection_owner_id',
+      'u.username as owner_username',
     );
 }
 
@@ -74,7 +91,10 @@ export async function listScenarios(db: Db, f: ScenarioFilter): Promise<Scenario
   if (f.publicOnly) q.where('c.is_public', true);
   if (f.collectionId) q.where('s.collection_id', f.collectionId);
   if (f.tags?.length) q.whereRaw('s.tags @> ?::text[]', [f.tags]);
-  return q.orderByRaw(`${SCENARIO_SORTS[f.sortBy]} desc nulls last, s.id desc`).limit(f.limit + 1).offset(f.offset);
+  return q
+    .orderByRaw(`${SCENARIO_SORTS[f.sortBy]} desc nulls last, s.id desc`)
+    .limit(f.limit + 1)
+    .offset(f.offset);
 }
 
 export interface NewScenario {
@@ -136,7 +156,12 @@ export async function bestPerCollection(db: Db, limit: number): Promise<Scenario
 export async function recentPasses(db: Db, limit: number, exclude: string[]): Promise<ScenarioRow[]> {
   const q = scenariosQuery(db).where('c.is_public', true).where('s.last_run_status', 'pass');
   if (exclude.length) q.whereNotIn('s.id', exclude);
-  return q.orderBy([{ column: 's.last_run_at', order: 'desc' }, { column: 's.id', order: 'desc' }]).limit(limit);
+  return q
+    .orderBy([
+      { column: 's.last_run_at', order: 'desc' },
+      { column: 's.id', order: 'desc' },
+    ])
+    .limit(limit);
 }
 
 /** Public scenarios by quality, leaving out `exclude` (fills featured when there are few collections and passes). */
@@ -213,6 +238,9 @@ export async function deleteScenario(db: Db, id: string): Promise<boolean> {
 
 /** The collection's scenario ids, oldest first (the order run-all queues them). */
 export async function collectionScenarioIds(db: Db, collectionId: string): Promise<string[]> {
-  const rows: { id: string }[] = await db('scenarios').where({ collection_id: collectionId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select('id');
+  const rows: { id: string }[] = await db('scenarios')
+    .where({ collection_id: collectionId })
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select('id');
   return rows.map((r) => r.id);
 }

@@ -100,7 +100,9 @@ export async function listSearchDocuments(db: Db, ids?: string[]): Promise<Searc
 }
 
 export async function updateTool(db: Db, id: string, patch: Partial<Omit<ToolRow, 'id'>>): Promise<void> {
-  await db('tools').where({ id }).update({ ...patch, updated_at: db.fn.now() });
+  await db('tools')
+    .where({ id })
+    .update({ ...patch, updated_at: db.fn.now() });
 }
 
 /** Recomputes the tool's qualityScore from its current row (see core/scoring.ts). */

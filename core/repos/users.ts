@@ -21,7 +21,9 @@ export interface ApiKeyRow {
 }
 
 export async function insertUser(db: Db, u: { username: string; name?: string | null; tier: Tier }): Promise<UserRow> {
-  const [row] = await db('users').insert({ username: u.username, name: u.name ?? null, tier: u.tier }).returning('*');
+  const [row] = await db('users')
+    .insert({ username: u.username, name: u.name ?? null, tier: u.tier })
+    .returning('*');
   return row;
 }
 
@@ -29,10 +31,7 @@ export async function findUserByUsername(db: Db, username: string): Promise<User
   return db('users').whereRaw('lower(username) = lower(?)', [username]).first();
 }
 
-export async function insertApiKey(
-  db: Db,
-  k: { userId: string; name?: string | null; prefix: string; hash: string },
-): Promise<ApiKeyRow> {
+export async function insertApiKey(db: Db, k: { userId: string; name?: string | null; prefix: string; hash: string }): Promise<ApiKeyRow> {
   const [row] = await db('api_keys')
     .insert({ user_id: k.userId, name: k.name ?? null, prefix: k.prefix, key_hash: k.hash })
     .returning(['id', 'user_id', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at']);
@@ -84,7 +83,10 @@ export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefi
 
 /** Revokes the key and returns its hash (so that caches can forget it). */
 export async function revokeApiKey(db: Db, id: string): Promise<string | undefined> {
-  const [row] = await db('api_keys').where({ id }).update({ revoked_at: db.raw('coalesce(revoked_at, now())') }).returning('key_hash');
+  const [row] = await db('api_keys')
+    .where({ id })
+    .update({ revoked_at: db.raw('coalesce(revoked_at, now())') })
+    .returning('key_hash');
   return row?.key_hash;
 }
 
@@ -101,7 +103,9 @@ export async function linkUserOidc(db: Db, userId: string, issuer: string, subje
 
 /** Which of these usernames are taken (case-insensitively), lower-cased. */
 export async function takenUsernames(db: Db, candidates: string[]): Promise<Set<string>> {
-  const rows: { u: string }[] = await db('users').whereRaw('lower(username) = any(?)', [candidates.map((c) => c.toLowerCase())]).select(db.raw('lower(username) as u'));
+  const rows: { u: string }[] = await db('users')
+    .whereRaw('lower(username) = any(?)', [candidates.map((c) => c.toLowerCase())])
+    .select(db.raw('lower(username) as u'));
   return new Set(rows.map((r) => r.u));
 }
 

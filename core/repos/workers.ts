@@ -17,7 +17,10 @@ export async function beatWorker(db: Db, w: { id: string; hostname: string; pid:
 
 /** Workers that heart-beat within the last `seconds` (the health report's worker count). */
 export async function countLiveWorkers(db: Db, seconds: number): Promise<number> {
-  const row = await db('workers').where('last_seen_at', '>', db.raw(`now() - make_interval(secs => ?)`, [seconds])).count('* as n').first();
+  const row = await db('workers')
+    .where('last_seen_at', '>', db.raw(`now() - make_interval(secs => ?)`, [seconds]))
+    .count('* as n')
+    .first();
   return Number(row?.n ?? 0);
 }
 

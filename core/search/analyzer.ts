@@ -244,7 +244,11 @@ export function searchSynonymsOf(term: string): string[] {
     synonymIndex = new Map();
     for (const group of synonymGroups()) {
       const stems = group.map(searchStem);
-      for (const s of stems) synonymIndex.set(s, stems.filter((o) => o !== s));
+      for (const s of stems)
+        synonymIndex.set(
+          s,
+          stems.filter((o) => o !== s),
+        );
     }
   }
   return synonymIndex.get(term) ?? [];

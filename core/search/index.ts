@@ -8,7 +8,5 @@ import { createMeiliSearch } from './meilisearch.js';
 export type { SearchDocument, SearchEngine, SearchHit, SearchQuery, SearchResult, SearchStatus } from './engine.js';
 
 export function createSearchEngine(config: { MEILI_HOST?: string; MEILI_API_KEY?: string }): SearchEngine {
-  return config.MEILI_HOST
-    ? createMeiliSearch({ host: config.MEILI_HOST, apiKey: config.MEILI_API_KEY || undefined })
-    : createEmbeddedSearch();
+  return config.MEILI_HOST ? createMeiliSearch({ host: config.MEILI_HOST, apiKey: config.MEILI_API_KEY || undefined }) : createEmbeddedSearch();
 }

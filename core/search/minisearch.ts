@@ -59,9 +59,7 @@ export function createMiniSearchEngine(): SearchEngine {
       });
       results.sort(
         (a, b) =>
-          b.score - a.score ||
-          (b as unknown as Stored).qualityScore - (a as unknown as Stored).qualityScore ||
-          (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+          b.score - a.score || (b as unknown as Stored).qualityScore - (a as unknown as Stored).qualityScore || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
       );
       const offset = query.offset ?? 0;
       const hits = results.slice(offset, offset + query.limit).map((r) => ({ id: r.id as string, score: r.score }));

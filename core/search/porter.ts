@@ -142,7 +142,4 @@ const STEP3: [string, string][] = [
   ['ness', ''],
 ];
 
-const STEP4 = [
-  'ement', 'ment', 'ance', 'ence', 'able', 'ible', 'ant', 'ent', 'ion', 'ism', 'ate', 'iti', 'ous', 'ive', 'ize',
-  'al', 'er', 'ic', 'ou',
-];
+const STEP4 = ['ement', 'ment', 'ance', 'ence', 'able', 'ible', 'ant', 'ent', 'ion', 'ism', 'ate', 'iti', 'ous', 'ive', 'ize', 'al', 'er', 'ic', 'ou'];

@@ -6,7 +6,7 @@
  * with a bounded heap.
  */
 import type { SearchHit, SearchQuery, SearchResult } from './engine.js';
-import { categoryCode, FIELD_COUNT, InvertedIndex, TF_BITS, TF_MAX } from './inverted-index.js';
+import { categoryCode, FIELD_COUNT, type InvertedIndex, TF_BITS, TF_MAX } from './inverted-index.js';
 import { pairTerms, parseQuery, searchSynonymsOf } from './analyzer.js';
 
 export interface RankingParams {
@@ -115,7 +115,7 @@ export class Ranker {
       }
     }
     const coverage = this.params.coverage;
-    if (coverage > 0 && mass > 0) for (const s of hits) this.acc[s] *= Math.pow(this.cover[s] / mass, coverage);
+    if (coverage > 0 && mass > 0) for (const s of hits) this.acc[s] *= (this.cover[s] / mass) ** coverage;
     const offset = query.offset ?? 0;
     const top = this.topK(hits, offset + query.limit).slice(offset);
     return { total: hits.length, hits: top.map((s): SearchHit => ({ id: ix.ids[s], score: this.acc[s] })) };
@@ -281,11 +281,7 @@ export class Ranker {
   private topK(slots: number[], k: number): number[] {
     const ix = this.index;
     const better = (a: number, b: number) =>
-      this.acc[a] !== this.acc[b]
-        ? this.acc[a] > this.acc[b]
-        : ix.quality[a] !== ix.quality[b]
-          ? ix.quality[a] > ix.quality[b]
-          : ix.ids[a] < ix.ids[b];
+      this.acc[a] !== this.acc[b] ? this.acc[a] > this.acc[b] : ix.quality[a] !== ix.quality[b] ? ix.quality[a] > ix.quality[b] : ix.ids[a] < ix.ids[b];
     const heap: number[] = [];
     const sift = (i: number) => {
       for (;;) {

@@ -6,8 +6,10 @@
 
 /** Words that carry no meaning in a tool query ("how do I hash a string"). Removed from documents and queries alike. */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
-  ('a an and any are as at be by can do does for from get give how i in into is it its me my of on or that the ' +
-    'their them this to use using via what when which will with you your').split(' '),
+  (
+    'a an and any are as at be by can do does for from get give how i in into is it its me my of on or that the ' +
+    'their them this to use using via what when which will with you your'
+  ).split(' '),
 );
 
 /**
@@ -120,7 +122,10 @@ export function queryTerms(q: string): QueryTerm[] {
 
 /** The words inside a camelCase name, for engines whose own tokenizer keeps `csvToJson` whole: "csv to json". */
 export function nameWords(name: string): string {
-  return (name.match(WORD) ?? []).flatMap((w) => w.split(CAMEL)).join(' ').toLowerCase();
+  return (name.match(WORD) ?? [])
+    .flatMap((w) => w.split(CAMEL))
+    .join(' ')
+    .toLowerCase();
 }
 
 /**
@@ -144,7 +149,11 @@ export function synonymsOf(term: string): string[] {
     synonymIndex = new Map();
     for (const group of SYNONYM_GROUPS) {
       const stems = group.map(stem);
-      for (const s of stems) synonymIndex.set(s, stems.filter((o) => o !== s));
+      for (const s of stems)
+        synonymIndex.set(
+          s,
+          stems.filter((o) => o !== s),
+        );
     }
   }
   return synonymIndex.get(term) ?? [];

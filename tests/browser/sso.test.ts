@@ -60,6 +60,9 @@ test("the sign-in page's single sign-on link leads through the provider to a sig
 
   // A refusal comes back to the sign-in page with the reason in words.
   await page.goto(`${svc.url}/login?sso=expired`);
-  await page.getByRole('alert').getByText(/took too long/).waitFor();
+  await page
+    .getByRole('alert')
+    .getByText(/took too long/)
+    .waitFor();
   await context.close();
 });

@@ -21,7 +21,10 @@ function inline(value: Json, doc: Json): Json {
   if (Array.isArray(value)) return value.map((v) => inline(v, doc));
   if (value && typeof value === 'object') {
     if (typeof value.$ref === 'string' && value.$ref.startsWith('#/')) {
-      const target = value.$ref.slice(2).split('/').reduce((o: Json, k: string) => o?.[k], doc);
+      const target = value.$ref
+        .slice(2)
+        .split('/')
+        .reduce((o: Json, k: string) => o?.[k], doc);
       return inline(target, doc);
     }
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inline(v, doc)]));

@@ -107,11 +107,10 @@ function chatJson(reply: Exclude<ChatReply, { error: ScriptedError }>, model: st
 function streamChat(res: http.ServerResponse, reply: Exclude<ChatReply, { error: ScriptedError }>, body: any): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model };
-  const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-    res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
+  const send = (choices: unknown[], extra: Record<string, unknown> = {}) => res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
   send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
   if (reply.text) {
-    const chunks = 'chunks' in reply && reply.chunks ? reply.chunks : reply.text.match(/\S+\s*/g) ?? [reply.text];
+    const chunks = 'chunks' in reply && reply.chunks ? reply.chunks : (reply.text.match(/\S+\s*/g) ?? [reply.text]);
     for (const c of chunks) send([{ index: 0, delta: { content: c }, finish_reason: null }]);
   }
   const calls = 'toolCalls' in reply ? reply.toolCalls : [];

@@ -74,9 +74,7 @@ export async function startService(
   const logger = createLogger(config.LOG_LEVEL, sink);
   // Loaded only when asked for: API-only test files do not need the sandbox.
   const worker =
-    opts.worker === false
-      ? undefined
-      : await (await import('../../worker/main.js')).startWorkerProcess(config, database.url, logger, { cron: false });
+    opts.worker === false ? undefined : await (await import('../../worker/main.js')).startWorkerProcess(config, database.url, logger, { cron: false });
   const api = await startApi(config, database.url, logger, 0);
 
   const request: Service['request'] = async (method, p, o = {}) => {
@@ -89,7 +87,7 @@ export async function startService(
     }
     const res = await fetch(api.url + p, { method, headers, body });
     const text = await res.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {

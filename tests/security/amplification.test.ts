@@ -23,8 +23,7 @@ test.before(async () => {
 test.after.always(() => svc?.close());
 
 const executionCount = async () => Number((await svc.api.deps.db('executions').count('* as n'))[0].n);
-const startSlow = (key: string | undefined, ms = 4000) =>
-  svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { key, body: { params: { ms } } });
+const startSlow = (key: string | undefined, ms = 4000) => svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { key, body: { params: { ms } } });
 const mcpPath = () => `/api/mcp/${owner.username}/slow-tools/http`;
 
 async function waitUntilIdle(key: string) {
@@ -86,7 +85,15 @@ test.serial('a caller may have at most MAX_ACTIVE_EXECUTIONS queued or running; 
   t.is(refused.body.error.code, 'RATE_LIMITED');
   t.is(refused.body.error.message, 'Retry after 1 seconds');
   t.is(refused.headers.get('retry-after'), '1');
-  t.is(await svc.api.deps.db('executions').where({ user_id: u.id }).count('* as n').then((r) => Number(r[0].n)), 2, 'refused calls queued nothing');
+  t.is(
+    await svc.api.deps
+      .db('executions')
+      .where({ user_id: u.id })
+      .count('* as n')
+      .then((r) => Number(r[0].n)),
+    2,
+    'refused calls queued nothing',
+  );
 
   const other = await svc.createUser({ tier: 'pro' });
   t.is((await startSlow(other.key, 1)).status, 202, 'another user is not affected');

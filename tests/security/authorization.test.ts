@@ -33,8 +33,9 @@ test.before(async () => {
   const prompt = 'Wait for 5 milliseconds and tell me how long you waited.';
   ids.publicScenario = (await must(svc.request('POST', '/api/scenarios', { key: k, body: { collectionId: ids.publicCollection, prompt } }), 201)).data.id;
   ids.privateScenario = (await must(svc.request('POST', '/api/scenarios', { key: k, body: { collectionId: ids.privateCollection, prompt } }), 201)).data.id;
-  ids.privateRun = (await must(svc.request('POST', `/api/scenarios/${ids.privateScenario}/run?wait=false`, { key: k }), 202)).data?.runId
-    ?? (await svc.api.deps.db('scenario_runs').where({ scenario_id: ids.privateScenario }).first()).id;
+  ids.privateRun =
+    (await must(svc.request('POST', `/api/scenarios/${ids.privateScenario}/run?wait=false`, { key: k }), 202)).data?.runId ??
+    (await svc.api.deps.db('scenario_runs').where({ scenario_id: ids.privateScenario }).first()).id;
   ids.agent = (await must(svc.request('POST', '/api/agents', { key: k, body: { name: 'Mine', collectionIds: [ids.privateCollection] } }), 201)).data.id;
   ids.execution = (await must(svc.request('POST', `/api/tools/execute/${TOOL}?wait=false`, { key: k, body: { params: { ms: 1 } } }), 202)).data.executionId;
   ids.key = (await must(svc.request('GET', '/api/keys', { key: k }), 200)).data[0].id;
@@ -63,10 +64,25 @@ const CASES: Case[] = [
   { method: 'DELETE', path: () => '/api/collections/mx-private', expect: W(401, 404) },
   { method: 'POST', path: () => '/api/collections/mx-private/like', expect: W(401, 404) },
   { method: 'GET', path: () => `/api/mcp/${owner.username}/mx-private/http`, expect: { anonymous: 404, other: 404, admin: 404 } },
-  { method: 'POST', path: () => `/api/mcp/${owner.username}/mx-private/http`, body: () => ({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), expect: { anonymous: 404, other: 404, admin: 404 } },
+  {
+    method: 'POST',
+    path: () => `/api/mcp/${owner.username}/mx-private/http`,
+    body: () => ({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    expect: { anonymous: 404, other: 404, admin: 404 },
+  },
   { method: 'GET', path: () => '/api/collections/mx-private/scenarios', expect: { anonymous: 404, other: 404, admin: 404 } },
-  { method: 'POST', path: () => '/api/scenarios', body: () => ({ collectionId: ids.publicCollection, prompt: 'A scenario planted by someone else entirely.' }), expect: W(401, 403) },
-  { method: 'POST', path: () => '/api/scenarios', body: () => ({ collectionId: ids.privateCollection, prompt: 'A scenario planted by someone else entirely.' }), expect: W(401, 404) },
+  {
+    method: 'POST',
+    path: () => '/api/scenarios',
+    body: () => ({ collectionId: ids.publicCollection, prompt: 'A scenario planted by someone else entirely.' }),
+    expect: W(401, 403),
+  },
+  {
+    method: 'POST',
+    path: () => '/api/scenarios',
+    body: () => ({ collectionId: ids.privateCollection, prompt: 'A scenario planted by someone else entirely.' }),
+    expect: W(401, 404),
+  },
   { method: 'PATCH', path: () => `/api/scenarios/${ids.publicScenario}`, body: () => ({ name: 'pwned' }), expect: W(401, 403) },
   { method: 'DELETE', path: () => `/api/scenarios/${ids.publicScenario}`, expect: W(401, 403) },
   { method: 'GET', path: () => `/api/scenarios/${ids.privateScenario}`, expect: { anonymous: 404, other: 404, admin: 404 } },
@@ -78,7 +94,12 @@ const CASES: Case[] = [
   { method: 'POST', path: () => '/api/collections/mx-public/scenarios/run-all', expect: W(401, 202) },
   { method: 'POST', path: () => '/api/collections/mx-private/scenarios/run-all', expect: W(401, 404) },
   { method: 'POST', path: () => '/api/collections/mx-public/scenarios/generate', body: () => ({ count: 1 }), expect: W(401, 403) },
-  { method: 'POST', path: () => '/api/scenarios/check-similarity', body: () => ({ collectionId: ids.privateCollection, prompt: 'Wait for a while please' }), expect: W(401, 404) },
+  {
+    method: 'POST',
+    path: () => '/api/scenarios/check-similarity',
+    body: () => ({ collectionId: ids.privateCollection, prompt: 'Wait for a while please' }),
+    expect: W(401, 404),
+  },
   { method: 'GET', path: () => `/api/agents/${ids.agent}`, expect: W(401, 404) },
   { method: 'POST', path: () => `/api/agents/${ids.agent}/chat`, body: () => ({ message: 'hello' }), expect: W(401, 404) },
   { method: 'GET', path: () => `/api/executions/${ids.execution}`, expect: { anonymous: 404, other: 404, admin: 404 } },
@@ -89,7 +110,10 @@ const CASES: Case[] = [
 ];
 
 for (const [i, c] of CASES.entries()) {
-  const shown = c.path.toString().replace(/^\(\)\s*=>\s*/, '').replace(/["`]/g, '');
+  const shown = c.path
+    .toString()
+    .replace(/^\(\)\s*=>\s*/, '')
+    .replace(/["`]/g, '');
   test.serial(`#${i + 1} ${c.method} ${shown}: refused to everyone but the owner`, async (t) => {
     for (const actor of ['anonymous', 'other', 'admin'] as Actor[]) {
       const res = await svc.request(c.method, c.path(), {
@@ -100,7 +124,10 @@ for (const [i, c] of CASES.entries()) {
       t.is(res.status, c.expect[actor], `${actor}: ${res.text.slice(0, 200)}`);
       if (res.status >= 400) t.is(res.body?.success, false, `${actor}: an error in the contract's shape`);
       if (actor === 'other' && c.method === 'GET' && c.path() === '/api/keys') {
-        t.false(res.body.data.some((k: { id: string }) => k.id === ids.key), "another user's keys are not listed");
+        t.false(
+          res.body.data.some((k: { id: string }) => k.id === ids.key),
+          "another user's keys are not listed",
+        );
       }
     }
   });
@@ -109,7 +136,13 @@ for (const [i, c] of CASES.entries()) {
 test.serial('nothing that was refused changed anything', async (t) => {
   const db = svc.api.deps.db;
   const cols = await db('collections').whereIn('uid', ['mx-private', 'mx-public']).orderBy('uid');
-  t.deepEqual(cols.map((c) => [c.uid, c.name, c.is_public]), [['mx-private', 'Private', false], ['mx-public', 'Public', true]]);
+  t.deepEqual(
+    cols.map((c) => [c.uid, c.name, c.is_public]),
+    [
+      ['mx-private', 'Private', false],
+      ['mx-public', 'Public', true],
+    ],
+  );
   const tools = await db('collection_tools').whereIn('collection_id', [ids.privateCollection, ids.publicCollection]).count('* as n');
   t.is(Number(tools[0].n), 2);
   const scenarios = await db('scenarios').whereIn('collection_id', [ids.privateCollection, ids.publicCollection]);

@@ -79,12 +79,25 @@ const taint = fc.constantFrom('\uD800', '\uDFFF', 'x\uDBFFy', '\u0000', '😀', 
 
 /** The template with some string leaves tainted and some numbers replaced: valid in shape, hostile in content. */
 function tainted(template: unknown): fc.Arbitrary<unknown> {
-  if (typeof template === 'string') return fc.oneof(fc.constant(template), taint.map((x) => template + x), taint.map((x) => x + template));
+  if (typeof template === 'string')
+    return fc.oneof(
+      fc.constant(template),
+      taint.map((x) => template + x),
+      taint.map((x) => x + template),
+    );
   if (typeof template === 'number') return fc.oneof(fc.constant(template), nastyNumber);
   if (Array.isArray(template)) return fc.tuple(...template.map(tainted));
   if (template && typeof template === 'object') {
     const entries = Object.entries(template);
-    const keyed = entries.map(([k, v]) => fc.tuple(fc.oneof({ weight: 4, arbitrary: fc.constant(k) }, taint.map((x) => k + x)), tainted(v)));
+    const keyed = entries.map(([k, v]) =>
+      fc.tuple(
+        fc.oneof(
+          { weight: 4, arbitrary: fc.constant(k) },
+          taint.map((x) => k + x),
+        ),
+        tainted(v),
+      ),
+    );
     return fc.tuple(...keyed).map((kv) => kv.reduce((o, [k, v]) => withKey(o, k, v), {} as Record<string, unknown>));
   }
   return fc.constant(template);

@@ -1,4 +1,4 @@
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import fc from 'fast-check';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
@@ -14,8 +14,18 @@ const SEED = Number(process.env.FUZZ_SEED ?? 1105);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
 const TOOL = '@fixtures/nul-tools/slow';
 const TABLES = [
-  'users', 'api_keys', 'collections', 'collection_tools', 'collection_likes', 'scenarios', 'scenario_runs', 'agents',
-  'tool_ratings', 'tool_reviews', 'executions', 'package_imports',
+  'users',
+  'api_keys',
+  'collections',
+  'collection_tools',
+  'collection_likes',
+  'scenarios',
+  'scenario_runs',
+  'agents',
+  'tool_ratings',
+  'tool_reviews',
+  'executions',
+  'package_imports',
 ] as const;
 
 let svc: Service;
@@ -58,8 +68,7 @@ test.before(async () => {
 test.after.always(() => svc?.close());
 
 type Auth = 'anonymous' | 'user' | 'admin' | 'badToken';
-const token = (a: Auth) =>
-  a === 'user' ? alice.key : a === 'admin' ? svc.config.ADMIN_TOKEN : a === 'badToken' ? 'tsk_' + 'x'.repeat(40) : undefined;
+const token = (a: Auth) => (a === 'user' ? alice.key : a === 'admin' ? svc.config.ADMIN_TOKEN : a === 'badToken' ? 'tsk_' + 'x'.repeat(40) : undefined);
 
 interface Route {
   method: string;
@@ -93,7 +102,12 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/api/collections', query: ['q'] },
   { method: 'GET', path: '/api/collections/:uid', real: { uid: () => ['fuzz-tools', ids.collection, ids.bobPrivate] } },
   { method: 'POST', path: '/api/collections', body: () => ({ name: 'N', uid: 'fuzz-new', description: 'd', isPublic: true }) },
-  { method: 'PATCH', path: '/api/collections/:uid', real: { uid: () => ['fuzz-tools', ids.bobPrivate] }, body: () => ({ name: 'N', description: null, isPublic: true }) },
+  {
+    method: 'PATCH',
+    path: '/api/collections/:uid',
+    real: { uid: () => ['fuzz-tools', ids.bobPrivate] },
+    body: () => ({ name: 'N', description: null, isPublic: true }),
+  },
   { method: 'DELETE', path: '/api/collections/:uid', real: { uid: () => [ids.bobPrivate, 'bob-hidden'] } },
   { method: 'POST', path: '/api/collections/:uid/tools', real: { uid: () => ['fuzz-add', ids.bobPrivate] }, body: () => ({ toolId: TOOL }) },
   { method: 'DELETE', path: '/api/collections/:uid/tools/*toolId', real: { uid: () => ['fuzz-add', ids.bobPrivate], toolId: ref } },
@@ -112,9 +126,21 @@ const ROUTES: Route[] = [
   {
     method: 'POST',
     path: '/api/scenarios',
-    body: () => ({ collectionId: ids.collection, prompt: 'Wait for 7 milliseconds please.', name: 'n', description: 'd', tags: ['a'], assertions: [{ type: 'noToolErrors' }] }),
+    body: () => ({
+      collectionId: ids.collection,
+      prompt: 'Wait for 7 milliseconds please.',
+      name: 'n',
+      description: 'd',
+      tags: ['a'],
+      assertions: [{ type: 'noToolErrors' }],
+    }),
   },
-  { method: 'PATCH', path: '/api/scenarios/:id', real: { id: () => [ids.scenario, ids.bobScenario] }, body: () => ({ name: 'n', tags: ['b'], assertions: null }) },
+  {
+    method: 'PATCH',
+    path: '/api/scenarios/:id',
+    real: { id: () => [ids.scenario, ids.bobScenario] },
+    body: () => ({ name: 'n', tags: ['b'], assertions: null }),
+  },
   { method: 'DELETE', path: '/api/scenarios/:id', real: { id: () => [ids.bobScenario] } },
   // A run of an existing scenario would be queued and judged: only another user's private one exists here (404).
   { method: 'POST', path: '/api/scenarios/:id/run', real: { id: () => [ids.bobScenario] }, query: ['wait'] },
@@ -122,7 +148,12 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/api/scenario-runs/:id' },
   { method: 'GET', path: '/api/scenario-runs/:id/events' },
   { method: 'GET', path: '/api/collections/:id/scenarios', real: { id: () => ['fuzz-tools', ids.bobPrivate] }, query: ['tags', 'sortBy'] },
-  { method: 'POST', path: '/api/collections/:id/scenarios/generate', real: { id: () => ['fuzz-empty', ids.bobPrivate] }, body: () => ({ count: 2, skipSimilarityCheck: true }) },
+  {
+    method: 'POST',
+    path: '/api/collections/:id/scenarios/generate',
+    real: { id: () => ['fuzz-empty', ids.bobPrivate] },
+    body: () => ({ count: 2, skipSimilarityCheck: true }),
+  },
   { method: 'POST', path: '/api/scenarios/check-similarity', body: () => ({ prompt: 'Wait for 9 milliseconds please.', collectionId: ids.collection }) },
   // fuzz-empty has no scenarios (400); a batch of fuzz-tools would queue runs.
   { method: 'POST', path: '/api/collections/:id/scenarios/run-all', real: { id: () => ['fuzz-empty', ids.bobPrivate] } },
@@ -158,7 +189,10 @@ test.serial('the fuzz table covers every route the app mounts', (t) => {
   const dispatch = createApp(svc.api.deps).middleware.find((m) => 'router' in m) as unknown as { router: { stack: { methods: string[]; path: string }[] } };
   const mounted = dispatch.router.stack.flatMap((l) => l.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${l.path}`));
   const fuzzed = new Set(ROUTES.map((r) => `${r.method} ${r.path}`));
-  t.deepEqual(mounted.filter((r) => !fuzzed.has(r)), []);
+  t.deepEqual(
+    mounted.filter((r) => !fuzzed.has(r)),
+    [],
+  );
   t.true(mounted.length >= 40, `${mounted.length} routes`);
 });
 
@@ -166,8 +200,15 @@ test.serial('the fuzz table covers every route the app mounts', (t) => {
 const SCENARIO_PATH = /^\/api\/(?:scenarios|scenario-runs|scenario-batches)(?:\/|$|\?)|^\/api\/collections\/[^/?]+\/scenarios(?:\/|$|\?)/;
 const REGISTRY_PATH = /^\/v0\.1\//;
 const SHAPE_B_WORDS: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
-  413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Rate Limit Exceeded',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Rate Limit Exceeded',
 };
 
 export interface FuzzRequest {
@@ -217,8 +258,12 @@ function problem(r: FuzzRequest, res: { status: number; body: any; text: string 
   if (!b || typeof b !== 'object') return 'a 4xx without a JSON body';
   // The MCP endpoint speaks JSON-RPC: the SDK's own errors are JSON-RPC error objects.
   if (r.path.startsWith('/api/mcp/') && b.jsonrpc === '2.0' && typeof b.error?.code === 'number' && typeof b.error?.message === 'string') return undefined;
-  const shapeA = b.success === false && typeof b.error?.code === 'string' && typeof b.error?.message === 'string'
-    && (b.error.details === undefined || (Array.isArray(b.error.details) && b.error.details.every((d: any) => typeof d.path === 'string' && typeof d.message === 'string')));
+  const shapeA =
+    b.success === false &&
+    typeof b.error?.code === 'string' &&
+    typeof b.error?.message === 'string' &&
+    (b.error.details === undefined ||
+      (Array.isArray(b.error.details) && b.error.details.every((d: any) => typeof d.path === 'string' && typeof d.message === 'string')));
   const shapeB = b.success === false && b.error === SHAPE_B_WORDS[res.status] && typeof b.message === 'string';
   // The MCP Registry API answers its own errors in the registry's `{ error }` shape (authentication and rate limits: A).
   if (REGISTRY_PATH.test(r.path) && typeof b.error === 'string' && Object.keys(b).length === 1) return undefined;
@@ -271,7 +316,12 @@ function routeArbitrary(route: Route): fc.Arbitrary<FuzzRequest> {
   const parts = route.path.split('/').map((seg) => {
     if (!seg.startsWith(':') && !seg.startsWith('*')) return fc.constant(seg);
     const real = route.real?.[seg.slice(1)];
-    const generated = seg.startsWith('*') ? fc.oneof(pathSegment, fc.tuple(pathSegment, pathSegment).map((p) => p.join('/'))) : pathSegment;
+    const generated = seg.startsWith('*')
+      ? fc.oneof(
+          pathSegment,
+          fc.tuple(pathSegment, pathSegment).map((p) => p.join('/')),
+        )
+      : pathSegment;
     if (!real) return generated;
     const existing = fc.constantFrom(0, 1, 2, 3).map((i) => {
       const values = real();
@@ -280,14 +330,19 @@ function routeArbitrary(route: Route): fc.Arbitrary<FuzzRequest> {
     return fc.oneof(existing, generated);
   });
   const auths: Auth[] = route.admin ? ['admin', 'admin', 'anonymous', 'user', 'badToken'] : ['user', 'user', 'anonymous', 'admin', 'badToken'];
-  const body = route.method === 'GET' ? fc.constant(undefined) : fc.oneof({ weight: 4, arbitrary: bodyFor(route.body?.()) }, { weight: 1, arbitrary: fc.constant(undefined) });
+  const body =
+    route.method === 'GET'
+      ? fc.constant(undefined)
+      : fc.oneof({ weight: 4, arbitrary: bodyFor(route.body?.()) }, { weight: 1, arbitrary: fc.constant(undefined) });
   const raw = route.method === 'GET' ? fc.constant(undefined) : fc.option(rawBodies, { freq: 4 });
-  return fc.record({ parts: fc.tuple(...parts), query: fc.option(queryFor(route.query ?? []), { freq: 2 }), auth: fc.constantFrom(...auths), body, raw }).map((g) => ({
-    method: route.method,
-    path: g.parts.join('/') + (g.query === null ? '' : `?${g.query}`),
-    auth: g.auth,
-    ...(g.raw ? { raw: g.raw } : { body: g.body }),
-  }));
+  return fc
+    .record({ parts: fc.tuple(...parts), query: fc.option(queryFor(route.query ?? []), { freq: 2 }), auth: fc.constantFrom(...auths), body, raw })
+    .map((g) => ({
+      method: route.method,
+      path: g.parts.join('/') + (g.query === null ? '' : `?${g.query}`),
+      auth: g.auth,
+      ...(g.raw ? { raw: g.raw } : { body: g.body }),
+    }));
 }
 
 ROUTES.forEach((route, i) => {
@@ -323,43 +378,122 @@ test.serial('fuzz methods on every path', async (t) => {
 /** Inputs the fuzzer found, or that are known to hurt, kept by name (see docs/security-notes/fuzz.md). */
 const KNOWN: { name: string; request: () => FuzzRequest; status?: number }[] = [
   { name: 'DELETE with a body, sent byte for byte', request: () => ({ method: 'DELETE', path: '/api/keys/..', auth: 'user', body: '' }) },
-  { name: 'lone surrogate in a text column', request: () => ({ method: 'POST', path: '/api/collections', auth: 'user', body: { name: '\uD800' } }), status: 400 },
-  { name: 'lone surrogate as a key', request: () => ({ method: 'POST', path: `/api/tools/execute/${TOOL}?wait=false`, auth: 'anonymous', body: { params: { '\uDC00': 1 } } }), status: 400 },
-  { name: 'lone surrogate in execution params', request: () => ({ method: 'POST', path: `/api/tools/execute/${TOOL}?wait=false`, auth: 'user', body: { params: { ms: '\uD800' } } }), status: 400 },
-  { name: 'lone surrogate escape in raw JSON', request: () => ({ method: 'POST', path: '/api/agents', auth: 'user', raw: { text: '{"name":"\\udfff"}' } }), status: 400 },
   {
-    name: 'lone surrogate in a jsonb assertion',
-    request: () => ({ method: 'POST', path: '/api/scenarios', auth: 'user', body: { collectionId: ids.collection, prompt: 'Wait for 3 ms \uD800 please', assertions: [{ type: 'outputContains', text: '\uD800' }] } }),
+    name: 'lone surrogate in a text column',
+    request: () => ({ method: 'POST', path: '/api/collections', auth: 'user', body: { name: '\uD800' } }),
     status: 400,
   },
-  { name: 'lone surrogate in a review', request: () => ({ method: 'POST', path: `/api/tools/${TOOL}/reviews`, auth: 'user', body: { rating: 3, body: 'ok \uDBFF' } }), status: 400 },
-  { name: 'lone surrogate in a chat message', request: () => ({ method: 'POST', path: `/api/agents/${ids.agent}/chat`, auth: 'user', body: { message: '\uD800' } }), status: 400 },
-  { name: 'lone surrogate in an env value', request: () => ({ method: 'POST', path: `/api/tools/execute/${TOOL}?wait=false`, auth: 'user', body: { params: { ms: 1 }, env: { A: '\uD800' } } }), status: 400 },
-  { name: 'lone surrogate in a username', request: () => ({ method: 'POST', path: '/api/admin/users', auth: 'admin', body: { username: 'surrogate', name: '\uD800' } }), status: 400 },
+  {
+    name: 'lone surrogate as a key',
+    request: () => ({ method: 'POST', path: `/api/tools/execute/${TOOL}?wait=false`, auth: 'anonymous', body: { params: { '\uDC00': 1 } } }),
+    status: 400,
+  },
+  {
+    name: 'lone surrogate in execution params',
+    request: () => ({ method: 'POST', path: `/api/tools/execute/${TOOL}?wait=false`, auth: 'user', body: { params: { ms: '\uD800' } } }),
+    status: 400,
+  },
+  {
+    name: 'lone surrogate escape in raw JSON',
+    request: () => ({ method: 'POST', path: '/api/agents', auth: 'user', raw: { text: '{"name":"\\udfff"}' } }),
+    status: 400,
+  },
+  {
+    name: 'lone surrogate in a jsonb assertion',
+    request: () => ({
+      method: 'POST',
+      path: '/api/scenarios',
+      auth: 'user',
+      body: { collectionId: ids.collection, prompt: 'Wait for 3 ms \uD800 please', assertions: [{ type: 'outputContains', text: '\uD800' }] },
+    }),
+    status: 400,
+  },
+  {
+    name: 'lone surrogate in a review',
+    request: () => ({ method: 'POST', path: `/api/tools/${TOOL}/reviews`, auth: 'user', body: { rating: 3, body: 'ok \uDBFF' } }),
+    status: 400,
+  },
+  {
+    name: 'lone surrogate in a chat message',
+    request: () => ({ method: 'POST', path: `/api/agents/${ids.agent}/chat`, auth: 'user', body: { message: '\uD800' } }),
+    status: 400,
+  },
+  {
+    name: 'lone surrogate in an env value',
+    request: () => ({ method: 'POST', path: `/api/tools/execute/${TOOL}?wait=false`, auth: 'user', body: { params: { ms: 1 }, env: { A: '\uD800' } } }),
+    status: 400,
+  },
+  {
+    name: 'lone surrogate in a username',
+    request: () => ({ method: 'POST', path: '/api/admin/users', auth: 'admin', body: { username: 'surrogate', name: '\uD800' } }),
+    status: 400,
+  },
   {
     name: 'lone surrogate in MCP tools/call arguments',
-    request: () => ({ method: 'POST', path: `/api/mcp/${alice.username}/fuzz-tools/http`, auth: 'user', body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: { ms: '\uD800' } } } }),
+    request: () => ({
+      method: 'POST',
+      path: `/api/mcp/${alice.username}/fuzz-tools/http`,
+      auth: 'user',
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: { ms: '\uD800' } } },
+    }),
     status: 400,
   },
   { name: 'offset beyond bigint', request: () => ({ method: 'GET', path: `/api/tools?offset=${'9'.repeat(30)}`, auth: 'anonymous' }), status: 400 },
-  { name: 'offset beyond int64 on reviews', request: () => ({ method: 'GET', path: `/api/tools/${TOOL}/reviews?offset=9223372036854775808`, auth: 'anonymous' }), status: 400 },
-  { name: 'offset beyond int64 on collections', request: () => ({ method: 'GET', path: '/api/collections?offset=99999999999999999999&limit=1e9', auth: 'anonymous' }), status: 400 },
-  { name: 'offset beyond int64 on scenarios', request: () => ({ method: 'GET', path: `/api/scenarios?offset=${'9'.repeat(25)}`, auth: 'anonymous' }), status: 400 },
-  { name: 'offset beyond int64 on run history', request: () => ({ method: 'GET', path: `/api/scenarios/${ids.scenario}/runs?offset=${'9'.repeat(25)}`, auth: 'user' }), status: 400 },
-  { name: 'limit beyond int64 is clamped', request: () => ({ method: 'GET', path: `/api/scenarios/featured?limit=${'9'.repeat(25)}`, auth: 'anonymous' }), status: 200 },
+  {
+    name: 'offset beyond int64 on reviews',
+    request: () => ({ method: 'GET', path: `/api/tools/${TOOL}/reviews?offset=9223372036854775808`, auth: 'anonymous' }),
+    status: 400,
+  },
+  {
+    name: 'offset beyond int64 on collections',
+    request: () => ({ method: 'GET', path: '/api/collections?offset=99999999999999999999&limit=1e9', auth: 'anonymous' }),
+    status: 400,
+  },
+  {
+    name: 'offset beyond int64 on scenarios',
+    request: () => ({ method: 'GET', path: `/api/scenarios?offset=${'9'.repeat(25)}`, auth: 'anonymous' }),
+    status: 400,
+  },
+  {
+    name: 'offset beyond int64 on run history',
+    request: () => ({ method: 'GET', path: `/api/scenarios/${ids.scenario}/runs?offset=${'9'.repeat(25)}`, auth: 'user' }),
+    status: 400,
+  },
+  {
+    name: 'limit beyond int64 is clamped',
+    request: () => ({ method: 'GET', path: `/api/scenarios/featured?limit=${'9'.repeat(25)}`, auth: 'anonymous' }),
+    status: 200,
+  },
   { name: 'negative and non-numeric paging', request: () => ({ method: 'GET', path: '/api/collections?limit=-1&offset=abc', auth: 'anonymous' }), status: 400 },
   { name: 'rating beyond a double', request: () => ({ method: 'POST', path: `/api/tools/${TOOL}/rate`, auth: 'user', raw: { text: '{"rating":1e400}' } }) },
   { name: 'rating beyond int32', request: () => ({ method: 'POST', path: `/api/tools/${TOOL}/rate`, auth: 'user', body: { rating: 2 ** 31 } }) },
   { name: 'a key id that is not a uuid', request: () => ({ method: 'DELETE', path: '/api/keys/not-a-uuid', auth: 'user' }) },
-  { name: 'an unknown uuid as an execution', request: () => ({ method: 'GET', path: '/api/executions/00000000-0000-4000-8000-000000000000', auth: 'anonymous' }) },
-  { name: 'a uuid with a bad digit as a collection', request: () => ({ method: 'GET', path: '/api/collections/00000000-0000-0000-0000-00000000000g', auth: 'anonymous' }) },
+  {
+    name: 'an unknown uuid as an execution',
+    request: () => ({ method: 'GET', path: '/api/executions/00000000-0000-4000-8000-000000000000', auth: 'anonymous' }),
+  },
+  {
+    name: 'a uuid with a bad digit as a collection',
+    request: () => ({ method: 'GET', path: '/api/collections/00000000-0000-0000-0000-00000000000g', auth: 'anonymous' }),
+  },
   { name: 'surrogate bytes in a path', request: () => ({ method: 'GET', path: '/api/scenarios/%ED%A0%80', auth: 'anonymous' }) },
   { name: 'an encoded slash in a tool ref', request: () => ({ method: 'GET', path: '/api/tools/%40fixtures%2fnul-tools%2fslow', auth: 'anonymous' }) },
-  { name: 'prototype keys in a body', request: () => ({ method: 'POST', path: '/api/collections', auth: 'user', raw: { text: '{"__proto__":{"isPublic":false},"name":"p"}' } }) },
+  {
+    name: 'prototype keys in a body',
+    request: () => ({ method: 'POST', path: '/api/collections', auth: 'user', raw: { text: '{"__proto__":{"isPublic":false},"name":"p"}' } }),
+  },
   { name: 'a method the router does not know', request: () => ({ method: 'PURGE', path: '/api/tools', auth: 'anonymous' }), status: 405 },
-  { name: 'a method a scenario path does not take', request: () => ({ method: 'PUT', path: `/api/scenarios/${ids.scenario}`, auth: 'user', body: {} }), status: 405 },
+  {
+    name: 'a method a scenario path does not take',
+    request: () => ({ method: 'PUT', path: `/api/scenarios/${ids.scenario}`, auth: 'user', body: {} }),
+    status: 405,
+  },
   { name: 'a method a path does not take', request: () => ({ method: 'PUT', path: '/api/collections', auth: 'user', body: {} }), status: 405 },
-  { name: 'a failed package import keeps only its own record', request: () => ({ method: 'POST', path: '/api/admin/packages', auth: 'admin', body: { source: 'path:/nonexistent/fuzz', official: true } }), status: 400 },
+  {
+    name: 'a failed package import keeps only its own record',
+    request: () => ({ method: 'POST', path: '/api/admin/packages', auth: 'admin', body: { source: 'path:/nonexistent/fuzz', official: true } }),
+    status: 400,
+  },
   { name: 'a very long uid', request: () => ({ method: 'PATCH', path: `/api/collections/${'a'.repeat(6000)}`, auth: 'user', body: { name: 'x' } }) },
 ];
 

@@ -35,13 +35,13 @@ function assertNoHostDetail(t: import('ava').ExecutionContext, text: string, whe
   t.false(/^\s*at /m.test(text), `${where} has no stack frame`);
 }
 
-test.serial('a BROKEN tool\'s healthError names no host path and carries no stack trace', async (t) => {
+test.serial("a BROKEN tool's healthError names no host path and carries no stack trace", async (t) => {
   const imported = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'leaks-paths')}`);
   t.is(imported.status, 201, imported.text);
   const detail = await svc.request('GET', '/api/tools/@fixtures/leaks-paths/whereAmI');
   t.is(detail.body.data.healthStatus, 'BROKEN');
   const healthError: string = detail.body.data.healthError;
-  t.regex(healthError, /^health example threw: cannot read <package>\/index\.js/, 'the tool\'s own file, package-relative');
+  t.regex(healthError, /^health example threw: cannot read <package>\/index\.js/, "the tool's own file, package-relative");
   assertNoHostDetail(t, healthError, 'the health example error');
 
   const notLoading = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'leaks-load')}`);
@@ -52,7 +52,6 @@ test.serial('a BROKEN tool\'s healthError names no host path and carries no stac
   assertNoHostDetail(t, broken.body.data.healthError, 'the load error');
   assertNoHostDetail(t, JSON.stringify(await svc.api.deps.db('health_checks').select('error')), 'stored health checks');
 });
-
 
 /** GET /health until it answers `status` (at most 5 s, every 100 ms); the last answer either way. */
 async function healthOnceStatus(status: number) {
@@ -94,19 +93,30 @@ test.serial('/health says the database is down, not why', async (t) => {
   t.like(up.body.data.database, { ok: true, status: 'up' });
 });
 
-test.serial('another user\'s runs of a public scenario do not move its statistics; the owner\'s do', async (t) => {
+test.serial("another user's runs of a public scenario do not move its statistics; the owner's do", async (t) => {
   const c = await svc.request('POST', '/api/collections', { key: owner.key, body: { name: 'Public runs' } });
   t.is(c.status, 201, c.text);
   for (const tool of textTools) await svc.request('POST', `/api/collections/${c.body.data.uid}/tools`, { key: owner.key, body: { toolId: tool.id } });
   const created = await svc.request('POST', '/api/scenarios', {
     key: owner.key,
-    body: { collectionId: c.body.data.id, prompt: 'Slugify "Hello World" with slugify', assertions: [{ type: 'outputContains', text: 'no such text anywhere' }] },
+    body: {
+      collectionId: c.body.data.id,
+      prompt: 'Slugify "Hello World" with slugify',
+      assertions: [{ type: 'outputContains', text: 'no such text anywhere' }],
+    },
   });
   t.is(created.status, 201, created.text);
   const id = created.body.data.id;
   const stats = async () => {
     const d = (await svc.request('GET', `/api/scenarios/${id}`)).body.data;
-    return { totalRuns: d.totalRuns, lastRunAt: d.lastRunAt, lastRunStatus: d.lastRunStatus, consecutivePasses: d.consecutivePasses, consecutiveFails: d.consecutiveFails, qualityScore: d.qualityScore };
+    return {
+      totalRuns: d.totalRuns,
+      lastRunAt: d.lastRunAt,
+      lastRunStatus: d.lastRunStatus,
+      consecutivePasses: d.consecutivePasses,
+      consecutiveFails: d.consecutiveFails,
+      qualityScore: d.qualityScore,
+    };
   };
   const initial = await stats();
   t.like(initial, { totalRuns: 0, lastRunAt: null, lastRunStatus: null });
@@ -127,7 +137,7 @@ test.serial('another user\'s runs of a public scenario do not move its statistic
   t.is(mine.status, 200, mine.text);
   const after = await stats();
   t.like(after, { totalRuns: 1, lastRunStatus: 'fail', consecutiveFails: 1, consecutivePasses: 0 });
-  t.is(after.qualityScore, 0.3333, 'quality over the owner\'s runs only: (0 + 1) / (1 + 2), to 4 decimals');
+  t.is(after.qualityScore, 0.3333, "quality over the owner's runs only: (0 + 1) / (1 + 2), to 4 decimals");
   t.truthy(after.lastRunAt);
 });
 
@@ -154,5 +164,5 @@ test.serial('a collection add/remove/add loop counts as one add in trending', as
   const second = await svc.createUser();
   const uid = (await svc.request('POST', '/api/collections', { key: second.key, body: { name: 'Another' } })).body.data.uid;
   await svc.request('POST', `/api/collections/${uid}/tools`, { key: second.key, body: { toolId: target.id } });
-  t.is(await scoreOf(), base.day! + 6, 'another user\'s add counts');
+  t.is(await scoreOf(), base.day! + 6, "another user's add counts");
 });

@@ -19,7 +19,14 @@ let toolIds: string[];
 test.before(async () => {
   vendor = await startFakeLlmVendor();
   svc = await startService({
-    env: { LLM_BASE_URL: vendor.baseUrl, LLM_API_KEY: 'sk-quota-test', LLM_MODEL: 'fake-chat-1', LLM_MODELS: 'fake-chat-1, fake-chat-mini', LLM_EMBEDDING_MODEL: 'fake-embed-1', SCENARIO_DAILY_QUOTA: '3' },
+    env: {
+      LLM_BASE_URL: vendor.baseUrl,
+      LLM_API_KEY: 'sk-quota-test',
+      LLM_MODEL: 'fake-chat-1',
+      LLM_MODELS: 'fake-chat-1, fake-chat-mini',
+      LLM_EMBEDDING_MODEL: 'fake-embed-1',
+      SCENARIO_DAILY_QUOTA: '3',
+    },
   });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
@@ -56,7 +63,10 @@ test.serial('an agent naming a model outside LLM_MODELS is refused (400 body.mod
   // No other request field smuggles a model name in: chat and 24 bodies are strict, a run takes no body.
   const smuggled = await readSse(`${svc.url}/api/agents/${ok.body.data.id}/chat`, postJson(user.key, { message: 'hi', model: EXPENSIVE }));
   t.is(smuggled.status, 400);
-  const prompt = await readSse(`${svc.url}/api/tools/execute/@toolshed-examples/text-tools/slugify`, postJson(undefined, { prompt: 'Slugify "a b"', model: EXPENSIVE }));
+  const prompt = await readSse(
+    `${svc.url}/api/tools/execute/@toolshed-examples/text-tools/slugify`,
+    postJson(undefined, { prompt: 'Slugify "a b"', model: EXPENSIVE }),
+  );
   t.is(prompt.status, 400);
   t.false(namesModel(EXPENSIVE), 'the vendor never saw the expensive model');
 });
@@ -83,7 +93,12 @@ test.serial('with the offline provider only its own model name is accepted', asy
 });
 
 function scriptGeneration(n: number, tag: string) {
-  const scenarios = Array.from({ length: n }, (_, i) => ({ prompt: `Slugify "${tag} number ${i}" please`, name: `${tag} ${i}`, description: '', tags: ['slugify'] }));
+  const scenarios = Array.from({ length: n }, (_, i) => ({
+    prompt: `Slugify "${tag} number ${i}" please`,
+    name: `${tag} ${i}`,
+    description: '',
+    tags: ['slugify'],
+  }));
   vendor.chat.push({ text: JSON.stringify({ scenarios }) });
   vendor.embeddings.push({ vectors: scenarios.map((_, i) => [1, i + 1, 0]) });
 }
@@ -92,7 +107,8 @@ test.serial('generation consumes the daily scenario quota per requested scenario
   const user = await svc.createUser();
   const c = (await svc.request('POST', '/api/collections', { key: user.key, body: { name: 'Quota gen' } })).body.data;
   for (const toolId of toolIds) await svc.request('POST', `/api/collections/${c.id}/tools`, { key: user.key, body: { toolId } });
-  const generate = (count: number) => svc.request('POST', `/api/collections/${c.id}/scenarios/generate`, { key: user.key, body: { count, skipSimilarityCheck: true } });
+  const generate = (count: number) =>
+    svc.request('POST', `/api/collections/${c.id}/scenarios/generate`, { key: user.key, body: { count, skipSimilarityCheck: true } });
 
   scriptGeneration(2, 'first');
   const first = await generate(2);

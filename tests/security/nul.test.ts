@@ -46,6 +46,8 @@ test('an error message with a NUL fails the execution once, cleanly, instead of 
   t.is(polled.body.data.status, 'failed');
   const { rows } = await svc.api.deps.db.raw('select attempts from executions where id = ?', [res.body.executionId]);
   t.is(rows[0].attempts, 1, 'the tool ran once');
-  const jobs = await svc.api.deps.db.raw(`select count(*)::int as n from graphile_worker._private_jobs where payload->>'executionId' = ?`, [res.body.executionId]);
+  const jobs = await svc.api.deps.db.raw(`select count(*)::int as n from graphile_worker._private_jobs where payload->>'executionId' = ?`, [
+    res.body.executionId,
+  ]);
   t.is(jobs.rows[0].n, 0, 'no failed job (with its sealed env) is left behind');
 });

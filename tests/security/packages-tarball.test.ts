@@ -14,7 +14,17 @@ import zlib from 'node:zlib';
 import { Header } from 'tar';
 import { InstallError, unpackTarball } from '../../sandbox/packages.js';
 
-type Entry = { path: string; type?: 'File' | 'Directory' | 'SymbolicLink' | 'Link' | 'CharacterDevice' | 'BlockDevice' | 'FIFO'; mode?: number; uid?: number; gid?: number; body?: string; linkpath?: string; devmaj?: number; devmin?: number };
+type Entry = {
+  path: string;
+  type?: 'File' | 'Directory' | 'SymbolicLink' | 'Link' | 'CharacterDevice' | 'BlockDevice' | 'FIFO';
+  mode?: number;
+  uid?: number;
+  gid?: number;
+  body?: string;
+  linkpath?: string;
+  devmaj?: number;
+  devmin?: number;
+};
 
 /** A gzipped ustar archive with exactly these headers (no sanitising, unlike a packer reading a real tree). */
 function tarball(entries: Entry[]): Buffer {

@@ -30,7 +30,14 @@ const TOOL = `export const echo = { description: 'Echoes its input', inputSchema
 /** A tool package in a fresh folder; `extra` overrides package.json fields. */
 async function makePackage(extra: Record<string, unknown> = {}, files: Record<string, string> = { 'index.js': TOOL }): Promise<string> {
   const dir = await fs.mkdtemp(path.join(scratch, 'pkg-'));
-  const pkg = { name: `sec-fixture-${rand()}`, version: '1.0.0', type: 'module', main: 'index.js', toolshed: { category: 'automation', tools: ['echo'] }, ...extra };
+  const pkg = {
+    name: `sec-fixture-${rand()}`,
+    version: '1.0.0',
+    type: 'module',
+    main: 'index.js',
+    toolshed: { category: 'automation', tools: ['echo'] },
+    ...extra,
+  };
   await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify(pkg));
   for (const [name, body] of Object.entries(files)) {
     await fs.mkdir(path.dirname(path.join(dir, name)), { recursive: true });
@@ -77,7 +84,12 @@ test('a symlink to a host file is refused by name, and no copy of the file lands
   const dirLink = await makePackage();
   await fs.symlink(path.dirname(secret.file), path.join(dirLink, 'vendor'));
 
-  for (const [dir, link] of [[absolute, 'notes.txt'], [relative, 'docs/notes.txt'], [manifestLink, 'package.json'], [dirLink, 'vendor']]) {
+  for (const [dir, link] of [
+    [absolute, 'notes.txt'],
+    [relative, 'docs/notes.txt'],
+    [manifestLink, 'package.json'],
+    [dirLink, 'vendor'],
+  ]) {
     const res = await svc.importPackage(`path:${dir}`);
     t.is(res.status, 400, `${link}: ${res.text}`);
     t.is(res.body.error.code, 'VALIDATION_ERROR');
@@ -111,10 +123,16 @@ test('a package name or version that climbs out of the cache is a 400 and nothin
     const res = await svc.importPackage(`path:${byName}`);
     t.is(res.status, 400, res.text);
     t.is(res.body.error.code, 'VALIDATION_ERROR');
-    t.true(res.body.error.details.some((d: { path: string; message: string }) => d.path === 'package.json.name' && /URL-friendly/.test(d.message)), res.text);
+    t.true(
+      res.body.error.details.some((d: { path: string; message: string }) => d.path === 'package.json.name' && /URL-friendly/.test(d.message)),
+      res.text,
+    );
     const v = await svc.importPackage(`path:${byVersion}`);
     t.is(v.status, 400, v.text);
-    t.true(v.body.error.details.some((d: { path: string }) => d.path === 'package.json.version'), v.text);
+    t.true(
+      v.body.error.details.some((d: { path: string }) => d.path === 'package.json.version'),
+      v.text,
+    );
     t.deepEqual(await leftovers(), [], 'no directory was published next to the cache');
   } finally {
     for (const n of await leftovers()) await fs.rm(path.join(cacheParent, n), { recursive: true, force: true });
@@ -122,8 +140,12 @@ test('a package name or version that climbs out of the cache is a 400 and nothin
   t.is(await svc.api.deps.db('packages').where('name', 'like', `%${escapedName}%`).first(), undefined);
 });
 
-test('npm: sources are checked with npm\'s own name rules', async (t) => {
-  for (const [source, rule] of [['npm:node_modules', /node_modules is not a valid package name/], ['npm:_private', /cannot start with an underscore/], ['npm:@scope/.hidden', /cannot start with a period/]] as const) {
+test("npm: sources are checked with npm's own name rules", async (t) => {
+  for (const [source, rule] of [
+    ['npm:node_modules', /node_modules is not a valid package name/],
+    ['npm:_private', /cannot start with an underscore/],
+    ['npm:@scope/.hidden', /cannot start with a period/],
+  ] as const) {
     const res = await svc.importPackage(source);
     t.is(res.status, 400, source);
     t.is(res.body.error.code, 'VALIDATION_ERROR');
@@ -161,7 +183,10 @@ test('non-registry dependencies are refused by name before npm runs: nothing is 
     const res = await svc.importPackage(`path:${dir}`);
     t.is(res.status, 400, `${field}.${name}: ${res.text}`);
     t.is(res.body.error?.code, 'VALIDATION_ERROR');
-    t.true(res.body.error?.details?.some((d: { path: string }) => d.path === `package.json.${field}.${name}`), res.text);
+    t.true(
+      res.body.error?.details?.some((d: { path: string }) => d.path === `package.json.${field}.${name}`),
+      res.text,
+    );
   }
   t.deepEqual(requests, [], 'the worker host made no request to the URLs');
   const linked = (await fs.readdir(svc.config.PACKAGE_CACHE_DIR)).filter((n) => n.startsWith('sec-fixture-'));
@@ -184,7 +209,7 @@ test('the package cannot steer npm: its own .npmrc and its devDependencies are n
   const res = await svc.importPackage(`path:${dir}`);
   t.is(res.status, 201, res.text);
   t.is(res.body.data.tools[0].healthStatus, 'HEALTHY');
-  t.deepEqual(requests, [], 'npm used neither the package\'s registry, its devDependencies nor its overrides');
+  t.deepEqual(requests, [], "npm used neither the package's registry, its devDependencies nor its overrides");
   const row = await svc.api.deps.db('packages').where({ name: res.body.data.package.name }).first();
   t.true(existsSync(path.join(row.install_path, 'node_modules', 'is-number', 'package.json')), 'the registry dependency is installed');
 });
@@ -195,7 +220,10 @@ test('git host shorthands are refused without contacting the host', async (t) =>
     const started = Date.now();
     const res = await svc.importPackage(`path:${dir}`);
     t.is(res.status, 400, `${spec}: ${res.text}`);
-    t.true(res.body.error.details.some((d: { path: string; message: string }) => d.path === 'package.json.dependencies.evil' && /registry/.test(d.message)), res.text);
+    t.true(
+      res.body.error.details.some((d: { path: string; message: string }) => d.path === 'package.json.dependencies.evil' && /registry/.test(d.message)),
+      res.text,
+    );
     t.true(Date.now() - started < 30_000, 'answered without a network round trip to a git host');
   }
 });

@@ -46,7 +46,10 @@ for (const [method, canonical, body] of ADMIN_ROUTES) {
   test(`${method} ${canonical}: an ordinary user's key is not the admin token`, async (t) => {
     const u = await svc.createUser();
     for (const p of [canonical, canonical.toUpperCase()]) {
-      const res = await rawRequest(svc.url, method, p, { body: JSON.stringify(body), headers: { authorization: `Bearer ${u.key}`, 'x-forwarded-for': freshIp() } });
+      const res = await rawRequest(svc.url, method, p, {
+        body: JSON.stringify(body),
+        headers: { authorization: `Bearer ${u.key}`, 'x-forwarded-for': freshIp() },
+      });
       t.true([401, 403, 404].includes(res.status), `${p} answered ${res.status}`);
     }
     t.is(Number((await db('users').where({ username: 'eve' }).count('* as n'))[0].n), 0);

@@ -20,7 +20,13 @@ export function rawRequest(
   const u = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: u.hostname, port: u.port, method, path: rawPath, headers: { ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers } },
+      {
+        host: u.hostname,
+        port: u.port,
+        method,
+        path: rawPath,
+        headers: { ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -60,7 +60,6 @@ function assertNoLeak(t: import('ava').ExecutionContext, where: string, text: st
   t.false(decodesToSecret(text, secret), `${where}: no base64 in it decodes to the secret`);
 }
 
-
 test.serial('encoded env values are redacted from the response, the execution, its events, the database and the log', async (t) => {
   const secret = makeSecret();
   const res = await svc.request('POST', `/api/tools/execute/${SLUG}/echoEncoded`, { body: { params: {}, env: { LEAK_SECRET: secret } } });

@@ -40,7 +40,11 @@ const V2 = fs.existsSync('/sys/fs/cgroup/cgroup.controllers');
 
 /** This process's cgroup for a v1 controller (or the v2 one), as a directory under /sys/fs/cgroup. */
 function ownCgroup(controller: string): string {
-  const lines = fs.readFileSync('/proc/self/cgroup', 'utf8').trim().split('\n').map((l) => l.split(':'));
+  const lines = fs
+    .readFileSync('/proc/self/cgroup', 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.split(':'));
   const line = V2 ? lines.find(([id]) => id === '0') : lines.find(([, names]) => names.split(',').includes(controller));
   if (!line) throw new Error(`no ${controller} cgroup in /proc/self/cgroup`);
   const mount = V2 ? '/sys/fs/cgroup' : fs.existsSync(`/sys/fs/cgroup/${controller}`) ? `/sys/fs/cgroup/${controller}` : `/sys/fs/cgroup/cpu,cpuacct`;
@@ -74,7 +78,10 @@ function limitsOf(id: string): Limits | undefined {
     const periods = Number(/nr_periods (\d+)/.exec(stat)?.[1] ?? 0);
     const throttled = Number(/nr_throttled (\d+)/.exec(stat)?.[1] ?? 0);
     if (V2) {
-      const [quota, period] = fs.readFileSync(path.join(limitDir, id, 'cpu.max'), 'utf8').trim().split(' ');
+      const [quota, period] = fs
+        .readFileSync(path.join(limitDir, id, 'cpu.max'), 'utf8')
+        .trim()
+        .split(' ');
       return { quotaUs: quota === 'max' ? -1 : Number(quota), periodUs: Number(period), periods, throttled };
     }
     const read = (f: string) => Number(fs.readFileSync(path.join(limitDir, id, f), 'utf8'));
@@ -89,7 +96,9 @@ test('a tool spinning four threads for 3 s gets at most SANDBOX_CPUS of CPU', as
   const samples = new Map<string, Array<{ at: number; us: number }>>();
   const limits = new Map<string, Limits>();
   let done = false;
-  const execution = runner.execute({ pkg, exportName: 'spinThreads', params: { threads: 3, ms: 3000 }, env: {}, timeoutMs: 30_000 }).finally(() => (done = true));
+  const execution = runner
+    .execute({ pkg, exportName: 'spinThreads', params: { threads: 3, ms: 3000 }, env: {}, timeoutMs: 30_000 })
+    .finally(() => (done = true));
   // Sample every sandbox of this runner until the execution ends (bounded by its own time limit).
   while (!done) {
     for (const id of await runner.listContainers()) {
@@ -104,7 +113,10 @@ test('a tool spinning four threads for 3 s gets at most SANDBOX_CPUS of CPU', as
   if (r.kind !== 'ok') return t.fail(JSON.stringify(r));
   const out = r.output as { startedAt: number; endedAt: number; turns: number[] };
   t.is(out.turns.length, 4);
-  t.true(out.turns.every((n) => n > 0), 'every thread spun');
+  t.true(
+    out.turns.every((n) => n > 0),
+    'every thread spun',
+  );
 
   // The rate of CPU use of each sandbox over the middle of the spinning window; the spinning one is the highest.
   const from = out.startedAt + 200;

@@ -21,7 +21,13 @@ const runners: GvisorRunner[] = [];
 function runner(poolSize: number, reuse = false): GvisorRunner {
   const stateDir = makeStateDir();
   stateDirs.push(stateDir);
-  const r = createGvisorRunner({ poolSize, network: 'none', packageCacheDir: cacheDir, stateDir, reuse: reuse ? { maxExecutions: 10, maxAgeMs: 60_000, maxSandboxesPerKey: 1 } : undefined });
+  const r = createGvisorRunner({
+    poolSize,
+    network: 'none',
+    packageCacheDir: cacheDir,
+    stateDir,
+    reuse: reuse ? { maxExecutions: 10, maxAgeMs: 60_000, maxSandboxesPerKey: 1 } : undefined,
+  });
   runners.push(r);
   return r;
 }
@@ -53,8 +59,7 @@ function check(t: import('ava').ExecutionContext, r: ExecuteOutcome) {
   return out;
 }
 
-const run = (r: GvisorRunner, reuseKey?: string) =>
-  r.execute({ pkg, exportName: 'whereAmI', params: {}, env: {}, timeoutMs: 20_000, reuseKey });
+const run = (r: GvisorRunner, reuseKey?: string) => r.execute({ pkg, exportName: 'whereAmI', params: {}, env: {}, timeoutMs: 20_000, reuseKey });
 
 test('warm pool: home, user and temp dir work at import and in the tool', async (t) => {
   const pooled = runner(1);

@@ -71,7 +71,10 @@ function assertRefused(t: import('ava').ExecutionContext, o: Opened, why: string
 }
 
 test.serial('streams that end with `done` give their slot back', async (t) => {
-  const quick = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/sleepy', { key: alice.key, body: { params: { ms: 0 }, env: { ECHO_SECRET: 'x' } } });
+  const quick = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/sleepy', {
+    key: alice.key,
+    body: { params: { ms: 0 }, env: { ECHO_SECRET: 'x' } },
+  });
   t.is(quick.status, 200, quick.text);
   for (let i = 0; i < PER_CALLER * 3; i++) {
     const res = await fetch(`${svc.url}/api/executions/${quick.body.executionId}/events`, { headers: { authorization: `Bearer ${alice.key}` } });
@@ -81,7 +84,9 @@ test.serial('streams that end with `done` give their slot back', async (t) => {
 });
 
 test.serial('one caller gets at most SSE_MAX_STREAMS_PER_CALLER streams; closing one frees a slot; others are not affected', async (t) => {
-  const queued = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/sleepy?wait=false', { body: { params: { ms: 60000 }, env: { ECHO_SECRET: 'x' } } });
+  const queued = await svc.request('POST', '/api/tools/execute/@fixtures/echo-tools/sleepy?wait=false', {
+    body: { params: { ms: 60000 }, env: { ECHO_SECRET: 'x' } },
+  });
   t.is(queued.status, 202, queued.text);
   longId = queued.body.data.executionId;
 

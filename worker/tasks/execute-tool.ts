@@ -23,7 +23,12 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
     if (!execution) return; // already final
     const env = sealedEnv ? openJson<Record<string, string>>(deps.config.SECRETS_KEY!, sealedEnv) : {};
     if (!execution.tool_export_name) {
-      await finishExecution(deps.db, executionId, { status: 'failed', error: { code: 'NOT_FOUND', message: 'The tool no longer exists' }, executionTimeMs: null, attempt: execution.attempts });
+      await finishExecution(deps.db, executionId, {
+        status: 'failed',
+        error: { code: 'NOT_FOUND', message: 'The tool no longer exists' },
+        executionTimeMs: null,
+        attempt: execution.attempts,
+      });
       return;
     }
     const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
@@ -37,7 +42,8 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
       network: declared?.network === true,
       timeoutMs,
       signal: helpers.abortSignal,
-      reuseKey: deps.config.SANDBOX_REUSE === 'caller-package' && execution.api_key_id ? `${execution.api_key_id}|${execution.package_install_path}` : undefined,
+      reuseKey:
+        deps.config.SANDBOX_REUSE === 'caller-package' && execution.api_key_id ? `${execution.api_key_id}|${execution.package_install_path}` : undefined,
     });
     const mapped = mapOutcome(outcome, timeoutMs);
     const lastAttempt = helpers.job.attempts >= helpers.job.max_attempts;
@@ -48,17 +54,18 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
     }
     const ok = mapped.status === 'succeeded';
     // The tool has run: its outcome must survive a database restart, or the job would run the tool again.
-    const finish = () => finishExecution(deps.db, executionId, {
-      attempt: execution.attempts,
-      status: mapped.status,
-      result: redactSecrets(mapped.result, env),
-      // The code is ours (a closed union), never the tool's text: only the message can carry a secret.
-      error: mapped.error && { ...mapped.error, message: redactSecrets(mapped.error.message, env) },
-      executionTimeMs: Math.round(outcome.durationMs),
-      countAs: ok
-        ? { kind: 'execution_succeeded', weight: TRENDING_WEIGHTS.executionSucceeded }
-        : { kind: 'execution_failed', weight: TRENDING_WEIGHTS.executionFailed },
-    });
+    const finish = () =>
+      finishExecution(deps.db, executionId, {
+        attempt: execution.attempts,
+        status: mapped.status,
+        result: redactSecrets(mapped.result, env),
+        // The code is ours (a closed union), never the tool's text: only the message can carry a secret.
+        error: mapped.error && { ...mapped.error, message: redactSecrets(mapped.error.message, env) },
+        executionTimeMs: Math.round(outcome.durationMs),
+        countAs: ok
+          ? { kind: 'execution_succeeded', weight: TRENDING_WEIGHTS.executionSucceeded }
+          : { kind: 'execution_failed', weight: TRENDING_WEIGHTS.executionFailed },
+      });
     await withDbRetry(finish, FINISH_RETRY_MS, (err) => deps.logger.warn({ executionId, err: err.message }, 'database unreachable; retrying the finish'));
   };
 }

@@ -45,7 +45,13 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
       if (!scenario) return; // deleted meanwhile (its runs went with it)
       tools = agentToolSet(await loadCollectionTools(deps.db, [scenario.collection_id]));
       const agent = await runAgent(deps, run, scenario, tools, recorder, workerId(), helpers.abortSignal);
-      const verdict = await deps.llm.judge({ prompt: scenario.prompt, finalText: agent.text, steps: agent.steps, tools: tools.specs, assertions: scenario.assertions });
+      const verdict = await deps.llm.judge({
+        prompt: scenario.prompt,
+        finalText: agent.text,
+        steps: agent.steps,
+        tools: tools.specs,
+        assertions: scenario.assertions,
+      });
       await recorder.settle();
       await finalize(deps, run, {
         status: 'completed',
@@ -66,7 +72,8 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
       }
       // The run record is readable by whoever can see the scenario: an LlmError's message is the short one meant for
       // users; what the vendor said (its address, its body) goes to the log only.
-      const error = err instanceof LlmError ? { code: err.code, message: err.message } : { code: 'AGENT_ERROR', message: 'The agent failed; see the worker log' };
+      const error =
+        err instanceof LlmError ? { code: err.code, message: err.message } : { code: 'AGENT_ERROR', message: 'The agent failed; see the worker log' };
       if (err instanceof LlmError) deps.logger.warn({ ...llmLogFields(err), runId }, 'scenario run: LLM provider failed');
       else deps.logger.error({ err, runId }, 'scenario run failed');
       await finalize(deps, run, {
@@ -128,8 +135,10 @@ function evaluatorRecord(v: Verdict) {
 /** The run final, the scenario's statistics (completed runs only) and the batch's progress, in one transaction. */
 async function finalize(deps: WorkerDeps, run: RunRow, outcome: RunOutcome): Promise<void> {
   // The run has happened (and was paid for): its outcome must survive a database restart.
-  await withDbRetry(() => finalizeOnce(deps, run, outcome), FINISH_RETRY_MS, (err) =>
-    deps.logger.warn({ runId: run.id, err: err.message }, 'database unreachable; retrying the run finish'),
+  await withDbRetry(
+    () => finalizeOnce(deps, run, outcome),
+    FINISH_RETRY_MS,
+    (err) => deps.logger.warn({ runId: run.id, err: err.message }, 'database unreachable; retrying the run finish'),
   );
 }
 

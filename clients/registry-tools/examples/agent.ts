@@ -45,7 +45,12 @@ function scriptedModel(): LanguageModel {
     usage,
     warnings: [],
   });
-  const answer = (text: string) => ({ content: [{ type: 'text' as const, text }], finishReason: { unified: 'stop' as const, raw: undefined }, usage, warnings: [] });
+  const answer = (text: string) => ({
+    content: [{ type: 'text' as const, text }],
+    finishReason: { unified: 'stop' as const, raw: undefined },
+    usage,
+    warnings: [],
+  });
 
   return new MockLanguageModelV3({
     doGenerate: async ({ prompt }) => {

@@ -80,7 +80,10 @@ function failure(config: RegistryConfig, res: RegistryResponse, action: string, 
     const where = e.executionId ? ` (execution ${e.executionId})` : '';
     return new RegistryToolError(scrub(`${action} failed: the tool threw an error (${code}): ${message}${where}`), fields);
   }
-  return new RegistryToolError(scrub(`${action} failed: HTTP ${res.status} ${code}: ${message}${describeDetails(message, e.details)}${hint(config, code, e.executionId)}`), fields);
+  return new RegistryToolError(
+    scrub(`${action} failed: HTTP ${res.status} ${code}: ${message}${describeDetails(message, e.details)}${hint(config, code, e.executionId)}`),
+    fields,
+  );
 }
 
 /** What to do next, for the codes where the registry's own message does not say. */

@@ -32,8 +32,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -49,7 +51,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -74,9 +82,9 @@ function tool({ description, inputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
 const NAMED = Object.fromEntries(
-  ('aliceblue:f0f8ff antiquewhite:faebd7 aqua:00ffff aquamarine:7fffd4 azure:f0ffff beige:f5f5dc bisque:ffe4c4 black:000000 ' +
+  (
+    'aliceblue:f0f8ff antiquewhite:faebd7 aqua:00ffff aquamarine:7fffd4 azure:f0ffff beige:f5f5dc bisque:ffe4c4 black:000000 ' +
     'blanchedalmond:ffebcd blue:0000ff blueviolet:8a2be2 brown:a52a2a burlywood:deb887 cadetblue:5f9ea0 chartreuse:7fff00 ' +
     'chocolate:d2691e coral:ff7f50 cornflowerblue:6495ed cornsilk:fff8dc crimson:dc143c cyan:00ffff darkblue:00008b darkcyan:008b8b ' +
     'darkgoldenrod:b8860b darkgray:a9a9a9 darkgreen:006400 darkgrey:a9a9a9 darkkhaki:bdb76b darkmagenta:8b008b darkolivegreen:556b2f ' +
@@ -96,7 +104,8 @@ const NAMED = Object.fromEntries(
     'royalblue:4169e1 saddlebrown:8b4513 salmon:fa8072 sandybrown:f4a460 seagreen:2e8b57 seashell:fff5ee sienna:a0522d silver:c0c0c0 ' +
     'skyblue:87ceeb slateblue:6a5acd slategray:708090 slategrey:708090 snow:fffafa springgreen:00ff7f steelblue:4682b4 tan:d2b48c ' +
     'teal:008080 thistle:d8bfd8 tomato:ff6347 turquoise:40e0d0 violet:ee82ee wheat:f5deb3 white:ffffff whitesmoke:f5f5f5 yellow:ffff00 ' +
-    'yellowgreen:9acd32')
+    'yellowgreen:9acd32'
+  )
     .split(' ')
     .map((p) => p.split(':')),
 );
@@ -105,7 +114,9 @@ const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
 const round = (v, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
 
 function hslToRgb(h, s, l) {
-  h = ((h % 360) + 360) % 360; s /= 100; l /= 100;
+  h = ((h % 360) + 360) % 360;
+  s /= 100;
+  l /= 100;
   const c = (1 - Math.abs(2 * l - 1)) * s;
   const x = c * (1 - Math.abs(((h / 60) % 2) - 1));
   const m = l - c / 2;
@@ -113,13 +124,16 @@ function hslToRgb(h, s, l) {
   return [(r + m) * 255, (g + m) * 255, (b + m) * 255];
 }
 function hsvToRgb(h, s, v) {
-  s /= 100; v /= 100;
+  s /= 100;
+  v /= 100;
   const l = v * (1 - s / 2);
   const sl = l === 0 || l === 1 ? 0 : (v - l) / Math.min(l, 1 - l);
   return hslToRgb(h, sl * 100, l * 100);
 }
 function rgbToHsl(r, g, b) {
-  r /= 255; g /= 255; b /= 255;
+  r /= 255;
+  g /= 255;
+  b /= 255;
   const max = Math.max(r, g, b);
   const min = Math.min(r, g, b);
   const l = (max + min) / 2;
@@ -158,11 +172,21 @@ function parseColor(input) {
   if ((m = /^#?([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$/.exec(s))) {
     let hex = m[1];
     if (hex.length <= 4) hex = [...hex].map((c) => c + c).join('');
-    return { r: parseInt(hex.slice(0, 2), 16), g: parseInt(hex.slice(2, 4), 16), b: parseInt(hex.slice(4, 6), 16), a: hex.length === 8 ? round(parseInt(hex.slice(6, 8), 16) / 255, 3) : 1 };
+    return {
+      r: parseInt(hex.slice(0, 2), 16),
+      g: parseInt(hex.slice(2, 4), 16),
+      b: parseInt(hex.slice(4, 6), 16),
+      a: hex.length === 8 ? round(parseInt(hex.slice(6, 8), 16) / 255, 3) : 1,
+    };
   }
   if ((m = /^(rgba?|hsla?|hsv|hsb)\((.*)\)$/.exec(s))) {
     const fn = m[1];
-    const args = m[2].includes(',') ? m[2].split(',') : m[2].replace(/\s*\/\s*/, ' / ').split(/\s+/).filter((x) => x !== '/');
+    const args = m[2].includes(',')
+      ? m[2].split(',')
+      : m[2]
+          .replace(/\s*\/\s*/, ' / ')
+          .split(/\s+/)
+          .filter((x) => x !== '/');
     if (args.length < 3 || args.length > 4) throw new Error(`${fn}() needs 3 components plus optional alpha; got ${JSON.stringify(input)}`);
     const a = args[3] !== undefined ? clamp(parseNumber(args[3], 1, 'alpha'), 0, 1) : 1;
     if (fn.startsWith('rgb')) {
@@ -183,9 +207,15 @@ function describeColor(c) {
   const [h, s, l] = rgbToHsl(c.r, c.g, c.b);
   const [hv, sv, vv] = rgbToHsv(c.r, c.g, c.b);
   const k = 1 - Math.max(c.r, c.g, c.b) / 255;
-  const cmyk = k === 1 ? { c: 0, m: 0, y: 0, k: 100 } : {
-    c: round(((1 - c.r / 255 - k) / (1 - k)) * 100), m: round(((1 - c.g / 255 - k) / (1 - k)) * 100), y: round(((1 - c.b / 255 - k) / (1 - k)) * 100), k: round(k * 100),
-  };
+  const cmyk =
+    k === 1
+      ? { c: 0, m: 0, y: 0, k: 100 }
+      : {
+          c: round(((1 - c.r / 255 - k) / (1 - k)) * 100),
+          m: round(((1 - c.g / 255 - k) / (1 - k)) * 100),
+          y: round(((1 - c.b / 255 - k) / (1 - k)) * 100),
+          k: round(k * 100),
+        };
   const hex = `#${hex2(c.r)}${hex2(c.g)}${hex2(c.b)}${c.a < 1 ? hex2(c.a * 255) : ''}`;
   const name = Object.keys(NAMED).find((n) => '#' + NAMED[n] === hex) ?? null;
   const alpha = c.a < 1 ? ` / ${c.a}` : '';
@@ -203,7 +233,10 @@ function describeColor(c) {
 }
 
 function relativeLuminance({ r, g, b }) {
-  const lin = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const lin = (v) => {
+    v /= 255;
+    return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  };
   return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
 }
 
@@ -213,7 +246,12 @@ export const convertColor = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      color: { type: 'string', description: 'Colour in any CSS notation: "#1e90ff", "#fff", "rgb(30,144,255)", "hsl(210 100% 56%)", "hsv(210,88%,100%)" or "dodgerblue".', minLength: 1, maxLength: 100 },
+      color: {
+        type: 'string',
+        description: 'Colour in any CSS notation: "#1e90ff", "#fff", "rgb(30,144,255)", "hsl(210 100% 56%)", "hsv(210,88%,100%)" or "dodgerblue".',
+        minLength: 1,
+        maxLength: 100,
+      },
     },
     required: ['color'],
     additionalProperties: false,
@@ -225,7 +263,12 @@ export const convertColor = tool({
 
 function blend(fg, bg) {
   if (fg.a >= 1) return fg;
-  return { r: Math.round(fg.r * fg.a + bg.r * (1 - fg.a)), g: Math.round(fg.g * fg.a + bg.g * (1 - fg.a)), b: Math.round(fg.b * fg.a + bg.b * (1 - fg.a)), a: 1 };
+  return {
+    r: Math.round(fg.r * fg.a + bg.r * (1 - fg.a)),
+    g: Math.round(fg.g * fg.a + bg.g * (1 - fg.a)),
+    b: Math.round(fg.b * fg.a + bg.b * (1 - fg.a)),
+    a: 1,
+  };
 }
 
 export const contrastRatio = tool({
@@ -259,7 +302,10 @@ export const contrastRatio = tool({
       },
       foreground: describeColor(fg).hex,
       background: describeColor(bg).hex,
-      suggestion: exact >= 4.5 ? null : `Increase contrast: ${relativeLuminance(bg) > 0.179 ? 'darken the text or lighten the background' : 'lighten the text or darken the background'} to reach 4.5:1 for normal text.`,
+      suggestion:
+        exact >= 4.5
+          ? null
+          : `Increase contrast: ${relativeLuminance(bg) > 0.179 ? 'darken the text or lighten the background' : 'lighten the text or darken the background'} to reach 4.5:1 for normal text.`,
     };
   },
 });
@@ -285,17 +331,41 @@ export const generateColorPalette = tool({
   async execute({ color, scheme, count }) {
     const base = parseColor(color);
     const [h, s, l] = rgbToHsl(base.r, base.g, base.b);
-    const fromHsl = (hh, ss, ll) => { const [r, g, b] = hslToRgb(hh, ss, ll); return { r: Math.round(r), g: Math.round(g), b: Math.round(b), a: 1 }; };
+    const fromHsl = (hh, ss, ll) => {
+      const [r, g, b] = hslToRgb(hh, ss, ll);
+      return { r: Math.round(r), g: Math.round(g), b: Math.round(b), a: 1 };
+    };
     let colors;
-    const rotations = { complementary: [0, 180], analogous: [-30, 0, 30], triadic: [0, 120, 240], tetradic: [0, 90, 180, 270], 'split-complementary': [0, 150, 210] };
+    const rotations = {
+      complementary: [0, 180],
+      analogous: [-30, 0, 30],
+      triadic: [0, 120, 240],
+      tetradic: [0, 90, 180, 270],
+      'split-complementary': [0, 150, 210],
+    };
     if (rotations[scheme]) colors = rotations[scheme].map((d) => (d === 0 ? { ...base, a: 1 } : fromHsl(h + d, s, l)));
     else if (scheme === 'monochromatic') colors = Array.from({ length: count }, (_, i) => fromHsl(h, s, 10 + (80 * i) / (count - 1)));
-    else if (scheme === 'shades') colors = Array.from({ length: count }, (_, i) => ({ r: Math.round(base.r * (1 - i / count)), g: Math.round(base.g * (1 - i / count)), b: Math.round(base.b * (1 - i / count)), a: 1 }));
-    else colors = Array.from({ length: count }, (_, i) => ({ r: Math.round(base.r + (255 - base.r) * (i / count)), g: Math.round(base.g + (255 - base.g) * (i / count)), b: Math.round(base.b + (255 - base.b) * (i / count)), a: 1 }));
+    else if (scheme === 'shades')
+      colors = Array.from({ length: count }, (_, i) => ({
+        r: Math.round(base.r * (1 - i / count)),
+        g: Math.round(base.g * (1 - i / count)),
+        b: Math.round(base.b * (1 - i / count)),
+        a: 1,
+      }));
+    else
+      colors = Array.from({ length: count }, (_, i) => ({
+        r: Math.round(base.r + (255 - base.r) * (i / count)),
+        g: Math.round(base.g + (255 - base.g) * (i / count)),
+        b: Math.round(base.b + (255 - base.b) * (i / count)),
+        a: 1,
+      }));
     return {
       scheme,
       base: describeColor({ ...base, a: 1 }).hex,
-      colors: colors.map((c) => { const d = describeColor(c); return { hex: d.hex, rgb: d.css.rgb, hsl: d.css.hsl }; }),
+      colors: colors.map((c) => {
+        const d = describeColor(c);
+        return { hex: d.hex, rgb: d.css.rgb, hsl: d.css.hsl };
+      }),
     };
   },
 });
@@ -305,7 +375,10 @@ function decodeImage(input) {
   let s = input.trim();
   let declared = null;
   const dataUrl = /^data:([^;,]*)(?:;[^,]*)?;base64,/i.exec(s);
-  if (dataUrl) { declared = dataUrl[1] || null; s = s.slice(dataUrl[0].length); }
+  if (dataUrl) {
+    declared = dataUrl[1] || null;
+    s = s.slice(dataUrl[0].length);
+  }
   s = s.replace(/\s+/g, '');
   if (!/^[A-Za-z0-9+/\-_]*={0,2}$/.test(s) || s.length === 0) throw new Error('"image" must be Base64 image data (optionally a data: URL)');
   return { buf: Buffer.from(s.replace(/-/g, '+').replace(/_/g, '/'), 'base64'), declared };
@@ -315,7 +388,16 @@ function readDimensions(b) {
   const ascii = (o, n) => b.toString('latin1', o, o + n);
   if (b.length >= 24 && b.readUInt32BE(0) === 0x89504e47 && ascii(12, 4) === 'IHDR') {
     const colorTypes = { 0: 'grayscale', 2: 'truecolor (RGB)', 3: 'indexed', 4: 'grayscale with alpha', 6: 'truecolor with alpha (RGBA)' };
-    return { format: 'png', mimeType: 'image/png', width: b.readUInt32BE(16), height: b.readUInt32BE(20), bitDepth: b.length > 24 ? b[24] : null, colorType: b.length > 25 ? colorTypes[b[25]] ?? null : null, interlaced: b.length > 28 ? b[28] === 1 : null, animated: b.includes(Buffer.from('acTL')) };
+    return {
+      format: 'png',
+      mimeType: 'image/png',
+      width: b.readUInt32BE(16),
+      height: b.readUInt32BE(20),
+      bitDepth: b.length > 24 ? b[24] : null,
+      colorType: b.length > 25 ? (colorTypes[b[25]] ?? null) : null,
+      interlaced: b.length > 28 ? b[28] === 1 : null,
+      animated: b.includes(Buffer.from('acTL')),
+    };
   }
   if (b.length >= 10 && (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a')) {
     return { format: 'gif', mimeType: 'image/gif', width: b.readUInt16LE(6), height: b.readUInt16LE(8), version: ascii(3, 3) };
@@ -323,13 +405,30 @@ function readDimensions(b) {
   if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8) {
     let o = 2;
     while (o + 9 < b.length) {
-      if (b[o] !== 0xff) { o++; continue; }
+      if (b[o] !== 0xff) {
+        o++;
+        continue;
+      }
       const marker = b[o + 1];
-      if (marker === 0xff) { o++; continue; }
-      if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { o += 2; continue; }
+      if (marker === 0xff) {
+        o++;
+        continue;
+      }
+      if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+        o += 2;
+        continue;
+      }
       const len = b.readUInt16BE(o + 2);
       if ([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf].includes(marker)) {
-        return { format: 'jpeg', mimeType: 'image/jpeg', width: b.readUInt16BE(o + 7), height: b.readUInt16BE(o + 5), bitDepth: b[o + 4], components: b[o + 9] ?? null, progressive: marker === 0xc2 };
+        return {
+          format: 'jpeg',
+          mimeType: 'image/jpeg',
+          width: b.readUInt16BE(o + 7),
+          height: b.readUInt16BE(o + 5),
+          bitDepth: b[o + 4],
+          components: b[o + 9] ?? null,
+          progressive: marker === 0xc2,
+        };
       }
       o += 2 + len;
     }
@@ -337,12 +436,14 @@ function readDimensions(b) {
   }
   if (b.length >= 30 && ascii(0, 4) === 'RIFF' && ascii(8, 4) === 'WEBP') {
     const chunk = ascii(12, 4);
-    if (chunk === 'VP8 ') return { format: 'webp', mimeType: 'image/webp', width: b.readUInt16LE(26) & 0x3fff, height: b.readUInt16LE(28) & 0x3fff, lossless: false };
+    if (chunk === 'VP8 ')
+      return { format: 'webp', mimeType: 'image/webp', width: b.readUInt16LE(26) & 0x3fff, height: b.readUInt16LE(28) & 0x3fff, lossless: false };
     if (chunk === 'VP8L') {
       const bits = b.readUInt32LE(21);
       return { format: 'webp', mimeType: 'image/webp', width: (bits & 0x3fff) + 1, height: ((bits >> 14) & 0x3fff) + 1, lossless: true };
     }
-    if (chunk === 'VP8X') return { format: 'webp', mimeType: 'image/webp', width: b.readUIntLE(24, 3) + 1, height: b.readUIntLE(27, 3) + 1, animated: (b[20] & 0x02) !== 0 };
+    if (chunk === 'VP8X')
+      return { format: 'webp', mimeType: 'image/webp', width: b.readUIntLE(24, 3) + 1, height: b.readUIntLE(27, 3) + 1, animated: (b[20] & 0x02) !== 0 };
   }
   if (b.length >= 26 && ascii(0, 2) === 'BM') {
     const h = b.readInt32LE(22);
@@ -361,8 +462,17 @@ function readDimensions(b) {
     const tag = /<svg[^>]*>/i.exec(text)?.[0] ?? '';
     const attr = (n) => new RegExp(`\\s${n}\\s*=\\s*["']([^"']+)["']`, 'i').exec(tag)?.[1];
     const num = (v) => (v && /^[\d.]+(px)?$/.test(v.trim()) ? Number(v.trim().replace('px', '')) : null);
-    const vb = attr('viewBox')?.trim().split(/[\s,]+/).map(Number);
-    return { format: 'svg', mimeType: 'image/svg+xml', width: num(attr('width')) ?? (vb && vb.length === 4 ? vb[2] : null), height: num(attr('height')) ?? (vb && vb.length === 4 ? vb[3] : null), viewBox: vb && vb.length === 4 ? vb : null };
+    const vb = attr('viewBox')
+      ?.trim()
+      .split(/[\s,]+/)
+      .map(Number);
+    return {
+      format: 'svg',
+      mimeType: 'image/svg+xml',
+      width: num(attr('width')) ?? (vb && vb.length === 4 ? vb[2] : null),
+      height: num(attr('height')) ?? (vb && vb.length === 4 ? vb[3] : null),
+      viewBox: vb && vb.length === 4 ? vb : null,
+    };
   }
   throw new Error('Unrecognised or truncated image data: supported formats are PNG, GIF, JPEG, WebP, BMP, ICO and SVG');
 }
@@ -373,7 +483,12 @@ export const readImageDimensions = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      image: { type: 'string', description: 'Base64-encoded image bytes or a "data:image/...;base64," URL. The first few kilobytes are usually enough.', minLength: 4, maxLength: 10000000 },
+      image: {
+        type: 'string',
+        description: 'Base64-encoded image bytes or a "data:image/...;base64," URL. The first few kilobytes are usually enough.',
+        minLength: 4,
+        maxLength: 10000000,
+      },
     },
     required: ['image'],
     additionalProperties: false,

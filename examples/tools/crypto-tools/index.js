@@ -33,8 +33,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -50,7 +52,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -75,7 +83,6 @@ function tool({ description, inputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
 const HASHES = ['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512', 'sha3-256', 'sha3-384', 'sha3-512'];
 
 function decodeInput(text, encoding) {
@@ -96,9 +103,19 @@ export const hashText = tool({
     type: 'object',
     properties: {
       text: { type: 'string', description: 'The data to hash.', maxLength: 1000000 },
-      algorithm: { type: 'string', description: 'Hash algorithm. MD5 and SHA-1 are broken for security uses; prefer SHA-256 or stronger.', enum: HASHES, default: 'sha256' },
+      algorithm: {
+        type: 'string',
+        description: 'Hash algorithm. MD5 and SHA-1 are broken for security uses; prefer SHA-256 or stronger.',
+        enum: HASHES,
+        default: 'sha256',
+      },
       encoding: { type: 'string', description: 'Encoding of the returned digest.', enum: ['hex', 'base64', 'base64url'], default: 'hex' },
-      inputEncoding: { type: 'string', description: 'How to read "text": as UTF-8 text, or as hex/base64 encoded bytes.', enum: ['utf8', 'hex', 'base64'], default: 'utf8' },
+      inputEncoding: {
+        type: 'string',
+        description: 'How to read "text": as UTF-8 text, or as hex/base64 encoded bytes.',
+        enum: ['utf8', 'hex', 'base64'],
+        default: 'utf8',
+      },
     },
     required: ['text'],
     additionalProperties: false,
@@ -139,7 +156,11 @@ export const generatePassword = tool({
       uppercase: { type: 'boolean', description: 'Include uppercase letters A-Z.', default: true },
       digits: { type: 'boolean', description: 'Include digits 0-9.', default: true },
       symbols: { type: 'boolean', description: 'Include symbols such as !@#$%.', default: true },
-      excludeAmbiguous: { type: 'boolean', description: 'Leave out characters that are easy to confuse (I, l, 1, O, 0, o and similar punctuation).', default: false },
+      excludeAmbiguous: {
+        type: 'boolean',
+        description: 'Leave out characters that are easy to confuse (I, l, 1, O, 0, o and similar punctuation).',
+        default: false,
+      },
       count: { type: 'integer', description: 'How many passwords to generate.', minimum: 1, maximum: 50, default: 1 },
     },
     additionalProperties: false,
@@ -163,23 +184,112 @@ export const generatePassword = tool({
 });
 
 const COMMON_PASSWORDS = [
-  'password', '123456', '123456789', '12345678', '12345', 'qwerty', 'abc123', 'password1', '111111', '123123', 'admin', 'letmein',
-  'welcome', 'monkey', 'login', 'dragon', 'football', 'baseball', 'iloveyou', 'master', 'sunshine', 'ashley', 'bailey', 'shadow',
-  'superman', 'qwertyuiop', 'trustno1', 'passw0rd', 'princess', 'starwars', 'whatever', 'freedom', 'hello', 'charlie', 'donald',
-  'michael', 'jordan', 'hunter', 'ranger', 'buster', 'soccer', 'hockey', 'killer', 'george', 'computer', 'michelle', 'jessica',
-  'pepper', 'zaq12wsx', '1qaz2wsx', 'qazwsx', 'asdfgh', 'zxcvbn', 'secret', 'summer', 'winter', 'spring', 'autumn', 'love',
-  'god', 'test', 'guest', 'root', 'changeme', 'default', 'mustang', 'access', 'flower', 'cheese', 'batman', 'thomas', 'tigger',
-  'robert', 'matrix', 'internet', 'samsung', 'orange', 'banana', 'apple', 'chocolate', 'cookie', 'purple', 'angel', 'family',
+  'password',
+  '123456',
+  '123456789',
+  '12345678',
+  '12345',
+  'qwerty',
+  'abc123',
+  'password1',
+  '111111',
+  '123123',
+  'admin',
+  'letmein',
+  'welcome',
+  'monkey',
+  'login',
+  'dragon',
+  'football',
+  'baseball',
+  'iloveyou',
+  'master',
+  'sunshine',
+  'ashley',
+  'bailey',
+  'shadow',
+  'superman',
+  'qwertyuiop',
+  'trustno1',
+  'passw0rd',
+  'princess',
+  'starwars',
+  'whatever',
+  'freedom',
+  'hello',
+  'charlie',
+  'donald',
+  'michael',
+  'jordan',
+  'hunter',
+  'ranger',
+  'buster',
+  'soccer',
+  'hockey',
+  'killer',
+  'george',
+  'computer',
+  'michelle',
+  'jessica',
+  'pepper',
+  'zaq12wsx',
+  '1qaz2wsx',
+  'qazwsx',
+  'asdfgh',
+  'zxcvbn',
+  'secret',
+  'summer',
+  'winter',
+  'spring',
+  'autumn',
+  'love',
+  'god',
+  'test',
+  'guest',
+  'root',
+  'changeme',
+  'default',
+  'mustang',
+  'access',
+  'flower',
+  'cheese',
+  'batman',
+  'thomas',
+  'tigger',
+  'robert',
+  'matrix',
+  'internet',
+  'samsung',
+  'orange',
+  'banana',
+  'apple',
+  'chocolate',
+  'cookie',
+  'purple',
+  'angel',
+  'family',
 ];
 const COMMON_SET = new Set(COMMON_PASSWORDS);
-const LEET = { '0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', $: 's', '!': 'i' };
+const LEET = { 0: 'o', 1: 'i', 3: 'e', 4: 'a', 5: 's', 7: 't', '@': 'a', $: 's', '!': 'i' };
 const KEYBOARD_ROWS = ['qwertyuiop', 'asdfghjkl', 'zxcvbnm', '1234567890', 'abcdefghijklmnopqrstuvwxyz'];
 
 function crackTimeText(seconds) {
   if (seconds < 1) return 'less than a second';
-  const units = [['century', 3155760000], ['year', 31557600], ['month', 2629800], ['day', 86400], ['hour', 3600], ['minute', 60], ['second', 1]];
+  const units = [
+    ['century', 3155760000],
+    ['year', 31557600],
+    ['month', 2629800],
+    ['day', 86400],
+    ['hour', 3600],
+    ['minute', 60],
+    ['second', 1],
+  ];
   if (seconds >= 100 * 3155760000) return 'centuries';
-  for (const [name, size] of units) if (seconds >= size) { const n = Math.round(seconds / size); return `${n} ${name === 'century' ? (n === 1 ? 'century' : 'centuries') : name + (n === 1 ? '' : 's')}`; }
+  for (const [name, size] of units)
+    if (seconds >= size) {
+      const n = Math.round(seconds / size);
+      return `${n} ${name === 'century' ? (n === 1 ? 'century' : 'centuries') : name + (n === 1 ? '' : 's')}`;
+    }
   return 'less than a second';
 }
 
@@ -230,7 +340,8 @@ export const checkPasswordStrength = tool({
     }
     // repeated characters (aaaa) and repeated chunks (abcabc)
     for (const m of password.matchAll(/(.)\1{2,}/gu)) markCheap(m.index + 1, m[0].length - 1, 0.1, `repeated character "${m[1]}"`);
-    for (const m of password.matchAll(/(.{2,}?)\1+/gu)) if (m[0].length >= 4) markCheap(m.index + m[1].length, m[0].length - m[1].length, 0.1, `repeated sequence "${m[1]}"`);
+    for (const m of password.matchAll(/(.{2,}?)\1+/gu))
+      if (m[0].length >= 4) markCheap(m.index + m[1].length, m[0].length - m[1].length, 0.1, `repeated sequence "${m[1]}"`);
     // sequences along the keyboard / alphabet / digits, forwards or backwards
     for (const row of KEYBOARD_ROWS) {
       for (const seqRow of [row, [...row].reverse().join('')]) {
@@ -238,7 +349,11 @@ export const checkPasswordStrength = tool({
           let found = false;
           for (let s = 0; s + len <= seqRow.length; s++) {
             const idx = lower.indexOf(seqRow.slice(s, s + len));
-            if (idx !== -1) { markCheap(idx + 1, len - 1, 0.1, `keyboard or alphabet sequence "${password.slice(idx, idx + len)}"`); found = true; break; }
+            if (idx !== -1) {
+              markCheap(idx + 1, len - 1, 0.1, `keyboard or alphabet sequence "${password.slice(idx, idx + len)}"`);
+              found = true;
+              break;
+            }
           }
           if (found) break;
         }
@@ -256,7 +371,8 @@ export const checkPasswordStrength = tool({
     const feedback = [];
     if (isCommon) feedback.push('This is one of the most commonly used passwords; never use it.');
     if (chars.length < 12) feedback.push('Use at least 12 characters; length matters more than complexity.');
-    if ([checks.lowercase, checks.uppercase, checks.digits, checks.symbols].filter(Boolean).length < 3) feedback.push('Mix lowercase, uppercase, digits and symbols, or use a long passphrase of random words.');
+    if ([checks.lowercase, checks.uppercase, checks.digits, checks.symbols].filter(Boolean).length < 3)
+      feedback.push('Mix lowercase, uppercase, digits and symbols, or use a long passphrase of random words.');
     for (const p of [...new Set(patterns)].slice(0, 5)) feedback.push(`Avoid predictable patterns: ${p}.`);
     if (score >= 3 && feedback.length === 0) feedback.push('Strong password. Store it in a password manager.');
     const guesses = 2 ** Math.max(0, entropyBits - 1);
@@ -322,7 +438,10 @@ export const validateUuid = tool({
     additionalProperties: false,
   },
   async execute({ uuid }) {
-    const stripped = uuid.trim().replace(/^urn:uuid:/i, '').replace(/^\{(.*)\}$/, '$1');
+    const stripped = uuid
+      .trim()
+      .replace(/^urn:uuid:/i, '')
+      .replace(/^\{(.*)\}$/, '$1');
     let hex;
     if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(stripped)) hex = stripped.replace(/-/g, '').toLowerCase();
     else if (/^[0-9a-f]{32}$/i.test(stripped)) hex = stripped.toLowerCase();
@@ -338,9 +457,10 @@ export const validateUuid = tool({
       let ms = null;
       if (version === 7) ms = Number(BigInt('0x' + hex.slice(0, 12)));
       if (version === 1 || version === 6) {
-        const ticks = version === 1
-          ? (BigInt('0x' + hex.slice(13, 16)) << 48n) | (BigInt('0x' + hex.slice(8, 12)) << 32n) | BigInt('0x' + hex.slice(0, 8))
-          : (BigInt('0x' + hex.slice(0, 12)) << 12n) | BigInt('0x' + hex.slice(13, 16));
+        const ticks =
+          version === 1
+            ? (BigInt('0x' + hex.slice(13, 16)) << 48n) | (BigInt('0x' + hex.slice(8, 12)) << 32n) | BigInt('0x' + hex.slice(0, 8))
+            : (BigInt('0x' + hex.slice(0, 12)) << 12n) | BigInt('0x' + hex.slice(13, 16));
         ms = Number(ticks / 10000n) - 12219292800000;
       }
       if (ms !== null && Math.abs(ms) <= 8.64e15) timestamp = new Date(ms).toISOString();
@@ -366,7 +486,13 @@ export const generateSecureToken = tool({
     properties: {
       bytes: { type: 'integer', description: 'Random bytes per token (32 bytes = 256 bits).', minimum: 8, maximum: 1024, default: 32 },
       encoding: { type: 'string', description: 'Output encoding of each token.', enum: ['hex', 'base64', 'base64url', 'alphanumeric'], default: 'base64url' },
-      prefix: { type: 'string', description: 'Optional prefix added to each token, e.g. "sk_live_".', maxLength: 32, pattern: '^[A-Za-z0-9_.-]*$', default: '' },
+      prefix: {
+        type: 'string',
+        description: 'Optional prefix added to each token, e.g. "sk_live_".',
+        maxLength: 32,
+        pattern: '^[A-Za-z0-9_.-]*$',
+        default: '',
+      },
       count: { type: 'integer', description: 'How many tokens to generate.', minimum: 1, maximum: 100, default: 1 },
     },
     additionalProperties: false,

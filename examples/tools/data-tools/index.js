@@ -32,8 +32,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -49,7 +51,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -74,7 +82,6 @@ function tool({ description, inputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
 // ----------------------------------------------------------------------------- CSV
 function parseCsv(text, delimiter) {
   const rows = [];
@@ -86,20 +93,32 @@ function parseCsv(text, delimiter) {
   let quoteStartLine = 0;
   let i = 0;
   if (text.charCodeAt(0) === 0xfeff) i = 1; // BOM
-  const endField = () => { row.push({ value: field, quoted: wasQuoted }); field = ''; wasQuoted = false; };
-  const endRow = () => { endField(); rows.push({ fields: row, line }); row = []; };
+  const endField = () => {
+    row.push({ value: field, quoted: wasQuoted });
+    field = '';
+    wasQuoted = false;
+  };
+  const endRow = () => {
+    endField();
+    rows.push({ fields: row, line });
+    row = [];
+  };
   for (; i < text.length; i++) {
     const c = text[i];
     if (quoted) {
       if (c === '"') {
-        if (text[i + 1] === '"') { field += '"'; i++; }
-        else quoted = false;
+        if (text[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else quoted = false;
       } else {
         if (c === '\n') line++;
         field += c;
       }
     } else if (c === '"' && field === '' && !wasQuoted) {
-      quoted = true; wasQuoted = true; quoteStartLine = line;
+      quoted = true;
+      wasQuoted = true;
+      quoteStartLine = line;
     } else if (c === delimiter) {
       endField();
     } else if (c === '\n' || c === '\r') {
@@ -187,8 +206,17 @@ export const jsonToCsv = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      rows: { type: 'array', description: 'The records: objects (keys become columns) or arrays of values.', items: { description: 'One record: an object, or an array of values.' }, maxItems: 100000 },
-      columns: { type: 'array', description: 'Optional column order/subset; defaults to every key in order of first appearance.', items: { type: 'string', description: 'A column (object key).' } },
+      rows: {
+        type: 'array',
+        description: 'The records: objects (keys become columns) or arrays of values.',
+        items: { description: 'One record: an object, or an array of values.' },
+        maxItems: 100000,
+      },
+      columns: {
+        type: 'array',
+        description: 'Optional column order/subset; defaults to every key in order of first appearance.',
+        items: { type: 'string', description: 'A column (object key).' },
+      },
       delimiter: { type: 'string', description: 'Field delimiter.', enum: ['comma', 'semicolon', 'tab', 'pipe'], default: 'comma' },
       includeHeader: { type: 'boolean', description: 'Whether to write a header row with the column names.', default: true },
       lineEnding: { type: 'string', description: 'Line ending to use.', enum: ['lf', 'crlf'], default: 'lf' },
@@ -264,7 +292,12 @@ export const queryJson = tool({
     type: 'object',
     properties: {
       data: { description: 'The JSON value (object, array or scalar) to query.' },
-      path: { type: 'string', description: 'Dot/bracket path, e.g. "$.store.book[-1].title" or "orders[*].id". "$" alone selects the root.', minLength: 1, maxLength: 2000 },
+      path: {
+        type: 'string',
+        description: 'Dot/bracket path, e.g. "$.store.book[-1].title" or "orders[*].id". "$" alone selects the root.',
+        minLength: 1,
+        maxLength: 2000,
+      },
     },
     required: ['data', 'path'],
     additionalProperties: false,
@@ -283,7 +316,7 @@ export const queryJson = tool({
             const i = t.index < 0 ? value.length + t.index : t.index;
             if (i >= 0 && i < value.length) next.push({ path: fmtKey(p, i), value: value[i] });
           }
-        } else if (value && typeof value === 'object' && Object.prototype.hasOwnProperty.call(value, t.key)) {
+        } else if (value && typeof value === 'object' && Object.hasOwn(value, t.key)) {
           next.push({ path: fmtKey(p, Array.isArray(value) && /^\d+$/.test(t.key) ? Number(t.key) : t.key), value: value[t.key] });
         }
       }
@@ -292,7 +325,7 @@ export const queryJson = tool({
     const wildcard = tokens.some((t) => t.wildcard);
     return {
       found: current.length > 0,
-      value: wildcard ? current.map((m) => m.value) : current[0]?.value ?? null,
+      value: wildcard ? current.map((m) => m.value) : (current[0]?.value ?? null),
       count: current.length,
       matches: current,
     };
@@ -309,7 +342,7 @@ function deepEqual(a, b) {
   if (ka === 'array') return a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
   if (ka === 'object') {
     const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual(a[k], b[k]));
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
   }
   return false;
 }
@@ -318,10 +351,10 @@ function diff(a, b, path, out) {
   const ka = jsonKind(a);
   if (ka === jsonKind(b) && ka === 'object') {
     for (const k of Object.keys(a)) {
-      if (!Object.prototype.hasOwnProperty.call(b, k)) out.push({ op: 'remove', path: ptr(path, k), oldValue: a[k] });
+      if (!Object.hasOwn(b, k)) out.push({ op: 'remove', path: ptr(path, k), oldValue: a[k] });
       else diff(a[k], b[k], ptr(path, k), out);
     }
-    for (const k of Object.keys(b)) if (!Object.prototype.hasOwnProperty.call(a, k)) out.push({ op: 'add', path: ptr(path, k), value: b[k] });
+    for (const k of Object.keys(b)) if (!Object.hasOwn(a, k)) out.push({ op: 'add', path: ptr(path, k), value: b[k] });
     return;
   }
   if (ka === jsonKind(b) && ka === 'array') {
@@ -366,13 +399,33 @@ const FORMATS = {
   email: (s) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s),
   date: (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s + 'T00:00:00Z')) && new Date(s + 'T00:00:00Z').toISOString().startsWith(s),
   time: (s) => /^([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)?$/i.test(s),
-  'date-time': (s) => /^\d{4}-\d{2}-\d{2}[Tt ]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(Z|z|[+-]([01]\d|2[0-3]):[0-5]\d)$/.test(s) && !Number.isNaN(Date.parse(s)),
-  uri: (s) => { try { return /^[a-z][a-z0-9+.-]*:/i.test(s) && !!new URL(s); } catch { return false; } },
+  'date-time': (s) =>
+    /^\d{4}-\d{2}-\d{2}[Tt ]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(Z|z|[+-]([01]\d|2[0-3]):[0-5]\d)$/.test(s) && !Number.isNaN(Date.parse(s)),
+  uri: (s) => {
+    try {
+      return /^[a-z][a-z0-9+.-]*:/i.test(s) && !!new URL(s);
+    } catch {
+      return false;
+    }
+  },
   uuid: (s) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s),
   ipv4: (s) => /^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(s),
-  ipv6: (s) => { try { return s.includes(':') && new URL(`http://[${s}]`).hostname.length > 2; } catch { return false; } },
+  ipv6: (s) => {
+    try {
+      return s.includes(':') && new URL(`http://[${s}]`).hostname.length > 2;
+    } catch {
+      return false;
+    }
+  },
   hostname: (s) => s.length <= 253 && /^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*$/i.test(s),
-  regex: (s) => { try { new RegExp(s, 'u'); return true; } catch { return false; } },
+  regex: (s) => {
+    try {
+      new RegExp(s, 'u');
+      return true;
+    } catch {
+      return false;
+    }
+  },
 };
 
 function resolveRef(root, ref) {
@@ -391,7 +444,8 @@ function validate(schema, data, path, root, errors, depth = 0) {
   const err = (keyword, message) => errors.push({ instancePath: path, keyword, message });
   if (schema === true) return;
   if (schema === false) return err('false', 'no value is allowed here');
-  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) throw new Error(`Invalid schema at ${path || 'root'}: a schema must be an object or a boolean`);
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema))
+    throw new Error(`Invalid schema at ${path || 'root'}: a schema must be an object or a boolean`);
   if (schema.$ref !== undefined) validate(resolveRef(root, schema.$ref), data, path, root, errors, depth + 1);
   const kind = jsonKind(data);
   if (schema.type !== undefined) {
@@ -400,7 +454,8 @@ function validate(schema, data, path, root, errors, depth = 0) {
     if (!ok) return err('type', `must be ${types.join(' or ')}, got ${kind === 'number' && Number.isInteger(data) ? 'integer' : kind}`);
   }
   if (schema.const !== undefined && !deepEqual(schema.const, data)) err('const', `must be equal to ${JSON.stringify(schema.const)}`);
-  if (schema.enum !== undefined && !schema.enum.some((e) => deepEqual(e, data))) err('enum', `must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`);
+  if (schema.enum !== undefined && !schema.enum.some((e) => deepEqual(e, data)))
+    err('enum', `must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`);
   if (kind === 'string') {
     const len = [...data].length;
     if (schema.minLength !== undefined && len < schema.minLength) err('minLength', `must have at least ${schema.minLength} characters`);
@@ -422,15 +477,25 @@ function validate(schema, data, path, root, errors, depth = 0) {
     if (schema.minItems !== undefined && data.length < schema.minItems) err('minItems', `must have at least ${schema.minItems} items`);
     if (schema.maxItems !== undefined && data.length > schema.maxItems) err('maxItems', `must have at most ${schema.maxItems} items`);
     if (schema.uniqueItems) {
-      outer: for (let i = 0; i < data.length; i++) for (let j = i + 1; j < data.length; j++) {
-        if (deepEqual(data[i], data[j])) { err('uniqueItems', `must not contain duplicate items (items ${i} and ${j} are equal)`); break outer; }
-      }
+      outer: for (let i = 0; i < data.length; i++)
+        for (let j = i + 1; j < data.length; j++) {
+          if (deepEqual(data[i], data[j])) {
+            err('uniqueItems', `must not contain duplicate items (items ${i} and ${j} are equal)`);
+            break outer;
+          }
+        }
     }
     const prefix = schema.prefixItems ?? [];
-    prefix.forEach((s, i) => { if (i < data.length) validate(s, data[i], `${path}/${i}`, root, errors, depth + 1); });
+    prefix.forEach((s, i) => {
+      if (i < data.length) validate(s, data[i], `${path}/${i}`, root, errors, depth + 1);
+    });
     if (schema.items !== undefined) for (let i = prefix.length; i < data.length; i++) validate(schema.items, data[i], `${path}/${i}`, root, errors, depth + 1);
     if (schema.contains !== undefined) {
-      const n = data.filter((item) => { const e = []; validate(schema.contains, item, path, root, e, depth + 1); return e.length === 0; }).length;
+      const n = data.filter((item) => {
+        const e = [];
+        validate(schema.contains, item, path, root, e, depth + 1);
+        return e.length === 0;
+      }).length;
       const min = schema.minContains ?? 1;
       if (n < min) err('contains', `must contain at least ${min} matching item(s)`);
       if (schema.maxContains !== undefined && n > schema.maxContains) err('maxContains', `must contain at most ${schema.maxContains} matching item(s)`);
@@ -438,7 +503,7 @@ function validate(schema, data, path, root, errors, depth = 0) {
   }
   if (kind === 'object') {
     const keys = Object.keys(data);
-    for (const key of schema.required ?? []) if (!Object.prototype.hasOwnProperty.call(data, key)) err('required', `must have required property ${JSON.stringify(key)}`);
+    for (const key of schema.required ?? []) if (!Object.hasOwn(data, key)) err('required', `must have required property ${JSON.stringify(key)}`);
     if (schema.minProperties !== undefined && keys.length < schema.minProperties) err('minProperties', `must have at least ${schema.minProperties} properties`);
     if (schema.maxProperties !== undefined && keys.length > schema.maxProperties) err('maxProperties', `must have at most ${schema.maxProperties} properties`);
     const props = schema.properties ?? {};
@@ -446,8 +511,15 @@ function validate(schema, data, path, root, errors, depth = 0) {
     for (const key of keys) {
       const child = ptr(path, key);
       let matched = false;
-      if (Object.prototype.hasOwnProperty.call(props, key)) { matched = true; validate(props[key], data[key], child, root, errors, depth + 1); }
-      for (const [re, s] of patterns) if (re.test(key)) { matched = true; validate(s, data[key], child, root, errors, depth + 1); }
+      if (Object.hasOwn(props, key)) {
+        matched = true;
+        validate(props[key], data[key], child, root, errors, depth + 1);
+      }
+      for (const [re, s] of patterns)
+        if (re.test(key)) {
+          matched = true;
+          validate(s, data[key], child, root, errors, depth + 1);
+        }
       if (!matched && schema.additionalProperties !== undefined) {
         if (schema.additionalProperties === false) err('additionalProperties', `must not have additional property ${JSON.stringify(key)}`);
         else validate(schema.additionalProperties, data[key], child, root, errors, depth + 1);
@@ -455,10 +527,15 @@ function validate(schema, data, path, root, errors, depth = 0) {
     }
     if (schema.propertyNames !== undefined) for (const key of keys) validate(schema.propertyNames, key, ptr(path, key), root, errors, depth + 1);
     for (const [key, deps] of Object.entries(schema.dependentRequired ?? {})) {
-      if (key in data) for (const d of deps) if (!(d in data)) err('dependentRequired', `must have property ${JSON.stringify(d)} when ${JSON.stringify(key)} is present`);
+      if (key in data)
+        for (const d of deps) if (!(d in data)) err('dependentRequired', `must have property ${JSON.stringify(d)} when ${JSON.stringify(key)} is present`);
     }
   }
-  const sub = (s) => { const e = []; validate(s, data, path, root, e, depth + 1); return e; };
+  const sub = (s) => {
+    const e = [];
+    validate(s, data, path, root, e, depth + 1);
+    return e;
+  };
   if (schema.allOf) for (const s of schema.allOf) errors.push(...sub(s));
   if (schema.anyOf && !schema.anyOf.some((s) => sub(s).length === 0)) err('anyOf', 'must match at least one schema in anyOf');
   if (schema.oneOf) {
@@ -467,8 +544,9 @@ function validate(schema, data, path, root, errors, depth = 0) {
   }
   if (schema.not !== undefined && sub(schema.not).length === 0) err('not', 'must not match the schema in "not"');
   if (schema.if !== undefined) {
-    if (sub(schema.if).length === 0) { if (schema.then !== undefined) errors.push(...sub(schema.then)); }
-    else if (schema.else !== undefined) errors.push(...sub(schema.else));
+    if (sub(schema.if).length === 0) {
+      if (schema.then !== undefined) errors.push(...sub(schema.then));
+    } else if (schema.else !== undefined) errors.push(...sub(schema.else));
   }
 }
 
@@ -495,25 +573,211 @@ export const validateJsonSchema = tool({
 // factor: how many base units one unit is (length: metre, mass: kilogram, volume: litre, data: byte,
 // time: second, area: square metre, speed: metre per second)
 const UNITS = {
-  length: { base: 'm', units: { nm: 1e-9, um: 1e-6, mm: 1e-3, cm: 1e-2, dm: 0.1, m: 1, km: 1000, in: 0.0254, ft: 0.3048, yd: 0.9144, mi: 1609.344, nmi: 1852 } },
-  mass: { base: 'kg', units: { ug: 1e-9, mg: 1e-6, g: 1e-3, kg: 1, t: 1000, oz: 0.028349523125, lb: 0.45359237, st: 6.35029318, 'short ton': 907.18474, 'long ton': 1016.0469088 } },
-  volume: { base: 'l', units: { ml: 1e-3, cl: 1e-2, dl: 0.1, l: 1, m3: 1000, cm3: 1e-3, tsp: 0.00492892159375, tbsp: 0.01478676478125, floz: 0.0295735295625, cup: 0.2365882365, pt: 0.473176473, qt: 0.946352946, gal: 3.785411784, 'imp gal': 4.54609, 'imp pt': 0.56826125, ft3: 28.316846592, in3: 0.016387064 } },
-  data: { base: 'B', units: { bit: 0.125, B: 1, kB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12, PB: 1e15, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, TiB: 1024 ** 4, PiB: 1024 ** 5, kbit: 125, Mbit: 125e3, Gbit: 125e6 } },
+  length: {
+    base: 'm',
+    units: { nm: 1e-9, um: 1e-6, mm: 1e-3, cm: 1e-2, dm: 0.1, m: 1, km: 1000, in: 0.0254, ft: 0.3048, yd: 0.9144, mi: 1609.344, nmi: 1852 },
+  },
+  mass: {
+    base: 'kg',
+    units: {
+      ug: 1e-9,
+      mg: 1e-6,
+      g: 1e-3,
+      kg: 1,
+      t: 1000,
+      oz: 0.028349523125,
+      lb: 0.45359237,
+      st: 6.35029318,
+      'short ton': 907.18474,
+      'long ton': 1016.0469088,
+    },
+  },
+  volume: {
+    base: 'l',
+    units: {
+      ml: 1e-3,
+      cl: 1e-2,
+      dl: 0.1,
+      l: 1,
+      m3: 1000,
+      cm3: 1e-3,
+      tsp: 0.00492892159375,
+      tbsp: 0.01478676478125,
+      floz: 0.0295735295625,
+      cup: 0.2365882365,
+      pt: 0.473176473,
+      qt: 0.946352946,
+      gal: 3.785411784,
+      'imp gal': 4.54609,
+      'imp pt': 0.56826125,
+      ft3: 28.316846592,
+      in3: 0.016387064,
+    },
+  },
+  data: {
+    base: 'B',
+    units: {
+      bit: 0.125,
+      B: 1,
+      kB: 1e3,
+      MB: 1e6,
+      GB: 1e9,
+      TB: 1e12,
+      PB: 1e15,
+      KiB: 1024,
+      MiB: 1024 ** 2,
+      GiB: 1024 ** 3,
+      TiB: 1024 ** 4,
+      PiB: 1024 ** 5,
+      kbit: 125,
+      Mbit: 125e3,
+      Gbit: 125e6,
+    },
+  },
   time: { base: 's', units: { ns: 1e-9, us: 1e-6, ms: 1e-3, s: 1, min: 60, h: 3600, d: 86400, wk: 604800, yr: 31557600 } },
-  area: { base: 'm2', units: { mm2: 1e-6, cm2: 1e-4, m2: 1, km2: 1e6, ha: 1e4, in2: 0.00064516, ft2: 0.09290304, yd2: 0.83612736, acre: 4046.8564224, mi2: 2589988.110336 } },
+  area: {
+    base: 'm2',
+    units: { mm2: 1e-6, cm2: 1e-4, m2: 1, km2: 1e6, ha: 1e4, in2: 0.00064516, ft2: 0.09290304, yd2: 0.83612736, acre: 4046.8564224, mi2: 2589988.110336 },
+  },
   speed: { base: 'm/s', units: { 'm/s': 1, 'km/h': 1000 / 3600, mph: 0.44704, kn: 1852 / 3600, 'ft/s': 0.3048 } },
   temperature: { base: 'C', units: { C: null, F: null, K: null } },
 };
 const ALIASES = {
-  meter: 'm', metre: 'm', meters: 'm', metres: 'm', kilometer: 'km', kilometre: 'km', kilometers: 'km', kilometres: 'km', centimeter: 'cm', centimeters: 'cm', centimetre: 'cm', millimeter: 'mm', millimeters: 'mm', millimetre: 'mm', micrometer: 'um', 'µm': 'um', nanometer: 'nm',
-  inch: 'in', inches: 'in', '"': 'in', foot: 'ft', feet: 'ft', "'": 'ft', yard: 'yd', yards: 'yd', mile: 'mi', miles: 'mi', 'nautical mile': 'nmi', 'nautical miles': 'nmi',
-  gram: 'g', grams: 'g', kilogram: 'kg', kilograms: 'kg', kilo: 'kg', kilos: 'kg', milligram: 'mg', milligrams: 'mg', microgram: 'ug', 'µg': 'ug', tonne: 't', tonnes: 't', 'metric ton': 't', ounce: 'oz', ounces: 'oz', pound: 'lb', pounds: 'lb', lbs: 'lb', stone: 'st',
-  liter: 'l', litre: 'l', liters: 'l', litres: 'l', milliliter: 'ml', millilitre: 'ml', milliliters: 'ml', millilitres: 'ml', 'cubic meter': 'm3', 'm³': 'm3', 'cm³': 'cm3', cc: 'cm3', teaspoon: 'tsp', tablespoon: 'tbsp', 'fl oz': 'floz', 'fluid ounce': 'floz', cups: 'cup', pint: 'pt', quart: 'qt', gallon: 'gal', gallons: 'gal', 'us gal': 'gal', 'imperial gallon': 'imp gal', 'ft³': 'ft3', 'in³': 'in3',
-  byte: 'B', bytes: 'B', bits: 'bit', b: 'bit', kb: 'kB', KB: 'kB', kilobyte: 'kB', megabyte: 'MB', gigabyte: 'GB', terabyte: 'TB', petabyte: 'PB', kibibyte: 'KiB', mebibyte: 'MiB', gibibyte: 'GiB', tebibyte: 'TiB', Kb: 'kbit', Mb: 'Mbit', Gb: 'Gbit',
-  second: 's', seconds: 's', sec: 's', millisecond: 'ms', milliseconds: 'ms', microsecond: 'us', 'µs': 'us', nanosecond: 'ns', minute: 'min', minutes: 'min', hour: 'h', hours: 'h', hr: 'h', day: 'd', days: 'd', week: 'wk', weeks: 'wk', year: 'yr', years: 'yr',
-  'm²': 'm2', 'km²': 'km2', 'cm²': 'cm2', 'mm²': 'mm2', 'ft²': 'ft2', 'in²': 'in2', 'yd²': 'yd2', 'mi²': 'mi2', hectare: 'ha', hectares: 'ha', acres: 'acre',
-  kph: 'km/h', kmh: 'km/h', knot: 'kn', knots: 'kn', kt: 'kn', mps: 'm/s',
-  celsius: 'C', '°c': 'C', c: 'C', fahrenheit: 'F', '°f': 'F', f: 'F', kelvin: 'K', k: 'K',
+  meter: 'm',
+  metre: 'm',
+  meters: 'm',
+  metres: 'm',
+  kilometer: 'km',
+  kilometre: 'km',
+  kilometers: 'km',
+  kilometres: 'km',
+  centimeter: 'cm',
+  centimeters: 'cm',
+  centimetre: 'cm',
+  millimeter: 'mm',
+  millimeters: 'mm',
+  millimetre: 'mm',
+  micrometer: 'um',
+  µm: 'um',
+  nanometer: 'nm',
+  inch: 'in',
+  inches: 'in',
+  '"': 'in',
+  foot: 'ft',
+  feet: 'ft',
+  "'": 'ft',
+  yard: 'yd',
+  yards: 'yd',
+  mile: 'mi',
+  miles: 'mi',
+  'nautical mile': 'nmi',
+  'nautical miles': 'nmi',
+  gram: 'g',
+  grams: 'g',
+  kilogram: 'kg',
+  kilograms: 'kg',
+  kilo: 'kg',
+  kilos: 'kg',
+  milligram: 'mg',
+  milligrams: 'mg',
+  microgram: 'ug',
+  µg: 'ug',
+  tonne: 't',
+  tonnes: 't',
+  'metric ton': 't',
+  ounce: 'oz',
+  ounces: 'oz',
+  pound: 'lb',
+  pounds: 'lb',
+  lbs: 'lb',
+  stone: 'st',
+  liter: 'l',
+  litre: 'l',
+  liters: 'l',
+  litres: 'l',
+  milliliter: 'ml',
+  millilitre: 'ml',
+  milliliters: 'ml',
+  millilitres: 'ml',
+  'cubic meter': 'm3',
+  'm³': 'm3',
+  'cm³': 'cm3',
+  cc: 'cm3',
+  teaspoon: 'tsp',
+  tablespoon: 'tbsp',
+  'fl oz': 'floz',
+  'fluid ounce': 'floz',
+  cups: 'cup',
+  pint: 'pt',
+  quart: 'qt',
+  gallon: 'gal',
+  gallons: 'gal',
+  'us gal': 'gal',
+  'imperial gallon': 'imp gal',
+  'ft³': 'ft3',
+  'in³': 'in3',
+  byte: 'B',
+  bytes: 'B',
+  bits: 'bit',
+  b: 'bit',
+  kb: 'kB',
+  KB: 'kB',
+  kilobyte: 'kB',
+  megabyte: 'MB',
+  gigabyte: 'GB',
+  terabyte: 'TB',
+  petabyte: 'PB',
+  kibibyte: 'KiB',
+  mebibyte: 'MiB',
+  gibibyte: 'GiB',
+  tebibyte: 'TiB',
+  Kb: 'kbit',
+  Mb: 'Mbit',
+  Gb: 'Gbit',
+  second: 's',
+  seconds: 's',
+  sec: 's',
+  millisecond: 'ms',
+  milliseconds: 'ms',
+  microsecond: 'us',
+  µs: 'us',
+  nanosecond: 'ns',
+  minute: 'min',
+  minutes: 'min',
+  hour: 'h',
+  hours: 'h',
+  hr: 'h',
+  day: 'd',
+  days: 'd',
+  week: 'wk',
+  weeks: 'wk',
+  year: 'yr',
+  years: 'yr',
+  'm²': 'm2',
+  'km²': 'km2',
+  'cm²': 'cm2',
+  'mm²': 'mm2',
+  'ft²': 'ft2',
+  'in²': 'in2',
+  'yd²': 'yd2',
+  'mi²': 'mi2',
+  hectare: 'ha',
+  hectares: 'ha',
+  acres: 'acre',
+  kph: 'km/h',
+  kmh: 'km/h',
+  knot: 'kn',
+  knots: 'kn',
+  kt: 'kn',
+  mps: 'm/s',
+  celsius: 'C',
+  '°c': 'C',
+  c: 'C',
+  fahrenheit: 'F',
+  '°f': 'F',
+  f: 'F',
+  kelvin: 'K',
+  k: 'K',
 };
 function resolveUnit(raw) {
   const candidates = [raw.trim(), ALIASES[raw.trim()], ALIASES[raw.trim().toLowerCase()]];
@@ -526,7 +790,11 @@ function resolveUnit(raw) {
     const hit = Object.keys(def.units).find((u) => u.toLowerCase() === raw.trim().toLowerCase());
     if (hit) return { unit: hit, category };
   }
-  throw new Error(`Unknown unit ${JSON.stringify(raw)}. Supported: ${Object.entries(UNITS).map(([c, d]) => `${c} (${Object.keys(d.units).join(', ')})`).join('; ')}`);
+  throw new Error(
+    `Unknown unit ${JSON.stringify(raw)}. Supported: ${Object.entries(UNITS)
+      .map(([c, d]) => `${c} (${Object.keys(d.units).join(', ')})`)
+      .join('; ')}`,
+  );
 }
 const toCelsius = { C: (v) => v, F: (v) => ((v - 32) * 5) / 9, K: (v) => v - 273.15 };
 const fromCelsius = { C: (v) => v, F: (v) => (v * 9) / 5 + 32, K: (v) => v + 273.15 };

@@ -32,8 +32,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -49,7 +51,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -74,7 +82,6 @@ function tool({ description, inputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
 // ----------------------------------------------------------------------------- time-zone helpers
 const DAY_MS = 86400000;
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
@@ -84,9 +91,20 @@ const formatters = new Map();
 function checkTimeZone(tz) {
   if (formatters.has(tz)) return tz;
   try {
-    formatters.set(tz, new Intl.DateTimeFormat('en-US', {
-      timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric', era: 'short',
-    }));
+    formatters.set(
+      tz,
+      new Intl.DateTimeFormat('en-US', {
+        timeZone: tz,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+        era: 'short',
+      }),
+    );
   } catch {
     throw new Error(`Unknown time zone ${JSON.stringify(tz)}; use an IANA name such as "UTC", "Europe/Berlin" or "America/New_York"`);
   }
@@ -108,7 +126,15 @@ function wallOf(t, tz) {
   let year = Number(parts.year);
   if (parts.era === 'BC' || parts.era === 'B') year = 1 - year;
   const ms = ((t % 1000) + 1000) % 1000;
-  return { year, month: Number(parts.month), day: Number(parts.day), hour: Number(parts.hour) % 24, minute: Number(parts.minute), second: Number(parts.second), millisecond: ms };
+  return {
+    year,
+    month: Number(parts.month),
+    day: Number(parts.day),
+    hour: Number(parts.hour) % 24,
+    minute: Number(parts.minute),
+    second: Number(parts.second),
+    millisecond: ms,
+  };
 }
 const wallMs = (w) => utcMs(w.year, w.month, w.day, w.hour, w.minute, w.second, w.millisecond);
 const offsetMs = (t, tz) => wallMs(wallOf(t, tz)) - t;
@@ -150,14 +176,17 @@ function parseDate(input, tz, name = 'date') {
   if (m) {
     const [y, mo, d, h = 0, mi = 0, sec = 0] = m.slice(1, 7).map((v) => (v === undefined ? 0 : Number(v)));
     const ms = m[7] ? Number(m[7].padEnd(3, '0').slice(0, 3)) : 0;
-    if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || sec > 59) throw new Error(`"${name}" is not a valid calendar date/time: ${JSON.stringify(input)}`);
+    if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || sec > 59)
+      throw new Error(`"${name}" is not a valid calendar date/time: ${JSON.stringify(input)}`);
     return wallToInstant({ year: y, month: mo, day: d, hour: h, minute: mi, second: sec, millisecond: ms }, tz);
   }
   if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(s) || /^[A-Za-z]{3},? /.test(s)) {
     const t = Date.parse(s.replace(' ', 'T').replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
     if (!Number.isNaN(t)) return t;
   }
-  throw new Error(`"${name}" must be an ISO 8601 date or date-time such as "2024-03-10", "2024-03-10T14:30" or "2024-03-10T14:30:00Z"; got ${JSON.stringify(input)}`);
+  throw new Error(
+    `"${name}" must be an ISO 8601 date or date-time such as "2024-03-10", "2024-03-10T14:30" or "2024-03-10T14:30:00Z"; got ${JSON.stringify(input)}`,
+  );
 }
 
 const isLeap = (y) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
@@ -166,15 +195,19 @@ const daysInMonth = (y, m) => [31, isLeap(y) ? 29 : 28, 31, 30, 31, 30, 31, 31, 
 function addCalendar(w, years, months, days) {
   const total = w.year * 12 + (w.month - 1) + years * 12 + months;
   const year = Math.floor(total / 12);
-  const month = (total % 12 + 12) % 12 + 1;
+  const month = (((total % 12) + 12) % 12) + 1;
   const day = Math.min(w.day, daysInMonth(year, month));
   const d = new Date(utcMs(year, month, day) + days * DAY_MS);
   return { ...w, year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
 }
 
 function parseDuration(s) {
-  const m = /^([+-])?P(?:(\d+(?:\.\d+)?)Y)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i.exec(s.trim());
-  if (!m || /^[+-]?PT?$/i.test(s.trim())) throw new Error(`"duration" must be an ISO 8601 duration such as "P1D", "PT90M", "P1Y2M3DT4H5M6S" or "-P2W"; got ${JSON.stringify(s)}`);
+  const m =
+    /^([+-])?P(?:(\d+(?:\.\d+)?)Y)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i.exec(
+      s.trim(),
+    );
+  if (!m || /^[+-]?PT?$/i.test(s.trim()))
+    throw new Error(`"duration" must be an ISO 8601 duration such as "P1D", "PT90M", "P1Y2M3DT4H5M6S" or "-P2W"; got ${JSON.stringify(s)}`);
   const sign = m[1] === '-' ? -1 : 1;
   const [years, months, weeks, days, hours, minutes, seconds] = m.slice(2).map((v) => (v === undefined ? 0 : Number(v)));
   if (![years, months, weeks, days].every(Number.isInteger)) throw new Error('Years, months, weeks and days in "duration" must be whole numbers');
@@ -189,7 +222,12 @@ function formatDuration({ years = 0, months = 0, days = 0, hours = 0, minutes = 
   return (negative ? '-' : '') + 'P' + (body || 'T0S');
 }
 
-const tzProp = { type: 'string', description: 'IANA time zone used for wall-clock and calendar arithmetic, e.g. "Europe/Paris".', default: 'UTC', maxLength: 64 };
+const tzProp = {
+  type: 'string',
+  description: 'IANA time zone used for wall-clock and calendar arithmetic, e.g. "Europe/Paris".',
+  default: 'UTC',
+  maxLength: 64,
+};
 
 export const addDuration = tool({
   description:
@@ -197,7 +235,12 @@ export const addDuration = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      date: { type: 'string', description: 'Start date/time in ISO 8601, e.g. "2024-01-31" or "2024-03-09T12:00:00-05:00", or "now".', minLength: 1, maxLength: 64 },
+      date: {
+        type: 'string',
+        description: 'Start date/time in ISO 8601, e.g. "2024-01-31" or "2024-03-09T12:00:00-05:00", or "now".',
+        minLength: 1,
+        maxLength: 64,
+      },
       duration: { type: 'string', description: 'ISO 8601 duration, e.g. "P1M", "PT36H", "P1Y2M10DT2H30M", "-P1W".', minLength: 2, maxLength: 64 },
       subtract: { type: 'boolean', description: 'Subtract the duration instead of adding it.', default: false },
       timeZone: tzProp,
@@ -233,7 +276,12 @@ export const dateDifference = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      start: { type: 'string', description: 'Start date/time in ISO 8601, e.g. "2024-03-09T12:00" (read in timeZone when it has no offset).', minLength: 1, maxLength: 64 },
+      start: {
+        type: 'string',
+        description: 'Start date/time in ISO 8601, e.g. "2024-03-09T12:00" (read in timeZone when it has no offset).',
+        minLength: 1,
+        maxLength: 64,
+      },
       end: { type: 'string', description: 'End date/time in ISO 8601.', minLength: 1, maxLength: 64 },
       timeZone: tzProp,
     },
@@ -255,12 +303,18 @@ export const dateDifference = tool({
     let days = Math.max(0, Math.round((utcMs(whi.year, whi.month, whi.day) - utcMs(afterMonths.year, afterMonths.month, afterMonths.day)) / DAY_MS));
     while (days > 0 && wallToInstant(addCalendar(afterMonths, 0, 0, days), timeZone) > hi) days--;
     let rest = hi - wallToInstant(addCalendar(afterMonths, 0, 0, days), timeZone);
-    const hours = Math.floor(rest / 3600000); rest -= hours * 3600000;
-    const minutes = Math.floor(rest / 60000); rest -= minutes * 60000;
+    const hours = Math.floor(rest / 3600000);
+    rest -= hours * 3600000;
+    const minutes = Math.floor(rest / 60000);
+    rest -= minutes * 60000;
     const seconds = rest / 1000;
     const breakdown = { years: Math.floor(months / 12), months: months % 12, days, hours, minutes, seconds };
     const ms = b - a;
-    const calendarDays = Math.round((utcMs(wallOf(b, timeZone).year, wallOf(b, timeZone).month, wallOf(b, timeZone).day) - utcMs(wallOf(a, timeZone).year, wallOf(a, timeZone).month, wallOf(a, timeZone).day)) / DAY_MS);
+    const calendarDays = Math.round(
+      (utcMs(wallOf(b, timeZone).year, wallOf(b, timeZone).month, wallOf(b, timeZone).day) -
+        utcMs(wallOf(a, timeZone).year, wallOf(a, timeZone).month, wallOf(a, timeZone).day)) /
+        DAY_MS,
+    );
     const r = (x) => Math.round(x * 1e6) / 1e6;
     let businessDays = 0;
     for (let k = 0, step = Math.sign(calendarDays), n = Math.abs(calendarDays); k < n && n <= 200000; k++) {
@@ -302,7 +356,12 @@ export const dateInfo = tool({
     properties: {
       date: { type: 'string', description: 'Date or date-time in ISO 8601, e.g. "2024-12-30", or "now".', minLength: 1, maxLength: 64 },
       timeZone: tzProp,
-      locale: { type: 'string', description: 'BCP 47 locale for the human-readable "formatted" field, e.g. "en-US" or "de-DE".', default: 'en-US', maxLength: 35 },
+      locale: {
+        type: 'string',
+        description: 'BCP 47 locale for the human-readable "formatted" field, e.g. "en-US" or "de-DE".',
+        default: 'en-US',
+        maxLength: 35,
+      },
     },
     required: ['date'],
     additionalProperties: false,
@@ -357,8 +416,13 @@ const CRON_FIELDS = [
   { name: 'dayOfWeek', min: 0, max: 7, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] },
 ];
 const MACROS = {
-  '@yearly': '0 0 1 1 *', '@annually': '0 0 1 1 *', '@monthly': '0 0 1 * *', '@weekly': '0 0 * * 0',
-  '@daily': '0 0 * * *', '@midnight': '0 0 * * *', '@hourly': '0 * * * *',
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
 };
 
 function parseCron(expression) {
@@ -374,8 +438,9 @@ function parseCron(expression) {
     const values = new Set();
     const num = (token) => {
       const up = token.toUpperCase();
-      if (f.names && f.names.includes(up)) return f.names.indexOf(up) + (f.name === 'month' ? 1 : 0);
-      if (!/^\d+$/.test(token)) throw new Error(`Invalid value ${JSON.stringify(token)} in the ${f.name} field${/[LW#]/i.test(token) ? ' (L, W and # are not supported)' : ''}`);
+      if (f.names?.includes(up)) return f.names.indexOf(up) + (f.name === 'month' ? 1 : 0);
+      if (!/^\d+$/.test(token))
+        throw new Error(`Invalid value ${JSON.stringify(token)} in the ${f.name} field${/[LW#]/i.test(token) ? ' (L, W and # are not supported)' : ''}`);
       const n = Number(token);
       if (n < f.min || n > f.max) throw new Error(`Value ${n} is out of range ${f.min}-${f.max} in the ${f.name} field`);
       return n;
@@ -388,8 +453,10 @@ function parseCron(expression) {
       if (step < 1) throw new Error(`Step must be at least 1 in the ${f.name} field`);
       let lo;
       let hi;
-      if (m[1] === '*' || m[1] === '?') { lo = f.min; hi = f.name === 'dayOfWeek' ? 6 : f.max; }
-      else {
+      if (m[1] === '*' || m[1] === '?') {
+        lo = f.min;
+        hi = f.name === 'dayOfWeek' ? 6 : f.max;
+      } else {
         lo = num(m[1]);
         hi = m[2] !== undefined ? num(m[2]) : m[3] !== undefined ? (f.name === 'dayOfWeek' ? 6 : f.max) : lo;
       }
@@ -402,23 +469,24 @@ function parseCron(expression) {
   return { expression: expr, expanded, fields };
 }
 
-const ordinal = (n) => `${n}${[11, 12, 13].includes(n % 100) ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' })[n % 10] ?? 'th'}`;
 function listText(items) {
   return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 function fieldText(field, unitName, label) {
   // describe the raw syntax piece by piece: "every 15 minutes", "Monday through Friday", "1, 15"
-  return listText(field.raw.split(',').map((item) => {
-    const m = /^(\*|\?|[^/-]+)(?:-([^/]+))?(?:\/(\d+))?$/.exec(item);
-    const name = (v) => label(v);
-    if (m[1] === '*' || m[1] === '?') return m[3] ? `every ${m[3]} ${unitName}s` : `every ${unitName}`;
-    const def = CRON_FIELDS.find((f) => f.name === field.name);
-    const toNum = (tok) => (def.names && def.names.includes(tok.toUpperCase()) ? def.names.indexOf(tok.toUpperCase()) + (def.name === 'month' ? 1 : 0) : Number(tok));
-    const lo = toNum(m[1]);
-    if (m[2] !== undefined) return `${m[3] ? `every ${m[3]} ${unitName}s from ` : ''}${name(lo)} through ${name(toNum(m[2]))}`;
-    if (m[3]) return `every ${m[3]} ${unitName}s starting at ${name(lo)}`;
-    return name(lo);
-  }));
+  return listText(
+    field.raw.split(',').map((item) => {
+      const m = /^(\*|\?|[^/-]+)(?:-([^/]+))?(?:\/(\d+))?$/.exec(item);
+      const name = (v) => label(v);
+      if (m[1] === '*' || m[1] === '?') return m[3] ? `every ${m[3]} ${unitName}s` : `every ${unitName}`;
+      const def = CRON_FIELDS.find((f) => f.name === field.name);
+      const toNum = (tok) => (def.names?.includes(tok.toUpperCase()) ? def.names.indexOf(tok.toUpperCase()) + (def.name === 'month' ? 1 : 0) : Number(tok));
+      const lo = toNum(m[1]);
+      if (m[2] !== undefined) return `${m[3] ? `every ${m[3]} ${unitName}s from ` : ''}${name(lo)} through ${name(toNum(m[2]))}`;
+      if (m[3]) return `every ${m[3]} ${unitName}s starting at ${name(lo)}`;
+      return name(lo);
+    }),
+  );
 }
 
 function describeCron(parsed) {

@@ -33,8 +33,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -50,7 +52,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -75,16 +83,29 @@ function tool({ description, inputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
 export const parseFilePath = tool({
   description:
     'Parses a file path (POSIX or Windows) into directory, file name, base name and extension, normalizes it, splits its segments, and can join or resolve it against a base directory.',
   inputSchema: {
     type: 'object',
     properties: {
-      path: { type: 'string', description: 'The file path, e.g. "/var/log/../www/site/index.html" or "C:\\\\Users\\\\me\\\\report.final.pdf".', minLength: 1, maxLength: 10000 },
-      style: { type: 'string', description: 'Path rules to use; "auto" picks Windows when the path has a drive letter or backslashes.', enum: ['auto', 'posix', 'windows'], default: 'auto' },
-      relativeTo: { type: 'string', description: 'Optional base directory; the result includes the path resolved against it and the path relative to it.', maxLength: 10000 },
+      path: {
+        type: 'string',
+        description: 'The file path, e.g. "/var/log/../www/site/index.html" or "C:\\\\Users\\\\me\\\\report.final.pdf".',
+        minLength: 1,
+        maxLength: 10000,
+      },
+      style: {
+        type: 'string',
+        description: 'Path rules to use; "auto" picks Windows when the path has a drive letter or backslashes.',
+        enum: ['auto', 'posix', 'windows'],
+        default: 'auto',
+      },
+      relativeTo: {
+        type: 'string',
+        description: 'Optional base directory; the result includes the path resolved against it and the path relative to it.',
+        maxLength: 10000,
+      },
     },
     required: ['path'],
     additionalProperties: false,
@@ -122,30 +143,136 @@ export const parseFilePath = tool({
 });
 
 const MIME = {
-  txt: 'text/plain', text: 'text/plain', log: 'text/plain', md: 'text/markdown', markdown: 'text/markdown', csv: 'text/csv', tsv: 'text/tab-separated-values',
-  html: 'text/html', htm: 'text/html', css: 'text/css', js: 'text/javascript', mjs: 'text/javascript', cjs: 'text/javascript', ts: 'video/mp2t', xml: 'application/xml',
-  json: 'application/json', jsonld: 'application/ld+json', map: 'application/json', yaml: 'application/yaml', yml: 'application/yaml', toml: 'application/toml',
-  ics: 'text/calendar', vcf: 'text/vcard', rtf: 'application/rtf', sql: 'application/sql', sh: 'application/x-sh', py: 'text/x-python', rb: 'text/x-ruby',
-  java: 'text/x-java-source', c: 'text/x-c', h: 'text/x-c', cpp: 'text/x-c++', go: 'text/x-go', rs: 'text/x-rust', php: 'application/x-httpd-php',
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', avif: 'image/avif', svg: 'image/svg+xml', ico: 'image/vnd.microsoft.icon',
-  bmp: 'image/bmp', tif: 'image/tiff', tiff: 'image/tiff', heic: 'image/heic', heif: 'image/heif', psd: 'image/vnd.adobe.photoshop',
-  mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', oga: 'audio/ogg', flac: 'audio/flac', aac: 'audio/aac', m4a: 'audio/mp4', opus: 'audio/opus', mid: 'audio/midi', midi: 'audio/midi', weba: 'audio/webm',
-  mp4: 'video/mp4', m4v: 'video/mp4', webm: 'video/webm', ogv: 'video/ogg', mov: 'video/quicktime', avi: 'video/x-msvideo', mkv: 'video/x-matroska', mpeg: 'video/mpeg', '3gp': 'video/3gpp',
-  pdf: 'application/pdf', doc: 'application/msword', docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  xls: 'application/vnd.ms-excel', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', ppt: 'application/vnd.ms-powerpoint',
-  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation', odt: 'application/vnd.oasis.opendocument.text',
-  ods: 'application/vnd.oasis.opendocument.spreadsheet', odp: 'application/vnd.oasis.opendocument.presentation', epub: 'application/epub+zip',
-  zip: 'application/zip', gz: 'application/gzip', tgz: 'application/gzip', tar: 'application/x-tar', bz2: 'application/x-bzip2', xz: 'application/x-xz',
-  '7z': 'application/x-7z-compressed', rar: 'application/vnd.rar', zst: 'application/zstd', jar: 'application/java-archive', apk: 'application/vnd.android.package-archive',
-  wasm: 'application/wasm', exe: 'application/vnd.microsoft.portable-executable', dll: 'application/vnd.microsoft.portable-executable', msi: 'application/x-msdownload',
-  dmg: 'application/x-apple-diskimage', iso: 'application/x-iso9660-image', deb: 'application/vnd.debian.binary-package', rpm: 'application/x-rpm',
-  woff: 'font/woff', woff2: 'font/woff2', ttf: 'font/ttf', otf: 'font/otf', eot: 'application/vnd.ms-fontobject',
-  sqlite: 'application/vnd.sqlite3', db: 'application/vnd.sqlite3', parquet: 'application/vnd.apache.parquet', bin: 'application/octet-stream',
-  eml: 'message/rfc822', msg: 'application/vnd.ms-outlook', pem: 'application/x-pem-file', crt: 'application/x-x509-ca-cert', p12: 'application/x-pkcs12',
+  txt: 'text/plain',
+  text: 'text/plain',
+  log: 'text/plain',
+  md: 'text/markdown',
+  markdown: 'text/markdown',
+  csv: 'text/csv',
+  tsv: 'text/tab-separated-values',
+  html: 'text/html',
+  htm: 'text/html',
+  css: 'text/css',
+  js: 'text/javascript',
+  mjs: 'text/javascript',
+  cjs: 'text/javascript',
+  ts: 'video/mp2t',
+  xml: 'application/xml',
+  json: 'application/json',
+  jsonld: 'application/ld+json',
+  map: 'application/json',
+  yaml: 'application/yaml',
+  yml: 'application/yaml',
+  toml: 'application/toml',
+  ics: 'text/calendar',
+  vcf: 'text/vcard',
+  rtf: 'application/rtf',
+  sql: 'application/sql',
+  sh: 'application/x-sh',
+  py: 'text/x-python',
+  rb: 'text/x-ruby',
+  java: 'text/x-java-source',
+  c: 'text/x-c',
+  h: 'text/x-c',
+  cpp: 'text/x-c++',
+  go: 'text/x-go',
+  rs: 'text/x-rust',
+  php: 'application/x-httpd-php',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  avif: 'image/avif',
+  svg: 'image/svg+xml',
+  ico: 'image/vnd.microsoft.icon',
+  bmp: 'image/bmp',
+  tif: 'image/tiff',
+  tiff: 'image/tiff',
+  heic: 'image/heic',
+  heif: 'image/heif',
+  psd: 'image/vnd.adobe.photoshop',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  ogg: 'audio/ogg',
+  oga: 'audio/ogg',
+  flac: 'audio/flac',
+  aac: 'audio/aac',
+  m4a: 'audio/mp4',
+  opus: 'audio/opus',
+  mid: 'audio/midi',
+  midi: 'audio/midi',
+  weba: 'audio/webm',
+  mp4: 'video/mp4',
+  m4v: 'video/mp4',
+  webm: 'video/webm',
+  ogv: 'video/ogg',
+  mov: 'video/quicktime',
+  avi: 'video/x-msvideo',
+  mkv: 'video/x-matroska',
+  mpeg: 'video/mpeg',
+  '3gp': 'video/3gpp',
+  pdf: 'application/pdf',
+  doc: 'application/msword',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  xls: 'application/vnd.ms-excel',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  ppt: 'application/vnd.ms-powerpoint',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  odt: 'application/vnd.oasis.opendocument.text',
+  ods: 'application/vnd.oasis.opendocument.spreadsheet',
+  odp: 'application/vnd.oasis.opendocument.presentation',
+  epub: 'application/epub+zip',
+  zip: 'application/zip',
+  gz: 'application/gzip',
+  tgz: 'application/gzip',
+  tar: 'application/x-tar',
+  bz2: 'application/x-bzip2',
+  xz: 'application/x-xz',
+  '7z': 'application/x-7z-compressed',
+  rar: 'application/vnd.rar',
+  zst: 'application/zstd',
+  jar: 'application/java-archive',
+  apk: 'application/vnd.android.package-archive',
+  wasm: 'application/wasm',
+  exe: 'application/vnd.microsoft.portable-executable',
+  dll: 'application/vnd.microsoft.portable-executable',
+  msi: 'application/x-msdownload',
+  dmg: 'application/x-apple-diskimage',
+  iso: 'application/x-iso9660-image',
+  deb: 'application/vnd.debian.binary-package',
+  rpm: 'application/x-rpm',
+  woff: 'font/woff',
+  woff2: 'font/woff2',
+  ttf: 'font/ttf',
+  otf: 'font/otf',
+  eot: 'application/vnd.ms-fontobject',
+  sqlite: 'application/vnd.sqlite3',
+  db: 'application/vnd.sqlite3',
+  parquet: 'application/vnd.apache.parquet',
+  bin: 'application/octet-stream',
+  eml: 'message/rfc822',
+  msg: 'application/vnd.ms-outlook',
+  pem: 'application/x-pem-file',
+  crt: 'application/x-x509-ca-cert',
+  p12: 'application/x-pkcs12',
 };
-const mimeCategory = (m) => (m.startsWith('image/') ? 'image' : m.startsWith('audio/') ? 'audio' : m.startsWith('video/') ? 'video' : m.startsWith('font/') ? 'font'
-  : m.startsWith('text/') || /json|xml|yaml|toml|javascript|sql|x-sh|php/.test(m) ? 'text' : /zip|gzip|tar|bzip|xz|7z|rar|zstd|archive/.test(m) ? 'archive'
-  : /pdf|word|excel|powerpoint|opendocument|officedocument|rtf|epub/.test(m) ? 'document' : 'binary');
+const mimeCategory = (m) =>
+  m.startsWith('image/')
+    ? 'image'
+    : m.startsWith('audio/')
+      ? 'audio'
+      : m.startsWith('video/')
+        ? 'video'
+        : m.startsWith('font/')
+          ? 'font'
+          : m.startsWith('text/') || /json|xml|yaml|toml|javascript|sql|x-sh|php/.test(m)
+            ? 'text'
+            : /zip|gzip|tar|bzip|xz|7z|rar|zstd|archive/.test(m)
+              ? 'archive'
+              : /pdf|word|excel|powerpoint|opendocument|officedocument|rtf|epub/.test(m)
+                ? 'document'
+                : 'binary';
 
 export const lookupMimeType = tool({
   description:
@@ -154,7 +281,12 @@ export const lookupMimeType = tool({
     type: 'object',
     properties: {
       fileName: { type: 'string', description: 'A file name, path or extension, e.g. "photo.JPG", "archive.tar.gz" or "svg".', minLength: 1, maxLength: 1000 },
-      mimeType: { type: 'string', description: 'Alternatively, a MIME type to find the extensions for, e.g. "application/json".', minLength: 3, maxLength: 200 },
+      mimeType: {
+        type: 'string',
+        description: 'Alternatively, a MIME type to find the extensions for, e.g. "application/json".',
+        minLength: 3,
+        maxLength: 200,
+      },
     },
     additionalProperties: false,
   },
@@ -195,7 +327,12 @@ export const formatFileSize = tool({
     type: 'object',
     properties: {
       bytes: { type: 'number', description: 'The size in bytes.', minimum: 0 },
-      standard: { type: 'string', description: '"si" for kB/MB/GB (powers of 1000) or "iec" for KiB/MiB/GiB (powers of 1024).', enum: ['si', 'iec'], default: 'si' },
+      standard: {
+        type: 'string',
+        description: '"si" for kB/MB/GB (powers of 1000) or "iec" for KiB/MiB/GiB (powers of 1024).',
+        enum: ['si', 'iec'],
+        default: 'si',
+      },
       decimals: { type: 'integer', description: 'Maximum decimal places.', minimum: 0, maximum: 10, default: 2 },
     },
     required: ['bytes'],
@@ -206,7 +343,10 @@ export const formatFileSize = tool({
     const units = standard === 'iec' ? IEC : SI;
     let i = bytes < 1 ? 0 : Math.min(units.length - 1, Math.floor(Math.log(bytes) / Math.log(base)));
     let value = Number((bytes / base ** i).toFixed(decimals));
-    if (value >= base && i < units.length - 1) { i++; value = Number((bytes / base ** i).toFixed(decimals)); }
+    if (value >= base && i < units.length - 1) {
+      i++;
+      value = Number((bytes / base ** i).toFixed(decimals));
+    }
     return { formatted: `${value} ${units[i]}`, value, unit: units[i], bytes };
   },
 });
@@ -232,11 +372,21 @@ export const parseFileSize = tool({
     const prefixes = { '': 0, k: 1, m: 2, g: 3, t: 4, p: 5, e: 6 };
     let multiplier;
     let interpreted;
-    if (u === '' || u === 'b' || u === 'byte' || u === 'bytes') { multiplier = 1; interpreted = 'B'; }
-    else if (/^[kmgtpe]ib$/.test(u)) { multiplier = 1024 ** prefixes[u[0]]; interpreted = IEC[prefixes[u[0]]]; }
-    else if (/^[kmgtpe]b$/.test(u) || /^(kilo|mega|giga|tera|peta|exa)bytes?$/.test(u)) { const p = prefixes[u[0]]; multiplier = 1000 ** p; interpreted = SI[p]; }
-    else if (/^[kmgtpe]$/.test(u)) { const p = prefixes[u]; multiplier = (binaryForAmbiguous ? 1024 : 1000) ** p; interpreted = (binaryForAmbiguous ? IEC : SI)[p]; }
-    else throw new Error(`Unknown size unit ${JSON.stringify(unit)}; use B, kB, MB, GB, TB, KiB, MiB, GiB, TiB (or K/M/G)`);
+    if (u === '' || u === 'b' || u === 'byte' || u === 'bytes') {
+      multiplier = 1;
+      interpreted = 'B';
+    } else if (/^[kmgtpe]ib$/.test(u)) {
+      multiplier = 1024 ** prefixes[u[0]];
+      interpreted = IEC[prefixes[u[0]]];
+    } else if (/^[kmgtpe]b$/.test(u) || /^(kilo|mega|giga|tera|peta|exa)bytes?$/.test(u)) {
+      const p = prefixes[u[0]];
+      multiplier = 1000 ** p;
+      interpreted = SI[p];
+    } else if (/^[kmgtpe]$/.test(u)) {
+      const p = prefixes[u];
+      multiplier = (binaryForAmbiguous ? 1024 : 1000) ** p;
+      interpreted = (binaryForAmbiguous ? IEC : SI)[p];
+    } else throw new Error(`Unknown size unit ${JSON.stringify(unit)}; use B, kB, MB, GB, TB, KiB, MiB, GiB, TiB (or K/M/G)`);
     const bytes = Math.round(n * multiplier);
     if (!Number.isSafeInteger(bytes)) throw new Error('The size is too large to represent exactly in bytes');
     return { bytes, input: size, interpretedUnit: interpreted, multiplier };
@@ -295,14 +445,22 @@ export const detectFileType = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      content: { type: 'string', description: 'Base64 of the file content (the first few hundred bytes are enough); a data: URL also works.', minLength: 4, maxLength: 10000000 },
+      content: {
+        type: 'string',
+        description: 'Base64 of the file content (the first few hundred bytes are enough); a data: URL also works.',
+        minLength: 4,
+        maxLength: 10000000,
+      },
       fileName: { type: 'string', description: 'Optional file name, to check whether its extension matches the detected type.', maxLength: 1000 },
     },
     required: ['content'],
     additionalProperties: false,
   },
   async execute({ content, fileName }) {
-    let s = content.trim().replace(/^data:[^,]*;base64,/i, '').replace(/\s+/g, '');
+    let s = content
+      .trim()
+      .replace(/^data:[^,]*;base64,/i, '')
+      .replace(/\s+/g, '');
     if (!/^[A-Za-z0-9+/\-_]*={0,2}$/.test(s)) throw new Error('"content" must be Base64-encoded bytes');
     s = s.replace(/-/g, '+').replace(/_/g, '/');
     const b = Buffer.from(s, 'base64');
@@ -336,12 +494,22 @@ export const detectFileType = tool({
     if (!hit) {
       let text = null;
       let bom = null;
-      if (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) { bom = 'UTF-8'; text = b.subarray(3).toString('utf8'); }
-      else if (b[0] === 0xff && b[1] === 0xfe) { bom = 'UTF-16LE'; text = b.subarray(2).toString('utf16le'); }
-      else {
-        try { text = new TextDecoder('utf-8', { fatal: true }).decode(b.subarray(0, Math.min(b.length, 65536))); } catch {
+      if (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) {
+        bom = 'UTF-8';
+        text = b.subarray(3).toString('utf8');
+      } else if (b[0] === 0xff && b[1] === 0xfe) {
+        bom = 'UTF-16LE';
+        text = b.subarray(2).toString('utf16le');
+      } else {
+        try {
+          text = new TextDecoder('utf-8', { fatal: true }).decode(b.subarray(0, Math.min(b.length, 65536)));
+        } catch {
           // maybe cut inside a multi-byte character at the end
-          try { text = new TextDecoder('utf-8', { fatal: true }).decode(b.subarray(0, Math.min(b.length, 65536) - 3)); } catch { text = null; }
+          try {
+            text = new TextDecoder('utf-8', { fatal: true }).decode(b.subarray(0, Math.min(b.length, 65536) - 3));
+          } catch {
+            text = null;
+          }
         }
       }
       const control = text === null ? 1 : (text.match(/[\u0000-\u0008\u000e-\u001f]/g) ?? []).length / Math.max(1, text.length);
@@ -349,17 +517,27 @@ export const detectFileType = tool({
         isText = true;
         const t = text.trimStart();
         let kind = { mimeType: 'text/plain', extension: 'txt', description: 'Plain text' };
-        if (/^[{[]/.test(t)) { try { JSON.parse(text); kind = { mimeType: 'application/json', extension: 'json', description: 'JSON document' }; } catch { if (/^\{"/.test(t) && t.split('\n').every((l) => !l.trim() || /^\{.*\}\s*$/.test(l.trim()))) kind = { mimeType: 'application/x-ndjson', extension: 'jsonl', description: 'JSON Lines' }; } }
+        if (/^[{[]/.test(t)) {
+          try {
+            JSON.parse(text);
+            kind = { mimeType: 'application/json', extension: 'json', description: 'JSON document' };
+          } catch {
+            if (/^\{"/.test(t) && t.split('\n').every((l) => !l.trim() || /^\{.*\}\s*$/.test(l.trim())))
+              kind = { mimeType: 'application/x-ndjson', extension: 'jsonl', description: 'JSON Lines' };
+          }
+        }
         if (kind.extension === 'txt') {
           if (/^<!doctype html|^<html[\s>]/i.test(t)) kind = { mimeType: 'text/html', extension: 'html', description: 'HTML document' };
-          else if (/^<svg[\s>]|^<\?xml[^>]*>\s*(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(t)) kind = { mimeType: 'image/svg+xml', extension: 'svg', description: 'SVG image' };
+          else if (/^<svg[\s>]|^<\?xml[^>]*>\s*(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(t))
+            kind = { mimeType: 'image/svg+xml', extension: 'svg', description: 'SVG image' };
           else if (/^<\?xml/.test(t)) kind = { mimeType: 'application/xml', extension: 'xml', description: 'XML document' };
           else if (/^#!/.test(t)) kind = { mimeType: 'text/x-script', extension: 'sh', description: `Script (${t.split('\n')[0].slice(2).trim()})` };
           else if (/^%YAML|^---\s*\n/.test(t)) kind = { mimeType: 'application/yaml', extension: 'yaml', description: 'YAML document' };
           else {
             const lines = t.split(/\r?\n/).filter(Boolean).slice(0, 20);
             const commas = lines.map((l) => (l.match(/,/g) ?? []).length);
-            if (lines.length >= 2 && commas[0] > 0 && commas.every((c) => c === commas[0])) kind = { mimeType: 'text/csv', extension: 'csv', description: 'CSV data' };
+            if (lines.length >= 2 && commas[0] > 0 && commas.every((c) => c === commas[0]))
+              kind = { mimeType: 'text/csv', extension: 'csv', description: 'CSV data' };
           }
         }
         hit = { ...kind, method: 'text analysis', encoding: bom ?? 'UTF-8', bom: bom !== null };
@@ -371,7 +549,13 @@ export const detectFileType = tool({
       const ext = fileName.toLowerCase().includes('.') ? fileName.toLowerCase().split('.').pop() : '';
       const claimed = MIME[ext] ?? null;
       out.fileNameExtension = ext || null;
-      out.extensionMatches = hit.extension === null ? null : ext === hit.extension || (claimed !== null && claimed === hit.mimeType) || (hit.extension === 'jpg' && ext === 'jpeg') || (hit.extension === 'txt' && claimed?.startsWith('text/'));
+      out.extensionMatches =
+        hit.extension === null
+          ? null
+          : ext === hit.extension ||
+            (claimed !== null && claimed === hit.mimeType) ||
+            (hit.extension === 'jpg' && ext === 'jpeg') ||
+            (hit.extension === 'txt' && claimed?.startsWith('text/'));
     }
     return out;
   },
@@ -383,18 +567,28 @@ function expandBraces(glob, out = [], depth = 0) {
   let open = -1;
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i];
-    if (c === '\\') { i++; continue; }
-    if (c === '{') { if (level++ === 0) open = i; }
-    else if (c === '}' && level > 0 && --level === 0) {
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (c === '{') {
+      if (level++ === 0) open = i;
+    } else if (c === '}' && level > 0 && --level === 0) {
       const body = glob.slice(open + 1, i);
       const parts = [];
       let l = 0;
       let last = 0;
       for (let k = 0; k < body.length; k++) {
-        if (body[k] === '\\') { k++; continue; }
+        if (body[k] === '\\') {
+          k++;
+          continue;
+        }
         if (body[k] === '{') l++;
         else if (body[k] === '}') l--;
-        else if (body[k] === ',' && l === 0) { parts.push(body.slice(last, k)); last = k + 1; }
+        else if (body[k] === ',' && l === 0) {
+          parts.push(body.slice(last, k));
+          last = k + 1;
+        }
       }
       parts.push(body.slice(last));
       if (parts.length === 1) continue; // "{x}" is literal
@@ -411,17 +605,23 @@ function segmentToRegExp(seg, dot) {
   let re = '';
   for (let i = 0; i < seg.length; i++) {
     const c = seg[i];
-    if (c === '*') { re += '[^/]*'; while (seg[i + 1] === '*') i++; }
-    else if (c === '?') re += '[^/]';
+    if (c === '*') {
+      re += '[^/]*';
+      while (seg[i + 1] === '*') i++;
+    } else if (c === '?') re += '[^/]';
     else if (c === '[') {
       const end = seg.indexOf(']', i + 2);
-      if (end === -1) { re += '\\['; continue; }
+      if (end === -1) {
+        re += '\\[';
+        continue;
+      }
       let body = seg.slice(i + 1, end);
       if (body[0] === '!' || body[0] === '^') body = '^' + body.slice(1);
       re += `[${body.replace(/\\/g, '\\\\')}]`;
       i = end;
-    } else if (c === '\\' && i + 1 < seg.length) { re += seg[++i].replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'); }
-    else re += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    } else if (c === '\\' && i + 1 < seg.length) {
+      re += seg[++i].replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    } else re += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   }
   // unless "dot" is set, wildcards at the start of a name never match a leading "."
   return !dot && /^[*?[]/.test(seg) ? `(?!\\.)${re}` : re;
@@ -448,11 +648,27 @@ export const matchGlob = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      patterns: { type: 'array', description: 'Glob patterns; a leading "!" excludes. Supports *, **, ?, [abc] and {a,b}.', items: { type: 'string', description: 'A glob pattern.', minLength: 1 }, minItems: 1, maxItems: 100 },
-      paths: { type: 'array', description: 'File paths to test (forward slashes; backslashes are converted).', items: { type: 'string', description: 'A file path.' }, minItems: 1, maxItems: 100000 },
+      patterns: {
+        type: 'array',
+        description: 'Glob patterns; a leading "!" excludes. Supports *, **, ?, [abc] and {a,b}.',
+        items: { type: 'string', description: 'A glob pattern.', minLength: 1 },
+        minItems: 1,
+        maxItems: 100,
+      },
+      paths: {
+        type: 'array',
+        description: 'File paths to test (forward slashes; backslashes are converted).',
+        items: { type: 'string', description: 'A file path.' },
+        minItems: 1,
+        maxItems: 100000,
+      },
       dot: { type: 'boolean', description: 'Let * and ** match names that start with a dot.', default: false },
       caseSensitive: { type: 'boolean', description: 'Match case-sensitively.', default: true },
-      matchBase: { type: 'boolean', description: 'Match patterns without a slash against the file name only (like "*.js" matching "a/b/c.js").', default: true },
+      matchBase: {
+        type: 'boolean',
+        description: 'Match patterns without a slash against the file name only (like "*.js" matching "a/b/c.js").',
+        default: true,
+      },
     },
     required: ['patterns', 'paths'],
     additionalProperties: false,
@@ -465,7 +681,8 @@ export const matchGlob = tool({
       const res = expandBraces(body.replace(/\/$/, '/**')).map((g) => globToRegExp(g, { dot, caseSensitive }));
       return { pattern: p, negated, baseOnly: matchBase && !body.includes('/') && !body.includes('**'), re: { test: (x) => res.some((r) => r.test(x)) } };
     });
-    if (compiled.every((c) => c.negated)) compiled.unshift({ pattern: '**', negated: false, baseOnly: false, re: globToRegExp('**', { dot: true, caseSensitive }) });
+    if (compiled.every((c) => c.negated))
+      compiled.unshift({ pattern: '**', negated: false, baseOnly: false, re: globToRegExp('**', { dot: true, caseSensitive }) });
     const matched = [];
     const unmatched = [];
     for (const raw of paths) {
@@ -475,8 +692,13 @@ export const matchGlob = tool({
       let by = null;
       for (const c of compiled) {
         const hit = c.re.test(c.baseOnly ? name : p);
-        if (hit && !c.negated) { ok = true; by = c.pattern; }
-        else if (hit && c.negated) { ok = false; by = c.pattern; }
+        if (hit && !c.negated) {
+          ok = true;
+          by = c.pattern;
+        } else if (hit && c.negated) {
+          ok = false;
+          by = c.pattern;
+        }
       }
       (ok ? matched : unmatched).push(ok ? { path: raw, pattern: by } : raw);
     }

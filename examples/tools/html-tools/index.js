@@ -32,8 +32,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -49,7 +51,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -74,28 +82,203 @@ function tool({ description, inputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
 // ----------------------------------------------------------------------------- entities
 const NAMED_ENTITIES = {
-  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', copy: '©', reg: '®', trade: '™', hellip: '…',
-  mdash: '—', ndash: '–', lsquo: '‘', rsquo: '’', sbquo: '‚', ldquo: '“', rdquo: '”', bdquo: '„', laquo: '«', raquo: '»',
-  lsaquo: '‹', rsaquo: '›', bull: '•', middot: '·', para: '¶', sect: '§', deg: '°', plusmn: '±', times: '×', divide: '÷',
-  frac12: '½', frac14: '¼', frac34: '¾', sup1: '¹', sup2: '²', sup3: '³', micro: 'µ', cent: '¢', pound: '£', yen: '¥',
-  euro: '€', curren: '¤', iexcl: '¡', iquest: '¿', shy: '\u00ad', ensp: '\u2002', emsp: '\u2003', thinsp: '\u2009',
-  zwnj: '\u200c', zwj: '\u200d', lrm: '\u200e', rlm: '\u200f', dagger: '†', Dagger: '‡', permil: '‰', prime: '′', Prime: '″',
-  larr: '←', uarr: '↑', rarr: '→', darr: '↓', harr: '↔', lArr: '⇐', rArr: '⇒', hArr: '⇔', minus: '−', le: '≤', ge: '≥',
-  ne: '≠', asymp: '≈', equiv: '≡', infin: '∞', sum: '∑', prod: '∏', radic: '√', part: '∂', nabla: '∇', isin: '∈', notin: '∉',
-  cap: '∩', cup: '∪', and: '∧', or: '∨', forall: '∀', exist: '∃', empty: '∅', sdot: '⋅', loz: '◊', spades: '♠', clubs: '♣',
-  hearts: '♥', diams: '♦', ordf: 'ª', ordm: 'º', not: '¬', macr: '¯', acute: '´', cedil: '¸', uml: '¨', brvbar: '¦', circ: 'ˆ', tilde: '˜',
-  Agrave: 'À', Aacute: 'Á', Acirc: 'Â', Atilde: 'Ã', Auml: 'Ä', Aring: 'Å', AElig: 'Æ', Ccedil: 'Ç', Egrave: 'È', Eacute: 'É',
-  Ecirc: 'Ê', Euml: 'Ë', Igrave: 'Ì', Iacute: 'Í', Icirc: 'Î', Iuml: 'Ï', ETH: 'Ð', Ntilde: 'Ñ', Ograve: 'Ò', Oacute: 'Ó',
-  Ocirc: 'Ô', Otilde: 'Õ', Ouml: 'Ö', Oslash: 'Ø', Ugrave: 'Ù', Uacute: 'Ú', Ucirc: 'Û', Uuml: 'Ü', Yacute: 'Ý', THORN: 'Þ',
-  szlig: 'ß', agrave: 'à', aacute: 'á', acirc: 'â', atilde: 'ã', auml: 'ä', aring: 'å', aelig: 'æ', ccedil: 'ç', egrave: 'è',
-  eacute: 'é', ecirc: 'ê', euml: 'ë', igrave: 'ì', iacute: 'í', icirc: 'î', iuml: 'ï', eth: 'ð', ntilde: 'ñ', ograve: 'ò',
-  oacute: 'ó', ocirc: 'ô', otilde: 'õ', ouml: 'ö', oslash: 'ø', ugrave: 'ù', uacute: 'ú', ucirc: 'û', uuml: 'ü', yacute: 'ý',
-  thorn: 'þ', yuml: 'ÿ', OElig: 'Œ', oelig: 'œ', Scaron: 'Š', scaron: 'š', Yuml: 'Ÿ', fnof: 'ƒ',
-  Alpha: 'Α', Beta: 'Β', Gamma: 'Γ', Delta: 'Δ', Theta: 'Θ', Lambda: 'Λ', Pi: 'Π', Sigma: 'Σ', Phi: 'Φ', Psi: 'Ψ', Omega: 'Ω',
-  alpha: 'α', beta: 'β', gamma: 'γ', delta: 'δ', epsilon: 'ε', theta: 'θ', lambda: 'λ', mu: 'μ', pi: 'π', sigma: 'σ', tau: 'τ', phi: 'φ', psi: 'ψ', omega: 'ω',
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: '\u00a0',
+  copy: '©',
+  reg: '®',
+  trade: '™',
+  hellip: '…',
+  mdash: '—',
+  ndash: '–',
+  lsquo: '‘',
+  rsquo: '’',
+  sbquo: '‚',
+  ldquo: '“',
+  rdquo: '”',
+  bdquo: '„',
+  laquo: '«',
+  raquo: '»',
+  lsaquo: '‹',
+  rsaquo: '›',
+  bull: '•',
+  middot: '·',
+  para: '¶',
+  sect: '§',
+  deg: '°',
+  plusmn: '±',
+  times: '×',
+  divide: '÷',
+  frac12: '½',
+  frac14: '¼',
+  frac34: '¾',
+  sup1: '¹',
+  sup2: '²',
+  sup3: '³',
+  micro: 'µ',
+  cent: '¢',
+  pound: '£',
+  yen: '¥',
+  euro: '€',
+  curren: '¤',
+  iexcl: '¡',
+  iquest: '¿',
+  shy: '\u00ad',
+  ensp: '\u2002',
+  emsp: '\u2003',
+  thinsp: '\u2009',
+  zwnj: '\u200c',
+  zwj: '\u200d',
+  lrm: '\u200e',
+  rlm: '\u200f',
+  dagger: '†',
+  Dagger: '‡',
+  permil: '‰',
+  prime: '′',
+  Prime: '″',
+  larr: '←',
+  uarr: '↑',
+  rarr: '→',
+  darr: '↓',
+  harr: '↔',
+  lArr: '⇐',
+  rArr: '⇒',
+  hArr: '⇔',
+  minus: '−',
+  le: '≤',
+  ge: '≥',
+  ne: '≠',
+  asymp: '≈',
+  equiv: '≡',
+  infin: '∞',
+  sum: '∑',
+  prod: '∏',
+  radic: '√',
+  part: '∂',
+  nabla: '∇',
+  isin: '∈',
+  notin: '∉',
+  cap: '∩',
+  cup: '∪',
+  and: '∧',
+  or: '∨',
+  forall: '∀',
+  exist: '∃',
+  empty: '∅',
+  sdot: '⋅',
+  loz: '◊',
+  spades: '♠',
+  clubs: '♣',
+  hearts: '♥',
+  diams: '♦',
+  ordf: 'ª',
+  ordm: 'º',
+  not: '¬',
+  macr: '¯',
+  acute: '´',
+  cedil: '¸',
+  uml: '¨',
+  brvbar: '¦',
+  circ: 'ˆ',
+  tilde: '˜',
+  Agrave: 'À',
+  Aacute: 'Á',
+  Acirc: 'Â',
+  Atilde: 'Ã',
+  Auml: 'Ä',
+  Aring: 'Å',
+  AElig: 'Æ',
+  Ccedil: 'Ç',
+  Egrave: 'È',
+  Eacute: 'É',
+  Ecirc: 'Ê',
+  Euml: 'Ë',
+  Igrave: 'Ì',
+  Iacute: 'Í',
+  Icirc: 'Î',
+  Iuml: 'Ï',
+  ETH: 'Ð',
+  Ntilde: 'Ñ',
+  Ograve: 'Ò',
+  Oacute: 'Ó',
+  Ocirc: 'Ô',
+  Otilde: 'Õ',
+  Ouml: 'Ö',
+  Oslash: 'Ø',
+  Ugrave: 'Ù',
+  Uacute: 'Ú',
+  Ucirc: 'Û',
+  Uuml: 'Ü',
+  Yacute: 'Ý',
+  THORN: 'Þ',
+  szlig: 'ß',
+  agrave: 'à',
+  aacute: 'á',
+  acirc: 'â',
+  atilde: 'ã',
+  auml: 'ä',
+  aring: 'å',
+  aelig: 'æ',
+  ccedil: 'ç',
+  egrave: 'è',
+  eacute: 'é',
+  ecirc: 'ê',
+  euml: 'ë',
+  igrave: 'ì',
+  iacute: 'í',
+  icirc: 'î',
+  iuml: 'ï',
+  eth: 'ð',
+  ntilde: 'ñ',
+  ograve: 'ò',
+  oacute: 'ó',
+  ocirc: 'ô',
+  otilde: 'õ',
+  ouml: 'ö',
+  oslash: 'ø',
+  ugrave: 'ù',
+  uacute: 'ú',
+  ucirc: 'û',
+  uuml: 'ü',
+  yacute: 'ý',
+  thorn: 'þ',
+  yuml: 'ÿ',
+  OElig: 'Œ',
+  oelig: 'œ',
+  Scaron: 'Š',
+  scaron: 'š',
+  Yuml: 'Ÿ',
+  fnof: 'ƒ',
+  Alpha: 'Α',
+  Beta: 'Β',
+  Gamma: 'Γ',
+  Delta: 'Δ',
+  Theta: 'Θ',
+  Lambda: 'Λ',
+  Pi: 'Π',
+  Sigma: 'Σ',
+  Phi: 'Φ',
+  Psi: 'Ψ',
+  Omega: 'Ω',
+  alpha: 'α',
+  beta: 'β',
+  gamma: 'γ',
+  delta: 'δ',
+  epsilon: 'ε',
+  theta: 'θ',
+  lambda: 'λ',
+  mu: 'μ',
+  pi: 'π',
+  sigma: 'σ',
+  tau: 'τ',
+  phi: 'φ',
+  psi: 'ψ',
+  omega: 'ω',
 };
 function decodeEntities(s) {
   return s.replace(/&(#[xX][0-9a-fA-F]{1,6}|#\d{1,7}|[A-Za-z][A-Za-z0-9]{1,31});?/g, (whole, body) => {
@@ -104,17 +287,16 @@ function decodeEntities(s) {
       if (code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return '\ufffd';
       return String.fromCodePoint(code);
     }
-    return Object.prototype.hasOwnProperty.call(NAMED_ENTITIES, body) ? NAMED_ENTITIES[body] : whole;
+    return Object.hasOwn(NAMED_ENTITIES, body) ? NAMED_ENTITIES[body] : whole;
   });
 }
 
 // ----------------------------------------------------------------------------- tokenizer
-const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
 const RAW_TEXT = new Set(['script', 'style', 'textarea', 'title', 'xmp', 'noscript', 'template']);
 
 function parseAttributes(src) {
   const attrs = {};
-  const re = /([^\s"'>\/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
+  const re = /([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
   let m;
   while ((m = re.exec(src))) {
     const name = m[1].toLowerCase();
@@ -129,7 +311,9 @@ function tokenize(html) {
   let i = 0;
   const n = html.length;
   let textStart = 0;
-  const flushText = (end) => { if (end > textStart) tokens.push({ type: 'text', text: decodeEntities(html.slice(textStart, end)) }); };
+  const flushText = (end) => {
+    if (end > textStart) tokens.push({ type: 'text', text: decodeEntities(html.slice(textStart, end)) });
+  };
   while (i < n) {
     const lt = html.indexOf('<', i);
     if (lt === -1) break;
@@ -156,22 +340,30 @@ function tokenize(html) {
     }
     const close = html[i + 1] === '/';
     const nameMatch = /^[A-Za-z][A-Za-z0-9:-]*/.exec(html.slice(i + (close ? 2 : 1), i + (close ? 2 : 1) + 64));
-    if (!nameMatch) { i++; continue; } // a literal "<"
+    if (!nameMatch) {
+      i++;
+      continue;
+    } // a literal "<"
     flushText(i);
     // find the end of the tag, skipping quoted attribute values
     let j = i + 1;
     let quote = null;
     for (; j < n; j++) {
       const c = html[j];
-      if (quote) { if (c === quote) quote = null; }
-      else if (c === '"' || c === "'") { if (/[=\s]/.test(html[j - 1]) || html[j - 1] === '=') quote = c; }
-      else if (c === '>') break;
+      if (quote) {
+        if (c === quote) quote = null;
+      } else if (c === '"' || c === "'") {
+        if (/[=\s]/.test(html[j - 1]) || html[j - 1] === '=') quote = c;
+      } else if (c === '>') break;
     }
     const inner = html.slice(i + (close ? 2 : 1) + nameMatch[0].length, j);
     const name = nameMatch[0].toLowerCase();
     i = j + 1;
     textStart = i;
-    if (close) { tokens.push({ type: 'close', name }); continue; }
+    if (close) {
+      tokens.push({ type: 'close', name });
+      continue;
+    }
     const selfClosing = /\/\s*$/.test(inner);
     tokens.push({ type: 'open', name, attrs: parseAttributes(inner.replace(/\/\s*$/, '')), selfClosing });
     if (RAW_TEXT.has(name) && !selfClosing) {
@@ -222,9 +414,43 @@ function trimTail(s, chars) {
   return i === s.length ? s : s.slice(0, i);
 }
 const BLOCK = new Set([
-  'address', 'article', 'aside', 'blockquote', 'details', 'dialog', 'dd', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure',
-  'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hgroup', 'hr', 'main', 'nav', 'ol', 'p', 'pre', 'section',
-  'table', 'ul', 'tr', 'summary', 'caption', 'body', 'html',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'details',
+  'dialog',
+  'dd',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hgroup',
+  'hr',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'table',
+  'ul',
+  'tr',
+  'summary',
+  'caption',
+  'body',
+  'html',
 ]);
 const SKIP = new Set(['script', 'style', 'head', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'canvas', 'select', 'button']);
 
@@ -249,9 +475,18 @@ export const htmlToText = tool({
     // output = lines; only the last line is ever edited, which keeps long documents linear
     const lines = [''];
     const isEmpty = () => lines.length === 1 && lines[0] === '';
-    const lastChar = () => { const l = lines[lines.length - 1]; return l !== '' ? l[l.length - 1] : lines.length > 1 ? '\n' : ''; };
-    const trimLine = (chars) => { lines[lines.length - 1] = trimTail(lines[lines.length - 1], chars); };
-    const write = (s) => { const parts = s.split('\n'); lines[lines.length - 1] += parts[0]; for (let k = 1; k < parts.length; k++) lines.push(parts[k]); };
+    const lastChar = () => {
+      const l = lines[lines.length - 1];
+      return l !== '' ? l[l.length - 1] : lines.length > 1 ? '\n' : '';
+    };
+    const trimLine = (chars) => {
+      lines[lines.length - 1] = trimTail(lines[lines.length - 1], chars);
+    };
+    const write = (s) => {
+      const parts = s.split('\n');
+      lines[lines.length - 1] += parts[0];
+      for (let k = 1; k < parts.length; k++) lines.push(parts[k]);
+    };
     let skipDepth = 0;
     let preDepth = 0;
     const listStack = [];
@@ -264,42 +499,97 @@ export const htmlToText = tool({
       for (; have < count; have++) lines.push('');
     };
     const append = (s) => {
-      if (preDepth) { write(s); return; }
+      if (preDepth) {
+        write(s);
+        return;
+      }
       s = s.replace(/[\s\u00a0]+/g, (w) => (w.includes('\u00a0') ? w.replace(/[^\u00a0]/g, '').replace(/\u00a0/g, ' ') || ' ' : ' '));
-      if (s === ' ' || s === '') { if (!isEmpty() && !/\s/.test(lastChar())) write(' '); return; }
+      if (s === ' ' || s === '') {
+        if (!isEmpty() && !/\s/.test(lastChar())) write(' ');
+        return;
+      }
       if (isEmpty() || /\s/.test(lastChar())) s = s.replace(/^ +/, '');
       write(s);
     };
     for (const t of tokens) {
       if (t.type === 'open') {
-        if (SKIP.has(t.name) && !t.selfClosing) { skipDepth++; continue; }
+        if (SKIP.has(t.name) && !t.selfClosing) {
+          skipDepth++;
+          continue;
+        }
         if (skipDepth) continue;
-        if (t.name === 'br') { trimLine(' \t'); lines.push(''); continue; }
-        if (t.name === 'hr') { newline(1); write('---'); newline(2); continue; }
-        if (t.name === 'img' && t.attrs.alt) { append(`[${t.attrs.alt}]`); continue; }
-        if (t.name === 'pre') { newline(2); preDepth++; continue; }
-        if (t.name === 'ul' || t.name === 'ol') { newline(listStack.length ? 1 : 2); listStack.push({ ordered: t.name === 'ol', n: Number(t.attrs.start) || 1 }); continue; }
+        if (t.name === 'br') {
+          trimLine(' \t');
+          lines.push('');
+          continue;
+        }
+        if (t.name === 'hr') {
+          newline(1);
+          write('---');
+          newline(2);
+          continue;
+        }
+        if (t.name === 'img' && t.attrs.alt) {
+          append(`[${t.attrs.alt}]`);
+          continue;
+        }
+        if (t.name === 'pre') {
+          newline(2);
+          preDepth++;
+          continue;
+        }
+        if (t.name === 'ul' || t.name === 'ol') {
+          newline(listStack.length ? 1 : 2);
+          listStack.push({ ordered: t.name === 'ol', n: Number(t.attrs.start) || 1 });
+          continue;
+        }
         if (t.name === 'li') {
           newline(1);
           const list = listStack[listStack.length - 1] ?? { ordered: false, n: 1 };
           write('  '.repeat(Math.max(0, listStack.length - 1)) + (list.ordered ? `${list.n++}. ` : '- '));
           continue;
         }
-        if (t.name === 'td' || t.name === 'th') { if (!isEmpty() && lastChar() !== '\n') { trimLine(' '); write('\t'); } continue; }
-        if (t.name === 'a') { linkStack.push(t.attrs.href); continue; }
-        if (/^h[1-6]$/.test(t.name) || t.name === 'p' || t.name === 'blockquote' || t.name === 'table') { newline(2); continue; }
+        if (t.name === 'td' || t.name === 'th') {
+          if (!isEmpty() && lastChar() !== '\n') {
+            trimLine(' ');
+            write('\t');
+          }
+          continue;
+        }
+        if (t.name === 'a') {
+          linkStack.push(t.attrs.href);
+          continue;
+        }
+        if (/^h[1-6]$/.test(t.name) || t.name === 'p' || t.name === 'blockquote' || t.name === 'table') {
+          newline(2);
+          continue;
+        }
         if (BLOCK.has(t.name)) newline(1);
       } else if (t.type === 'close') {
-        if (SKIP.has(t.name)) { skipDepth = Math.max(0, skipDepth - 1); continue; }
+        if (SKIP.has(t.name)) {
+          skipDepth = Math.max(0, skipDepth - 1);
+          continue;
+        }
         if (skipDepth) continue;
-        if (t.name === 'pre') { preDepth = Math.max(0, preDepth - 1); newline(2); continue; }
-        if (t.name === 'ul' || t.name === 'ol') { listStack.pop(); newline(listStack.length ? 1 : 2); continue; }
+        if (t.name === 'pre') {
+          preDepth = Math.max(0, preDepth - 1);
+          newline(2);
+          continue;
+        }
+        if (t.name === 'ul' || t.name === 'ol') {
+          listStack.pop();
+          newline(listStack.length ? 1 : 2);
+          continue;
+        }
         if (t.name === 'a') {
           const href = linkStack.pop();
           if (includeLinks && href && !/^(javascript:|#)/i.test(href.trim())) append(` (${resolveHref(href, base)})`);
           continue;
         }
-        if (/^h[1-6]$/.test(t.name) || t.name === 'p' || t.name === 'blockquote' || t.name === 'table') { newline(2); continue; }
+        if (/^h[1-6]$/.test(t.name) || t.name === 'p' || t.name === 'blockquote' || t.name === 'table') {
+          newline(2);
+          continue;
+        }
         if (BLOCK.has(t.name) || t.name === 'li') newline(1);
       } else if (!skipDepth) {
         append(t.text);
@@ -319,8 +609,10 @@ export const htmlToText = tool({
           const lines = [];
           let cur = '';
           for (const word of line.split(/ +/)) {
-            if (cur && (cur + ' ' + word).length > wrapWidth) { lines.push(cur); cur = word; }
-            else cur = cur ? cur + ' ' + word : word;
+            if (cur && (cur + ' ' + word).length > wrapWidth) {
+              lines.push(cur);
+              cur = word;
+            } else cur = cur ? cur + ' ' + word : word;
           }
           lines.push(cur);
           return lines.join('\n');
@@ -385,11 +677,15 @@ export const extractLinks = tool({
         open.text += ` ${t.attrs.alt} `;
       }
       if (includeAssets && t.type === 'open') {
-        const src = t.name === 'img' || t.name === 'script' || t.name === 'source' || t.name === 'iframe' ? t.attrs.src : t.name === 'link' ? t.attrs.href : undefined;
+        const src =
+          t.name === 'img' || t.name === 'script' || t.name === 'source' || t.name === 'iframe' ? t.attrs.src : t.name === 'link' ? t.attrs.href : undefined;
         if (src) assets.push({ url: resolveHref(src, base), tag: t.name, rel: t.attrs.rel ?? null });
       }
     }
-    if (open) { open.text = open.text.replace(/\s+/g, ' ').trim(); links.push(open); }
+    if (open) {
+      open.text = open.text.replace(/\s+/g, ' ').trim();
+      links.push(open);
+    }
     const seen = new Set();
     const result = unique ? links.filter((l) => (seen.has(l.url) ? false : seen.add(l.url))) : links;
     const out = {
@@ -421,8 +717,21 @@ export const extractMetaTags = tool({
     const base = checkBaseUrl(baseUrl);
     const tokens = tokenize(html);
     const result = {
-      title: null, description: null, keywords: [], canonical: null, lang: null, charset: null, robots: null,
-      viewport: null, author: null, openGraph: {}, twitter: {}, meta: {}, icons: [], alternates: [], feeds: [],
+      title: null,
+      description: null,
+      keywords: [],
+      canonical: null,
+      lang: null,
+      charset: null,
+      robots: null,
+      viewport: null,
+      author: null,
+      openGraph: {},
+      twitter: {},
+      meta: {},
+      icons: [],
+      alternates: [],
+      feeds: [],
     };
     const url = (u) => resolveHref(u, base);
     for (let k = 0; k < tokens.length; k++) {
@@ -434,12 +743,18 @@ export const extractMetaTags = tool({
         const next = tokens[k + 1];
         result.title = next && next.type === 'text' ? next.text.replace(/\s+/g, ' ').trim() : '';
       } else if (t.name === 'meta') {
-        if (a.charset) { result.charset = a.charset.toLowerCase(); continue; }
+        if (a.charset) {
+          result.charset = a.charset.toLowerCase();
+          continue;
+        }
         const content = a.content ?? '';
         const key = (a.property ?? a.name ?? a['http-equiv'] ?? a.itemprop ?? '').trim();
         if (!key) continue;
         const lk = key.toLowerCase();
-        if (lk === 'content-type') { const m = /charset=([\w-]+)/i.exec(content); if (m) result.charset = m[1].toLowerCase(); }
+        if (lk === 'content-type') {
+          const m = /charset=([\w-]+)/i.exec(content);
+          if (m) result.charset = m[1].toLowerCase();
+        }
         if (lk.startsWith('og:')) {
           const prop = key.slice(3);
           const value = /^(image|url|video|audio)(:url|:secure_url)?$/.test(prop) ? url(content) : content;
@@ -451,7 +766,11 @@ export const extractMetaTags = tool({
         } else {
           result.meta[lk] = content;
           if (lk === 'description') result.description = content.trim();
-          if (lk === 'keywords') result.keywords = content.split(',').map((s) => s.trim()).filter(Boolean);
+          if (lk === 'keywords')
+            result.keywords = content
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean);
           if (lk === 'robots') result.robots = content;
           if (lk === 'viewport') result.viewport = content;
           if (lk === 'author') result.author = content;
@@ -459,7 +778,8 @@ export const extractMetaTags = tool({
       } else if (t.name === 'link' && a.href) {
         const rel = (a.rel ?? '').toLowerCase().split(/\s+/);
         if (rel.includes('canonical')) result.canonical = url(a.href);
-        if (rel.some((r) => r === 'icon' || r === 'apple-touch-icon' || r === 'mask-icon')) result.icons.push({ url: url(a.href), rel: a.rel, sizes: a.sizes ?? null, type: a.type ?? null });
+        if (rel.some((r) => r === 'icon' || r === 'apple-touch-icon' || r === 'mask-icon'))
+          result.icons.push({ url: url(a.href), rel: a.rel, sizes: a.sizes ?? null, type: a.type ?? null });
         if (rel.includes('alternate')) {
           if (/rss|atom/.test(a.type ?? '')) result.feeds.push({ url: url(a.href), type: a.type, title: a.title ?? null });
           else result.alternates.push({ url: url(a.href), hreflang: a.hreflang ?? null, type: a.type ?? null });
@@ -492,23 +812,44 @@ export const extractTables = tool({
     for (const t of tokens) {
       const cur = stack[stack.length - 1];
       if (t.type === 'open') {
-        if (t.name === 'script' || t.name === 'style') { skip++; continue; }
-        if (t.name === 'table') { stack.push({ rows: [], row: null, cell: null, caption: null, inCaption: false }); continue; }
+        if (t.name === 'script' || t.name === 'style') {
+          skip++;
+          continue;
+        }
+        if (t.name === 'table') {
+          stack.push({ rows: [], row: null, cell: null, caption: null, inCaption: false });
+          continue;
+        }
         if (!cur) continue;
-        if (t.name === 'caption') { cur.inCaption = true; cur.caption = ''; }
-        else if (t.name === 'tr') { if (cur.row) cur.rows.push(cur.row); cur.row = { cells: [], header: true }; }
-        else if (t.name === 'td' || t.name === 'th') {
+        if (t.name === 'caption') {
+          cur.inCaption = true;
+          cur.caption = '';
+        } else if (t.name === 'tr') {
+          if (cur.row) cur.rows.push(cur.row);
+          cur.row = { cells: [], header: true };
+        } else if (t.name === 'td' || t.name === 'th') {
           if (!cur.row) cur.row = { cells: [], header: true };
           if (cur.cell) cur.row.cells.push(cur.cell);
           cur.cell = { text: '', th: t.name === 'th', colspan: Math.min(Math.max(1, Number(t.attrs.colspan) || 1), 100) };
         } else if (t.name === 'br' && cur.cell) cur.cell.text += ' ';
       } else if (t.type === 'close') {
-        if (t.name === 'script' || t.name === 'style') { skip = Math.max(0, skip - 1); continue; }
+        if (t.name === 'script' || t.name === 'style') {
+          skip = Math.max(0, skip - 1);
+          continue;
+        }
         if (!cur) continue;
         if (t.name === 'caption') cur.inCaption = false;
-        else if ((t.name === 'td' || t.name === 'th') && cur.cell) { cur.row.cells.push(cur.cell); cur.cell = null; }
-        else if (t.name === 'tr' && cur.row) { if (cur.cell) { cur.row.cells.push(cur.cell); cur.cell = null; } cur.rows.push(cur.row); cur.row = null; }
-        else if (t.name === 'table') {
+        else if ((t.name === 'td' || t.name === 'th') && cur.cell) {
+          cur.row.cells.push(cur.cell);
+          cur.cell = null;
+        } else if (t.name === 'tr' && cur.row) {
+          if (cur.cell) {
+            cur.row.cells.push(cur.cell);
+            cur.cell = null;
+          }
+          cur.rows.push(cur.row);
+          cur.row = null;
+        } else if (t.name === 'table') {
           if (cur.cell) cur.row.cells.push(cur.cell);
           if (cur.row) cur.rows.push(cur.row);
           stack.pop();

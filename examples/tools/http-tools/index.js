@@ -32,8 +32,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -49,7 +51,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -74,19 +82,20 @@ function tool({ description, inputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
 function toUrl(input, base) {
   try {
     return base !== undefined ? new URL(input, base) : new URL(input);
   } catch {
-    throw new Error(`Invalid URL ${JSON.stringify(input)}${base !== undefined ? ` (base ${JSON.stringify(base)})` : ''}: expected an absolute URL such as "https://example.com/path?x=1"${base === undefined ? ', or pass "base" for a relative one' : ''}`);
+    throw new Error(
+      `Invalid URL ${JSON.stringify(input)}${base !== undefined ? ` (base ${JSON.stringify(base)})` : ''}: expected an absolute URL such as "https://example.com/path?x=1"${base === undefined ? ', or pass "base" for a relative one' : ''}`,
+    );
   }
 }
 
 function paramsToObject(searchParams) {
   const obj = {};
   for (const [k, v] of searchParams) {
-    if (Object.prototype.hasOwnProperty.call(obj, k)) obj[k] = [].concat(obj[k], v);
+    if (Object.hasOwn(obj, k)) obj[k] = [].concat(obj[k], v);
     else obj[k] = v;
   }
   return obj;
@@ -100,7 +109,12 @@ export const parseUrl = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      url: { type: 'string', description: 'The URL to parse, e.g. "https://user@api.example.com:8443/v1/items?id=3&id=4#top".', minLength: 1, maxLength: 20000 },
+      url: {
+        type: 'string',
+        description: 'The URL to parse, e.g. "https://user@api.example.com:8443/v1/items?id=3&id=4#top".',
+        minLength: 1,
+        maxLength: 20000,
+      },
       base: { type: 'string', description: 'Optional base URL to resolve a relative "url" against.', maxLength: 20000 },
     },
     required: ['url'],
@@ -117,10 +131,19 @@ export const parseUrl = tool({
       hasPassword: u.password !== '',
       host: u.host,
       hostname,
-      port: u.port ? Number(u.port) : DEFAULT_PORTS[u.protocol] ?? null,
+      port: u.port ? Number(u.port) : (DEFAULT_PORTS[u.protocol] ?? null),
       isDefaultPort: !u.port,
       pathname: u.pathname,
-      pathSegments: u.pathname.split('/').filter(Boolean).map((s) => { try { return decodeURIComponent(s); } catch { return s; } }),
+      pathSegments: u.pathname
+        .split('/')
+        .filter(Boolean)
+        .map((s) => {
+          try {
+            return decodeURIComponent(s);
+          } catch {
+            return s;
+          }
+        }),
       search: u.search,
       query: paramsToObject(u.searchParams),
       hash: u.hash ? u.hash.slice(1) : null,
@@ -156,7 +179,7 @@ export const buildUrl = tool({
   },
   async execute({ base, path, query, hash, replaceQuery }) {
     const u = toUrl(base.trim());
-    if (path && path.length) {
+    if (path?.length) {
       const badSeg = path.findIndex((s) => typeof s !== 'string' && typeof s !== 'number');
       if (badSeg !== -1) throw new Error(`"path[${badSeg}]" must be a string or number`);
       const segs = path.map((s) => String(s));
@@ -189,14 +212,18 @@ function setNested(obj, keys, value) {
     if (key === '') {
       if (!Array.isArray(cur)) throw new Error(`Conflicting query keys: "[]" used on a non-array`);
       if (last) cur.push(value);
-      else { const next = {}; cur.push(next); cur = next; }
+      else {
+        const next = {};
+        cur.push(next);
+        cur = next;
+      }
       continue;
     }
     if (last) {
-      if (Object.prototype.hasOwnProperty.call(cur, key)) cur[key] = [].concat(cur[key], value);
+      if (Object.hasOwn(cur, key)) cur[key] = [].concat(cur[key], value);
       else cur[key] = value;
     } else {
-      if (!Object.prototype.hasOwnProperty.call(cur, key) || typeof cur[key] !== 'object' || cur[key] === null) cur[key] = keys[i + 1] === '' ? [] : {};
+      if (!Object.hasOwn(cur, key) || typeof cur[key] !== 'object' || cur[key] === null) cur[key] = keys[i + 1] === '' ? [] : {};
       cur = cur[key];
     }
   }
@@ -208,7 +235,11 @@ export const parseQueryString = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      query: { type: 'string', description: 'The query string, with or without a leading "?", or a whole URL (everything after "?" is used).', maxLength: 100000 },
+      query: {
+        type: 'string',
+        description: 'The query string, with or without a leading "?", or a whole URL (everything after "?" is used).',
+        maxLength: 100000,
+      },
       nested: { type: 'boolean', description: 'Interpret bracket keys like "filter[status]=open" and "ids[]=1" as nested objects and arrays.', default: false },
       parseValues: { type: 'boolean', description: 'Convert "true"/"false", "null" and numeric strings to JSON booleans, null and numbers.', default: false },
     },
@@ -236,7 +267,7 @@ export const parseQueryString = tool({
         const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(k);
         const keys = m ? [m[1], ...[...m[2].matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1])] : [k];
         setNested(params, keys, value);
-      } else if (Object.prototype.hasOwnProperty.call(params, k)) params[k] = [].concat(params[k], value);
+      } else if (Object.hasOwn(params, k)) params[k] = [].concat(params[k], value);
       else params[k] = value;
     }
     return { params, entries, count: entries.length };
@@ -318,7 +349,12 @@ export const lookupHttpStatus = tool({
     type: 'object',
     properties: {
       code: { type: 'integer', description: 'The HTTP status code, 100-599.', minimum: 100, maximum: 599 },
-      name: { type: 'string', description: 'Alternatively, a status name or part of it to search for, e.g. "teapot" or "Too Many Requests".', minLength: 2, maxLength: 100 },
+      name: {
+        type: 'string',
+        description: 'Alternatively, a status name or part of it to search for, e.g. "teapot" or "Too Many Requests".',
+        minLength: 2,
+        maxLength: 100,
+      },
     },
     additionalProperties: false,
   },
@@ -339,8 +375,18 @@ export const lookupHttpStatus = tool({
       };
     };
     if (code !== undefined) return describe(code);
-    const needle = name.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
-    const matches = Object.keys(STATUS).map(Number).filter((c) => STATUS[c][0].toLowerCase().replace(/[^a-z0-9]+/g, ' ').includes(needle));
+    const needle = name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, ' ')
+      .trim();
+    const matches = Object.keys(STATUS)
+      .map(Number)
+      .filter((c) =>
+        STATUS[c][0]
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, ' ')
+          .includes(needle),
+      );
     if (matches.length === 0) throw new Error(`No HTTP status name contains ${JSON.stringify(name)}`);
     return { ...describe(matches[0]), otherMatches: matches.slice(1).map((c) => ({ code: c, name: STATUS[c][0] })) };
   },
@@ -348,8 +394,7 @@ export const lookupHttpStatus = tool({
 
 // ----------------------------------------------------------------------------- Base64
 export const encodeBase64 = tool({
-  description:
-    'Encodes text (UTF-8) or hex bytes to Base64 or URL-safe Base64 (base64url), e.g. for HTTP Basic auth headers, data URLs or API payloads.',
+  description: 'Encodes text (UTF-8) or hex bytes to Base64 or URL-safe Base64 (base64url), e.g. for HTTP Basic auth headers, data URLs or API payloads.',
   inputSchema: {
     type: 'object',
     properties: {
@@ -361,7 +406,8 @@ export const encodeBase64 = tool({
     additionalProperties: false,
   },
   async execute({ text, inputEncoding, urlSafe }) {
-    if (inputEncoding === 'hex' && !/^(?:[0-9a-fA-F]{2})*$/.test(text.replace(/\s+/g, ''))) throw new Error('"text" is not valid hex (pairs of 0-9/a-f digits)');
+    if (inputEncoding === 'hex' && !/^(?:[0-9a-fA-F]{2})*$/.test(text.replace(/\s+/g, '')))
+      throw new Error('"text" is not valid hex (pairs of 0-9/a-f digits)');
     const buf = Buffer.from(inputEncoding === 'hex' ? text.replace(/\s+/g, '') : text, inputEncoding);
     return { base64: buf.toString(urlSafe ? 'base64url' : 'base64'), bytes: buf.length, urlSafe };
   },
@@ -383,7 +429,10 @@ export const decodeBase64 = tool({
     let s = base64.trim();
     let mimeType = null;
     const dataUrl = /^data:([^;,]*)(?:;[^,]*)?;base64,/i.exec(s);
-    if (dataUrl) { mimeType = dataUrl[1] || null; s = s.slice(dataUrl[0].length); }
+    if (dataUrl) {
+      mimeType = dataUrl[1] || null;
+      s = s.slice(dataUrl[0].length);
+    }
     s = s.replace(/\s+/g, '');
     if (!/^[A-Za-z0-9+/\-_]*={0,2}$/.test(s)) {
       const bad = /[^A-Za-z0-9+/\-_=\s]/.exec(s);
@@ -393,7 +442,11 @@ export const decodeBase64 = tool({
     if (body.length % 4 === 1) throw new Error('Invalid Base64: the length is not possible for Base64 data (one character too many or too few)');
     const buf = Buffer.from(body.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
     let validUtf8 = true;
-    try { new TextDecoder('utf-8', { fatal: true }).decode(buf); } catch { validUtf8 = false; }
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(buf);
+    } catch {
+      validUtf8 = false;
+    }
     return {
       text: outputEncoding === 'hex' ? buf.toString('hex') : buf.toString('utf8'),
       bytes: buf.length,

@@ -33,8 +33,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -50,7 +52,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -75,24 +83,101 @@ function tool({ description, inputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
 // ----------------------------------------------------------------------------- email validation
 const COMMON_DOMAINS = [
-  'gmail.com', 'yahoo.com', 'hotmail.com', 'outlook.com', 'icloud.com', 'aol.com', 'protonmail.com', 'proton.me', 'live.com',
-  'msn.com', 'gmx.com', 'gmx.de', 'mail.com', 'yandex.com', 'zoho.com', 'fastmail.com', 'me.com', 'web.de', 'yahoo.co.uk',
-  'hotmail.co.uk', 'googlemail.com', 'comcast.net', 'verizon.net', 'att.net', 'orange.fr', 'free.fr', 'qq.com', '163.com',
+  'gmail.com',
+  'yahoo.com',
+  'hotmail.com',
+  'outlook.com',
+  'icloud.com',
+  'aol.com',
+  'protonmail.com',
+  'proton.me',
+  'live.com',
+  'msn.com',
+  'gmx.com',
+  'gmx.de',
+  'mail.com',
+  'yandex.com',
+  'zoho.com',
+  'fastmail.com',
+  'me.com',
+  'web.de',
+  'yahoo.co.uk',
+  'hotmail.co.uk',
+  'googlemail.com',
+  'comcast.net',
+  'verizon.net',
+  'att.net',
+  'orange.fr',
+  'free.fr',
+  'qq.com',
+  '163.com',
 ];
 const COMMON_TLDS = ['com', 'net', 'org', 'edu', 'gov', 'io', 'co', 'de', 'uk', 'fr', 'nl', 'info', 'biz', 'dev', 'app'];
 const DISPOSABLE = new Set([
-  'mailinator.com', 'guerrillamail.com', 'guerrillamail.net', '10minutemail.com', 'tempmail.com', 'temp-mail.org', 'yopmail.com',
-  'trashmail.com', 'sharklasers.com', 'getnada.com', 'dispostable.com', 'throwawaymail.com', 'maildrop.cc', 'fakeinbox.com',
-  'mintemail.com', 'mohmal.com', 'emailondeck.com', 'tempail.com', 'spamgourmet.com', 'mailnesia.com', 'tempr.email', 'discard.email',
+  'mailinator.com',
+  'guerrillamail.com',
+  'guerrillamail.net',
+  '10minutemail.com',
+  'tempmail.com',
+  'temp-mail.org',
+  'yopmail.com',
+  'trashmail.com',
+  'sharklasers.com',
+  'getnada.com',
+  'dispostable.com',
+  'throwawaymail.com',
+  'maildrop.cc',
+  'fakeinbox.com',
+  'mintemail.com',
+  'mohmal.com',
+  'emailondeck.com',
+  'tempail.com',
+  'spamgourmet.com',
+  'mailnesia.com',
+  'tempr.email',
+  'discard.email',
 ]);
 const ROLE_ACCOUNTS = new Set([
-  'admin', 'administrator', 'info', 'support', 'sales', 'noreply', 'no-reply', 'donotreply', 'postmaster', 'webmaster', 'contact',
-  'help', 'billing', 'abuse', 'hostmaster', 'security', 'team', 'office', 'hello', 'marketing', 'jobs', 'careers', 'press', 'root',
+  'admin',
+  'administrator',
+  'info',
+  'support',
+  'sales',
+  'noreply',
+  'no-reply',
+  'donotreply',
+  'postmaster',
+  'webmaster',
+  'contact',
+  'help',
+  'billing',
+  'abuse',
+  'hostmaster',
+  'security',
+  'team',
+  'office',
+  'hello',
+  'marketing',
+  'jobs',
+  'careers',
+  'press',
+  'root',
 ]);
-const PLUS_ADDRESSING = new Set(['gmail.com', 'googlemail.com', 'outlook.com', 'hotmail.com', 'live.com', 'icloud.com', 'me.com', 'fastmail.com', 'protonmail.com', 'proton.me', 'yandex.com']);
+const PLUS_ADDRESSING = new Set([
+  'gmail.com',
+  'googlemail.com',
+  'outlook.com',
+  'hotmail.com',
+  'live.com',
+  'icloud.com',
+  'me.com',
+  'fastmail.com',
+  'protonmail.com',
+  'proton.me',
+  'yandex.com',
+]);
 
 function levenshtein(a, b) {
   const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -132,7 +217,8 @@ function checkEmail(raw) {
   let ipLiteral = false;
   if (/^\[.*\]$/.test(domainRaw)) {
     const ip = domainRaw.slice(1, -1);
-    if (!/^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(ip) && !/^IPv6:[0-9a-f:.]+$/i.test(ip)) return fail('Invalid IP address literal in domain');
+    if (!/^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(ip) && !/^IPv6:[0-9a-f:.]+$/i.test(ip))
+      return fail('Invalid IP address literal in domain');
     domain = domainRaw;
     ipLiteral = true;
   } else {
@@ -169,7 +255,7 @@ export const validateEmail = tool({
     const { local, domain } = r;
     const normalized = `${local}@${domain}`;
     let canonical = `${local.toLowerCase()}@${domain}`;
-    let canonicalDomain = domain === 'googlemail.com' ? 'gmail.com' : domain;
+    const canonicalDomain = domain === 'googlemail.com' ? 'gmail.com' : domain;
     if (PLUS_ADDRESSING.has(domain) && !r.quoted) {
       let l = local.toLowerCase().split('+')[0];
       if (canonicalDomain === 'gmail.com') l = l.replace(/\./g, '');
@@ -187,8 +273,9 @@ export const validateEmail = tool({
         const labels = domain.split('.');
         const tld = labels.pop();
         if (!COMMON_TLDS.includes(tld)) {
-          const t = COMMON_TLDS.find((c) => c.length === tld.length && levenshtein(tld, c) === 1 && [...tld].sort().join('') === [...c].sort().join(''))
-            ?? ({ con: 'com', cmo: 'com', ocm: 'com', comm: 'com', cm: 'com', nett: 'net', ogr: 'org' })[tld];
+          const t =
+            COMMON_TLDS.find((c) => c.length === tld.length && levenshtein(tld, c) === 1 && [...tld].sort().join('') === [...c].sort().join('')) ??
+            { con: 'com', cmo: 'com', ocm: 'com', comm: 'com', cm: 'com', nett: 'net', ogr: 'org' }[tld];
           if (t) suggestion = `${local}@${[...labels, t].join('.')}`;
         }
       }
@@ -218,13 +305,23 @@ function splitAddressList(text) {
   let paren = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (quote) { cur += c; if (c === '\\') { cur += text[++i] ?? ''; } else if (c === '"') quote = false; continue; }
+    if (quote) {
+      cur += c;
+      if (c === '\\') {
+        cur += text[++i] ?? '';
+      } else if (c === '"') quote = false;
+      continue;
+    }
     if (c === '"') quote = true;
     else if (c === '(') paren++;
     else if (c === ')') paren = Math.max(0, paren - 1);
     else if (c === '<') angle++;
     else if (c === '>') angle = Math.max(0, angle - 1);
-    if ((c === ',' || c === ';' || c === '\n') && !angle && !paren) { parts.push(cur); cur = ''; continue; }
+    if ((c === ',' || c === ';' || c === '\n') && !angle && !paren) {
+      parts.push(cur);
+      cur = '';
+      continue;
+    }
     cur += c;
   }
   if (quote) throw new Error('Unterminated quoted display name in the address list');
@@ -238,8 +335,18 @@ export const parseEmailAddresses = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      text: { type: 'string', description: 'An address list (comma/semicolon separated) or any text containing email addresses.', minLength: 1, maxLength: 200000 },
-      mode: { type: 'string', description: '"list" parses a header-style address list; "extract" finds every address anywhere in the text.', enum: ['list', 'extract'], default: 'list' },
+      text: {
+        type: 'string',
+        description: 'An address list (comma/semicolon separated) or any text containing email addresses.',
+        minLength: 1,
+        maxLength: 200000,
+      },
+      mode: {
+        type: 'string',
+        description: '"list" parses a header-style address list; "extract" finds every address anywhere in the text.',
+        enum: ['list', 'extract'],
+        default: 'list',
+      },
       unique: { type: 'boolean', description: 'Drop repeated addresses (compared case-insensitively).', default: true },
     },
     required: ['text'],
@@ -272,7 +379,10 @@ export const parseEmailAddresses = tool({
           name = name || null;
         } else {
           const comment = /\(([^)]*)\)/.exec(part);
-          if (comment) { name = comment[1].trim() || null; addr = part.replace(comment[0], '').trim(); }
+          if (comment) {
+            name = comment[1].trim() || null;
+            addr = part.replace(comment[0], '').trim();
+          }
         }
         const r = checkEmail(addr);
         if (r.valid) addresses.push({ name, address: `${r.local}@${r.domain}` });
@@ -280,7 +390,12 @@ export const parseEmailAddresses = tool({
       }
     }
     const seen = new Set();
-    const list = unique ? addresses.filter((a) => { const k = a.address.toLowerCase(); return seen.has(k) ? false : seen.add(k); }) : addresses;
+    const list = unique
+      ? addresses.filter((a) => {
+          const k = a.address.toLowerCase();
+          return seen.has(k) ? false : seen.add(k);
+        })
+      : addresses;
     return {
       count: list.length,
       addresses: list,
@@ -292,7 +407,14 @@ export const parseEmailAddresses = tool({
 
 // ----------------------------------------------------------------------------- markdown
 const escapeHtml = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const headingId = (text) => text.toLowerCase().replace(/<[^>]+>/g, '').replace(/&[a-z]+;|&#\d+;/g, '').replace(/[^\p{L}\p{N}\s-]/gu, '').trim().replace(/\s+/g, '-');
+const headingId = (text) =>
+  text
+    .toLowerCase()
+    .replace(/<[^>]+>/g, '')
+    .replace(/&[a-z]+;|&#\d+;/g, '')
+    .replace(/[^\p{L}\p{N}\s-]/gu, '')
+    .trim()
+    .replace(/\s+/g, '-');
 
 function safeUrl(url) {
   const u = url.trim().replace(/^<|>$/g, '');
@@ -317,11 +439,11 @@ function renderInline(src) {
       .replace(/(^|[^\w])_(?=\S)([^_]*?\S)_(?!\w)/g, '$1<em>$2</em>')
       .replace(/~~(?=\S)([\s\S]*?\S)~~/g, '<del>$1</del>');
   const URL_RE = '((?:[^()\\s]|\\([^()\\s]*\\))+)';
-  s = s.replace(new RegExp(`!\\[([^\\]]*)\\]\\(\\s*${URL_RE}(?:\\s+&quot;(.*?)&quot;)?\\s*\\)`, 'g'), (whole, alt, url, title) => {
+  s = s.replace(new RegExp(`!\\[([^\\]]*)\\]\\(\\s*${URL_RE}(?:\\s+&quot;(.*?)&quot;)?\\s*\\)`, 'g'), (_whole, alt, url, title) => {
     const u = safeUrl(url.replace(/&amp;/g, '&'));
     return u === null ? alt : stash(`<img src="${escapeHtml(u)}" alt="${alt}"${attrTitle(title)}>`);
   });
-  s = s.replace(new RegExp(`\\[([^\\]]+)\\]\\(\\s*${URL_RE}(?:\\s+&quot;(.*?)&quot;)?\\s*\\)`, 'g'), (whole, text, url, title) => {
+  s = s.replace(new RegExp(`\\[([^\\]]+)\\]\\(\\s*${URL_RE}(?:\\s+&quot;(.*?)&quot;)?\\s*\\)`, 'g'), (_whole, text, url, title) => {
     const u = safeUrl(url.replace(/&amp;/g, '&'));
     return u === null ? emphasis(text) : stash(`<a href="${escapeHtml(u)}"${attrTitle(title)}>${emphasis(text)}</a>`);
   });
@@ -348,7 +470,10 @@ function renderBlocks(lines, headings) {
   const startsBlock = (l) => /^\s{0,3}(#{1,6}\s|>|```|~~~|([-*_])\s*(\2\s*){2,}$)/.test(l) || listItem(l);
   while (i < lines.length) {
     const line = lines[i];
-    if (isBlank(line)) { i++; continue; }
+    if (isBlank(line)) {
+      i++;
+      continue;
+    }
     let m;
     // fenced code
     if ((m = /^\s{0,3}(```+|~~~+)\s*([\w+#.-]*)/.exec(line))) {
@@ -364,7 +489,8 @@ function renderBlocks(lines, headings) {
     // indented code
     if (/^( {4}|\t)/.test(line)) {
       const body = [];
-      while (i < lines.length && (/^( {4}|\t)/.test(lines[i]) || (isBlank(lines[i]) && /^( {4}|\t)/.test(lines[i + 1] ?? '')))) body.push(lines[i++].replace(/^( {4}|\t)/, ''));
+      while (i < lines.length && (/^( {4}|\t)/.test(lines[i]) || (isBlank(lines[i]) && /^( {4}|\t)/.test(lines[i + 1] ?? ''))))
+        body.push(lines[i++].replace(/^( {4}|\t)/, ''));
       out.push(`<pre><code>${escapeHtml(body.join('\n'))}\n</code></pre>`);
       continue;
     }
@@ -379,7 +505,11 @@ function renderBlocks(lines, headings) {
       continue;
     }
     // horizontal rule
-    if (/^\s{0,3}([-*_])\s*(\1\s*){2,}$/.test(line)) { out.push('<hr>'); i++; continue; }
+    if (/^\s{0,3}([-*_])\s*(\1\s*){2,}$/.test(line)) {
+      out.push('<hr>');
+      i++;
+      continue;
+    }
     // blockquote
     if (/^\s{0,3}>/.test(line)) {
       const inner = [];
@@ -405,7 +535,12 @@ function renderBlocks(lines, headings) {
         while (i < lines.length) {
           if (isBlank(lines[i])) {
             const next = lines[i + 1];
-            if (next !== undefined && /^\s+/.test(next) && next.search(/\S/) >= indent) { body.push(''); i++; loose = true; continue; }
+            if (next !== undefined && /^\s+/.test(next) && next.search(/\S/) >= indent) {
+              body.push('');
+              i++;
+              loose = true;
+              continue;
+            }
             break;
           }
           if (listItem(lines[i]) && lines[i].search(/\S/) < indent) break;
@@ -415,7 +550,10 @@ function renderBlocks(lines, headings) {
         }
         items.push(body);
         const nextItem = isBlank(lines[i]) ? listItem(lines[i + 1] ?? '') : null;
-        if (nextItem && /\d/.test(nextItem[2]) === ordered && nextItem[1].length <= 3) { loose = true; i++; }
+        if (nextItem && /\d/.test(nextItem[2]) === ordered && nextItem[1].length <= 3) {
+          loose = true;
+          i++;
+        }
       }
       const tag = ordered ? 'ol' : 'ul';
       const rendered = items.map((body) => {
@@ -432,7 +570,9 @@ function renderBlocks(lines, headings) {
     // table
     if (line.includes('|') && /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/.test(lines[i + 1] ?? '')) {
       const header = splitTableRow(line);
-      const aligns = splitTableRow(lines[i + 1]).map((c) => (c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : c.startsWith(':') ? 'left' : null));
+      const aligns = splitTableRow(lines[i + 1]).map((c) =>
+        c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : c.startsWith(':') ? 'left' : null,
+      );
       if (aligns.length === header.length) {
         i += 2;
         const rows = [];
@@ -493,7 +633,7 @@ function lookup(path, scopes) {
   }
   const parts = path.replace(/^this\./, '').split('.');
   for (const scope of scopes) {
-    let base = 'this' in scope ? scope.this : scope.vars;
+    const base = 'this' in scope ? scope.this : scope.vars;
     if (base === null || typeof base !== 'object' || !(parts[0] in base)) continue;
     let v = base;
     for (const p of parts) {
@@ -551,16 +691,31 @@ function applyFilter(value, filter, path) {
   const arg = argRaw === undefined ? undefined : /^(["']).*\1$/.test(argRaw.trim()) ? argRaw.trim().slice(1, -1) : argRaw.trim();
   const str = (v) => (v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
   switch (name) {
-    case 'upper': return str(value).toUpperCase();
-    case 'lower': return str(value).toLowerCase();
-    case 'capitalize': { const s = str(value); return s.charAt(0).toUpperCase() + s.slice(1); }
-    case 'trim': return str(value).trim();
-    case 'json': return JSON.stringify(value ?? null);
-    case 'default': return value === undefined || value === null || value === '' ? arg ?? '' : value;
-    case 'truncate': { const n = Number(arg ?? 50); const s = str(value); return s.length > n ? s.slice(0, Math.max(0, n - 1)) + '…' : s; }
-    case 'join': return Array.isArray(value) ? value.map(str).join(arg ?? ', ') : str(value);
-    case 'count': return Array.isArray(value) ? value.length : str(value).length;
-    default: throw new Error(`Unknown filter "${name}" on ${path}; available: upper, lower, capitalize, trim, json, default, truncate, join, count`);
+    case 'upper':
+      return str(value).toUpperCase();
+    case 'lower':
+      return str(value).toLowerCase();
+    case 'capitalize': {
+      const s = str(value);
+      return s.charAt(0).toUpperCase() + s.slice(1);
+    }
+    case 'trim':
+      return str(value).trim();
+    case 'json':
+      return JSON.stringify(value ?? null);
+    case 'default':
+      return value === undefined || value === null || value === '' ? (arg ?? '') : value;
+    case 'truncate': {
+      const n = Number(arg ?? 50);
+      const s = str(value);
+      return s.length > n ? s.slice(0, Math.max(0, n - 1)) + '…' : s;
+    }
+    case 'join':
+      return Array.isArray(value) ? value.map(str).join(arg ?? ', ') : str(value);
+    case 'count':
+      return Array.isArray(value) ? value.length : str(value).length;
+    default:
+      throw new Error(`Unknown filter "${name}" on ${path}; available: upper, lower, capitalize, trim, json, default, truncate, join, count`);
   }
 }
 
@@ -570,7 +725,11 @@ export const renderTemplate = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      template: { type: 'string', description: 'Template text, e.g. "Hi {{user.name | default: \\"there\\"}}, you have {{count}} new messages."', maxLength: 200000 },
+      template: {
+        type: 'string',
+        description: 'Template text, e.g. "Hi {{user.name | default: \\"there\\"}}, you have {{count}} new messages."',
+        maxLength: 200000,
+      },
       variables: { type: 'object', description: 'Values for the placeholders (nested objects and arrays allowed).', default: {} },
       escapeHtml: { type: 'boolean', description: 'HTML-escape inserted values (for HTML email bodies).', default: false },
       strict: { type: 'boolean', description: 'Throw an error when a placeholder has no value instead of rendering it empty.', default: false },
@@ -598,7 +757,9 @@ export const renderTemplate = tool({
             const entries = Array.isArray(v) ? v.map((x, k) => [k, x]) : v && typeof v === 'object' ? Object.entries(v) : [];
             if (!entries.length) return render(n.elseChildren, scopes);
             return entries
-              .map(([k, x], idx) => render(n.children, [{ this: x, '@index': idx, '@key': k, '@first': idx === 0, '@last': idx === entries.length - 1 }, ...scopes]))
+              .map(([k, x], idx) =>
+                render(n.children, [{ this: x, '@index': idx, '@key': k, '@first': idx === 0, '@last': idx === entries.length - 1 }, ...scopes]),
+              )
               .join('');
           }
           let value = r.found ? r.value : undefined;

@@ -32,8 +32,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -49,7 +51,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -74,15 +82,21 @@ function tool({ description, inputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
 const PERIODS = { day: 86400, week: 604800, month: (365.25 / 12) * 86400, quarter: (365.25 / 4) * 86400, year: 365.25 * 86400 };
 
 function humanDuration(seconds) {
   if (seconds < 1) return `${Math.round(seconds * 1000)}ms`;
   const parts = [];
   let s = seconds;
-  for (const [name, size] of [['d', 86400], ['h', 3600], ['m', 60]]) {
-    if (s >= size) { parts.push(`${Math.floor(s / size)}${name}`); s -= Math.floor(s / size) * size; }
+  for (const [name, size] of [
+    ['d', 86400],
+    ['h', 3600],
+    ['m', 60],
+  ]) {
+    if (s >= size) {
+      parts.push(`${Math.floor(s / size)}${name}`);
+      s -= Math.floor(s / size) * size;
+    }
   }
   const rs = Math.round(s * 10) / 10;
   if (rs > 0 || parts.length === 0) parts.push(`${rs}s`);
@@ -96,8 +110,17 @@ export const slaDowntime = tool({
     type: 'object',
     properties: {
       slaPercent: { type: 'number', description: 'Target availability in percent, e.g. 99.95.', exclusiveMinimum: 0, maximum: 100 },
-      downtimeSeconds: { type: 'number', description: 'Alternatively, a downtime (seconds) per period to convert into an availability percentage.', minimum: 0 },
-      period: { type: 'string', description: 'Period for downtimeSeconds (and the headline figure). Month = 365.25/12 days.', enum: ['day', 'week', 'month', 'quarter', 'year'], default: 'month' },
+      downtimeSeconds: {
+        type: 'number',
+        description: 'Alternatively, a downtime (seconds) per period to convert into an availability percentage.',
+        minimum: 0,
+      },
+      period: {
+        type: 'string',
+        description: 'Period for downtimeSeconds (and the headline figure). Month = 365.25/12 days.',
+        enum: ['day', 'week', 'month', 'quarter', 'year'],
+        default: 'month',
+      },
     },
     additionalProperties: false,
   },
@@ -156,12 +179,14 @@ export const calculateUptime = tool({
     const ps = parseTime(periodStart, 'periodStart');
     const pe = parseTime(periodEnd, 'periodEnd');
     if (pe <= ps) throw new Error('periodEnd must be after periodStart');
-    const spans = incidents.map((inc, i) => {
-      const s = parseTime(inc.start, `incidents[${i}].start`);
-      const e = inc.end === undefined ? pe : parseTime(inc.end, `incidents[${i}].end`);
-      if (e < s) throw new Error(`incidents[${i}] ends before it starts`);
-      return { s: Math.max(s, ps), e: Math.min(e, pe), raw: e - s, label: inc.label ?? null };
-    }).filter((x) => x.e > x.s);
+    const spans = incidents
+      .map((inc, i) => {
+        const s = parseTime(inc.start, `incidents[${i}].start`);
+        const e = inc.end === undefined ? pe : parseTime(inc.end, `incidents[${i}].end`);
+        if (e < s) throw new Error(`incidents[${i}] ends before it starts`);
+        return { s: Math.max(s, ps), e: Math.min(e, pe), raw: e - s, label: inc.label ?? null };
+      })
+      .filter((x) => x.e > x.s);
     spans.sort((a, b) => a.s - b.s);
     const merged = [];
     for (const sp of spans) {
@@ -186,7 +211,13 @@ export const calculateUptime = tool({
     };
     if (slaPercent !== undefined) {
       const budget = total * (1 - slaPercent / 100);
-      out.sla = { target: slaPercent, met: uptime >= slaPercent, budgetSeconds: Math.round(budget) / 1000, budgetRemainingSeconds: Math.round(budget - down) / 1000, budgetUsedPercent: budget > 0 ? Math.round((down / budget) * 1000) / 10 : null };
+      out.sla = {
+        target: slaPercent,
+        met: uptime >= slaPercent,
+        budgetSeconds: Math.round(budget) / 1000,
+        budgetRemainingSeconds: Math.round(budget - down) / 1000,
+        budgetUsedPercent: budget > 0 ? Math.round((down / budget) * 1000) / 10 : null,
+      };
     }
     return out;
   },
@@ -206,8 +237,19 @@ export const latencyPercentiles = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      values: { type: 'array', description: 'The measurements, e.g. response times in milliseconds.', items: { type: 'number', description: 'One measurement.' }, minItems: 1, maxItems: 1000000 },
-      percentiles: { type: 'array', description: 'Percentiles to compute (0-100).', items: { type: 'number', minimum: 0, maximum: 100, description: 'A percentile.' }, default: [50, 90, 95, 99] },
+      values: {
+        type: 'array',
+        description: 'The measurements, e.g. response times in milliseconds.',
+        items: { type: 'number', description: 'One measurement.' },
+        minItems: 1,
+        maxItems: 1000000,
+      },
+      percentiles: {
+        type: 'array',
+        description: 'Percentiles to compute (0-100).',
+        items: { type: 'number', minimum: 0, maximum: 100, description: 'A percentile.' },
+        default: [50, 90, 95, 99],
+      },
       thresholdMs: { type: 'number', description: 'Optional latency objective; reports the share of values at or below it.', minimum: 0 },
     },
     required: ['values'],
@@ -245,7 +287,11 @@ export const evaluateThresholds = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      metrics: { type: 'object', description: 'Current metric values by name, e.g. {"cpu_percent": 91, "error_rate": 0.2}.', additionalProperties: { type: 'number', description: 'Metric value.' } },
+      metrics: {
+        type: 'object',
+        description: 'Current metric values by name, e.g. {"cpu_percent": 91, "error_rate": 0.2}.',
+        additionalProperties: { type: 'number', description: 'Metric value.' },
+      },
       rules: {
         type: 'array',
         description: 'Alert rules checked against the metrics.',
@@ -282,7 +328,16 @@ export const evaluateThresholds = tool({
         return;
       }
       const value = metrics[rule.metric];
-      if (OPS[rule.operator](value, rule.threshold)) firing.push({ rule: i, name, metric: rule.metric, value, threshold: rule.threshold, severity, message: `${rule.metric} is ${value} (${rule.operator} ${rule.threshold})` });
+      if (OPS[rule.operator](value, rule.threshold))
+        firing.push({
+          rule: i,
+          name,
+          metric: rule.metric,
+          value,
+          threshold: rule.threshold,
+          severity,
+          message: `${rule.metric} is ${value} (${rule.operator} ${rule.threshold})`,
+        });
       else passing.push({ rule: i, name, metric: rule.metric, value });
     });
     firing.sort((a, b) => SEVERITY_ORDER.indexOf(b.severity) - SEVERITY_ORDER.indexOf(a.severity) || a.rule - b.rule);
@@ -292,7 +347,19 @@ export const evaluateThresholds = tool({
 });
 
 const LEVEL_RE = /\b(FATAL|CRITICAL|CRIT|ERROR|ERR|WARNING|WARN|INFO|NOTICE|DEBUG|TRACE)\b/i;
-const LEVEL_MAP = { fatal: 'fatal', critical: 'fatal', crit: 'fatal', error: 'error', err: 'error', warning: 'warn', warn: 'warn', info: 'info', notice: 'info', debug: 'debug', trace: 'debug' };
+const LEVEL_MAP = {
+  fatal: 'fatal',
+  critical: 'fatal',
+  crit: 'fatal',
+  error: 'error',
+  err: 'error',
+  warning: 'warn',
+  warn: 'warn',
+  info: 'info',
+  notice: 'info',
+  debug: 'debug',
+  trace: 'debug',
+};
 
 export const summarizeLogs = tool({
   description:
@@ -300,7 +367,12 @@ export const summarizeLogs = tool({
   inputSchema: {
     type: 'object',
     properties: {
-      logs: { type: 'string', description: 'Log text, one entry per line (plain text, JSON lines, or Apache/Nginx access log format).', minLength: 1, maxLength: 5000000 },
+      logs: {
+        type: 'string',
+        description: 'Log text, one entry per line (plain text, JSON lines, or Apache/Nginx access log format).',
+        minLength: 1,
+        maxLength: 5000000,
+      },
       topN: { type: 'integer', description: 'How many of the most frequent error/warning messages to return.', minimum: 1, maximum: 100, default: 5 },
     },
     required: ['logs'],
@@ -326,7 +398,9 @@ export const summarizeLogs = tool({
           message = String(o.msg ?? o.message ?? line);
           time = o.time ?? o.timestamp ?? o['@timestamp'] ?? null;
           if (typeof time === 'number') time = new Date(time > 1e12 ? time : time * 1000).toISOString();
-        } catch { /* not JSON */ }
+        } catch {
+          /* not JSON */
+        }
       }
       const access = /"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT|TRACE) [^"]*" (\d{3}) /.exec(line);
       if (access) {
@@ -334,14 +408,22 @@ export const summarizeLogs = tool({
         statusClasses[cls] = (statusClasses[cls] ?? 0) + 1;
         if (!level) level = access[1][0] === '5' ? 'error' : access[1][0] === '4' ? 'warn' : 'info';
         const at = /\[(\d{2})\/(\w{3})\/(\d{4}):(\d{2}:\d{2}:\d{2}) ([+-]\d{4})\]/.exec(line);
-        if (at) time = `${at[3]}-${String('JanFebMarAprMayJunJulAugSepOctNovDec'.indexOf(at[2]) / 3 + 1).padStart(2, '0')}-${at[1]}T${at[4]}${at[5].slice(0, 3)}:${at[5].slice(3)}`;
+        if (at)
+          time = `${at[3]}-${String('JanFebMarAprMayJunJulAugSepOctNovDec'.indexOf(at[2]) / 3 + 1).padStart(2, '0')}-${at[1]}T${at[4]}${at[5].slice(0, 3)}:${at[5].slice(3)}`;
       }
-      if (!level) { const m = LEVEL_RE.exec(line); level = m ? LEVEL_MAP[m[1].toLowerCase()] : null; }
-      if (!time) time = /\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?/.exec(line)?.[0]?.replace(' ', 'T').replace(',', '.') ?? null;
+      if (!level) {
+        const m = LEVEL_RE.exec(line);
+        level = m ? LEVEL_MAP[m[1].toLowerCase()] : null;
+      }
+      if (!time)
+        time = /\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?/.exec(line)?.[0]?.replace(' ', 'T').replace(',', '.') ?? null;
       levels[level ?? 'unknown']++;
       if (time) {
         const t = Date.parse(time);
-        if (!Number.isNaN(t)) { if (first === null || t < first) first = t; if (last === null || t > last) last = t; }
+        if (!Number.isNaN(t)) {
+          if (first === null || t < first) first = t;
+          if (last === null || t > last) last = t;
+        }
       }
       if (level === 'error' || level === 'fatal' || level === 'warn') {
         // normalise the message so that repeated errors group together: drop timestamps, ids, numbers

@@ -32,8 +32,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -49,7 +51,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -74,8 +82,8 @@ function tool({ description, inputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
-const STOPWORDS = new Set(`a about above after again against all also am an and any are aren't as at be because been before being below
+const STOPWORDS = new Set(
+  `a about above after again against all also am an and any are aren't as at be because been before being below
 between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each either else etc even ever
 every few for from further get gets got had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him
 himself his how how's however i i'd i'll i'm i've if in into is isn't it it's its itself just let's like made make many may me might
@@ -84,7 +92,8 @@ own per perhaps quite rather really same say says shall shan't she she'd she'll 
 that that's the their theirs them themselves then there there's therefore these they they'd they'll they're they've this those though
 through thus to too under until up upon us use used using very via was wasn't we we'd we'll we're we've well were weren't what what's
 when when's where where's whether which while who who's whom whose why why's will with within without won't would wouldn't yet you
-you'd you'll you're you've your yours yourself yourselves`.split(/\s+/));
+you'd you'll you're you've your yours yourself yourselves`.split(/\s+/),
+);
 
 // Regex-based segmentation (Intl.Segmenter is quadratic on long inputs in some Node versions).
 const CJK = '\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}';
@@ -130,7 +139,10 @@ function tokens(text) {
   return out;
 }
 function contentTerms(text, minLength = 2) {
-  return tokens(text).map((t) => t.word).filter((w) => !STOPWORDS.has(w) && [...w].length >= minLength && !/^\d+$/.test(w)).map(stem);
+  return tokens(text)
+    .map((t) => t.word)
+    .filter((w) => !STOPWORDS.has(w) && [...w].length >= minLength && !/^\d+$/.test(w))
+    .map(stem);
 }
 
 export const extractKeywords = tool({
@@ -140,7 +152,12 @@ export const extractKeywords = tool({
     type: 'object',
     properties: {
       text: { type: 'string', description: 'The text to analyse.', minLength: 1, maxLength: 1000000 },
-      method: { type: 'string', description: '"frequency" ranks single words and repeated two-word phrases; "rake" ranks multi-word key phrases (Rapid Automatic Keyword Extraction).', enum: ['frequency', 'rake'], default: 'frequency' },
+      method: {
+        type: 'string',
+        description: '"frequency" ranks single words and repeated two-word phrases; "rake" ranks multi-word key phrases (Rapid Automatic Keyword Extraction).',
+        enum: ['frequency', 'rake'],
+        default: 'frequency',
+      },
       limit: { type: 'integer', description: 'Maximum number of keywords to return.', minimum: 1, maximum: 100, default: 10 },
       minLength: { type: 'integer', description: 'Ignore words shorter than this many characters.', minimum: 1, maximum: 20, default: 3 },
     },
@@ -158,14 +175,21 @@ export const extractKeywords = tool({
       let lastEnd = 0;
       for (const t of toks) {
         const between = text.slice(lastEnd, t.index);
-        if (/[.,;:!?()[\]{}"\n–—]/.test(between) || !keep(t.word)) { if (cur.length) phrases.push(cur); cur = []; }
+        if (/[.,;:!?()[\]{}"\n–—]/.test(between) || !keep(t.word)) {
+          if (cur.length) phrases.push(cur);
+          cur = [];
+        }
         if (keep(t.word)) cur.push(t.word);
         lastEnd = t.index + t.word.length;
       }
       if (cur.length) phrases.push(cur);
       const freq = new Map();
       const degree = new Map();
-      for (const p of phrases) for (const w of p) { freq.set(w, (freq.get(w) ?? 0) + 1); degree.set(w, (degree.get(w) ?? 0) + p.length); }
+      for (const p of phrases)
+        for (const w of p) {
+          freq.set(w, (freq.get(w) ?? 0) + 1);
+          degree.set(w, (degree.get(w) ?? 0) + p.length);
+        }
       const scored = new Map();
       phrases.forEach((p, order) => {
         const key = p.join(' ');
@@ -174,7 +198,10 @@ export const extractKeywords = tool({
         if (prev) prev.count++;
         else scored.set(key, { term: key, score: Math.round(score * 100) / 100, count: 1, order });
       });
-      const keywords = [...scored.values()].sort((a, b) => b.score - a.score || b.count - a.count || a.order - b.order).slice(0, limit).map(({ order, ...k }) => k);
+      const keywords = [...scored.values()]
+        .sort((a, b) => b.score - a.score || b.count - a.count || a.order - b.order)
+        .slice(0, limit)
+        .map(({ order, ...k }) => k);
       return { method, keywords, totalWords: toks.length };
     }
     const content = toks.filter((t) => keep(t.word));
@@ -205,7 +232,8 @@ export const extractKeywords = tool({
       order: e.order,
       weight: e.count,
     }));
-    for (const [term, e] of bigrams) if (e.count >= 2) entries.push({ term, count: e.count, frequency: Math.round((e.count / total) * 10000) / 10000, order: e.order, weight: e.count * 1.5 });
+    for (const [term, e] of bigrams)
+      if (e.count >= 2) entries.push({ term, count: e.count, frequency: Math.round((e.count / total) * 10000) / 10000, order: e.order, weight: e.count * 1.5 });
     entries.sort((a, b) => b.weight - a.weight || a.order - b.order);
     return { method, keywords: entries.slice(0, limit).map(({ order, weight, ...k }) => k), totalWords: toks.length, contentWords: content.length };
   },
@@ -214,14 +242,20 @@ export const extractKeywords = tool({
 function trigrams(s) {
   const t = ` ${s.toLowerCase().replace(/\s+/g, ' ').trim()} `;
   const m = new Map();
-  for (let i = 0; i < t.length - 2; i++) { const g = t.slice(i, i + 3); m.set(g, (m.get(g) ?? 0) + 1); }
+  for (let i = 0; i < t.length - 2; i++) {
+    const g = t.slice(i, i + 3);
+    m.set(g, (m.get(g) ?? 0) + 1);
+  }
   return m;
 }
 function cosine(a, b) {
   let dot = 0;
   let na = 0;
   let nb = 0;
-  for (const [k, v] of a) { na += v * v; if (b.has(k)) dot += v * b.get(k); }
+  for (const [k, v] of a) {
+    na += v * v;
+    if (b.has(k)) dot += v * b.get(k);
+  }
   for (const v of b.values()) nb += v * v;
   return na && nb ? dot / Math.sqrt(na * nb) : 0;
 }
@@ -235,7 +269,12 @@ export const textSimilarity = tool({
     properties: {
       textA: { type: 'string', description: 'First text.', minLength: 1, maxLength: 500000 },
       textB: { type: 'string', description: 'Second text.', minLength: 1, maxLength: 500000 },
-      method: { type: 'string', description: '"cosine" (bag of words), "jaccard" (set overlap of words) or "trigram" (character trigrams; good for short strings and typos).', enum: ['cosine', 'jaccard', 'trigram'], default: 'cosine' },
+      method: {
+        type: 'string',
+        description: '"cosine" (bag of words), "jaccard" (set overlap of words) or "trigram" (character trigrams; good for short strings and typos).',
+        enum: ['cosine', 'jaccard', 'trigram'],
+        default: 'cosine',
+      },
     },
     required: ['textA', 'textB'],
     additionalProperties: false,
@@ -248,7 +287,10 @@ export const textSimilarity = tool({
     } else {
       let a = contentTerms(textA);
       let b = contentTerms(textB);
-      if (a.length === 0 || b.length === 0) { a = tokens(textA).map((t) => stem(t.word)); b = tokens(textB).map((t) => stem(t.word)); }
+      if (a.length === 0 || b.length === 0) {
+        a = tokens(textA).map((t) => stem(t.word));
+        b = tokens(textB).map((t) => stem(t.word));
+      }
       if (a.length === 0 || b.length === 0) throw new Error('Both texts must contain at least one word');
       const ca = counts(a);
       const cb = counts(b);
@@ -257,10 +299,22 @@ export const textSimilarity = tool({
         const inter = [...ca.keys()].filter((k) => cb.has(k)).length;
         similarity = inter / new Set([...ca.keys(), ...cb.keys()]).size;
       }
-      shared = [...ca.keys()].filter((k) => cb.has(k)).sort((x, y) => Math.min(cb.get(y), ca.get(y)) - Math.min(cb.get(x), ca.get(x))).slice(0, 20);
+      shared = [...ca.keys()]
+        .filter((k) => cb.has(k))
+        .sort((x, y) => Math.min(cb.get(y), ca.get(y)) - Math.min(cb.get(x), ca.get(x)))
+        .slice(0, 20);
     }
     similarity = Math.round(similarity * 10000) / 10000;
-    const interpretation = similarity >= 0.999 ? 'identical' : similarity >= 0.8 ? 'very similar' : similarity >= 0.5 ? 'similar' : similarity >= 0.2 ? 'somewhat related' : 'unrelated';
+    const interpretation =
+      similarity >= 0.999
+        ? 'identical'
+        : similarity >= 0.8
+          ? 'very similar'
+          : similarity >= 0.5
+            ? 'similar'
+            : similarity >= 0.2
+              ? 'somewhat related'
+              : 'unrelated';
     return { similarity, method, interpretation, sharedTerms: shared };
   },
 });
@@ -272,7 +326,13 @@ export const rankDocuments = tool({
     type: 'object',
     properties: {
       query: { type: 'string', description: 'The search query.', minLength: 1, maxLength: 2000 },
-      documents: { type: 'array', description: 'The documents (plain strings) to rank.', items: { type: 'string', description: 'One document or passage.' }, minItems: 1, maxItems: 5000 },
+      documents: {
+        type: 'array',
+        description: 'The documents (plain strings) to rank.',
+        items: { type: 'string', description: 'One document or passage.' },
+        minItems: 1,
+        maxItems: 5000,
+      },
       limit: { type: 'integer', description: 'Return at most this many results.', minimum: 1, maximum: 1000, default: 10 },
       k1: { type: 'number', description: 'BM25 term-frequency saturation parameter.', minimum: 0, maximum: 3, default: 1.2 },
       b: { type: 'number', description: 'BM25 length normalisation parameter (0 = none, 1 = full).', minimum: 0, maximum: 1, default: 0.75 },
@@ -287,7 +347,12 @@ export const rankDocuments = tool({
     const lens = docs.map((d) => [...d.values()].reduce((s, v) => s + v, 0));
     const avg = lens.reduce((s, v) => s + v, 0) / docs.length || 1;
     const N = docs.length;
-    const idf = new Map(q.map((t) => { const n = docs.filter((d) => d.has(t)).length; return [t, Math.log(1 + (N - n + 0.5) / (n + 0.5))]; }));
+    const idf = new Map(
+      q.map((t) => {
+        const n = docs.filter((d) => d.has(t)).length;
+        return [t, Math.log(1 + (N - n + 0.5) / (n + 0.5))];
+      }),
+    );
     const results = docs.map((d, index) => {
       let score = 0;
       const matched = [];
@@ -299,7 +364,10 @@ export const rankDocuments = tool({
       }
       return { index, score: Math.round(score * 10000) / 10000, matchedTerms: matched, preview: documents[index].slice(0, 160) };
     });
-    const ranked = results.filter((r) => r.score > 0).sort((x, y) => y.score - x.score || x.index - y.index).slice(0, limit);
+    const ranked = results
+      .filter((r) => r.score > 0)
+      .sort((x, y) => y.score - x.score || x.index - y.index)
+      .slice(0, limit);
     return { query, queryTerms: q, totalDocuments: N, matchedDocuments: results.filter((r) => r.score > 0).length, results: ranked };
   },
 });
@@ -312,7 +380,13 @@ export const chunkText = tool({
     properties: {
       text: { type: 'string', description: 'The text to split.', minLength: 1, maxLength: 5000000 },
       chunkSize: { type: 'integer', description: 'Maximum size of each chunk, in the chosen unit.', minimum: 10, maximum: 100000, default: 1000 },
-      overlap: { type: 'integer', description: 'How much of the end of each chunk is repeated at the start of the next (must be smaller than chunkSize).', minimum: 0, maximum: 50000, default: 100 },
+      overlap: {
+        type: 'integer',
+        description: 'How much of the end of each chunk is repeated at the start of the next (must be smaller than chunkSize).',
+        minimum: 0,
+        maximum: 50000,
+        default: 100,
+      },
       unit: { type: 'string', description: 'Unit for chunkSize and overlap.', enum: ['characters', 'words'], default: 'characters' },
     },
     required: ['text'],
@@ -325,10 +399,16 @@ export const chunkText = tool({
     const pieces = [];
     for (const span of sentenceSpans(text)) {
       const s = text.slice(span.start, span.end);
-      if (measure(s) <= chunkSize) { pieces.push(span); continue; }
+      if (measure(s) <= chunkSize) {
+        pieces.push(span);
+        continue;
+      }
       for (const w of s.matchAll(/\S+\s*/g)) {
         const start = span.start + w.index;
-        if (measure(w[0]) <= chunkSize) { pieces.push({ start, end: start + w[0].length }); continue; }
+        if (measure(w[0]) <= chunkSize) {
+          pieces.push({ start, end: start + w[0].length });
+          continue;
+        }
         for (let k = 0; k < w[0].length; k += chunkSize) pieces.push({ start: start + k, end: start + Math.min(w[0].length, k + chunkSize) });
       }
     }
@@ -350,7 +430,12 @@ export const chunkText = tool({
         emit(cur);
         const tail = [];
         let t = 0;
-        for (let k = cur.length - 1; k >= 0; k--) { const pl = len(cur[k]); if (t + pl > overlap) break; tail.unshift(cur[k]); t += pl; }
+        for (let k = cur.length - 1; k >= 0; k--) {
+          const pl = len(cur[k]);
+          if (t + pl > overlap) break;
+          tail.unshift(cur[k]);
+          t += pl;
+        }
         cur = tail;
         curLen = t;
         while (cur.length && curLen + l > chunkSize) curLen -= len(cur.shift());
@@ -370,8 +455,19 @@ export const estimateTokens = tool({
     type: 'object',
     properties: {
       text: { type: 'string', description: 'The text or prompt to measure.', maxLength: 5000000 },
-      contextWindow: { type: 'integer', description: 'Optional context window size in tokens to check the text against, e.g. 8192 or 128000.', minimum: 1, maximum: 10000000 },
-      reserveForOutput: { type: 'integer', description: 'Tokens to keep free for the model answer when checking the context window.', minimum: 0, maximum: 1000000, default: 0 },
+      contextWindow: {
+        type: 'integer',
+        description: 'Optional context window size in tokens to check the text against, e.g. 8192 or 128000.',
+        minimum: 1,
+        maximum: 10000000,
+      },
+      reserveForOutput: {
+        type: 'integer',
+        description: 'Tokens to keep free for the model answer when checking the context window.',
+        minimum: 0,
+        maximum: 1000000,
+        default: 0,
+      },
     },
     required: ['text'],
     additionalProperties: false,

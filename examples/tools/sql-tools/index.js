@@ -32,8 +32,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -49,7 +51,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -74,7 +82,6 @@ function tool({ description, inputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
 const DIALECTS = ['postgres', 'mysql', 'sqlite', 'mssql'];
 
 /** Tail helpers that avoid end-anchored regexes (which rescan the whole growing string). */
@@ -94,7 +101,12 @@ function tokenizeSql(sql, backslashEscapes = false) {
     const c = sql[i];
     const rest = sql.slice(i);
     let m;
-    if (/\s/.test(c)) { const s = /^\s+/.exec(rest)[0]; i += s.length; if (/\n\s*\n/.test(s)) push('blank', s); continue; }
+    if (/\s/.test(c)) {
+      const s = /^\s+/.exec(rest)[0];
+      i += s.length;
+      if (/\n\s*\n/.test(s)) push('blank', s);
+      continue;
+    }
     if (rest.startsWith('--') || c === '#') {
       const end = sql.indexOf('\n', i);
       push('line-comment', sql.slice(i, end === -1 ? n : end).trimEnd());
@@ -112,8 +124,17 @@ function tokenizeSql(sql, backslashEscapes = false) {
       let j = i + m[0].length;
       for (;;) {
         if (j >= n) throw new Error(`Unterminated string literal starting at position ${i}`);
-        if (sql[j] === '\\' && (backslashEscapes || /^[Ee]/.test(m[0]))) { j += 2; continue; }
-        if (sql[j] === "'") { if (sql[j + 1] === "'") { j += 2; continue; } break; }
+        if (sql[j] === '\\' && (backslashEscapes || /^[Ee]/.test(m[0]))) {
+          j += 2;
+          continue;
+        }
+        if (sql[j] === "'") {
+          if (sql[j + 1] === "'") {
+            j += 2;
+            continue;
+          }
+          break;
+        }
         j++;
       }
       push('string', sql.slice(i, j + 1));
@@ -132,34 +153,132 @@ function tokenizeSql(sql, backslashEscapes = false) {
       let j = i + 1;
       for (;;) {
         if (j >= n) throw new Error(`Unterminated quoted identifier starting at position ${i}`);
-        if (sql[j] === close) { if (sql[j + 1] === close) { j += 2; continue; } break; }
+        if (sql[j] === close) {
+          if (sql[j + 1] === close) {
+            j += 2;
+            continue;
+          }
+          break;
+        }
         j++;
       }
       push('ident', sql.slice(i, j + 1));
       i = j + 1;
       continue;
     }
-    if ((m = /^(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)/.exec(rest))) { push('number', m[0]); i += m[0].length; continue; }
-    if ((m = /^(?:\$\d+|\?\d*|:[A-Za-z_]\w*|@[A-Za-z_]\w*)/.exec(rest))) { push('param', m[0]); i += m[0].length; continue; }
-    if ((m = /^[A-Za-z_\u0080-\uffff][\w$\u0080-\uffff]*/.exec(rest))) { push('word', m[0]); i += m[0].length; continue; }
-    if ((m = /^(?:::|<=|>=|<>|!=|\|\||->>|->|=>|<<|>>|#>>|#>|@>|<@|&&|[-+*/%=<>!~^&|])/.exec(rest))) { push('op', m[0]); i += m[0].length; continue; }
-    if ('(),;.'.includes(c)) { push(c, c); i++; continue; }
+    if ((m = /^(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)/.exec(rest))) {
+      push('number', m[0]);
+      i += m[0].length;
+      continue;
+    }
+    if ((m = /^(?:\$\d+|\?\d*|:[A-Za-z_]\w*|@[A-Za-z_]\w*)/.exec(rest))) {
+      push('param', m[0]);
+      i += m[0].length;
+      continue;
+    }
+    if ((m = /^[A-Za-z_\u0080-\uffff][\w$\u0080-\uffff]*/.exec(rest))) {
+      push('word', m[0]);
+      i += m[0].length;
+      continue;
+    }
+    if ((m = /^(?:::|<=|>=|<>|!=|\|\||->>|->|=>|<<|>>|#>>|#>|@>|<@|&&|[-+*/%=<>!~^&|])/.exec(rest))) {
+      push('op', m[0]);
+      i += m[0].length;
+      continue;
+    }
+    if ('(),;.'.includes(c)) {
+      push(c, c);
+      i++;
+      continue;
+    }
     throw new Error(`Unexpected character ${JSON.stringify(c)} at position ${i}`);
   }
   return tokens;
 }
 
-const KEYWORDS = new Set(`ADD ALL ALTER AND ANY AS ASC BETWEEN BY CASE CAST CHECK COLUMN CONFLICT CONSTRAINT CREATE CROSS CURRENT_DATE
+const KEYWORDS = new Set(
+  `ADD ALL ALTER AND ANY AS ASC BETWEEN BY CASE CAST CHECK COLUMN CONFLICT CONSTRAINT CREATE CROSS CURRENT_DATE
 CURRENT_TIMESTAMP DATABASE DEFAULT DELETE DESC DISTINCT DO DROP ELSE END EXCEPT EXISTS FALSE FETCH FILTER FIRST FOR FOREIGN FROM FULL
 GROUP HAVING ILIKE IN INDEX INNER INSERT INTERSECT INTERVAL INTO IS JOIN KEY LATERAL LEFT LIKE LIMIT NATURAL NEXT NOT NOTHING NULL
 NULLS OFFSET ON ONLY OR ORDER OUTER OVER PARTITION PRIMARY RECURSIVE REFERENCES RETURNING RIGHT ROW ROWS SELECT SET TABLE THEN TOP TRUE
-TRUNCATE UNION UNIQUE UPDATE USING VALUES VIEW WHEN WHERE WINDOW WITH`.split(/\s+/));
-const FUNCTIONS_AFTER = new Set(['IN', 'EXISTS', 'VALUES', 'ANY', 'ALL', 'OVER', 'FILTER', 'AS', 'ON', 'USING', 'AND', 'OR', 'NOT', 'WHERE', 'SELECT', 'FROM', 'JOIN', 'THEN', 'ELSE', 'WHEN', 'CASE', 'IS', 'LIKE', 'BY', 'SET', 'INTO', 'TABLE', 'KEY', 'REFERENCES', 'CHECK', 'UNIQUE', 'RETURNING', 'LATERAL', 'WITH']);
+TRUNCATE UNION UNIQUE UPDATE USING VALUES VIEW WHEN WHERE WINDOW WITH`.split(/\s+/),
+);
+const FUNCTIONS_AFTER = new Set([
+  'IN',
+  'EXISTS',
+  'VALUES',
+  'ANY',
+  'ALL',
+  'OVER',
+  'FILTER',
+  'AS',
+  'ON',
+  'USING',
+  'AND',
+  'OR',
+  'NOT',
+  'WHERE',
+  'SELECT',
+  'FROM',
+  'JOIN',
+  'THEN',
+  'ELSE',
+  'WHEN',
+  'CASE',
+  'IS',
+  'LIKE',
+  'BY',
+  'SET',
+  'INTO',
+  'TABLE',
+  'KEY',
+  'REFERENCES',
+  'CHECK',
+  'UNIQUE',
+  'RETURNING',
+  'LATERAL',
+  'WITH',
+]);
 const CLAUSES = [
-  'WITH RECURSIVE', 'WITH', 'SELECT DISTINCT', 'SELECT', 'FROM', 'WHERE', 'GROUP BY', 'HAVING', 'WINDOW', 'ORDER BY', 'LIMIT', 'OFFSET', 'FETCH',
-  'UNION ALL', 'UNION', 'INTERSECT', 'EXCEPT', 'INSERT INTO', 'VALUES', 'UPDATE', 'SET', 'DELETE FROM', 'RETURNING', 'ON CONFLICT',
-  'NATURAL JOIN', 'LEFT OUTER JOIN', 'RIGHT OUTER JOIN', 'FULL OUTER JOIN', 'LEFT JOIN', 'RIGHT JOIN', 'FULL JOIN', 'INNER JOIN', 'CROSS JOIN', 'JOIN',
-  'CROSS APPLY', 'OUTER APPLY', 'PARTITION BY', 'DO UPDATE SET', 'DO NOTHING',
+  'WITH RECURSIVE',
+  'WITH',
+  'SELECT DISTINCT',
+  'SELECT',
+  'FROM',
+  'WHERE',
+  'GROUP BY',
+  'HAVING',
+  'WINDOW',
+  'ORDER BY',
+  'LIMIT',
+  'OFFSET',
+  'FETCH',
+  'UNION ALL',
+  'UNION',
+  'INTERSECT',
+  'EXCEPT',
+  'INSERT INTO',
+  'VALUES',
+  'UPDATE',
+  'SET',
+  'DELETE FROM',
+  'RETURNING',
+  'ON CONFLICT',
+  'NATURAL JOIN',
+  'LEFT OUTER JOIN',
+  'RIGHT OUTER JOIN',
+  'FULL OUTER JOIN',
+  'LEFT JOIN',
+  'RIGHT JOIN',
+  'FULL JOIN',
+  'INNER JOIN',
+  'CROSS JOIN',
+  'JOIN',
+  'CROSS APPLY',
+  'OUTER APPLY',
+  'PARTITION BY',
+  'DO UPDATE SET',
+  'DO NOTHING',
 ].map((c) => c.split(' '));
 const LIST_CLAUSES = new Set(['SELECT', 'SELECT DISTINCT', 'GROUP BY', 'ORDER BY', 'SET', 'DO UPDATE SET', 'RETURNING', 'WITH', 'WITH RECURSIVE']);
 const UNION_LIKE = new Set(['UNION ALL', 'UNION', 'INTERSECT', 'EXCEPT']);
@@ -190,11 +309,21 @@ export const formatSql = tool({
       if (t.type === 'word') {
         const clause = CLAUSES.find((words) => words.every((w, o) => raw[k + o]?.type === 'word' && raw[k + o].value.toUpperCase() === w));
         if (clause) {
-          tokens.push({ type: 'clause', key: clause.join(' '), value: raw.slice(k, k + clause.length).map((x) => kw(x.value)).join(' ') });
+          tokens.push({
+            type: 'clause',
+            key: clause.join(' '),
+            value: raw
+              .slice(k, k + clause.length)
+              .map((x) => kw(x.value))
+              .join(' '),
+          });
           k += clause.length - 1;
           continue;
         }
-        if (KEYWORDS.has(t.value.toUpperCase())) { tokens.push({ type: 'keyword', key: t.value.toUpperCase(), value: kw(t.value) }); continue; }
+        if (KEYWORDS.has(t.value.toUpperCase())) {
+          tokens.push({ type: 'keyword', key: t.value.toUpperCase(), value: kw(t.value) });
+          continue;
+        }
       }
       tokens.push(t);
     }
@@ -212,17 +341,26 @@ export const formatSql = tool({
       if (line !== '') lines.push(line);
       line = unit.repeat(level);
     };
-    const space = () => { if (line !== '' && !/[\s(]/.test(line.slice(-1)) && !line.endsWith('.') && !line.endsWith('::')) line += ' '; };
+    const space = () => {
+      if (line !== '' && !/[\s(]/.test(line.slice(-1)) && !line.endsWith('.') && !line.endsWith('::')) line += ' ';
+    };
     for (let k = 0; k < tokens.length; k++) {
       const t = tokens[k];
       const ctx = top();
       if (t.type === 'clause' && t.key !== 'PARTITION BY' && (stack.length === 1 || ctx.sub)) {
         if (started()) newline(ctx.base);
-        if (UNION_LIKE.has(t.key)) { line += t.value; newline(ctx.base); prev = t; ctx.clause = null; continue; }
+        if (UNION_LIKE.has(t.key)) {
+          line += t.value;
+          newline(ctx.base);
+          prev = t;
+          ctx.clause = null;
+          continue;
+        }
         line += t.value;
         ctx.clause = t.key;
-        if (/JOIN|APPLY/.test(t.key) || t.key === 'ON CONFLICT') { line += ' '; }
-        else if (t.key === 'LIMIT' || t.key === 'OFFSET' || t.key === 'FETCH' || t.key === 'DO NOTHING') line += ' ';
+        if (/JOIN|APPLY/.test(t.key) || t.key === 'ON CONFLICT') {
+          line += ' ';
+        } else if (t.key === 'LIMIT' || t.key === 'OFFSET' || t.key === 'FETCH' || t.key === 'DO NOTHING') line += ' ';
         else newline(ctx.base + 1);
         prev = t;
         continue;
@@ -231,7 +369,8 @@ export const formatSql = tool({
         const next = tokens[k + 1];
         const isSub = next && next.type === 'clause' && (next.key.startsWith('SELECT') || next.key.startsWith('WITH'));
         const afterTableName = ctx.clause === 'INSERT INTO' || (tokens[k - 2]?.type === 'keyword' && ['TABLE', 'INTO', 'EXISTS'].includes(tokens[k - 2].key));
-        const fnCall = !afterTableName && prev && (prev.type === 'word' || prev.type === 'ident' || (prev.type === 'keyword' && !FUNCTIONS_AFTER.has(prev.key)));
+        const fnCall =
+          !afterTableName && prev && (prev.type === 'word' || prev.type === 'ident' || (prev.type === 'keyword' && !FUNCTIONS_AFTER.has(prev.key)));
         if (!fnCall) space();
         line += '(';
         const lineIndent = line.slice(line.lastIndexOf('\n') + 1).search(/\S|$/);
@@ -264,40 +403,93 @@ export const formatSql = tool({
         line = trimTail(line, ' \t\r\n') + ';';
         stack.length = 1;
         stack[0].clause = null;
-        if (k < tokens.length - 1) { lines.push(line, ''); line = ''; }
+        if (k < tokens.length - 1) {
+          lines.push(line, '');
+          line = '';
+        }
         betweenPending = false;
         prev = t;
         continue;
       }
-      if (t.type === '.') { line = trimTail(line, ' ') + '.'; prev = t; continue; }
-      if (t.type === 'op' && t.value === '::') { line = trimTail(line, ' ') + '::'; prev = t; continue; }
-      if (t.type === 'keyword' && (t.key === 'AND' || t.key === 'OR')) {
-        if (t.key === 'AND' && betweenPending) { betweenPending = false; space(); line += t.value; prev = t; continue; }
-        if (['WHERE', 'HAVING'].includes(ctx.clause) || /JOIN/.test(ctx.clause ?? '')) { newline(ctx.base + 1); line += t.value; prev = t; continue; }
+      if (t.type === '.') {
+        line = trimTail(line, ' ') + '.';
+        prev = t;
+        continue;
       }
-      if (t.type === 'keyword' && t.key === 'ON' && /JOIN/.test(ctx.clause ?? '')) { space(); line += t.value; prev = t; continue; }
+      if (t.type === 'op' && t.value === '::') {
+        line = trimTail(line, ' ') + '::';
+        prev = t;
+        continue;
+      }
+      if (t.type === 'keyword' && (t.key === 'AND' || t.key === 'OR')) {
+        if (t.key === 'AND' && betweenPending) {
+          betweenPending = false;
+          space();
+          line += t.value;
+          prev = t;
+          continue;
+        }
+        if (['WHERE', 'HAVING'].includes(ctx.clause) || /JOIN/.test(ctx.clause ?? '')) {
+          newline(ctx.base + 1);
+          line += t.value;
+          prev = t;
+          continue;
+        }
+      }
+      if (t.type === 'keyword' && t.key === 'ON' && /JOIN/.test(ctx.clause ?? '')) {
+        space();
+        line += t.value;
+        prev = t;
+        continue;
+      }
       if (t.type === 'keyword' && t.key === 'BETWEEN') betweenPending = true;
-      if (t.type === 'line-comment') { space(); line += t.value; newline(ctx.clause ? ctx.base + 1 : ctx.base); prev = t; continue; }
+      if (t.type === 'line-comment') {
+        space();
+        line += t.value;
+        newline(ctx.clause ? ctx.base + 1 : ctx.base);
+        prev = t;
+        continue;
+      }
       space();
       line += t.value;
       prev = t;
     }
     const out = [...lines, line].join('\n');
-    const formatted = out.replace(/[ ]+$/gm, '').replace(/\n{3,}/g, '\n\n').trim();
+    const formatted = out
+      .replace(/[ ]+$/gm, '')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim();
     return { formatted, statements: tokens.filter((t) => t.type === ';').length + (tokens[tokens.length - 1]?.type === ';' ? 0 : 1) };
   },
 });
 
 // ----------------------------------------------------------------------------- quoting
 const QUOTES = { postgres: ['"', '"'], sqlite: ['"', '"'], mysql: ['`', '`'], mssql: ['[', ']'] };
-const RESERVED = new Set([...KEYWORDS, 'USER', 'ORDER', 'GROUP', 'TABLE', 'COLUMN', 'INDEX', 'KEY', 'DESC', 'ASC', 'LIMIT', 'OFFSET', 'CHECK', 'DEFAULT', 'PRIMARY']);
+const RESERVED = new Set([
+  ...KEYWORDS,
+  'USER',
+  'ORDER',
+  'GROUP',
+  'TABLE',
+  'COLUMN',
+  'INDEX',
+  'KEY',
+  'DESC',
+  'ASC',
+  'LIMIT',
+  'OFFSET',
+  'CHECK',
+  'DEFAULT',
+  'PRIMARY',
+]);
 
 function quoteIdent(name, dialect) {
   if (name === '') throw new Error('An identifier must not be empty');
   if (name.includes('\u0000')) throw new Error('An identifier must not contain NUL characters');
   const [open, close] = QUOTES[dialect];
   const limit = dialect === 'postgres' ? 63 : dialect === 'mysql' ? 64 : 128;
-  if (Buffer.byteLength(name) > limit && dialect !== 'sqlite') throw new Error(`Identifier ${JSON.stringify(name.slice(0, 40))}... is longer than ${limit} bytes, the ${dialect} limit`);
+  if (Buffer.byteLength(name) > limit && dialect !== 'sqlite')
+    throw new Error(`Identifier ${JSON.stringify(name.slice(0, 40))}... is longer than ${limit} bytes, the ${dialect} limit`);
   return open + name.split(close).join(close + close) + close;
 }
 
@@ -323,7 +515,9 @@ export const quoteSqlIdentifier = tool({
       dialect,
       parts,
       needsQuoting: !plain,
-      note: plain ? 'The identifier is a plain lowercase name and could also be used unquoted.' : 'Quoting is required (reserved word, upper case, or special characters); quoted names are case-sensitive.',
+      note: plain
+        ? 'The identifier is a plain lowercase name and could also be used unquoted.'
+        : 'Quoting is required (reserved word, upper case, or special characters); quoted names are case-sensitive.',
     };
   },
 });
@@ -365,10 +559,19 @@ export const buildSqlInsert = tool({
         minItems: 1,
         maxItems: 1000,
       },
-      columns: { type: 'array', description: 'Optional explicit column list/order; defaults to every key seen in the rows.', items: { type: 'string', description: 'A column name.' }, minItems: 1 },
+      columns: {
+        type: 'array',
+        description: 'Optional explicit column list/order; defaults to every key seen in the rows.',
+        items: { type: 'string', description: 'A column name.' },
+        minItems: 1,
+      },
       dialect: { type: 'string', description: 'SQL dialect (quoting and placeholder style).', enum: DIALECTS, default: 'postgres' },
       parameterized: { type: 'boolean', description: 'Use placeholders ($1 / ? / @p1) and return the values separately (recommended).', default: true },
-      returning: { type: 'array', description: 'Columns to return after insert (PostgreSQL and SQLite RETURNING, SQL Server OUTPUT).', items: { type: 'string', description: 'A column name.' } },
+      returning: {
+        type: 'array',
+        description: 'Columns to return after insert (PostgreSQL and SQLite RETURNING, SQL Server OUTPUT).',
+        items: { type: 'string', description: 'A column name.' },
+      },
     },
     required: ['table', 'rows'],
     additionalProperties: false,
@@ -380,19 +583,27 @@ export const buildSqlInsert = tool({
       params.length;
       return dialect === 'postgres' ? `$${params.length}` : dialect === 'mssql' ? `@p${params.length}` : '?';
     };
-    const values = rows.map((r) => `(${cols.map((c) => {
-      const v = r[c];
-      if (!parameterized) return literal(v, dialect);
-      if (v === undefined) return 'NULL';
-      params.push(v !== null && typeof v === 'object' ? JSON.stringify(v) : v);
-      return placeholder();
-    }).join(', ')})`);
-    const tableSql = table.split('.').map((p) => quoteIdent(p, dialect)).join('.');
+    const values = rows.map(
+      (r) =>
+        `(${cols
+          .map((c) => {
+            const v = r[c];
+            if (!parameterized) return literal(v, dialect);
+            if (v === undefined) return 'NULL';
+            params.push(v !== null && typeof v === 'object' ? JSON.stringify(v) : v);
+            return placeholder();
+          })
+          .join(', ')})`,
+    );
+    const tableSql = table
+      .split('.')
+      .map((p) => quoteIdent(p, dialect))
+      .join('.');
     const colSql = cols.map((c) => quoteIdent(c, dialect)).join(', ');
     let sql = `INSERT INTO ${tableSql} (${colSql})`;
-    if (returning && returning.length && dialect === 'mssql') sql += `\nOUTPUT ${returning.map((c) => 'INSERTED.' + quoteIdent(c, dialect)).join(', ')}`;
+    if (returning?.length && dialect === 'mssql') sql += `\nOUTPUT ${returning.map((c) => 'INSERTED.' + quoteIdent(c, dialect)).join(', ')}`;
     sql += `\nVALUES\n  ${values.join(',\n  ')}`;
-    if (returning && returning.length) {
+    if (returning?.length) {
       if (dialect === 'mysql') throw new Error('MySQL does not support RETURNING; omit "returning" or use another dialect');
       if (dialect !== 'mssql') sql += `\nRETURNING ${returning.map((c) => quoteIdent(c, dialect)).join(', ')}`;
     }
@@ -405,10 +616,50 @@ export const buildSqlInsert = tool({
 
 // ----------------------------------------------------------------------------- CREATE TABLE
 const TYPE_NAMES = {
-  postgres: { boolean: 'BOOLEAN', integer: 'INTEGER', bigint: 'BIGINT', float: 'DOUBLE PRECISION', date: 'DATE', timestamp: 'TIMESTAMPTZ', uuid: 'UUID', json: 'JSONB', text: () => 'TEXT' },
-  mysql: { boolean: 'BOOLEAN', integer: 'INT', bigint: 'BIGINT', float: 'DOUBLE', date: 'DATE', timestamp: 'DATETIME(3)', uuid: 'CHAR(36)', json: 'JSON', text: (n) => (n <= 255 ? `VARCHAR(${n <= 64 ? 64 : 255})` : 'TEXT') },
-  sqlite: { boolean: 'INTEGER', integer: 'INTEGER', bigint: 'INTEGER', float: 'REAL', date: 'TEXT', timestamp: 'TEXT', uuid: 'TEXT', json: 'TEXT', text: () => 'TEXT' },
-  mssql: { boolean: 'BIT', integer: 'INT', bigint: 'BIGINT', float: 'FLOAT', date: 'DATE', timestamp: 'DATETIMEOFFSET', uuid: 'UNIQUEIDENTIFIER', json: 'NVARCHAR(MAX)', text: (n) => (n <= 255 ? `NVARCHAR(${n <= 64 ? 64 : 255})` : 'NVARCHAR(MAX)') },
+  postgres: {
+    boolean: 'BOOLEAN',
+    integer: 'INTEGER',
+    bigint: 'BIGINT',
+    float: 'DOUBLE PRECISION',
+    date: 'DATE',
+    timestamp: 'TIMESTAMPTZ',
+    uuid: 'UUID',
+    json: 'JSONB',
+    text: () => 'TEXT',
+  },
+  mysql: {
+    boolean: 'BOOLEAN',
+    integer: 'INT',
+    bigint: 'BIGINT',
+    float: 'DOUBLE',
+    date: 'DATE',
+    timestamp: 'DATETIME(3)',
+    uuid: 'CHAR(36)',
+    json: 'JSON',
+    text: (n) => (n <= 255 ? `VARCHAR(${n <= 64 ? 64 : 255})` : 'TEXT'),
+  },
+  sqlite: {
+    boolean: 'INTEGER',
+    integer: 'INTEGER',
+    bigint: 'INTEGER',
+    float: 'REAL',
+    date: 'TEXT',
+    timestamp: 'TEXT',
+    uuid: 'TEXT',
+    json: 'TEXT',
+    text: () => 'TEXT',
+  },
+  mssql: {
+    boolean: 'BIT',
+    integer: 'INT',
+    bigint: 'BIGINT',
+    float: 'FLOAT',
+    date: 'DATE',
+    timestamp: 'DATETIMEOFFSET',
+    uuid: 'UNIQUEIDENTIFIER',
+    json: 'NVARCHAR(MAX)',
+    text: (n) => (n <= 255 ? `NVARCHAR(${n <= 64 ? 64 : 255})` : 'NVARCHAR(MAX)'),
+  },
 };
 
 function kindOfValue(v) {
@@ -435,7 +686,13 @@ export const inferCreateTable = tool({
     type: 'object',
     properties: {
       table: { type: 'string', description: 'Name of the table to create.', minLength: 1, maxLength: 200 },
-      rows: { type: 'array', description: 'Sample records (objects) whose values show the column types.', items: { type: 'object', description: 'One sample row.' }, minItems: 1, maxItems: 10000 },
+      rows: {
+        type: 'array',
+        description: 'Sample records (objects) whose values show the column types.',
+        items: { type: 'object', description: 'One sample row.' },
+        minItems: 1,
+        maxItems: 10000,
+      },
       dialect: { type: 'string', description: 'SQL dialect for type names and quoting.', enum: DIALECTS, default: 'postgres' },
       primaryKey: { type: 'string', description: 'Optional column to declare as PRIMARY KEY.', maxLength: 200 },
     },
@@ -444,7 +701,8 @@ export const inferCreateTable = tool({
   },
   async execute({ table, rows, dialect, primaryKey }) {
     const cols = collectColumns(rows);
-    if (primaryKey !== undefined && !cols.includes(primaryKey)) throw new Error(`primaryKey ${JSON.stringify(primaryKey)} is not a column of the rows; columns are ${cols.join(', ')}`);
+    if (primaryKey !== undefined && !cols.includes(primaryKey))
+      throw new Error(`primaryKey ${JSON.stringify(primaryKey)} is not a column of the rows; columns are ${cols.join(', ')}`);
     const names = TYPE_NAMES[dialect];
     const columns = cols.map((c) => {
       let kind = null;
@@ -452,18 +710,29 @@ export const inferCreateTable = tool({
       let maxLength = 0;
       for (const r of rows) {
         const v = r[c];
-        if (v === null || v === undefined) { nullable = true; continue; }
+        if (v === null || v === undefined) {
+          nullable = true;
+          continue;
+        }
         const k = kindOfValue(v);
         if (k === 'text') maxLength = Math.max(maxLength, [...String(v)].length);
         kind = kind === null ? k : mergeKinds(kind, k);
       }
-      if (kind === 'text') for (const r of rows) if (r[c] !== null && r[c] !== undefined) maxLength = Math.max(maxLength, [...(typeof r[c] === 'object' ? JSON.stringify(r[c]) : String(r[c]))].length);
+      if (kind === 'text')
+        for (const r of rows)
+          if (r[c] !== null && r[c] !== undefined)
+            maxLength = Math.max(maxLength, [...(typeof r[c] === 'object' ? JSON.stringify(r[c]) : String(r[c]))].length);
       kind = kind ?? 'text';
       const type = kind === 'text' ? names.text(maxLength) : names[kind];
       return { name: c, type, inferredKind: kind, nullable: nullable && c !== primaryKey };
     });
-    const lines = columns.map((col) => `  ${quoteIdent(col.name, dialect)} ${col.type}${col.name === primaryKey ? ' PRIMARY KEY' : col.nullable ? '' : ' NOT NULL'}`);
-    const sql = `CREATE TABLE ${table.split('.').map((p) => quoteIdent(p, dialect)).join('.')} (\n${lines.join(',\n')}\n);`;
+    const lines = columns.map(
+      (col) => `  ${quoteIdent(col.name, dialect)} ${col.type}${col.name === primaryKey ? ' PRIMARY KEY' : col.nullable ? '' : ' NOT NULL'}`,
+    );
+    const sql = `CREATE TABLE ${table
+      .split('.')
+      .map((p) => quoteIdent(p, dialect))
+      .join('.')} (\n${lines.join(',\n')}\n);`;
     return { sql, columns, dialect };
   },
 });

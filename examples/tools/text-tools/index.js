@@ -32,8 +32,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -49,7 +51,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -75,13 +83,12 @@ function tool({ description, inputSchema, outputSchema, execute }) {
 }
 // ---------------------------------------------------------------------------
 
-
 // Regex-based segmentation (Intl.Segmenter is quadratic on long inputs in some Node versions).
 const CJK = '\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}';
 const WORD_RE = new RegExp(`[${CJK}]|(?:(?![${CJK}])[\\p{L}\\p{N}\\p{M}])+(?:['’](?:(?![${CJK}])[\\p{L}\\p{N}\\p{M}])+)*`, 'gu');
 const GRAPHEME_RE = /(?:\P{M}[\p{M}\u{1F3FB}-\u{1F3FF}]*)(?:\u200d\P{M}[\p{M}\u{1F3FB}-\u{1F3FF}]*)*|\p{M}+/gu;
 const ABBREVIATIONS = new Set(['mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'vs', 'etc', 'e.g', 'i.e', 'inc', 'ltd', 'co', 'no', 'fig', 'approx']);
-const countWords = (text) => (text.match(WORD_RE) ?? []);
+const countWords = (text) => text.match(WORD_RE) ?? [];
 const countGraphemes = (text) => (text.match(GRAPHEME_RE) ?? []).length;
 /** Sentence spans: ends at . ! ? … (plus closing quotes) before whitespace, or at a blank line; skips common abbreviations. */
 function sentenceSpans(text) {
@@ -154,8 +161,24 @@ export const textStatistics = tool({
 });
 
 const TRANSLITERATIONS = {
-  ß: 'ss', æ: 'ae', Æ: 'AE', œ: 'oe', Œ: 'OE', ø: 'o', Ø: 'O', đ: 'd', Đ: 'D', ð: 'd', Ð: 'D', þ: 'th', Þ: 'TH',
-  ł: 'l', Ł: 'L', ı: 'i', '&': ' and ', '@': ' at ',
+  ß: 'ss',
+  æ: 'ae',
+  Æ: 'AE',
+  œ: 'oe',
+  Œ: 'OE',
+  ø: 'o',
+  Ø: 'O',
+  đ: 'd',
+  Đ: 'D',
+  ð: 'd',
+  Ð: 'D',
+  þ: 'th',
+  Þ: 'TH',
+  ł: 'l',
+  Ł: 'L',
+  ı: 'i',
+  '&': ' and ',
+  '@': ' at ',
 };
 
 export const slugify = tool({
@@ -238,16 +261,30 @@ export const convertCase = tool({
     const lower = words.map((w) => w.toLowerCase());
     let result;
     switch (to) {
-      case 'camel': result = lower[0] + lower.slice(1).map(capitalize).join(''); break;
-      case 'pascal': result = lower.map(capitalize).join(''); break;
-      case 'snake': result = lower.join('_'); break;
-      case 'kebab': result = lower.join('-'); break;
-      case 'constant': result = lower.join('_').toUpperCase(); break;
-      case 'dot': result = lower.join('.'); break;
+      case 'camel':
+        result = lower[0] + lower.slice(1).map(capitalize).join('');
+        break;
+      case 'pascal':
+        result = lower.map(capitalize).join('');
+        break;
+      case 'snake':
+        result = lower.join('_');
+        break;
+      case 'kebab':
+        result = lower.join('-');
+        break;
+      case 'constant':
+        result = lower.join('_').toUpperCase();
+        break;
+      case 'dot':
+        result = lower.join('.');
+        break;
       case 'title':
         result = lower.map((w, i) => (i > 0 && i < lower.length - 1 && SMALL_WORDS.has(w) ? w : capitalize(w))).join(' ');
         break;
-      case 'sentence': result = capitalize(lower[0]) + (lower.length > 1 ? ' ' + lower.slice(1).join(' ') : ''); break;
+      case 'sentence':
+        result = capitalize(lower[0]) + (lower.length > 1 ? ' ' + lower.slice(1).join(' ') : '');
+        break;
     }
     return { result, to, words };
   },
@@ -279,7 +316,10 @@ export const testRegex = tool({
     let m;
     let truncated = false;
     while ((m = re.exec(text)) !== null) {
-      if (matches.length >= maxMatches) { truncated = true; break; }
+      if (matches.length >= maxMatches) {
+        truncated = true;
+        break;
+      }
       matches.push({
         match: m[0],
         index: m.index,
@@ -304,12 +344,26 @@ function diffLines(a, b) {
   let i = 0;
   let j = 0;
   while (i < n && j < m) {
-    if (a[i] === b[j]) { ops.push({ op: 'equal', line: a[i], oldLine: i + 1, newLine: j + 1 }); i++; j++; }
-    else if (lcs[i + 1][j] >= lcs[i][j + 1]) { ops.push({ op: 'delete', line: a[i], oldLine: i + 1 }); i++; }
-    else { ops.push({ op: 'insert', line: b[j], newLine: j + 1 }); j++; }
+    if (a[i] === b[j]) {
+      ops.push({ op: 'equal', line: a[i], oldLine: i + 1, newLine: j + 1 });
+      i++;
+      j++;
+    } else if (lcs[i + 1][j] >= lcs[i][j + 1]) {
+      ops.push({ op: 'delete', line: a[i], oldLine: i + 1 });
+      i++;
+    } else {
+      ops.push({ op: 'insert', line: b[j], newLine: j + 1 });
+      j++;
+    }
   }
-  while (i < n) { ops.push({ op: 'delete', line: a[i], oldLine: i + 1 }); i++; }
-  while (j < m) { ops.push({ op: 'insert', line: b[j], newLine: j + 1 }); j++; }
+  while (i < n) {
+    ops.push({ op: 'delete', line: a[i], oldLine: i + 1 });
+    i++;
+  }
+  while (j < m) {
+    ops.push({ op: 'insert', line: b[j], newLine: j + 1 });
+    j++;
+  }
   return ops;
 }
 
@@ -341,12 +395,15 @@ export const diffText = tool({
     const changeIdx = ops.map((o, k) => (o.op === 'equal' ? -1 : k)).filter((k) => k >= 0);
     let k = 0;
     while (k < changeIdx.length) {
-      let start = Math.max(0, changeIdx[k] - contextLines);
+      const start = Math.max(0, changeIdx[k] - contextLines);
       let end = Math.min(ops.length - 1, changeIdx[k] + contextLines);
-      while (k + 1 < changeIdx.length && changeIdx[k + 1] - contextLines <= end + 1) { k++; end = Math.min(ops.length - 1, changeIdx[k] + contextLines); }
+      while (k + 1 < changeIdx.length && changeIdx[k + 1] - contextLines <= end + 1) {
+        k++;
+        end = Math.min(ops.length - 1, changeIdx[k] + contextLines);
+      }
       const slice = ops.slice(start, end + 1);
-      const oldStart = slice.find((o) => o.oldLine)?.oldLine ?? (ops.slice(0, start).filter((o) => o.oldLine).length);
-      const newStart = slice.find((o) => o.newLine)?.newLine ?? (ops.slice(0, start).filter((o) => o.newLine).length);
+      const oldStart = slice.find((o) => o.oldLine)?.oldLine ?? ops.slice(0, start).filter((o) => o.oldLine).length;
+      const newStart = slice.find((o) => o.newLine)?.newLine ?? ops.slice(0, start).filter((o) => o.newLine).length;
       const oldCount = slice.filter((o) => o.op !== 'insert').length;
       const newCount = slice.filter((o) => o.op !== 'delete').length;
       out.push(`@@ -${oldStart},${oldCount} +${newStart},${newCount} @@`);

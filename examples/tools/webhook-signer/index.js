@@ -33,8 +33,10 @@ function checkInput(schema, value, path) {
     if (!Number.isFinite(value)) throw new Error(`${where} must be a finite number`);
     if (schema.minimum !== undefined && value < schema.minimum) throw new Error(`${where} must be >= ${schema.minimum}; got ${value}`);
     if (schema.maximum !== undefined && value > schema.maximum) throw new Error(`${where} must be <= ${schema.maximum}; got ${value}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+      throw new Error(`${where} must be > ${schema.exclusiveMinimum}; got ${value}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
+      throw new Error(`${where} must be < ${schema.exclusiveMaximum}; got ${value}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) throw new Error(`${where} must contain at least ${schema.minItems} item(s)`);
@@ -50,7 +52,13 @@ function checkInput(schema, value, path) {
       if (item === undefined) continue;
       if (props[key]) checkInput(props[key], item, joinPath(path, key));
       else if (schema.additionalProperties === false) {
-        throw new Error(`Unknown parameter "${joinPath(path, key)}"; expected ${Object.keys(props).map((k) => `"${k}"`).join(', ') || 'none'}`);
+        throw new Error(
+          `Unknown parameter "${joinPath(path, key)}"; expected ${
+            Object.keys(props)
+              .map((k) => `"${k}"`)
+              .join(', ') || 'none'
+          }`,
+        );
       } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         checkInput(schema.additionalProperties, item, joinPath(path, key));
       }
@@ -74,7 +82,6 @@ function tool({ description, inputSchema, execute }) {
   };
 }
 // ---------------------------------------------------------------------------
-
 
 function getSecret() {
   const secret = process.env.WEBHOOK_SECRET;
@@ -101,7 +108,8 @@ export const signPayload = tool({
       payload: { type: 'string', description: 'The exact request body to sign (e.g. the JSON string being sent).', maxLength: 1000000 },
       timestamp: {
         type: 'integer',
-        description: 'Optional Unix time in seconds to bind into the signature (signed content becomes "<timestamp>.<payload>"), which lets receivers reject replays.',
+        description:
+          'Optional Unix time in seconds to bind into the signature (signed content becomes "<timestamp>.<payload>"), which lets receivers reject replays.',
         minimum: 0,
       },
       algorithm: { type: 'string', description: 'HMAC hash algorithm.', enum: ['sha256', 'sha512'], default: 'sha256' },
@@ -127,8 +135,21 @@ function parseSignature(signature) {
   const s = signature.trim();
   // "t=1700000000,v1=abcd..." (Stripe style)
   if (/(^|,)\s*t=\d+/.test(s) && /(^|,)\s*v1=/.test(s)) {
-    const parts = Object.fromEntries(s.split(',').map((p) => p.trim().split('=')).map(([k, ...v]) => [k, v.join('=')]));
-    return { timestamp: Number(parts.t), digests: s.split(',').map((p) => p.trim()).filter((p) => p.startsWith('v1=')).map((p) => p.slice(3)), algorithm: null };
+    const parts = Object.fromEntries(
+      s
+        .split(',')
+        .map((p) => p.trim().split('='))
+        .map(([k, ...v]) => [k, v.join('=')]),
+    );
+    return {
+      timestamp: Number(parts.t),
+      digests: s
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p.startsWith('v1='))
+        .map((p) => p.slice(3)),
+      algorithm: null,
+    };
   }
   const m = /^(sha256|sha512)=(.+)$/i.exec(s);
   if (m) return { timestamp: undefined, digests: [m[2]], algorithm: m[1].toLowerCase() };
@@ -155,7 +176,12 @@ export const verifySignature = tool({
         maxLength: 2000,
       },
       timestamp: { type: 'integer', description: 'The signed Unix timestamp in seconds, when sent separately from the signature.', minimum: 0 },
-      algorithm: { type: 'string', description: 'HMAC hash algorithm (taken from a "sha512=" prefix when present).', enum: ['sha256', 'sha512'], default: 'sha256' },
+      algorithm: {
+        type: 'string',
+        description: 'HMAC hash algorithm (taken from a "sha512=" prefix when present).',
+        enum: ['sha256', 'sha512'],
+        default: 'sha256',
+      },
       toleranceSeconds: {
         type: 'integer',
         description: 'If set and a timestamp is signed, reject signatures older or newer than this many seconds from the current time.',
@@ -177,7 +203,13 @@ export const verifySignature = tool({
     if (toleranceSeconds !== undefined && ts !== undefined) {
       const age = Math.round(Date.now() / 1000) - ts;
       if (Math.abs(age) > toleranceSeconds) {
-        return { valid: false, reason: `Timestamp is outside the tolerance window (${age} seconds old, tolerance ${toleranceSeconds})`, algorithm: `hmac-${alg}`, timestamp: ts, ageSeconds: age };
+        return {
+          valid: false,
+          reason: `Timestamp is outside the tolerance window (${age} seconds old, tolerance ${toleranceSeconds})`,
+          algorithm: `hmac-${alg}`,
+          timestamp: ts,
+          ageSeconds: age,
+        };
       }
       return { valid: true, reason: null, algorithm: `hmac-${alg}`, timestamp: ts, ageSeconds: age };
     }

@@ -75,7 +75,10 @@ export function Rating({ average, count }: { average: number | null; count: numb
   const full = Math.round(average);
   return (
     <span class="rating" aria-label={`Rated ${average.toFixed(1)} out of 5 by ${count} ${count === 1 ? 'person' : 'people'}`}>
-      <span aria-hidden="true">{'★'.repeat(full) + '☆'.repeat(5 - full)}</span> <span class="muted">{average.toFixed(1)} ({count})</span>
+      <span aria-hidden="true">{'★'.repeat(full) + '☆'.repeat(5 - full)}</span>{' '}
+      <span class="muted">
+        {average.toFixed(1)} ({count})
+      </span>
     </span>
   );
 }

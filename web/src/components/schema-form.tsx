@@ -19,7 +19,7 @@ export interface JsonSchema {
 
 export type FieldValues = Record<string, string | boolean>;
 
-const typeOf = (s: JsonSchema): string => (Array.isArray(s.type) ? s.type.find((t) => t !== 'null') ?? 'string' : s.type ?? 'string');
+const typeOf = (s: JsonSchema): string => (Array.isArray(s.type) ? (s.type.find((t) => t !== 'null') ?? 'string') : (s.type ?? 'string'));
 
 export function describeType(s: JsonSchema): string {
   const t = typeOf(s);

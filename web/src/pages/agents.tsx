@@ -84,16 +84,14 @@ function CreateAgent() {
                 You have no collections yet. <a href="/collections">Make one</a> first.
               </p>
             ) : (
-              <>
-                {list.map((c) => (
-                  <div class="field checkbox">
-                    <input id={`agent-col-${c.id}`} type="checkbox" checked={chosen.includes(c.id)} onChange={(e) => toggle(c.id, e.currentTarget.checked)} />
-                    <label for={`agent-col-${c.id}`}>
-                      {c.name} <span class="muted">({c.toolCount} tools)</span>
-                    </label>
-                  </div>
-                ))}
-              </>
+              list.map((c) => (
+                <div class="field checkbox">
+                  <input id={`agent-col-${c.id}`} type="checkbox" checked={chosen.includes(c.id)} onChange={(e) => toggle(c.id, e.currentTarget.checked)} />
+                  <label for={`agent-col-${c.id}`}>
+                    {c.name} <span class="muted">({c.toolCount} tools)</span>
+                  </label>
+                </div>
+              ))
             )
           }
         </Show>
@@ -135,7 +133,10 @@ export function AgentPage({ id }: { id: string }) {
           <h1>{a.name}</h1>
           {a.description && <p class="lead">{a.description}</p>}
           <p class="meta">
-            Tools from: {a.collections.length ? a.collections.map((c: any, i: number) => [i ? ', ' : '', <a href={`/collections/${c.uid}`}>{c.name}</a>]) : 'no collections'}
+            Tools from:{' '}
+            {a.collections.length
+              ? a.collections.map((c: any, i: number) => [i ? ', ' : '', <a href={`/collections/${c.uid}`}>{c.name}</a>])
+              : 'no collections'}
           </p>
           <Chat id={a.id} />
         </>
@@ -160,28 +161,41 @@ function Chat({ id }: { id: string }) {
     setMessage('');
     setTurns((ts) => [...ts, { question, parts: [], state: 'streaming' }]);
     try {
-      await postStream(`/api/agents/${encodeURIComponent(id)}/chat`, { message: question }, {
-        'tools.discovered': (d) => update((t) => ({ ...t, tools: d.tools.length })),
-        'tool.started': (d) =>
-          update((t) => ({ ...t, parts: [...t.parts, { kind: 'tool', key: d.executionId ?? `${t.parts.length}`, name: d.name, params: d.params, state: 'running' }] })),
-        'tool.completed': (d) =>
-          update((t) => {
-            const matches = (p: Part) => p.kind === 'tool' && p.state === 'running' && (d.executionId ? p.key === d.executionId : p.name === d.name);
-            let i = t.parts.length - 1;
-            while (i >= 0 && !matches(t.parts[i]!)) i--;
-            if (i < 0) return t;
-            const done: ToolCall = { ...(t.parts[i] as ToolCall), state: d.error ? 'failed' : 'succeeded', output: d.output, error: d.error, ms: d.executionTimeMs };
-            return { ...t, parts: [...t.parts.slice(0, i), done, ...t.parts.slice(i + 1)] };
-          }),
-        'message.delta': (d) =>
-          update((t) => {
-            const last = t.parts.at(-1);
-            if (last?.kind === 'text') return { ...t, parts: [...t.parts.slice(0, -1), { kind: 'text', text: last.text + d.text }] };
-            return { ...t, parts: [...t.parts, { kind: 'text', text: d.text }] };
-          }),
-        error: (d) => update((t) => ({ ...t, state: 'failed', error: d.message })),
-        done: () => update((t) => ({ ...t, state: t.state === 'failed' ? 'failed' : 'done' })),
-      });
+      await postStream(
+        `/api/agents/${encodeURIComponent(id)}/chat`,
+        { message: question },
+        {
+          'tools.discovered': (d) => update((t) => ({ ...t, tools: d.tools.length })),
+          'tool.started': (d) =>
+            update((t) => ({
+              ...t,
+              parts: [...t.parts, { kind: 'tool', key: d.executionId ?? `${t.parts.length}`, name: d.name, params: d.params, state: 'running' }],
+            })),
+          'tool.completed': (d) =>
+            update((t) => {
+              const matches = (p: Part) => p.kind === 'tool' && p.state === 'running' && (d.executionId ? p.key === d.executionId : p.name === d.name);
+              let i = t.parts.length - 1;
+              while (i >= 0 && !matches(t.parts[i]!)) i--;
+              if (i < 0) return t;
+              const done: ToolCall = {
+                ...(t.parts[i] as ToolCall),
+                state: d.error ? 'failed' : 'succeeded',
+                output: d.output,
+                error: d.error,
+                ms: d.executionTimeMs,
+              };
+              return { ...t, parts: [...t.parts.slice(0, i), done, ...t.parts.slice(i + 1)] };
+            }),
+          'message.delta': (d) =>
+            update((t) => {
+              const last = t.parts.at(-1);
+              if (last?.kind === 'text') return { ...t, parts: [...t.parts.slice(0, -1), { kind: 'text', text: last.text + d.text }] };
+              return { ...t, parts: [...t.parts, { kind: 'text', text: d.text }] };
+            }),
+          error: (d) => update((t) => ({ ...t, state: 'failed', error: d.message })),
+          done: () => update((t) => ({ ...t, state: t.state === 'failed' ? 'failed' : 'done' })),
+        },
+      );
       update((t) => (t.state === 'streaming' ? { ...t, state: 'failed', error: 'The stream ended early' } : t));
     } catch (err) {
       setTurns((ts) => ts.slice(0, -1));

@@ -136,8 +136,8 @@ function McpSection({ c }: { c: any }) {
     <section aria-labelledby="mcp-h" class="panel">
       <h2 id="mcp-h">MCP endpoint</h2>
       <p>
-        {c.isPublic ? 'Public: any MCP client can use it without a key.' : 'Private: clients must send an API key of yours.'} Tools that need
-        environment variables take them from <code>X-Tool-Env-NAME</code> headers.
+        {c.isPublic ? 'Public: any MCP client can use it without a key.' : 'Private: clients must send an API key of yours.'} Tools that need environment
+        variables take them from <code>X-Tool-Env-NAME</code> headers.
       </p>
       <div class="row">
         <label for="mcp-url">Endpoint URL</label>

@@ -8,11 +8,7 @@ const countOf = (r: { data: unknown[]; pagination?: { hasMore: boolean } }) => `
 
 export function HomePage() {
   const counts = useAsync(async () => {
-    const [tools, collections, scenarios] = await Promise.all([
-      get('/api/tools?limit=100'),
-      get('/api/collections?limit=50'),
-      get('/api/scenarios?limit=50'),
-    ]);
+    const [tools, collections, scenarios] = await Promise.all([get('/api/tools?limit=100'), get('/api/collections?limit=50'), get('/api/scenarios?limit=50')]);
     return { tools: countOf(tools), collections: countOf(collections), scenarios: countOf(scenarios) };
   }, []);
   const trending = useAsync(async () => {

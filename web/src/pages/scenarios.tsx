@@ -146,8 +146,11 @@ export function ScenarioPage({ id }: { id: string }) {
           <header class="page-head">
             <h1>{s.name}</h1>
             <p class="pkg">
-              in <a href={`/collections/${s.collection.slug}`}>{s.collection.username}/{s.collection.slug}</a> · {s.totalRuns} runs · quality{' '}
-              {Math.round(s.qualityScore * 100)}%
+              in{' '}
+              <a href={`/collections/${s.collection.slug}`}>
+                {s.collection.username}/{s.collection.slug}
+              </a>{' '}
+              · {s.totalRuns} runs · quality {Math.round(s.qualityScore * 100)}%
             </p>
           </header>
           <p class="lead">{s.prompt}</p>

@@ -6,8 +6,18 @@ import { ToolList, type ToolItem } from '../components/tool-list.js';
 import { navigate, useLoc } from '../router.js';
 
 export const CATEGORIES = [
-  'web-scraping', 'data-processing', 'file-operations', 'communication', 'database', 'api-integration',
-  'image-processing', 'text-analysis', 'automation', 'ai-ml', 'security', 'monitoring',
+  'web-scraping',
+  'data-processing',
+  'file-operations',
+  'communication',
+  'database',
+  'api-integration',
+  'image-processing',
+  'text-analysis',
+  'automation',
+  'ai-ml',
+  'security',
+  'monitoring',
 ];
 
 export function SearchForm({ initial = '' }: { initial?: string }) {
@@ -27,7 +37,14 @@ export function SearchForm({ initial = '' }: { initial?: string }) {
       <label for="search-q" class="visually-hidden">
         Search tools
       </label>
-      <input id="search-q" type="search" name="q" placeholder="Search tools, e.g. “convert a colour to RGB”" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
+      <input
+        id="search-q"
+        type="search"
+        name="q"
+        placeholder="Search tools, e.g. “convert a colour to RGB”"
+        value={q}
+        onInput={(e) => setQ(e.currentTarget.value)}
+      />
       <button type="submit">Search</button>
     </form>
   );

@@ -42,7 +42,10 @@ export function TryIt({ slug, schema, envVars }: { slug: string; schema: JsonSch
     setTimeline([]);
     setBusy(true);
     try {
-      const res = await post(`/api/tools/execute/${slugPath(slug)}?wait=false`, { params: read.params, ...(Object.keys(sentEnv).length ? { env: sentEnv } : {}) });
+      const res = await post(`/api/tools/execute/${slugPath(slug)}?wait=false`, {
+        params: read.params,
+        ...(Object.keys(sentEnv).length ? { env: sentEnv } : {}),
+      });
       const id = res.data.executionId as string;
       close.current?.();
       close.current = stream(`/api/executions/${id}/events`, {
