@@ -51,9 +51,17 @@ export function mcpTool(name: string, t: ToolRow): Tool {
   };
 }
 
+/**
+ * Counted once per row object: the tool cache hands out the same row until the tool changes (a change makes a new
+ * row), so a hot detail route does not rebuild and re-tokenize the definition on every request.
+ */
+const tokenCountOfRow = new WeakMap<ToolRow, number>();
+
 /** Tokens (core/tokens.ts) of one tool's MCP definition, under its own name. */
 export function toolTokenCount(t: ToolRow): number {
-  return countJsonTokens(mcpTool(t.name, t));
+  let n = tokenCountOfRow.get(t);
+  if (n === undefined) tokenCountOfRow.set(t, (n = countJsonTokens(mcpTool(t.name, t))));
+  return n;
 }
 
 /** Tokens of a collection's whole `tools/list` result. */
