@@ -6,6 +6,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
+import { collectionListItemSchema, toCollectionListItem } from './collections.js';
 import { defineOperation, HANDLED, type Operation } from './define.js';
 import { ok, okMessage, okPage, timestamp, uuid } from './envelope.js';
 import { pageOf, paging } from '../validate.js';
@@ -21,7 +22,7 @@ import { createInvitation } from '../../core/auth/invitations.js';
 import { createOidcClient, OIDC_COOKIE, OIDC_LOGIN_MS, oidcEnabled, OidcRefused, userForIdentity, type OidcClient } from '../../core/auth/oidc.js';
 import { quotaLimit, quotaResetAt, remainingOf } from '../../core/scenario-quota.js';
 import { usedToday } from '../../core/repos/scenario-quota.js';
-import { listCollectionsOwnedBy, type CollectionRow } from '../../core/repos/collections.js';
+import { listCollectionsOwnedBy } from '../../core/repos/collections.js';
 import type { UserRow } from '../../core/repos/users.js';
 
 // ---- response schemas and mappers ----
@@ -47,30 +48,6 @@ const meSchema = z.object({
     resetAt: timestamp,
   }),
 });
-
-const ownCollectionSchema = z.object({
-  id: uuid,
-  uid: z.string(),
-  name: z.string(),
-  description: z.string().nullable(),
-  isPublic: z.boolean(),
-  toolCount: z.number().int(),
-  likeCount: z.number().int(),
-  owner: z.object({ id: uuid, name: z.string().nullable(), username: z.string() }),
-});
-
-function toOwnCollection(c: CollectionRow): z.infer<typeof ownCollectionSchema> {
-  return {
-    id: c.id,
-    uid: c.uid,
-    name: c.name,
-    description: c.description,
-    isPublic: c.is_public,
-    toolCount: c.tool_ids.length,
-    likeCount: c.like_count,
-    owner: { id: c.owner_id, name: c.owner_name, username: c.owner_username },
-  };
-}
 
 const optionsSchema = z.object({
   signup: z.enum(SIGNUP_MODES),
@@ -284,13 +261,13 @@ export const authOperations: Operation[] = [
     summary: "The caller's own collections, private ones included, last changed first",
     auth: 'key',
     query: pageQuery,
-    responses: { 200: okPage(ownCollectionSchema) },
+    responses: { 200: okPage(collectionListItemSchema) },
     errors: [400],
     handler: async (ctx, deps, { query }) => {
       const caller = requireCaller(ctx);
       const page = pageOf(await listCollectionsOwnedBy(deps.db, caller.userId, query), query.limit, query.offset);
       ctx.set('Cache-Control', 'no-store');
-      return { success: true, data: page.items.map(toOwnCollection), pagination: page.pagination };
+      return { success: true, data: page.items.map(toCollectionListItem), pagination: page.pagination };
     },
   }),
   defineOperation({

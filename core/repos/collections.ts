@@ -31,7 +31,8 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
-function collectionsQuery(db: Db) {
+/** Collections with their owner's name and their tool ids in order (also the registry's servers). */
+export function collectionsQuery(db: Db) {
   return db('collections as c')
     .join('users as u', 'u.id', 'c.owner_id')
     .select(

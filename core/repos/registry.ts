@@ -3,6 +3,7 @@
  * (lower(username), uid) — the order of their server names — and the per-collection scenario figures.
  */
 import type { Db } from '../db.js';
+import { collectionsQuery } from './collections.js';
 import type { CollectionRow } from './collections.js';
 
 export interface RegistryFilter {
@@ -21,18 +22,10 @@ export interface RegistryFilter {
 const escapeLike = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 function serversQuery(db: Db, viewerId: string | undefined) {
-  return db('collections as c')
-    .join('users as u', 'u.id', 'c.owner_id')
-    .select(
-      'c.*',
-      'u.username as owner_username',
-      'u.name as owner_name',
-      db.raw('array(select ct.tool_id::text from collection_tools ct where ct.collection_id = c.id order by ct.added_at, ct.tool_id) as tool_ids'),
-    )
-    .where((w) => {
-      w.where('c.is_public', true);
-      if (viewerId) w.orWhere('c.owner_id', viewerId);
-    });
+  return collectionsQuery(db).where((w) => {
+    w.where('c.is_public', true);
+    if (viewerId) w.orWhere('c.owner_id', viewerId);
+  });
 }
 
 /** One page in server-name order; limit + 1 rows so that the caller can tell whether another page exists. */
