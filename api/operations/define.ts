@@ -95,7 +95,7 @@ export interface Operation<
   documentedBody?: z.ZodType;
   /** The query as documented, when the handler reads it itself (answering errors in its own shape). */
   documentedQuery?: z.ZodType;
-  /** Success responses by status; the first is the default. */
+  /** Success responses by status; the lowest status is what a handler's plain return answers (others: `reply(status, body)`). */
   responses: Record<number, ResponseSpec>;
   /** Error statuses this operation can answer (401/429/500 are added for every operation). */
   errors: number[];
