@@ -107,6 +107,25 @@ const CASES: Case[] = [
   { method: 'DELETE', path: () => `/api/keys/${ids.key}`, expect: W(401, 404) },
   { method: 'GET', path: () => '/api/keys', expect: W(401, 200) },
   { method: 'POST', path: () => '/api/collections', body: () => ({ name: 'By the admin token' }), expect: W(401, 201) },
+  // Added with the web app, on-demand MCP and the registry API.
+  { method: 'GET', path: () => '/api/auth/me', expect: W(401, 200) },
+  { method: 'GET', path: () => '/api/auth/me/collections', expect: W(401, 200) },
+  {
+    method: 'POST',
+    path: () => `/api/mcp/${owner.username}/mx-private/http?mode=search`,
+    body: () => ({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    expect: { anonymous: 404, other: 404, admin: 404 },
+  },
+  {
+    method: 'GET',
+    path: () => `/v0.1/servers/${encodeURIComponent(`local.toolshed/${owner.username}.mx-private`)}/versions`,
+    expect: { anonymous: 404, other: 404, admin: 404 },
+  },
+  {
+    method: 'GET',
+    path: () => `/v0.1/servers/local.toolshed/${owner.username}.mx-private/versions/latest`,
+    expect: { anonymous: 404, other: 404, admin: 404 },
+  },
 ];
 
 for (const [i, c] of CASES.entries()) {
@@ -122,7 +141,15 @@ for (const [i, c] of CASES.entries()) {
         headers: { accept: 'application/json, text/event-stream' },
       });
       t.is(res.status, c.expect[actor], `${actor}: ${res.text.slice(0, 200)}`);
-      if (res.status >= 400) t.is(res.body?.success, false, `${actor}: an error in the contract's shape`);
+      // The registry API answers in the MCP Registry's own error shape, `{ error }`.
+      if (res.status >= 400 && c.path().startsWith('/v0.1/')) t.is(typeof res.body?.error, 'string', `${actor}: an error in the registry's shape`);
+      else if (res.status >= 400) t.is(res.body?.success, false, `${actor}: an error in the contract's shape`);
+      if (actor === 'other' && c.path() === '/api/auth/me/collections') {
+        t.false(
+          res.body.data.some((col: { uid: string }) => col.uid.startsWith('mx-')),
+          "another user's collections are not listed as theirs",
+        );
+      }
       if (actor === 'other' && c.method === 'GET' && c.path() === '/api/keys') {
         t.false(
           res.body.data.some((k: { id: string }) => k.id === ids.key),
@@ -132,6 +159,25 @@ for (const [i, c] of CASES.entries()) {
     }
   });
 }
+
+test.serial('the registry lists a private collection to its owner only', async (t) => {
+  const name = `local.toolshed/${owner.username}.mx-private`;
+  for (const actor of ['anonymous', 'other', 'admin'] as Actor[]) {
+    const res = await svc.request('GET', '/v0.1/servers?search=mx-private', { key: auth(actor) });
+    t.is(res.status, 200, actor);
+    t.false(
+      res.body.servers.some((s: any) => s.server.name === name),
+      `${actor} sees the private server`,
+    );
+  }
+  const own = await svc.request('GET', '/v0.1/servers?search=mx-private', { key: owner.key });
+  t.true(
+    own.body.servers.some((s: any) => s.server.name === name),
+    'the owner sees it',
+  );
+  const versions = await svc.request('GET', `/v0.1/servers/${encodeURIComponent(name)}/versions`, { key: owner.key });
+  t.is(versions.status, 200);
+});
 
 test.serial('nothing that was refused changed anything', async (t) => {
   const db = svc.api.deps.db;

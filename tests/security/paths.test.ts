@@ -24,6 +24,7 @@ const asNewClient = (extra: Record<string, string> = {}) => ({ 'x-forwarded-for'
 const ADMIN_ROUTES: [string, string, unknown][] = [
   ['POST', '/api/admin/users', { username: 'eve', tier: 'enterprise' }],
   ['POST', '/api/admin/packages', { source: 'path:/nonexistent-toolshed-package', official: true }],
+  ['POST', '/api/admin/invitations', { note: 'for eve', days: 90 }],
 ];
 
 for (const [method, canonical, body] of ADMIN_ROUTES) {
@@ -40,6 +41,7 @@ for (const [method, canonical, body] of ADMIN_ROUTES) {
     }
     t.is(Number((await db('users').where({ username: 'eve' }).count('* as n'))[0].n), 0, 'no user was created');
     t.is(Number((await db('packages').count('* as n'))[0].n), 0, 'no package was imported');
+    t.is(Number((await db('invitations').count('* as n'))[0].n), 0, 'no invitation was issued');
     t.true(tried.length >= 30);
   });
 
@@ -53,6 +55,7 @@ for (const [method, canonical, body] of ADMIN_ROUTES) {
       t.true([401, 403, 404].includes(res.status), `${p} answered ${res.status}`);
     }
     t.is(Number((await db('users').where({ username: 'eve' }).count('* as n'))[0].n), 0);
+    t.is(Number((await db('invitations').count('* as n'))[0].n), 0);
   });
 }
 
