@@ -34,15 +34,7 @@ test.before(async () => {
 });
 test.after.always(() => svc?.close());
 
-async function makeCollection(owner: User, body: Record<string, unknown>, toolRefs: string[]) {
-  const res = await svc.request('POST', '/api/collections', { key: owner.key, body });
-  if (res.status !== 201) throw new Error(`create: ${res.text}`);
-  for (const toolId of toolRefs) {
-    const added = await svc.request('POST', `/api/collections/${res.body.data.uid}/tools`, { key: owner.key, body: { toolId } });
-    if (added.status !== 201) throw new Error(`add ${toolId}: ${added.text}`);
-  }
-  return res.body.data as { id: string; uid: string };
-}
+const makeCollection = (owner: User, body: Record<string, unknown>, toolRefs: string[] = []) => svc.createCollection(owner.key, body, toolRefs);
 
 const mcpPath = (username: string, uid: string) => `/api/mcp/${username}/${uid}/http`;
 

@@ -28,6 +28,8 @@ export interface Service {
   request: (method: string, p: string, opts?: RequestOptions) => Promise<TestResponse>;
   createUser: (opts?: { username?: string; tier?: 'free' | 'pro' | 'enterprise' }) => Promise<{ id: string; username: string; key: string }>;
   importPackage: (source: string, opts?: { official?: boolean }) => Promise<TestResponse>;
+  /** Creates a collection as the key's user and adds the given tools (by any reference); throws on a refusal. */
+  createCollection: (key: string, body: Record<string, unknown>, toolRefs?: string[]) => Promise<{ id: string; uid: string }>;
   close: () => Promise<void>;
 }
 
@@ -119,6 +121,15 @@ export async function startService(
     },
     importPackage(source, o = {}) {
       return request('POST', '/api/admin/packages', { headers: adminHeaders, body: { source, official: o.official } });
+    },
+    async createCollection(key, body, toolRefs = []) {
+      const res = await request('POST', '/api/collections', { key, body });
+      if (res.status !== 201) throw new Error(`create: ${res.text}`);
+      for (const toolId of toolRefs) {
+        const added = await request('POST', `/api/collections/${res.body.data.uid}/tools`, { key, body: { toolId } });
+        if (added.status !== 201) throw new Error(`add ${toolId}: ${added.text}`);
+      }
+      return res.body.data as { id: string; uid: string };
     },
     async close() {
       await api.close();
