@@ -5,7 +5,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppDeps } from './deps.js';
 import { errorMiddleware } from './middleware/errors.js';
-import { scenarioErrorShape } from './middleware/error-shape.js';
+import { errorShapeOf } from './middleware/error-shape.js';
 import { requestId } from './middleware/request-id.js';
 import { canonicalRequest } from './middleware/canonical.js';
 import { authMiddleware } from './middleware/auth.js';
@@ -24,8 +24,7 @@ export function createApp(deps: AppDeps): Koa {
   mountOperations(router, deps, OPERATIONS);
   docsRoutes(router);
   app.use(requestId(deps.logger));
-  app.use(errorMiddleware(deps.logger));
-  app.use(scenarioErrorShape(router, OPERATIONS));
+  app.use(errorMiddleware(deps.logger, errorShapeOf(router, OPERATIONS)));
   app.use(canonicalRequest());
   // The web app's pages and hashed assets: static files, served before authentication and rate limits.
   app.use(webApp(deps.config.WEB_DIR));

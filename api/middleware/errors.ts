@@ -1,6 +1,6 @@
 /**
  * The first middleware: renders every error in the contract's shape. Shape A everywhere, shape B on scenario
- * operations (ctx.state.errorShape = 'B'), except authentication and rate-limit errors, which are shape A everywhere.
+ * operations (as their declarations say: `shapeOf`), except authentication and rate-limit errors, which are shape A everywhere.
  * Anything unknown becomes a logged 500 with no stack or secret in the body.
  */
 import type { Context, Next } from 'koa';
@@ -25,7 +25,7 @@ const SHAPE_B_WORDS: Record<number, string> = {
 /** Errors that keep shape A even on scenario routes. */
 const ALWAYS_A = new Set(['RATE_LIMITED']);
 
-export function errorMiddleware(logger: Logger) {
+export function errorMiddleware(logger: Logger, shapeOf: (ctx: Context) => string | undefined = () => undefined) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
@@ -40,7 +40,7 @@ export function errorMiddleware(logger: Logger) {
       }
       ctx.status = appErr.status;
       for (const [k, v] of Object.entries(appErr.headers ?? {})) ctx.set(k, v);
-      const shapeB = ctx.state.errorShape === 'B' && !ALWAYS_A.has(appErr.code) && !ctx.state.authError;
+      const shapeB = shapeOf(ctx) === 'B' && !ALWAYS_A.has(appErr.code) && !ctx.state.authError;
       ctx.body = shapeB ? renderB(appErr) : renderA(appErr);
     }
   };

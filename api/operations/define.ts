@@ -138,7 +138,6 @@ export function mountOperation(router: Router, deps: AppDeps, op: Operation): vo
   const statuses = Object.keys(op.responses).map(Number);
   const first = statuses[0]!;
   router[op.method](op.path, async (ctx: Context) => {
-    if (op.errorShape === 'B') ctx.state.errorShape = 'B';
     if (op.auth === 'admin') requireAdmin(ctx);
     else if (op.auth === 'key') requireCaller(ctx);
     const input = {
