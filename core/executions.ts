@@ -55,8 +55,11 @@ export async function enqueueExecution(db: Knex, secretsKey: string, req: Execut
   const row = { id, toolId: req.tool.id, userId: req.caller?.userId, apiKeyId: req.caller?.keyId, origin: req.origin, params: req.params };
   const payload = (executionId: string) => ({ executionId, ...(sealedEnv ? { sealedEnv } : {}) });
   const limit = req.limit;
+  let retried = false;
   const inserted = await withDbRetry(async () => {
-    const existing = await findExecution(db, id);
+    // Only a retry can find its own row: the first try spends no read on it.
+    const existing = retried ? await findExecution(db, id) : undefined;
+    retried = true;
     if (existing) return existing;
     if (!limit) return insertExecutionWithJob(db, row, payload, 3);
     return insertExecutionWithJobCapped(db, { ...row, caller: limit.client }, payload, 3, limit.maxActive);
