@@ -5,11 +5,24 @@
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import { errors } from '../../core/errors.js';
+import { isUuid } from '../../core/ids.js';
 import { findToolByRef, type ToolRow } from '../../core/repos/tools.js';
 
 /** Loads a tool by id, slug or `<package>::<tool>`, or throws 404. */
 export async function loadTool(deps: AppDeps, ref: string): Promise<ToolRow> {
   const tool = await findToolByRef(deps.db, ref);
+  if (!tool) throw errors.notFound('Tool', ref);
+  return tool;
+}
+
+/**
+ * For reads: by id from the tool cache (exact: dropped on every change's NOTIFY), which also hands out the same row
+ * object until the tool changes, so what is derived from a row (its token count) is computed once; other references
+ * go to the database like loadTool.
+ */
+export async function loadToolCached(deps: AppDeps, ref: string): Promise<ToolRow> {
+  if (!isUuid(ref)) return loadTool(deps, ref);
+  const [tool] = await deps.tools.getMany([ref]);
   if (!tool) throw errors.notFound('Tool', ref);
   return tool;
 }

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { defineOperation, type Operation } from './define.js';
 import { ok, okPage } from './envelope.js';
-import { loadTool } from './shared.js';
+import { loadTool, loadToolCached } from './shared.js';
 import { averageRating, category, toolDetailSchema, toolListItemSchema, toToolDetail, toToolListItem } from './tool-schemas.js';
 import { booleanQuery, limitQuery, pageOf, paging, QUERY_TEXT_MAX } from '../validate.js';
 import { requireCaller } from '../middleware/auth.js';
@@ -15,8 +15,6 @@ import { rateTool } from '../../core/tool-feedback.js';
 import { trendingScores } from '../../core/repos/feedback.js';
 import { listToolIds } from '../../core/repos/tool-list.js';
 import type { ToolRow } from '../../core/repos/tools.js';
-import type { AppDeps } from '../deps.js';
-import { errors } from '../../core/errors.js';
 
 // ---- response schemas ----
 
@@ -156,16 +154,3 @@ export const toolDetailOperations: Operation[] = [
     handler: async (_ctx, deps, { params }) => ({ success: true, data: toToolDetail(await loadToolCached(deps, params.ref)) }),
   }),
 ];
-
-const UUID_REF = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * A read by id comes from the tool cache (exact: dropped on every change's NOTIFY), which also hands out the same row
- * object until the tool changes, so its token count is computed once; slugs go to the database.
- */
-async function loadToolCached(deps: AppDeps, ref: string): Promise<ToolRow> {
-  if (!UUID_REF.test(ref)) return loadTool(deps, ref);
-  const [tool] = await deps.tools.getMany([ref]);
-  if (!tool) throw errors.notFound('Tool', ref);
-  return tool;
-}

@@ -3,6 +3,7 @@
  * every read is one statement; like counts are kept on the collection row and changed under its row lock.
  */
 import type { Db } from '../db.js';
+import { isUuid } from '../ids.js';
 
 export interface CollectionRow {
   id: string;
@@ -25,11 +26,7 @@ export interface CollectionRow {
   tool_ids: string[];
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
+export { isUuid };
 
 /** Collections with their owner's name and their tool ids in order (also the registry's servers). */
 export function collectionsQuery(db: Db) {

@@ -1,5 +1,6 @@
 /** tools (joined with their package): catalogue reads, lookups by id / slug / `<package>::<tool>`, and counters. */
 import type { Db } from '../db.js';
+import { isUuid } from '../ids.js';
 import type { Category, EnvVarSpec, HealthStatus } from '../types.js';
 import { qualityScore } from '../scoring.js';
 import type { ToolPermissions } from '../packages/manifest.js';
@@ -56,13 +57,11 @@ export async function findToolsByIds(db: Db, ids: string[]): Promise<ToolRow[]> 
   return toolsQuery(db).select(COLUMNS).whereIn('t.id', ids);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * Resolves a tool reference: its id, `<package>/<tool>` (scoped: `@scope/pkg/tool`), or `<package>::<tool>`.
  */
 export async function findToolByRef(db: Db, ref: string): Promise<ToolRow | undefined> {
-  if (UUID.test(ref)) return toolsQuery(db).select(COLUMNS).where('t.id', ref).first();
+  if (isUuid(ref)) return toolsQuery(db).select(COLUMNS).where('t.id', ref).first();
   const split = splitToolRef(ref);
   if (!split) return undefined;
   return findToolByName(db, split.packageName, split.toolName);
