@@ -1,6 +1,6 @@
 /**
- * The agent execution stream, shared by prompt execution (24) and agent chat: an agent (the configured provider, or
- * the offline one) gets a set of tools; every tool call it makes goes through the same path as execute (25) —
+ * The agent execution stream, shared by prompt execution (`tools.execute` with a prompt) and agent chat (`agents.chat`): an agent (the configured provider, or
+ * the offline one) gets a set of tools; every tool call it makes goes through the same path as `tools.execute` —
  * enqueueExecution (health, env, params against the JSON Schema), the queue and the sandbox — and the stream says
  * so as it happens: `tools.discovered`, `tool.started`, `tool.completed`, `message.delta` as text arrives, then
  * `done` { usage }; on failure `error` { code, message } then `done`. No event carries an env value.
@@ -19,7 +19,7 @@ import type { Caller } from '../core/types.js';
 
 /** Model steps an agent may take per request (as a scenario run). */
 export const AGENT_MAX_STEPS = 10;
-/** As execute (25): the execution's own time limit plus queueing and sandbox start. */
+/** As `tools.execute`: the execution's own time limit plus queueing and sandbox start. */
 const WAIT_SLACK_MS = 15_000;
 
 export interface AgentStreamRequest {

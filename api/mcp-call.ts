@@ -1,5 +1,5 @@
 /**
- * MCP `tools/call`: the same path as execute (25) — enqueueExecution (health, required env, params against the
+ * MCP `tools/call`: the same path as `tools.execute` — enqueueExecution (health, required env, params against the
  * JSON Schema, then queue and gVisor sandbox) and waitForExecution — with every outcome a user can act on turned into
  * a tool result with `isError`, so that an agent reads what went wrong. Env values never appear in a message.
  */
@@ -14,7 +14,7 @@ import type { Caller } from '../core/types.js';
 import { envFromHeaders, envHeaderName } from './mcp-tools.js';
 import { toolEnv } from '../core/tool-env.js';
 
-/** As execute (25): the execution's own time limit plus queueing and sandbox start. */
+/** As `tools.execute`: the execution's own time limit plus queueing and sandbox start. */
 const WAIT_SLACK_MS = 15_000;
 
 export interface CallContext {

@@ -1,7 +1,7 @@
 /**
  * The tools an agent is offered: a collection's (or several collections') tools as LLM tool specs, with names that
  * are unique and stable (core/llm/tool-names.ts, the same rule as the MCP endpoint), and the way back from a name
- * to the tool row. Shared by scenario runs (worker), prompt execution (24) and agent chat (API).
+ * to the tool row. Shared by scenario runs (worker), prompt execution and agent chat (API).
  */
 import type { Db } from './db.js';
 import { llmToolNames } from './llm/index.js';

@@ -1,5 +1,5 @@
 /**
- * Scenario generation (13): the provider proposes scenarios for a collection's tools; unless the check is skipped,
+ * Scenario generation (`scenarios.generate`): the provider proposes scenarios for a collection's tools; unless the check is skipped,
  * one whose prompt is more than TOO_SIMILAR to an existing scenario (or to one accepted earlier in the same request)
  * is regenerated — up to MAX_REGENERATIONS more rounds — and dropped if it is still too similar. Accepted ones are
  * stored with their embeddings in one transaction.

@@ -2,7 +2,7 @@
  * The daily scenario quota policy: free users get SCENARIO_DAILY_QUOTA units per UTC day, pro users
  * SCENARIO_DAILY_QUOTA_PRO, enterprise users are unlimited (their units are still counted). A limit of 0 allows
  * nothing. The day turns at midnight UTC, which is the `resetAt` of a refusal. A scenario run is one unit; scenario
- * generation (13) one unit per requested scenario, because both spend the operator's LLM tokens on the caller's behalf.
+ * generation (`scenarios.generate`) one unit per requested scenario, because both spend the operator's LLM tokens on the caller's behalf.
  */
 import type { Config } from './config.js';
 import { AppError, errors } from './errors.js';

@@ -43,7 +43,7 @@ export function qualityScore(q: QualityInputs): number {
   return Math.round(score * 10000) / 10000;
 }
 
-/** Trending event weights (SPEC 21): successful executions 1, failed 0.25, ratings by stars, reviews, collection adds. */
+/** Trending event weights (`tools.trending`): successful executions 1, failed 0.25, ratings by stars, reviews, collection adds. */
 export const TRENDING_WEIGHTS = {
   executionSucceeded: 1,
   executionFailed: 0.25,

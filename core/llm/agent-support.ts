@@ -18,7 +18,7 @@ export function assertToolNames(tools: LlmToolSpec[]): void {
 
 /**
  * The input a tool call really gets: what the model (or the offline filler) chose, with the caller's explicit
- * parameters on top (24: explicit `parameters` win). With several tools offered, only the keys a tool declares are
+ * parameters on top (prompt execution: explicit `parameters` win). With several tools offered, only the keys a tool declares are
  * merged into it, so that one tool's parameters do not break another's call.
  */
 export function withExplicitParameters(

@@ -2,7 +2,7 @@
  * The one error the LLM layer throws for a failed vendor call (HTTP error, unreachable server, malformed answer).
  * Its `message` is a short, stable sentence meant for users (run records, SSE `error` events, API errors): it never
  * holds the provider's address, its response body or the API key, because whatever the vendor says may name internal
- * hosts or echo the key, and those records are readable by callers (anonymous ones, for 24). The vendor's own words
+ * hosts or echo the key, and those records are readable by callers (anonymous ones, for prompt execution). The vendor's own words
  * go to `detail`, for the server log only (the key is removed from it too). Callers map it to their own error shape.
  */
 export class LlmError extends Error {

@@ -133,7 +133,7 @@ export interface PlannedCall {
 
 /**
  * The calls to make, in prompt order. One tool normally: the best match of the whole prompt (any tool at all when
- * only one is offered, as in 24), weighed among close runners-up by how well the prompt's values fit each tool (a
+ * only one is offered, as in prompt execution), weighed among close runners-up by how well the prompt's values fit each tool (a
  * tool missing a required value is out; one that uses all the values given is preferred). Several when at least two clauses each point at a different tool: a clause counts when among its
  * close matches exactly one tool can be called with the clause's own values.
  */

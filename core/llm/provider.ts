@@ -1,6 +1,6 @@
 /**
  * The LLM port: one interface for everything that needs a language model — the agent loop behind scenario runs,
- * agent chat and prompt execution (24), the evaluator's judgement, embeddings for scenario similarity, and scenario
+ * agent chat and prompt execution, the evaluator's judgement, embeddings for scenario similarity, and scenario
  * generation. Two implementations: OpenAI-compatible (Vercel AI SDK) and a deterministic offline one whose model
  * names say `offline`. Nothing pretends to be an LLM that is not one.
  */
@@ -52,7 +52,7 @@ export interface AgentRunOptions {
   callTool: (toolName: string, input: unknown) => Promise<ToolCallResult>;
   /** At most this many model steps (10 for scenario runs). */
   maxSteps: number;
-  /** Parameters the caller gave explicitly: they win over anything the model fills in (24). */
+  /** Parameters the caller gave explicitly: they win over anything the model fills in (prompt execution). */
   explicitParameters?: Record<string, unknown>;
   onEvent?: (event: AgentEvent) => void;
   signal?: AbortSignal;

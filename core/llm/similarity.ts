@@ -1,6 +1,6 @@
 /**
- * Cosine similarity over embeddings, and the "most similar existing scenario" answer of check-similarity (16) and of
- * generation's duplicate check (13). Works with any provider's vectors.
+ * Cosine similarity over embeddings, and the "most similar existing scenario" answer of `scenarios.checkSimilarity` and of
+ * generation's duplicate check (`scenarios.generate`). Works with any provider's vectors.
  */
 
 /** Cosine similarity; 0 when either vector is all zeros or the lengths differ. */
@@ -36,7 +36,7 @@ export interface SimilarityReport {
   similar: SimilarItem[];
 }
 
-/** Only candidates above this count as `similar` (SPEC 16). */
+/** Only candidates above this count as `similar` (`scenarios.checkSimilarity`). */
 export const SIMILAR_ABOVE = 0.3;
 
 const round = (x: number) => Math.round(x * 1e4) / 1e4;

@@ -75,7 +75,7 @@ export async function findScenario(db: Db, id: string): Promise<ScenarioRow | un
 }
 
 export interface ScenarioFilter {
-  /** Only scenarios of public collections (9). */
+  /** Only scenarios of public collections (`scenarios.list`). */
   publicOnly?: boolean;
   collectionId?: string;
   /** All of these tags (`tags @> array[...]`). */
