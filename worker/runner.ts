@@ -56,7 +56,11 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
       try {
         return await task(payload, helpers);
       } finally {
-        leased.delete(jobId);
+        // Graphile completes (or fails) the job in the database after the task returns, without our waiting; until it
+        // has, the job is still locked. Keep leasing it for one more window so that the reaper never takes a job
+        // whose completion is merely in flight for dead.
+        const linger = setTimeout(() => leased.delete(jobId), leaseSeconds * 1000);
+        linger.unref();
       }
     };
   const tasks: TaskList = Object.fromEntries(Object.entries(taskList(deps, id)).map(([name, task]) => [name, leasing(task as Task)]));
