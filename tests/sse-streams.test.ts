@@ -47,7 +47,7 @@ async function statsBecome(want: ReturnType<typeof streamStats>): Promise<Return
 const idle = { streams: 0, channels: 0, subscriptions: 0 };
 
 test.serial('an execution stream resumed with Last-Event-ID sends only the later events, with the same ids', async (t) => {
-  const id = await sleepy(1500);
+  const id = await sleepy(3000);
   const url = `${svc.url}/api/executions/${id}/events`;
   const live = await openLiveSse(url);
   t.is(live.status, 200);
@@ -86,7 +86,9 @@ test.serial('a run stream resumed with Last-Event-ID sends only the later events
   t.is(run.status, 202, run.text);
   const url = `${svc.url}/api/scenario-runs/${run.body.data.runId}/events`;
   const live = await openLiveSse(url, { headers: { authorization: `Bearer ${owner.key}` } });
-  const seen = await live.read(1);
+  // The run is quick: the live connection may get more than the first event in one chunk. It leaves after the
+  // first, whatever else came with it, and resumes from there.
+  const seen = (await live.read(1)).slice(0, 1);
   t.deepEqual(
     seen.map((e) => [e.id, e.event]),
     [[1, 'step']],
