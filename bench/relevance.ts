@@ -253,6 +253,7 @@ async function tuneGrid(): Promise<void> {
     { name: 'joinWeight', values: [0.25, 0.5, 1], set: (p, v) => ({ ...p, joinWeight: v }) },
     { name: 'positionFrom', values: [8, 12, 20, 40], set: (p, v) => ({ ...p, positionFrom: v }) },
     { name: 'pairWeight', values: [0, 0.25, 0.5, 1], set: (p, v) => ({ ...p, pairWeight: v }) },
+    { name: 'semanticWeight', values: [0, 0.5, 0.75, 1, 1.25, 1.5, 2], set: (p, v) => ({ ...p, semanticWeight: v }) },
   ];
   let best = DEFAULT_RANKING;
   let bestScore = await score(best);

@@ -1,11 +1,12 @@
 /**
  * Ranking behaviour of the embedded engine that issue 16 ("search quality measured on outside data") fixed, each as a
  * user would see it: conversational filler words, typo expansion of correctly spelled words, plural acronyms, glued
- * names, the input schema's parameters, and long agent queries.
+ * names, the input schema's parameters, long agent queries, and word vectors breaking ties of meaning.
  */
 import test from 'ava';
 import type { SearchDocument } from '../core/search/engine.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
+import { DEFAULT_RANKING } from '../core/search/ranker.js';
 import { parseQuery, schemaText, textTerms } from '../core/search/analyzer.js';
 
 const doc = (d: Pick<SearchDocument, 'id' | 'name' | 'description'> & Partial<SearchDocument>): SearchDocument => ({
@@ -112,4 +113,24 @@ test('a 2,000-character agent query is accepted and still ranks the task’s too
   // Longer input is cut, not refused, and the query stays bounded in terms.
   t.notThrows(() => parseQuery(q.repeat(5)));
   t.is((await ranked(DOCS, q + q))[0], 'csv');
+});
+
+test('among the tools a query reaches, the one closest in meaning ranks first (word vectors); they add no hits', async (t) => {
+  const docs = [
+    doc({ id: 'a-sales', name: 'salesReport', description: 'A daily report of revenue, orders and refunds.' }),
+    doc({ id: 'b-rain', name: 'rainReport', description: 'A daily report of rainfall, humidity and sunshine.' }),
+  ];
+  t.deepEqual(await ranked(docs, 'a report on the weather'), ['b-rain', 'a-sales'], 'weather ~ rainfall, humidity, sunshine');
+  t.deepEqual(await ranked(docs, 'a report of our earnings'), ['a-sales', 'b-rain'], 'earnings ~ revenue');
+  // Lexically the two are a tie (the same words match): without the vectors the id decides, whatever the meaning.
+  const lexical = createEmbeddedSearch({ ...DEFAULT_RANKING, semanticWeight: 0 });
+  await lexical.replaceAll(docs);
+  t.deepEqual(
+    (await lexical.search({ q: 'a report on the weather', limit: 10 })).hits.map((h) => h.id),
+    ['a-sales', 'b-rain'],
+  );
+  // A tool is found by its words, never by closeness alone; unknown words change nothing.
+  t.deepEqual(await ranked(docs, 'weather forecast'), []);
+  t.is((await createEmbeddedSearch().search({ q: 'weather', limit: 5 })).total, 0);
+  t.deepEqual(await ranked(docs, 'qzxv report on the weather'), ['b-rain', 'a-sales']);
 });

@@ -105,6 +105,12 @@ function analyzeCompound(compound: string, word: number, emit: Emit): number {
   return word;
 }
 
+/** Words of a text, lowercased and unstemmed, stop words dropped (the glued forms of compounds included). */
+export function textWords(text: string, out: string[] = []): string[] {
+  analyze(text, (_term, raw) => out.push(raw));
+  return out;
+}
+
 /** Terms of a text, lowercased and stemmed, stop words dropped. */
 export function textTerms(text: string, out: string[] = []): string[] {
   analyze(text, (term) => out.push(term));

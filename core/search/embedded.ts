@@ -7,15 +7,17 @@
 import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './engine.js';
 import { InvertedIndex } from './inverted-index.js';
 import { DEFAULT_RANKING, Ranker, type RankingParams } from './ranker.js';
+import { wordVectors } from './word-vectors.js';
 
 export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING): SearchEngine {
-  let index = new InvertedIndex();
+  const vectors = params.semanticWeight > 0 ? wordVectors() : null;
+  let index = new InvertedIndex(vectors);
   let ranker = new Ranker(index, params);
 
   return {
     engine: 'embedded',
     async replaceAll(docs: SearchDocument[]) {
-      const next = new InvertedIndex();
+      const next = new InvertedIndex(vectors);
       for (const doc of docs) next.upsert(doc);
       next.dict.settle();
       index = next;

@@ -8,6 +8,7 @@ import type { SearchDocument } from './engine.js';
 import { CATEGORIES } from '../types.js';
 import { nameTerms, pairTerms, textTerms } from './analyzer.js';
 import { TermDictionary } from './term-dictionary.js';
+import type { WordVectors } from './word-vectors.js';
 
 /**
  * Indexed fields: name, description, parameters, packageName, category, and the adjacent word pairs of name and
@@ -51,6 +52,21 @@ export class InvertedIndex {
   /** Bumped on every change, so scoring knows when its cached length norms are stale. */
   version = 0;
 
+  /**
+   * Per slot, the unit word-vector of name + description (`hasVector` 0 when no word of it is known), and the sum of
+   * the live ones, whose mean the ranker subtracts (the direction every tool description shares says nothing).
+   */
+  vectors = new Float32Array(0);
+  hasVector = new Uint8Array(1024);
+  readonly vectorSum: Float64Array;
+  vectorCount = 0;
+
+  constructor(readonly wordVectors: WordVectors | null = null) {
+    const dims = wordVectors?.dims ?? 0;
+    this.vectors = new Float32Array(1024 * dims);
+    this.vectorSum = new Float64Array(dims);
+  }
+
   get slotCount(): number {
     return this.ids.length;
   }
@@ -67,6 +83,13 @@ export class InvertedIndex {
     this.broken[slot] = doc.healthStatus === 'BROKEN' ? 1 : 0;
     this.categoryCode[slot] = categoryCode(doc.category);
     this.quality[slot] = doc.qualityScore;
+    const vector = this.wordVectors?.vectorOf(`${doc.name} ${doc.description}`);
+    this.hasVector[slot] = vector ? 1 : 0;
+    if (vector) {
+      this.vectors.set(vector, slot * vector.length);
+      for (let k = 0; k < vector.length; k++) this.vectorSum[k] += vector[k];
+      this.vectorCount++;
+    }
 
     const packed = new Map<string, number>();
     fieldTerms(doc).forEach((terms, f) => {
@@ -104,6 +127,11 @@ export class InvertedIndex {
     this.slotById.delete(this.ids[slot]);
     for (const id of this.slotTerms[slot]) this.df[id]--;
     for (let f = 0; f < FIELD_COUNT; f++) this.fieldLenSum[f] -= this.fieldLen[slot * FIELD_COUNT + f];
+    if (this.hasVector[slot]) {
+      const dims = this.vectorSum.length;
+      for (let k = 0; k < dims; k++) this.vectorSum[k] -= this.vectors[slot * dims + k];
+      this.vectorCount--;
+    }
     this.slotTerms[slot] = [];
     this.liveCount--;
     this.deadCount++;
@@ -127,6 +155,9 @@ export class InvertedIndex {
         this.quality[next] = this.quality[s];
         this.fieldLen.copyWithin(next * FIELD_COUNT, s * FIELD_COUNT, (s + 1) * FIELD_COUNT);
         this.slotTerms[next] = this.slotTerms[s];
+        this.hasVector[next] = this.hasVector[s];
+        const dims = this.vectorSum.length;
+        this.vectors.copyWithin(next * dims, s * dims, (s + 1) * dims);
       }
       next++;
     }
@@ -174,6 +205,8 @@ export class InvertedIndex {
     this.categoryCode = grow(this.categoryCode, size);
     this.quality = grow(this.quality, size);
     this.fieldLen = grow(this.fieldLen, size * FIELD_COUNT);
+    this.hasVector = grow(this.hasVector, size);
+    this.vectors = grow(this.vectors, size * this.vectorSum.length);
   }
 }
 

@@ -34,6 +34,11 @@ export interface RankingParams {
   maxTerms: number;
   /** Words after this many in a long query weigh less: sqrt(positionFrom / (word + 1)). */
   positionFrom: number;
+  /**
+   * Semantic re-weighting of the lexical hits: final = score / best score + semanticWeight × cosine of the query's
+   * and the document's word vectors (mean-centred). 0 turns it off (and the vectors are not loaded).
+   */
+  semanticWeight: number;
 }
 
 /** Tuned on the MetaTool tuning split (`npx tsx bench/relevance.ts --tune`, see docs/search.md). */
@@ -49,6 +54,7 @@ export const DEFAULT_RANKING: RankingParams = {
   stemPrefixWeight: 0.5,
   maxTerms: 32,
   positionFrom: 12,
+  semanticWeight: 1,
 };
 
 const PREFIX_MIN = 2;
@@ -116,9 +122,49 @@ export class Ranker {
     }
     const coverage = this.params.coverage;
     if (coverage > 0 && mass > 0) for (const s of hits) this.acc[s] *= (this.cover[s] / mass) ** coverage;
+    if (this.params.semanticWeight > 0) this.reweigh(hits, parsed.text);
     const offset = query.offset ?? 0;
     const top = this.topK(hits, offset + query.limit).slice(offset);
     return { total: hits.length, hits: top.map((s): SearchHit => ({ id: ix.ids[s], score: this.acc[s] })) };
+  }
+
+  /**
+   * Lexical scores relative to the best one, plus semanticWeight × the cosine between the query's and each hit's
+   * word vectors, both taken relative to the mean document vector: cos(q − m, d − m), from q·d, q·m and d·m.
+   */
+  private reweigh(hits: number[], text: string): void {
+    const ix = this.index;
+    const q = ix.wordVectors?.vectorOf(text);
+    if (!q || ix.vectorCount === 0) return;
+    const dims = q.length;
+    const mean = new Float32Array(dims);
+    for (let k = 0; k < dims; k++) mean[k] = ix.vectorSum[k] / ix.vectorCount;
+    let qm = 0;
+    let mm = 0;
+    for (let k = 0; k < dims; k++) {
+      qm += q[k] * mean[k];
+      mm += mean[k] * mean[k];
+    }
+    const qq = 1 - 2 * qm + mm;
+    let top = 0;
+    for (const s of hits) if (this.acc[s] > top) top = this.acc[s];
+    if (top <= 0 || qq <= 1e-9) return;
+    const w = this.params.semanticWeight;
+    const vectors = ix.vectors;
+    for (const s of hits) {
+      let cos = 0;
+      if (ix.hasVector[s]) {
+        let qd = 0;
+        let dm = 0;
+        for (let k = 0, base = s * dims; k < dims; k++) {
+          qd += q[k] * vectors[base + k];
+          dm += vectors[base + k] * mean[k];
+        }
+        const dd = 1 - 2 * dm + mm;
+        if (dd > 1e-9) cos = (qd - qm - dm + mm) / Math.sqrt(qq * dd);
+      }
+      this.acc[s] = this.acc[s] / top + w * cos;
+    }
   }
 
   private idf(id: number): number {
