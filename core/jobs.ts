@@ -12,6 +12,7 @@ export const TASKS = {
   execute_tool: z.object({ executionId: z.string().uuid(), sealedEnv: z.string().optional() }),
   health_check: z.object({ toolId: z.string().uuid().optional() }),
   scenario_run: z.object({ runId: z.string().uuid() }),
+  sweep_sessions: z.object({}),
 } as const;
 
 export type TaskName = keyof typeof TASKS;

@@ -87,3 +87,31 @@ test.serial('the periodic sweep checks every tool', async (t) => {
   const after = Number((await db()('health_checks').count('* as n').first())!.n);
   t.is(after - before, tools);
 });
+
+// The other periodic job: the hourly sweep of expired browser sessions, on the same real worker.
+test.serial('sweep_sessions deletes expired sessions only; a live session still signs its user in', async (t) => {
+  const signUp = async (username: string) => {
+    const res = await svc.request('POST', '/api/auth/signup', { body: { username, password: 'correct horse battery' } });
+    t.is(res.status, 201, res.text);
+    return res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('toolshed_session='))!
+      .split(';')[0];
+  };
+  const live = await signUp('sweep-live');
+  await signUp('sweep-old');
+  const old = await db()('users').where({ username: 'sweep-old' }).first('id');
+  await db()('sessions')
+    .where({ user_id: old.id })
+    .update({ expires_at: new Date(Date.now() - 1000) });
+  const count = async () => Number((await db()('sessions').count('* as n').first())!.n);
+  const before = await count();
+
+  await enqueue(db(), 'sweep_sessions', {});
+  for (let i = 0; i < 300 && (await db()('sessions').where({ user_id: old.id }).first()); i++) await new Promise((r) => setTimeout(r, 100));
+  t.falsy(await db()('sessions').where({ user_id: old.id }).first(), 'the expired session is gone');
+  t.is(await count(), before - 1, 'nothing else was deleted');
+  const me = await svc.request('GET', '/api/auth/me', { headers: { cookie: live } });
+  t.is(me.status, 200);
+  t.like(me.body.data, { via: 'session', user: { username: 'sweep-live' } });
+});

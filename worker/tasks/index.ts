@@ -6,6 +6,7 @@ import { importPackageTask } from './import-package.js';
 import { healthCheckTask } from './health-check.js';
 import { executeToolTask } from './execute-tool.js';
 import { scenarioRunTask } from './scenario-run.js';
+import { sweepSessionsTask } from './sweep-sessions.js';
 
 export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<TaskName, TaskList[string]>> {
   return {
@@ -13,8 +14,9 @@ export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<Tas
     health_check: healthCheckTask(deps),
     execute_tool: executeToolTask(deps, () => workerId),
     scenario_run: scenarioRunTask(deps, () => workerId),
+    sweep_sessions: sweepSessionsTask(deps),
   };
 }
 
 /** Periodic jobs (Graphile crontab syntax). */
-export const CRONTAB = ['0 */6 * * * health_check ?max=1 {}'].join('\n');
+export const CRONTAB = ['0 */6 * * * health_check ?max=1 {}', '17 * * * * sweep_sessions ?max=1 {}'].join('\n');
