@@ -4,6 +4,7 @@
  *                                         and for a plain BM25 written here, the 63-query example-tool MRR, latency
  *   npx tsx bench/relevance.ts --on=tune  the same figures on the tuning split (for trying changes)
  *   npx tsx bench/relevance.ts --tune     grid search of ranking parameters on the MetaTool tuning split only
+ *   npx tsx bench/relevance.ts --encoder=use   the same line for the engine with the sentence encoder (SEARCH_ENCODER=use)
  *
  * MetaTool (MIT, Huang et al., ICLR 2024) is read from ../shared/datasets/metatool beside the repository, never
  * copied into it. Split: a query is in the held-out 30 % when fnv1a(query text) % 100 >= 70, so the split is stable,
@@ -15,6 +16,8 @@ import { fileURLToPath } from 'node:url';
 import type { SearchDocument, SearchEngine } from '../core/search/engine.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
 import { DEFAULT_RANKING, type RankingParams } from '../core/search/ranker.js';
+import { createEncodedSearch } from '../core/search/encoded.js';
+import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import { exampleTools } from './synthetic-tools.js';
 
 const repoRoot = resolve(fileURLToPath(import.meta.url), '../..');
@@ -178,13 +181,28 @@ const engineRanker =
   async (q) =>
     (await engine.search({ q, limit: 10 })).hits.map((h) => h.id);
 
+const withEncoder = process.argv.includes('--encoder=use');
+
+/** The engine under test: the default embedded one, or (--encoder=use) the one with the sentence encoder, settled. */
+async function engineOver(docs: SearchDocument[], params?: RankingParams): Promise<SearchEngine> {
+  if (withEncoder) {
+    const engine = createEncodedSearch(createSentenceEncoder());
+    await engine.replaceAll(docs);
+    await engine.settled();
+    return engine;
+  }
+  const engine = createEmbeddedSearch(params);
+  await engine.replaceAll(docs);
+  return engine;
+}
+
 async function examplesMrr(params?: RankingParams): Promise<number> {
   const queries: LabelledQuery[] = JSON.parse(readFileSync(join(repoRoot, 'tests/fixtures/search/relevance-queries.json'), 'utf8'));
   const { docs } = await exampleTools(join(repoRoot, 'examples/tools'));
-  const engine = createEmbeddedSearch(params);
-  await engine.replaceAll(docs);
+  const engine = await engineOver(docs, params);
   const byId = new Map(docs.map((d) => [d.id, d.name]));
   const m = await evaluate(queries, async (q) => (await engine.search({ q, limit: 10 })).hits.map((h) => byId.get(h.id)!));
+  await engine.close();
   return m.mrr10;
 }
 
@@ -197,8 +215,7 @@ async function report(): Promise<void> {
   // --on=tune reports on the tuning split instead: for trying changes without looking at the held-out queries.
   const onTune = process.argv.includes('--on=tune');
   const heldOut = onTune ? data.tune : data.heldOut;
-  const engine = createEmbeddedSearch();
-  await engine.replaceAll(docs);
+  const engine = await engineOver(docs);
   for (const { q } of tune.slice(0, 300)) await engine.search({ q, limit: 10 });
   const times: number[] = [];
   const ours = await evaluate(heldOut, engineRanker(engine), times);
@@ -210,6 +227,7 @@ async function report(): Promise<void> {
       bench: 'relevance',
       dataset: 'metatool',
       split: onTune ? 'tuning 70% (fnv1a(query) % 100 < 70)' : 'held-out 30% (fnv1a(query) % 100 >= 70)',
+      encoder: withEncoder ? 'use' : 'none',
       tools: docs.length,
       queries: heldOut.length,
       ours: { top1: pct(ours.top1), mrr10: pct(ours.mrr10), recall10: pct(ours.recall10) },
@@ -219,6 +237,7 @@ async function report(): Promise<void> {
       p99_ms: Math.round(percentile(times, 99) * 1000) / 1000,
     }),
   );
+  await engine.close();
 }
 
 /**

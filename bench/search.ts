@@ -1,7 +1,8 @@
 /**
  * Search latency benchmark: indexes 10,000 synthetic tools (plus the real examples), warms up, then times a
  * realistic query mix (1–4 words, typos, prefixes, category filters) one query at a time and prints one JSON line.
- *   npx tsx bench/search.ts [--engine=embedded|minisearch] [--docs=10000] [--queries=3000]
+ *   npx tsx bench/search.ts [--engine=embedded|encoded|minisearch] [--docs=10000] [--queries=3000]
+ * (encoded: the embedded engine with the sentence encoder, SEARCH_ENCODER=use; build_ms includes encoding every tool)
  * Every query goes to the index: no engine here caches results.
  */
 import { join } from 'node:path';
@@ -9,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 import type { SearchEngine, SearchQuery } from '../core/search/engine.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
 import { createMiniSearchEngine } from '../core/search/minisearch.js';
+import { createEncodedSearch } from '../core/search/encoded.js';
+import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import { exampleTools, seededRandom, syntheticTools, syntheticVocabulary } from './synthetic-tools.js';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
@@ -59,13 +62,15 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function main(): Promise<void> {
-  const engine: SearchEngine = engineName === 'minisearch' ? createMiniSearchEngine() : createEmbeddedSearch();
+  const encoded = engineName === 'encoded' ? createEncodedSearch(createSentenceEncoder()) : undefined;
+  const engine: SearchEngine = encoded ?? (engineName === 'minisearch' ? createMiniSearchEngine() : createEmbeddedSearch());
   const root = join(fileURLToPath(import.meta.url), '../..');
   const examples = await exampleTools(join(root, 'examples/tools'));
   const docs = [...examples.docs, ...syntheticTools(docCount - examples.docs.length)];
 
   const t0 = performance.now();
   await engine.replaceAll(docs);
+  await encoded?.settled();
   const buildMs = performance.now() - t0;
 
   for (const q of queryMix(500, 99)) await engine.search(q);

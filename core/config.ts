@@ -16,6 +16,8 @@ const schema = z.object({
   SECRETS_KEY: z.string().optional(),
   MEILI_HOST: z.string().url().optional(),
   MEILI_API_KEY: z.string().optional(),
+  /** `use`: the embedded engine adds a sentence encoder (Universal Sentence Encoder lite, in a worker thread). */
+  SEARCH_ENCODER: z.enum(['none', 'use']).default('none'),
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().optional(),
   LLM_MODEL: z.string().default('gpt-4o-mini'),

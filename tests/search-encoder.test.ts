@@ -1,0 +1,126 @@
+/**
+ * SEARCH_ENCODER=use: the embedded engine with the real sentence encoder (Universal Sentence Encoder lite in a worker
+ * thread). A query sharing no word with the right tool finds it; filters, BROKEN tools, total and paging behave as
+ * without the encoder; if the encoder's thread dies, search answers by words; and the service wires it from config.
+ */
+import test from 'ava';
+import type { SearchDocument } from '../core/search/engine.js';
+import { createEmbeddedSearch } from '../core/search/embedded.js';
+import { createEncodedSearch } from '../core/search/encoded.js';
+import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
+import path from 'node:path';
+import { EXAMPLES_DIR, startService } from './helpers/service.js';
+
+const doc = (d: Pick<SearchDocument, 'id' | 'name' | 'description'> & Partial<SearchDocument>): SearchDocument => ({
+  packageName: '@demo/tools',
+  category: 'automation',
+  healthStatus: 'HEALTHY',
+  qualityScore: 0.5,
+  ...d,
+});
+
+const DOCS: SearchDocument[] = [
+  doc({ id: 'shop', name: 'productSearch', description: 'Find products tailored to your preferences in online shops.', category: 'web-scraping' }),
+  doc({
+    id: 'forecast',
+    name: 'getForecast',
+    description: 'Returns the forecast for a city: temperature, precipitation and wind.',
+    category: 'data-processing',
+  }),
+  doc({ id: 'fx', name: 'convertCurrency', description: 'Converts an amount between currencies at the current exchange rate.', category: 'data-processing' }),
+  doc({ id: 'slug', name: 'slugify', description: 'Turns a title into a URL slug.', category: 'text-analysis' }),
+  doc({ id: 'hash', name: 'sha256', description: 'Computes the SHA-256 digest of a text.', category: 'security' }),
+];
+
+async function engines(docs: SearchDocument[]) {
+  const plain = createEmbeddedSearch();
+  await plain.replaceAll(docs);
+  const encoded = createEncodedSearch(createSentenceEncoder());
+  await encoded.replaceAll(docs);
+  await encoded.settled();
+  return { plain, encoded };
+}
+
+test('a query that shares no word with the right tool finds it by meaning; the words-only engine finds nothing', async (t) => {
+  const { plain, encoded } = await engines(DOCS);
+  t.teardown(() => encoded.close());
+  for (const [q, want] of [
+    ['will it rain in Lisbon tomorrow', 'forecast'],
+    ['how many yen is 20 dollars', 'fx'],
+  ] as const) {
+    t.is((await plain.search({ q, limit: 5 })).total, 0, `words alone find nothing for "${q}"`);
+    t.is((await encoded.search({ q, limit: 5 })).hits[0]?.id, want, q);
+  }
+  // Words still count: an exact name is first, with or without the encoder.
+  t.is((await encoded.search({ q: 'slugify', limit: 5 })).hits[0]?.id, 'slug');
+  t.deepEqual(await encoded.search({ q: '   ', limit: 5 }), { total: 0, hits: [] });
+});
+
+test('filters, BROKEN tools, total and paging apply to hits found by meaning', async (t) => {
+  const docs = [
+    ...DOCS,
+    doc({
+      id: 'forecast-broken',
+      name: 'weatherNow',
+      description: 'Current weather and rain radar for a city.',
+      healthStatus: 'BROKEN',
+      category: 'data-processing',
+    }),
+    doc({ id: 'forecast-web', name: 'umbrellaAlert', description: 'Emails you on days you will need an umbrella.', category: 'web-scraping' }),
+  ];
+  const { encoded } = await engines(docs);
+  t.teardown(() => encoded.close());
+  const q = 'will it rain in Lisbon tomorrow';
+  const all = await encoded.search({ q, limit: 10 });
+  t.is(all.hits[0]?.id, 'forecast');
+  t.true(all.hits.some((h) => h.id === 'forecast-web'));
+  t.false(
+    all.hits.some((h) => h.id === 'forecast-broken'),
+    'a BROKEN tool never appears',
+  );
+  t.is(all.hits.length, all.total, 'total counts exactly the hits');
+  const web = await encoded.search({ q, category: 'web-scraping', limit: 10 });
+  t.true(web.hits.length > 0 && web.hits.every((h) => docs.find((d) => d.id === h.id)?.category === 'web-scraping'), 'the category filter holds');
+  const pages = [...(await encoded.search({ q, limit: 1 })).hits, ...(await encoded.search({ q, limit: 10, offset: 1 })).hits];
+  t.deepEqual(
+    pages.map((h) => h.id),
+    all.hits.map((h) => h.id),
+    'pages of one query are consistent',
+  );
+  // An upsert is encoded in the background, then found by meaning; a removal is gone at once.
+  await encoded.upsert([
+    doc({ id: 'umbrella', name: 'umbrellaAdvisor', description: 'Tells you whether to take an umbrella today.', category: 'data-processing' }),
+  ]);
+  await encoded.settled();
+  t.true((await encoded.search({ q, limit: 3 })).hits.some((h) => h.id === 'umbrella'));
+  await encoded.remove(['umbrella']);
+  t.false((await encoded.search({ q, limit: 10 })).hits.some((h) => h.id === 'umbrella'));
+});
+
+test('if the encoder thread is gone, search still answers by words and status says why', async (t) => {
+  const encoder = createSentenceEncoder();
+  const encoded = createEncodedSearch(encoder);
+  await encoded.replaceAll(DOCS);
+  await encoded.settled();
+  await encoder.close();
+  const res = await encoded.search({ q: 'sha256 of a text', limit: 5 });
+  t.is(res.hits[0]?.id, 'hash');
+  t.is((await encoded.search({ q: 'will it rain in Lisbon tomorrow', limit: 5 })).total, 0, 'nothing by meaning any more');
+  t.regex((await encoded.status()).detail ?? '', /sentence encoder: failed/);
+});
+
+test('SEARCH_ENCODER=use in the service: the search API ranks the example tools by meaning', async (t) => {
+  const svc = await startService({ env: { SEARCH_ENCODER: 'use' } });
+  t.teardown(() => svc.close());
+  t.is((await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'datetime-tools')}`)).status, 201);
+  const q = encodeURIComponent('which weekday will christmas be');
+  // The example tools are encoded in the background after start: poll (bounded) until they are.
+  let names: string[] = [];
+  for (let i = 0; i < 100 && names[0] !== 'dateInfo'; i++) {
+    const res = await svc.request('GET', `/api/tools/search?q=${q}`);
+    t.is(res.status, 200);
+    names = res.body.results.tools.map((x: { name: string }) => x.name);
+    if (names[0] !== 'dateInfo') await new Promise((r) => setTimeout(r, 200));
+  }
+  t.is(names[0], 'dateInfo', `words alone rank only explainCron ("weekday" is in its description); ${(await svc.api.deps.search.status()).detail}`);
+});
