@@ -51,6 +51,10 @@ test('a query that shares no word with the right tool finds it by meaning; the w
     t.is((await plain.search({ q, limit: 5 })).total, 0, `words alone find nothing for "${q}"`);
     t.is((await encoded.search({ q, limit: 5 })).hits[0]?.id, want, q);
   }
+  // A 2,000-character agent query (the task, then instructions): the encoder reads its first 500 characters.
+  let long = 'Will it rain in Lisbon tomorrow? ';
+  while (long.length < 2000) long += 'Pick the most suitable tool, call it with valid parameters and report back briefly. ';
+  t.is((await encoded.search({ q: long.slice(0, 2000), limit: 5 })).hits[0]?.id, 'forecast');
   // Words still count: an exact name is first, with or without the encoder.
   t.is((await encoded.search({ q: 'slugify', limit: 5 })).hits[0]?.id, 'slug');
   t.deepEqual(await encoded.search({ q: '   ', limit: 5 }), { total: 0, hits: [] });

@@ -13,7 +13,6 @@ import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './
 import { createEmbeddedSearch } from './embedded.js';
 import { categoryCode } from './inverted-index.js';
 import { DEFAULT_RANKING } from './ranker.js';
-import { MAX_QUERY_CHARS } from './analyzer.js';
 import type { SentenceEncoder } from './sentence-encoder.js';
 
 export interface EncoderRanking {
@@ -23,6 +22,14 @@ export interface EncoderRanking {
 
 export const DEFAULT_ENCODER_RANKING: EncoderRanking = { weight: 5, threshold: 0.3 };
 const BATCH = 32;
+/**
+ * The encoder reads at most this much of a query (the words still read all of it, up to 2,000 characters): its cost
+ * grows with length (2,000 characters took 120 ms of the thread, or 400 ms for text that splits into one token per
+ * letter; 500 characters 70–90 ms, a short query about 12 ms), and an agent writes its task before its instructions.
+ */
+export const ENCODED_QUERY_CHARS = 500;
+/** And at most this much of a tool (name and description; a publisher's long description costs the thread too). */
+export const ENCODED_DOC_CHARS = 1000;
 
 interface Entry {
   text: string;
@@ -42,7 +49,7 @@ const sentenceOf = (doc: SearchDocument) =>
   `${doc.name
     .replace(/[_-]+/g, ' ')
     .replace(/(?<=[a-z0-9])(?=[A-Z])/g, ' ')
-    .toLowerCase()}: ${doc.description}`;
+    .toLowerCase()}: ${doc.description}`.slice(0, ENCODED_DOC_CHARS);
 
 export function createEncodedSearch(encoder: SentenceEncoder, ranking: EncoderRanking = DEFAULT_ENCODER_RANKING): EncodedSearchEngine {
   const lexical = createEmbeddedSearch({ ...DEFAULT_RANKING, semanticWeight: 0 });
@@ -104,7 +111,7 @@ export function createEncodedSearch(encoder: SentenceEncoder, ranking: EncoderRa
       let q: Float32Array | undefined;
       if (!encoderError) {
         try {
-          [q] = await encoder.embed([query.q.slice(0, MAX_QUERY_CHARS)]);
+          [q] = await encoder.embed([query.q.slice(0, ENCODED_QUERY_CHARS)]);
         } catch (err) {
           encoderError = err instanceof Error ? err.message : String(err);
         }
