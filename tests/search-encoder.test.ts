@@ -5,19 +5,14 @@
  */
 import test from 'ava';
 import type { SearchDocument } from '../core/search/engine.js';
+import { searchDoc } from './helpers/search-docs.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
 import { createEncodedSearch } from '../core/search/encoded.js';
 import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import path from 'node:path';
 import { EXAMPLES_DIR, startService } from './helpers/service.js';
 
-const doc = (d: Pick<SearchDocument, 'id' | 'name' | 'description'> & Partial<SearchDocument>): SearchDocument => ({
-  packageName: '@demo/tools',
-  category: 'automation',
-  healthStatus: 'HEALTHY',
-  qualityScore: 0.5,
-  ...d,
-});
+const doc = searchDoc;
 
 const DOCS: SearchDocument[] = [
   doc({ id: 'shop', name: 'productSearch', description: 'Find products tailored to your preferences in online shops.', category: 'web-scraping' }),

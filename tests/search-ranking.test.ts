@@ -5,17 +5,12 @@
  */
 import test from 'ava';
 import type { SearchDocument } from '../core/search/engine.js';
+import { searchDoc } from './helpers/search-docs.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
 import { DEFAULT_RANKING } from '../core/search/ranker.js';
 import { parseQuery, schemaText, textTerms } from '../core/search/analyzer.js';
 
-const doc = (d: Pick<SearchDocument, 'id' | 'name' | 'description'> & Partial<SearchDocument>): SearchDocument => ({
-  packageName: '@demo/tools',
-  category: 'automation',
-  healthStatus: 'HEALTHY',
-  qualityScore: 0.5,
-  ...d,
-});
+const doc = searchDoc;
 
 async function ranked(docs: SearchDocument[], q: string, limit = 10): Promise<string[]> {
   const engine = createEmbeddedSearch();
