@@ -123,3 +123,13 @@ test('SEARCH_ENCODER=use in the service: the search API ranks the example tools 
   }
   t.is(names[0], 'dateInfo', `words alone rank only explainCron ("weekday" is in its description); ${(await svc.api.deps.search.status()).detail}`);
 });
+
+test('an input the model refuses fails that call only: the thread lives on and encodes the next text', async (t) => {
+  const encoder = createSentenceEncoder();
+  t.teardown(() => encoder.close());
+  await t.throwsAsync(encoder.embed(['']), { message: /sentence encoder:/ }, 'the model cannot encode an empty text');
+  t.is(encoder.failure(), undefined);
+  const [v] = await encoder.embed(['weather in Lisbon']);
+  t.is(v.length, 512);
+  t.true(Math.abs(Math.hypot(...v) - 1) < 1e-4, 'a unit vector');
+});

@@ -33,7 +33,8 @@ export const ENCODED_DOC_CHARS = 1000;
 
 interface Entry {
   text: string;
-  vector: Float32Array | null;
+  /** null: not encoded yet; false: the encoder refused this text (the tool is ranked by its words). */
+  vector: Float32Array | null | false;
   category: number;
   broken: boolean;
   quality: number;
@@ -55,7 +56,12 @@ export function createEncodedSearch(encoder: SentenceEncoder, ranking: EncoderRa
   const lexical = createEmbeddedSearch({ ...DEFAULT_RANKING, semanticWeight: 0 });
   let entries = new Map<string, Entry>();
   let backlog: Promise<void> = Promise.resolve();
+  /** Set once the encoder's thread is gone: from then on, words only. */
   let encoderError: string | undefined;
+  /** After a refused call: was it the thread going away (then stop using it), or only this input? */
+  const noteRefusal = () => {
+    encoderError = encoder.failure();
+  };
 
   const entryOf = (doc: SearchDocument, previous?: Entry): Entry => {
     const text = sentenceOf(doc);
@@ -68,20 +74,35 @@ export function createEncodedSearch(encoder: SentenceEncoder, ranking: EncoderRa
     };
   };
 
-  /** Encodes every entry still without a vector, a batch at a time; an entry changed meanwhile is left for the next pass. */
+  /**
+   * Encodes every entry still without a vector, a batch at a time; an entry changed meanwhile is left for the next
+   * pass. A batch the encoder refuses (while its thread lives) is retried one text at a time, so one tool's text
+   * cannot keep the others from being encoded.
+   */
   const encodeMissing = () => {
     backlog = backlog.then(async () => {
       for (;;) {
         const batch = [...entries].filter(([, e]) => e.vector === null).slice(0, BATCH);
         if (batch.length === 0 || encoderError) return;
+        const store = (id: string, e: Entry, vector: Float32Array | false) => {
+          const now = entries.get(id);
+          if (now && now.text === e.text) now.vector = vector;
+        };
         try {
           const vectors = await encoder.embed(batch.map(([, e]) => e.text));
-          batch.forEach(([id, e], i) => {
-            const now = entries.get(id);
-            if (now && now.text === e.text) now.vector = vectors[i];
-          });
-        } catch (err) {
-          encoderError = err instanceof Error ? err.message : String(err);
+          batch.forEach(([id, e], i) => store(id, e, vectors[i]));
+        } catch {
+          noteRefusal();
+          for (const [id, e] of encoderError ? [] : batch) {
+            let one: Float32Array | false = false;
+            try {
+              [one] = await encoder.embed([e.text]);
+            } catch {
+              noteRefusal();
+            }
+            if (encoderError) break;
+            store(id, e, one);
+          }
         }
       }
     });
@@ -112,8 +133,8 @@ export function createEncodedSearch(encoder: SentenceEncoder, ranking: EncoderRa
       if (!encoderError) {
         try {
           [q] = await encoder.embed([query.q.slice(0, ENCODED_QUERY_CHARS)]);
-        } catch (err) {
-          encoderError = err instanceof Error ? err.message : String(err);
+        } catch {
+          noteRefusal(); // this query is answered by words; the next one tries the encoder again unless its thread is gone
         }
       }
       const offset = query.offset ?? 0;

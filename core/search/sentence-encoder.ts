@@ -7,6 +7,8 @@ import { Worker } from 'node:worker_threads';
 
 export interface SentenceEncoder {
   embed(texts: string[]): Promise<Float32Array[]>;
+  /** Why the thread is gone (it failed or exited), or undefined while it lives; after that every embed() rejects. */
+  failure(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export function createSentenceEncoder(): SentenceEncoder {
         if (waiting.size === 0) worker.unref();
       }) as Promise<Float32Array[]>;
     },
+    failure: () => failure?.message,
     async close() {
       await worker.terminate();
     },
