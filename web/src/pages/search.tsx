@@ -1,24 +1,11 @@
 /** Search results with category and official filters (the form is shared with the home page). */
 import { useState } from 'preact/hooks';
+// The contract's categories: the service's own list, bundled at build time (core/types.ts is constants only).
+import { CATEGORIES } from '../../../core/types.js';
 import { get, qs } from '../api.js';
 import { Show, useAsync } from '../components/common.js';
 import { ToolList, type ToolItem } from '../components/tool-list.js';
 import { navigate, useLoc } from '../router.js';
-
-export const CATEGORIES = [
-  'web-scraping',
-  'data-processing',
-  'file-operations',
-  'communication',
-  'database',
-  'api-integration',
-  'image-processing',
-  'text-analysis',
-  'automation',
-  'ai-ml',
-  'security',
-  'monitoring',
-];
 
 export function SearchForm({ initial = '' }: { initial?: string }) {
   const [q, setQ] = useState(initial);
