@@ -122,6 +122,23 @@ test('SEARCH_ENCODER=use in the service: the search API ranks the example tools 
     if (names[0] !== 'dateInfo') await new Promise((r) => setTimeout(r, 200));
   }
   t.is(names[0], 'dateInfo', `words alone rank only explainCron ("weekday" is in its description); ${(await svc.api.deps.search.status()).detail}`);
+
+  // Hostile input reaches the encoder only as the contract allows: NUL and over-long queries are 400s in the contract
+  // shape, an upper-case path is not the route, and the longest allowed query is answered (the encoder reads 500
+  // characters of it). Search stays public: no key and a stranger's key get the same answer.
+  const nul = await svc.request('GET', '/api/tools/search?q=weather%00day');
+  t.is(nul.status, 400);
+  t.is(nul.body.success, false);
+  t.is((await svc.request('GET', `/api/tools/search?q=${'x'.repeat(4001)}`)).status, 400);
+  t.not((await svc.request('GET', `/API/TOOLS/SEARCH?q=${q}`)).status, 200);
+  const longest = await svc.request('GET', `/api/tools/search?q=${encodeURIComponent('which weekday will christmas be '.padEnd(4000, 'z '))}`);
+  t.is(longest.status, 200);
+  const stranger = await svc.createUser({ tier: 'free' });
+  const asStranger = await svc.request('GET', `/api/tools/search?q=${q}`, { key: stranger.key });
+  t.deepEqual(
+    asStranger.body.results.tools.map((x: { name: string }) => x.name),
+    names,
+  );
 });
 
 test('an input the model refuses fails that call only: the thread lives on and encodes the next text', async (t) => {
