@@ -135,11 +135,12 @@ test.serial('a sandbox reaches a public address, by address and by name through 
 });
 
 test.serial('private addresses are refused at once, even behind the route that leads to the public one', async (t) => {
-  const started = performance.now();
+  // Refused, not dropped: a dropped SYN ends in the tool's own 3 s 'connect timed out', a reject in ECONNREFUSED.
+  // (The wall-clock of the whole run is not asserted: it includes a sandbox start, which a loaded CI machine slows.)
   const r = await run(egress, 'connect', { host: PRIVATE, port: 8080 });
   t.is(r.kind, 'tool_error');
   t.regex(text(r), /ECONNREFUSED/);
-  t.true(performance.now() - started < 2500, 'refused, not left to time out');
+  t.notRegex(text(r), /timed out/);
   // The resolver is reachable on port 53 only.
   t.like(await run(egress, 'udpAsk', { host: PRIVATE, port: 5300, text: 'ping' }), { kind: 'tool_error' });
   for (const host of ['169.254.169.254', '10.0.0.1', '192.168.1.1', '100.64.0.1']) {
