@@ -10,6 +10,7 @@ import { createDb } from '../core/db.js';
 import type { Logger } from '../core/logger.js';
 import { createNotifier } from '../core/notify.js';
 import { createSearchEngine } from '../core/search/index.js';
+import { withQueryRewrite } from '../core/search/query-rewrite.js';
 import { startSearchSync, type SearchSync } from '../core/search/sync.js';
 import { bootProcess, closeOnSignals } from '../core/bootstrap.js';
 import { createCallerCache } from '../core/caller-cache.js';
@@ -28,12 +29,15 @@ export interface ApiHandle {
 export async function startApi(config: Readonly<Config>, databaseUrl: string, logger: Logger, port = config.PORT): Promise<ApiHandle> {
   const db = createDb(databaseUrl, { max: 20 });
   const notifier = createNotifier(databaseUrl, logger);
-  const search = createSearchEngine(config);
-  const searchSync = await startSearchSync(db, notifier, search, logger);
+  const llm = createLlmProvider(config);
+  const indexed = createSearchEngine(config);
+  const search =
+    config.SEARCH_QUERY_REWRITE === 'llm' ? withQueryRewrite(indexed, llm, logger, { timeoutMs: config.SEARCH_QUERY_REWRITE_TIMEOUT_MS }) : indexed;
+  const searchSync = await startSearchSync(db, notifier, indexed, logger);
   const rateLimiter = createRateLimiter(config, databaseUrl);
   const callers = await createCallerCache(db, notifier);
   const tools = await createToolCache(db, notifier);
-  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools, llm: createLlmProvider(config) };
+  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools, llm };
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;

@@ -5,6 +5,7 @@
  *   npx tsx bench/relevance.ts --on=tune  the same figures on the tuning split (for trying changes)
  *   npx tsx bench/relevance.ts --tune     grid search of ranking parameters on the MetaTool tuning split only
  *   npx tsx bench/relevance.ts --encoder=use   the same line for the engine with the sentence encoder (SEARCH_ENCODER=use)
+ *   npx tsx bench/relevance.ts --rewrite=<url>|echo   with query rewriting by a model (SEARCH_QUERY_REWRITE=llm)
  *
  * MetaTool (MIT, Huang et al., ICLR 2024) is read from ../shared/datasets/metatool beside the repository, never
  * copied into it. Split: a query is in the held-out 30 % when fnv1a(query text) % 100 >= 70, so the split is stable,
@@ -19,6 +20,10 @@ import { DEFAULT_RANKING, type RankingParams } from '../core/search/ranker.js';
 import { createEncodedSearch } from '../core/search/encoded.js';
 import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import { exampleTools } from './synthetic-tools.js';
+import { createOpenAiCompatibleProvider } from '../core/llm/openai-compatible.js';
+import { createLogger } from '../core/logger.js';
+import { withQueryRewrite } from '../core/search/query-rewrite.js';
+import { type FakeLlmVendor, startFakeLlmVendor } from '../tests/helpers/fake-llm-vendor.js';
 
 const repoRoot = resolve(fileURLToPath(import.meta.url), '../..');
 const DATA_DIR = resolve(repoRoot, '../shared/datasets/metatool');
@@ -182,6 +187,34 @@ const engineRanker =
     (await engine.search({ q, limit: 10 })).hits.map((h) => h.id);
 
 const withEncoder = process.argv.includes('--encoder=use');
+/**
+ * --rewrite=<OpenAI-compatible base URL> (LLM_API_KEY, LLM_MODEL from the environment): queries of 4+ words go through
+ * the model first (SEARCH_QUERY_REWRITE=llm). --rewrite=echo: the OpenAI-compatible stand-in of the tests answers each
+ * query with its own words, which measures the mechanism (HTTP round trip, SDK, keywords + query ranked), not a model.
+ */
+const rewriteArg = process.argv.find((a) => a.startsWith('--rewrite='))?.slice('--rewrite='.length);
+let standIn: FakeLlmVendor | undefined;
+
+async function rewriting(engine: SearchEngine): Promise<SearchEngine> {
+  if (!rewriteArg) return engine;
+  if (rewriteArg === 'echo') standIn ??= await startFakeLlmVendor();
+  const llm = createOpenAiCompatibleProvider({
+    baseUrl: standIn?.baseUrl ?? rewriteArg,
+    apiKey: process.env.LLM_API_KEY,
+    model: process.env.LLM_MODEL ?? 'gpt-4o-mini',
+    embeddingModel: 'unused',
+  });
+  const rewritten = withQueryRewrite(engine, llm, createLogger('warn'), { timeoutMs: 30_000, cooldownMs: 0, maxInFlight: 1 });
+  return {
+    ...rewritten,
+    async search(query) {
+      standIn?.chat.push({ text: query.q.replace(/[^\p{L}\p{N}]+/gu, ' ').trim() || 'x' });
+      const result = await rewritten.search(query);
+      if (standIn) standIn.chat.length = 0; // a short query made no call: drop its unused answer
+      return result;
+    },
+  };
+}
 
 /** The engine under test: the default embedded one, or (--encoder=use) the one with the sentence encoder, settled. */
 async function engineOver(docs: SearchDocument[], params?: RankingParams): Promise<SearchEngine> {
@@ -189,11 +222,11 @@ async function engineOver(docs: SearchDocument[], params?: RankingParams): Promi
     const engine = createEncodedSearch(createSentenceEncoder());
     await engine.replaceAll(docs);
     await engine.settled();
-    return engine;
+    return rewriting(engine);
   }
   const engine = createEmbeddedSearch(params);
   await engine.replaceAll(docs);
-  return engine;
+  return rewriting(engine);
 }
 
 async function examplesMrr(params?: RankingParams): Promise<number> {
@@ -228,6 +261,7 @@ async function report(): Promise<void> {
       dataset: 'metatool',
       split: onTune ? 'tuning 70% (fnv1a(query) % 100 < 70)' : 'held-out 30% (fnv1a(query) % 100 >= 70)',
       encoder: withEncoder ? 'use' : 'none',
+      ...(rewriteArg ? { rewrite: rewriteArg === 'echo' ? 'echo (stand-in)' : (process.env.LLM_MODEL ?? 'gpt-4o-mini') } : {}),
       tools: docs.length,
       queries: heldOut.length,
       ours: { top1: pct(ours.top1), mrr10: pct(ours.mrr10), recall10: pct(ours.recall10) },
@@ -238,6 +272,7 @@ async function report(): Promise<void> {
     }),
   );
   await engine.close();
+  await standIn?.close();
 }
 
 /**

@@ -18,6 +18,12 @@ const schema = z.object({
   MEILI_API_KEY: z.string().optional(),
   /** `use`: the embedded engine adds a sentence encoder (Universal Sentence Encoder lite, in a worker thread). */
   SEARCH_ENCODER: z.enum(['none', 'use']).default('none'),
+  /**
+   * `llm`: a search query of four words or more is first rewritten into keywords by the LLM at LLM_BASE_URL (which
+   * must be set); `off` (the default): never. A rewrite that fails or takes longer than the timeout is skipped.
+   */
+  SEARCH_QUERY_REWRITE: z.enum(['off', 'llm']).default('off'),
+  SEARCH_QUERY_REWRITE_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(1500),
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().optional(),
   LLM_MODEL: z.string().default('gpt-4o-mini'),
@@ -138,6 +144,9 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  if (parsed.data.SEARCH_QUERY_REWRITE === 'llm' && !parsed.data.LLM_BASE_URL) {
+    throw new Error('Invalid configuration:\n  SEARCH_QUERY_REWRITE: llm needs a language model: set LLM_BASE_URL');
   }
   const dataDir = path.resolve(parsed.data.DATA_DIR);
   const config: Config = {

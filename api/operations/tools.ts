@@ -85,14 +85,21 @@ export const toolOperations: Operation[] = [
     auth: 'public',
     query: searchQuery,
     responses: {
-      200: z.object({ success: z.literal(true), query: z.string(), results: z.object({ total: z.number().int(), tools: z.array(toolListItemSchema) }) }),
+      200: z.object({
+        success: z.literal(true),
+        query: z.string(),
+        /** Only with SEARCH_QUERY_REWRITE=llm, when the model's keywords were used to rank (they come first, then q). */
+        rewrittenQuery: z.string().optional(),
+        results: z.object({ total: z.number().int(), tools: z.array(toolListItemSchema) }),
+      }),
     },
     errors: REQUEST,
     handler: async (_ctx, deps, { query }) => {
       const result = await deps.search.search({ q: query.q, category: query.category, limit: query.limit });
       const ids = result.hits.map((h) => h.id);
       const tools = inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN');
-      return { success: true, query: query.q, results: { total: result.total, tools: tools.map(toToolListItem) } };
+      const rewritten = result.rewrittenQuery === undefined ? {} : { rewrittenQuery: result.rewrittenQuery };
+      return { success: true, query: query.q, ...rewritten, results: { total: result.total, tools: tools.map(toToolListItem) } };
     },
   }),
   defineOperation({

@@ -119,5 +119,8 @@ export function createOfflineProvider(): LlmProvider {
     async generateScenarios(input) {
       return generateOfflineScenarios(input);
     },
+    async searchKeywords() {
+      return null;
+    },
   };
 }

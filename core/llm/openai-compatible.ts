@@ -9,7 +9,7 @@ import type { JSONSchema7, LanguageModelUsage, ToolSet } from 'ai';
 import { z } from 'zod';
 import { assertToolNames, withExplicitParameters } from './agent-support.js';
 import { checkAssertions, describeAssertions } from './assertions.js';
-import { judgePrompt, JUDGE_SYSTEM, scenariosPrompt, SCENARIOS_SYSTEM } from './prompts.js';
+import { judgePrompt, JUDGE_SYSTEM, scenariosPrompt, SCENARIOS_SYSTEM, SEARCH_KEYWORDS_QUERY_CHARS, SEARCH_KEYWORDS_SYSTEM } from './prompts.js';
 import { LlmError, publicLlmMessage } from './llm-error.js';
 import type { AgentResult, AgentStep, GeneratedScenario, LlmProvider, ToolCallResult, Usage } from './provider.js';
 
@@ -207,6 +207,22 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
           description: s.description.trim(),
           tags: [...new Set(s.tags.map((t) => t.trim().toLowerCase()).filter(Boolean))].slice(0, 8),
         }));
+    },
+
+    async searchKeywords(query, signal) {
+      const { text, usage } = await guarded(() =>
+        generateText({
+          model: openai.chat(chatModel),
+          system: SEARCH_KEYWORDS_SYSTEM,
+          prompt: query.slice(0, SEARCH_KEYWORDS_QUERY_CHARS),
+          temperature: 0,
+          maxOutputTokens: 40,
+          // A search waits for this call: no retries (the caller falls back to the query's own words).
+          maxRetries: 0,
+          abortSignal: signal,
+        }),
+      );
+      return { keywords: text, usage: usageOf(usage) };
     },
   };
 }

@@ -115,4 +115,9 @@ export interface LlmProvider {
   /** One vector per text; cosine similarity compares them. */
   embed(texts: string[]): Promise<number[][]>;
   generateScenarios(input: GenerateScenariosInput): Promise<GeneratedScenario[]>;
+  /**
+   * A tool-search query rewritten as a few keywords naming the capability it asks for (SEARCH_QUERY_REWRITE=llm), or
+   * null where there is no language model (the offline provider: keywords by rule would only pretend).
+   */
+  searchKeywords(query: string, signal?: AbortSignal): Promise<{ keywords: string; usage: Usage } | null>;
 }

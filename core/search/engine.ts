@@ -37,6 +37,8 @@ export interface SearchResult {
   /** Number of matching (non-BROKEN, category-filtered) tools, not only those returned. */
   total: number;
   hits: SearchHit[];
+  /** The keywords the query was rewritten into before ranking (SEARCH_QUERY_REWRITE=llm, query-rewrite.ts), if it was. */
+  rewrittenQuery?: string;
 }
 
 export interface SearchStatus {
