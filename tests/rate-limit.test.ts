@@ -62,7 +62,47 @@ test('pro keys get 300 per minute; counters are shared by every API process', as
   }
 });
 
-test('the admin token is not rate limited and /health carries no limit', async (t) => {
-  const res = await svc.request('GET', '/health');
-  t.is(res.headers.get('x-ratelimit-limit'), null);
+test('the admin token and /health are not limited, and their headers say so', async (t) => {
+  for (const [p, headers] of [
+    ['/health', {}],
+    ['/api/tools', { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` }],
+  ] as const) {
+    const before = await svc.request('GET', p, { headers });
+    const after = await svc.request('GET', p, { headers });
+    t.is(after.headers.get('x-ratelimit-limit'), 'unlimited', p);
+    t.is(after.headers.get('x-ratelimit-remaining'), 'unlimited', p);
+    const reset = Number(after.headers.get('x-ratelimit-reset'));
+    t.true(reset >= Date.now() / 1000 && reset <= Date.now() / 1000 + 61, p);
+    t.is(before.headers.get('x-ratelimit-remaining'), after.headers.get('x-ratelimit-remaining'));
+  }
+});
+
+test('a rejected credential costs its address a point, carries the headers, and guessing keys meets the limit', async (t) => {
+  // Its own service: this file's other tests spend 127.0.0.1's anonymous minute.
+  const own = await startService({ worker: false, env: { RATE_LIMIT_FREE_MINUTE: '5', RATE_LIMIT_FREE_DAY: '1000' } });
+  t.teardown(() => own.close());
+  const guesses = [
+    { authorization: `Bearer tsk_${'a'.repeat(40)}` }, // well-formed, unknown
+    { authorization: 'Bearer not-a-key-and-not-the-admin-token' },
+    { authorization: 'Basic Zm9vOmJhcg==' }, // not a bearer token at all
+  ];
+  const remaining: number[] = [];
+  for (const headers of guesses) {
+    const res = await own.request('POST', '/api/keys', { headers, body: {} });
+    t.is(res.status, 401);
+    t.is(res.body.error.code, 'UNAUTHORIZED');
+    t.is(res.headers.get('x-ratelimit-limit'), '5');
+    remaining.push(Number(res.headers.get('x-ratelimit-remaining')));
+  }
+  t.deepEqual(remaining, [remaining[0], remaining[0] - 1, remaining[0] - 2], 'each rejected credential is a point of the address');
+  const anonymous = await own.request('GET', '/api/tools');
+  t.is(Number(anonymous.headers.get('x-ratelimit-remaining')), remaining[0] - 3, 'the same budget as anonymous reads');
+  let over = await own.request('GET', '/api/keys', { headers: guesses[0] });
+  for (let i = 0; i < 5 && over.status === 401; i++) over = await own.request('GET', '/api/keys', { headers: guesses[0] });
+  t.is(over.status, 429, 'over the limit, a guess is refused before its key is looked up');
+  t.is(over.body.error.code, 'RATE_LIMITED');
+  t.truthy(over.headers.get('retry-after'));
+  // A good key is its user's budget, not the exhausted address's.
+  const u = await own.createUser();
+  t.is((await own.request('GET', '/api/keys', { key: u.key })).status, 200);
 });

@@ -2,6 +2,8 @@
  * Authentication: `Authorization: Bearer <token>`. The token is classified once, whatever the path: an API key
  * (`tsk_…`, looked up by hash) makes `ctx.state.caller`; the operator's ADMIN_TOKEN makes `ctx.state.admin`; anything
  * else is a 401 in shape A. No decision here depends on the path, so no spelling of a path can change it.
+ * A rejected credential costs a point of the client address's anonymous budget first (with the X-RateLimit-*
+ * headers), so guessing keys is rate limited like any other request, and its 429 comes before the 401.
  * Authorization is the handlers' own: requireCaller / requireAdmin, and owner checks in core.
  */
 import type { Context, Next } from 'koa';
@@ -9,28 +11,29 @@ import { errors } from '../../core/errors.js';
 import { API_KEY_PATTERN, hashApiKey, safeEqual } from '../../core/crypto.js';
 import type { Caller } from '../../core/types.js';
 import type { AppDeps } from '../deps.js';
+import { charge } from './rate-limit.js';
+import { callerIdentity } from './identity.js';
 
-function bearer(ctx: Context): string | undefined {
+function bearer(ctx: Context): string | null | undefined {
   const header = ctx.get('authorization');
   if (!header) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m) {
-    ctx.state.authError = true;
-    throw errors.unauthorized('Authorization header must be "Bearer <API_KEY>"');
-  }
-  return m[1];
+  return m ? m[1] : null;
 }
 
 export function authMiddleware(deps: AppDeps) {
+  const reject = async (ctx: Context, message: string): Promise<never> => {
+    ctx.state.authError = true;
+    await charge(ctx, deps.rateLimiter, callerIdentity(ctx), 'free');
+    throw errors.unauthorized(message);
+  };
   return async (ctx: Context, next: Next) => {
     const token = bearer(ctx);
     if (token === undefined) return next();
+    if (token === null) return reject(ctx, 'Authorization header must be "Bearer <API_KEY>"');
     if (API_KEY_PATTERN.test(token)) {
       const caller = await deps.callers.get(hashApiKey(token));
-      if (!caller) {
-        ctx.state.authError = true;
-        throw errors.unauthorized('Unknown or revoked API key');
-      }
+      if (!caller) return reject(ctx, 'Unknown or revoked API key');
       ctx.state.caller = caller;
       return next();
     }
@@ -38,8 +41,7 @@ export function authMiddleware(deps: AppDeps) {
       ctx.state.admin = true;
       return next();
     }
-    ctx.state.authError = true;
-    throw errors.unauthorized('Unknown or revoked API key');
+    return reject(ctx, 'Unknown or revoked API key');
   };
 }
 

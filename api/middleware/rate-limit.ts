@@ -88,21 +88,35 @@ export function createRateLimiter(config: Config, connectionString: string): Rat
   };
 }
 
+/**
+ * Takes one point of `identity`'s budget and says so in the X-RateLimit-* headers; over a limit, a 429 (shape A
+ * everywhere, scenario routes included).
+ */
+export async function charge(ctx: Context, limiter: RateLimiter, identity: string, tier: Tier): Promise<void> {
+  const d = await limiter.consume(identity, tier);
+  ctx.set('X-RateLimit-Limit', d.limit === null ? 'unlimited' : String(d.limit));
+  ctx.set('X-RateLimit-Remaining', d.remaining === null ? 'unlimited' : String(d.remaining));
+  ctx.set('X-RateLimit-Reset', String(d.resetAt));
+  if (!d.allowed) {
+    ctx.state.authError = true; // keeps shape A on scenario routes too
+    throw errors.rateLimited(d.retryAfterSeconds);
+  }
+}
+
 export function rateLimitMiddleware(limiter: RateLimiter) {
   return async (ctx: Context, next: Next) => {
-    // The operator (admin token) and the health probe are not limited; every other request is, whatever its path
-    // (a path that matches no route still costs a point, so no spelling of a path is a free request).
-    if (ctx.state.admin === true || ctx.path === '/health') return next();
+    // The operator (admin token) and the health probe are not limited, and their headers say so; every other
+    // request is, whatever its path (a path that matches no route still costs a point, so no spelling of a path is a
+    // free request). A request with a bad credential was charged to its address before its 401 (auth.ts).
+    if (ctx.state.admin === true || ctx.path === '/health') {
+      ctx.set('X-RateLimit-Limit', 'unlimited');
+      ctx.set('X-RateLimit-Remaining', 'unlimited');
+      ctx.set('X-RateLimit-Reset', String(Math.ceil(Date.now() / 60_000) * 60));
+      return next();
+    }
     const caller = ctx.state.caller as { tier: Tier } | undefined;
     // One budget per user, shared by all of their keys (so minting keys buys nothing), or per client address.
-    const d = await limiter.consume(callerIdentity(ctx), caller?.tier ?? 'free');
-    ctx.set('X-RateLimit-Limit', d.limit === null ? 'unlimited' : String(d.limit));
-    ctx.set('X-RateLimit-Remaining', d.remaining === null ? 'unlimited' : String(d.remaining));
-    ctx.set('X-RateLimit-Reset', String(d.resetAt));
-    if (!d.allowed) {
-      ctx.state.authError = true; // keeps shape A on scenario routes too
-      throw errors.rateLimited(d.retryAfterSeconds);
-    }
+    await charge(ctx, limiter, callerIdentity(ctx), caller?.tier ?? 'free');
     return next();
   };
 }

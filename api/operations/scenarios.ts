@@ -75,7 +75,8 @@ const generateBody = z
     skipSimilarityCheck: z.boolean().default(false).meta({ description: 'Keep proposals however similar they are to existing scenarios' }),
   })
   .strict();
-const similarityBody = z.object({ prompt: fields.prompt, collectionId: collectionRef }).strict();
+// The text to compare is any non-empty prompt (the 10-character minimum is for creating a scenario).
+const similarityBody = z.object({ prompt: z.string().trim().min(1).max(4000), collectionId: collectionRef }).strict();
 
 const sortBy = z
   .enum(Object.keys(SCENARIO_SORTS) as [ScenarioSort, ...ScenarioSort[]])
