@@ -305,6 +305,18 @@ test('annotations: from the declared permissions; without network a tool is read
   await client.close();
 });
 
+test('REST tool detail shows the declared permissions, the MCP annotations and the output schema', async (t) => {
+  const shout = await svc.request('GET', `/api/tools/${FIX}/shout`);
+  t.is(shout.status, 200);
+  t.deepEqual(shout.body.data.permissions, { network: true, readOnly: true });
+  t.deepEqual(shout.body.data.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
+  t.like(shout.body.data.outputSchema, { type: 'object', required: ['text', 'letters'] });
+  const explode = await svc.request('GET', `/api/tools/${FIX}/explode`);
+  t.is(explode.body.data.permissions, null, 'nothing declared');
+  t.deepEqual(explode.body.data.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  t.is(explode.body.data.outputSchema, null);
+});
+
 test('output schemas: declared ones are served, and structuredContent validates against them', async (t) => {
   const c = await makeCollection(alice, { name: 'Structured' }, [`${TEXT}::slugify`, `${FIX}::shout`, `${FIX}::explode`]);
   const { client } = await connect(mcpPath(alice.username, c.uid));

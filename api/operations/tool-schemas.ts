@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { nullableTimestamp, timestamp, uuid } from './envelope.js';
-import { toolTokenCount } from '../mcp-tools.js';
+import { annotationsOf, toolTokenCount } from '../mcp-tools.js';
 import { CATEGORIES, HEALTH_STATUSES } from '../../core/types.js';
 import { scrubHostPaths } from '../../core/host-paths.js';
 import type { ToolRow } from '../../core/repos/tools.js';
@@ -38,6 +38,23 @@ export const toolDetailSchema = toolListItemSchema.extend({
   lastHealthCheckAt: nullableTimestamp,
   executionCount: z.number().int(),
   tokenCount: z.number().int().meta({ description: "Tokens (o200k_base) of the tool's MCP definition" }),
+  outputSchema: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .meta({ description: "The tool's declared output as JSON Schema (MCP `structuredContent` follows it), or null" }),
+  permissions: z
+    .object({
+      readOnly: z.boolean().optional(),
+      destructive: z.boolean().optional(),
+      idempotent: z.boolean().optional(),
+      network: z.boolean().optional(),
+      secrets: z.array(z.string()).optional(),
+    })
+    .nullable()
+    .meta({ description: "What the package declares the tool does (null: nothing declared, so no network and every env var of the package's `env`)" }),
+  annotations: z
+    .object({ readOnlyHint: z.boolean(), destructiveHint: z.boolean(), idempotentHint: z.boolean(), openWorldHint: z.boolean() })
+    .meta({ description: 'The MCP tool annotations clients see for this tool, derived from its permissions' }),
   package: toolListItemSchema.shape.package.extend({
     version: z.string(),
     official: z.boolean(),
@@ -71,6 +88,9 @@ export function toToolDetail(t: ToolRow): z.infer<typeof toolDetailSchema> {
     lastHealthCheckAt: t.last_health_check_at ? new Date(t.last_health_check_at).toISOString() : null,
     executionCount: t.execution_count,
     tokenCount: toolTokenCount(t),
+    outputSchema: t.output_schema ?? null,
+    permissions: t.permissions ?? null,
+    annotations: annotationsOf(t) as z.infer<typeof toolDetailSchema>['annotations'],
     package: {
       ...item.package,
       version: t.package_version,
