@@ -75,6 +75,7 @@ test('sign up, create a key, search, open a tool, Try it, revoke the key', async
   await checkAccessibility(t, page, 'search');
   await page.getByRole('link', { name: 'slugify', exact: true }).click();
   await page.getByRole('heading', { name: 'slugify', level: 1 }).waitFor();
+  t.regex(await page.getByRole('list', { name: 'What it may do' }).innerText(), /Network access: none[\s\S]*Read-only[\s\S]*costs \d+ tokens/);
   await page.getByLabel(/^text/).fill('Hello Web App');
   await page.getByRole('button', { name: 'Run' }).click();
   const result = page.getByTestId('execution-result');

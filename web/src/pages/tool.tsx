@@ -29,7 +29,7 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
         <p class="meta">
           <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} /> ·{' '}
           <span class="muted">
-            {t.executionCount} runs · checked {formatDate(t.lastHealthCheckAt)}
+            {t.executionCount} {t.executionCount === 1 ? 'run' : 'runs'} · checked {formatDate(t.lastHealthCheckAt)}
           </span>
         </p>
       </header>
@@ -50,6 +50,7 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
             ))}
           </ul>
         )}
+        <Permissions tool={t} />
       </section>
       <TryIt slug={t.slug} schema={t.inputSchema} envVars={t.package.envVars} />
       <AddToCollection toolId={t.toolId} />
@@ -61,6 +62,24 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
       </section>
       <Reviews tool={t} onChange={reload} />
     </article>
+  );
+}
+
+/** What the tool may do, as the sandbox enforces it and as MCP clients are told (its annotations). */
+function Permissions({ tool: t }: { tool: any }) {
+  const a = t.annotations;
+  const secrets: string[] | undefined = t.permissions?.secrets;
+  return (
+    <>
+      <h3>What it may do</h3>
+      <ul aria-label="What it may do">
+        <li>{a.openWorldHint ? 'Network access: declared (reaches the public internet)' : 'Network access: none (the sandbox has no network)'}</li>
+        <li>{a.readOnlyHint ? 'Read-only' : a.destructiveHint ? 'May change or delete things' : 'May change things (not destructively)'}</li>
+        <li>{a.idempotentHint ? 'Idempotent: calling it again with the same input changes nothing more' : 'Not idempotent'}</li>
+        {secrets && <li>Secrets it is given: {secrets.length ? secrets.map((s) => <code key={s}>{s} </code>) : 'none'}</li>}
+        <li class="muted">Its definition costs {t.tokenCount} tokens of a model's context.</li>
+      </ul>
+    </>
   );
 }
 
