@@ -38,21 +38,23 @@ const notifyPayload = (status: string) => `json_build_object('kind', 'execution'
 
 /**
  * Inserts the execution and adds its Graphile Worker job in one statement (atomic on its own, and inside the
- * caller's transaction when given one). `payload(id)` builds the job payload for the new execution id.
+ * caller's transaction when given one). `payload(id)` builds the job payload for the new execution id. `priority`
+ * is the job's Graphile priority (lower runs first; see insertExecutionWithJobCapped).
  */
 export async function insertExecutionWithJob(
   db: Db,
   e: { id: string; toolId: string; userId?: string | null; apiKeyId?: string | null; origin: string; params: unknown; caller?: string },
   payload: (executionId: string) => unknown,
   maxAttempts: number,
+  priority = 0,
 ): Promise<ExecutionRow> {
   const id = e.id;
   const { rows } = await db.raw(
-    `with j as (select (graphile_worker.add_job('execute_tool', ?::json, max_attempts => ?)).id as job_id)
+    `with j as (select (graphile_worker.add_job('execute_tool', ?::json, max_attempts => ?, priority => ?)).id as job_id)
      insert into executions (id, tool_id, user_id, api_key_id, origin, params, job_id, caller)
      select ?, ?, ?, ?, ?, ?::jsonb, j.job_id, ? from j
      returning *`,
-    [JSON.stringify(payload(id)), maxAttempts, id, e.toolId, e.userId ?? null, e.apiKeyId ?? null, e.origin, JSON.stringify(e.params), e.caller ?? null],
+    [JSON.stringify(payload(id)), maxAttempts, priority, id, e.toolId, e.userId ?? null, e.apiKeyId ?? null, e.origin, JSON.stringify(e.params), e.caller ?? null],
   );
   return rows[0];
 }
@@ -61,6 +63,11 @@ export async function insertExecutionWithJob(
  * As insertExecutionWithJob, unless the caller already has `max` executions queued or running (undefined then).
  * A transaction-scoped advisory lock on the caller serialises the count and the insert, so a burst of parallel
  * requests cannot each see room for one more.
+ *
+ * Fair share: the job's priority is the number of executions the caller already has queued or running, and workers
+ * take the lowest priority first (then the oldest). So a caller's first call goes ahead of the backlog that another
+ * caller has queued: one client filling the queue with slow calls delays everyone else by at most the time for one
+ * worker slot to free, not by its whole backlog.
  */
 export async function insertExecutionWithJobCapped(
   db: Knex,
@@ -75,7 +82,7 @@ export async function insertExecutionWithJobCapped(
     await trx.raw(`select pg_advisory_xact_lock(hashtext('executions:' || ?))`, [e.caller]);
     const { rows } = await trx.raw(`select count(*)::int as active from executions where caller = ? and status in ('queued', 'running')`, [e.caller]);
     if (rows[0].active >= max) return undefined;
-    return insertExecutionWithJob(trx, e, payload, maxAttempts);
+    return insertExecutionWithJob(trx, e, payload, maxAttempts, Math.min(rows[0].active, 32767));
   });
 }
 
