@@ -22,6 +22,13 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/**
+ * The only asset paths there are: one flat folder of hashed file names. Anything else under /assets/ (dot segments,
+ * encoded slashes or dots, sub-folders) is not an asset and goes on to the router's 404, so no spelling reaches a file
+ * outside the folder or makes the file server throw.
+ */
+const ASSET = /^\/assets\/[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9]+)+$/;
+
 /** Client-side routes: each answers with index.html and the app renders the page. */
 const PAGE =
   /^\/(?:|search|login|signup|settings|agents|agents\/[^/]+|collections|scenarios|tools\/.+|collections\/[^/]+(?:\/scenarios)?|scenarios\/[^/]+)\/?$/;
@@ -44,7 +51,7 @@ export function webApp(webDir: string) {
   });
   return async (ctx: Context, next: Next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
-    if (ctx.path.startsWith('/assets/')) {
+    if (ASSET.test(ctx.path)) {
       secureHeaders(ctx);
       return assets(ctx, next);
     }

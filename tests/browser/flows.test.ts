@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
 import { buildWebForTests, checkAccessibility, launchBrowser, screenshot, signUpInBrowser, watchPage } from './helpers.js';
+import { rawRequest } from '../security/raw-http.js';
 
 let svc: Service;
 let browser: Browser;
@@ -43,6 +44,26 @@ test('pages carry a strict CSP; hashed assets are cached for a year; the first p
   t.true(compressed > 0 && compressed < 150 * 1024, `${compressed} bytes`);
   t.is((await fetch(`${svc.url}/tools/x/y`)).status, 200, 'client routes answer with the app');
   t.is((await fetch(`${svc.url}/api/nope`)).status, 404, 'API paths are not the app');
+});
+
+test('no spelling of an /assets/ path reaches a file outside the assets folder or makes the file server fail', async (t) => {
+  for (const p of [
+    '/assets/..%2f..%2fpackage.json',
+    '/assets/%2e%2e%2f%2e%2e%2fpackage.json',
+    '/assets/..%2fbuild-info.json',
+    '/assets/..%2findex.html',
+    '/assets/../index.html',
+    '/assets/%2e%2e/build-info.json',
+    '/assets//etc/passwd',
+    '/assets/..\\build-info.json',
+    '/assets/missing-ABC.js',
+  ]) {
+    const res = await rawRequest(svc.url, 'GET', p);
+    t.is(res.status, 404, p);
+    t.deepEqual(res.body?.error?.code, 'NOT_FOUND', p);
+    t.notRegex(res.text, /"name"|buildId|<html/i, p);
+  }
+  t.is(svc.logs().match(/"level":50/g), null, 'nothing was logged as an error');
 });
 
 test('sign up, create a key, search, open a tool, Try it, revoke the key', async (t) => {
