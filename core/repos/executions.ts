@@ -54,7 +54,18 @@ export async function insertExecutionWithJob(
      insert into executions (id, tool_id, user_id, api_key_id, origin, params, job_id, caller)
      select ?, ?, ?, ?, ?, ?::jsonb, j.job_id, ? from j
      returning *`,
-    [JSON.stringify(payload(id)), maxAttempts, priority, id, e.toolId, e.userId ?? null, e.apiKeyId ?? null, e.origin, JSON.stringify(e.params), e.caller ?? null],
+    [
+      JSON.stringify(payload(id)),
+      maxAttempts,
+      priority,
+      id,
+      e.toolId,
+      e.userId ?? null,
+      e.apiKeyId ?? null,
+      e.origin,
+      JSON.stringify(e.params),
+      e.caller ?? null,
+    ],
   );
   return rows[0];
 }

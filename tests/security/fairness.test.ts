@@ -36,7 +36,10 @@ test("a caller's first call runs before another caller's queued backlog", async 
     final = (await svc.request('GET', `/api/executions/${mine}`, { key: ada.key })).body.data;
   }
   t.is(final.status, 'succeeded');
-  const rows = await svc.api.deps.db('executions').whereIn('id', [...backlog, mine]).select('id', 'status', 'started_at');
+  const rows = await svc.api.deps
+    .db('executions')
+    .whereIn('id', [...backlog, mine])
+    .select('id', 'status', 'started_at');
   const startedBefore = rows.filter((r) => r.id !== mine && r.started_at && r.started_at < new Date(final.startedAt)).length;
   t.true(startedBefore <= 1, `${startedBefore} of the other caller's queued calls started first (at most the one already taken)`);
   t.true(
