@@ -1,7 +1,7 @@
 /**
  * JSON bodies only, at most 1 MiB. A body-carrying request with another media type is a 415; malformed JSON is a 400;
- * a request without a body gets `{}`; a string (or key) holding U+0000 or a lone surrogate, or nesting deeper than
- * MAX_BODY_DEPTH, is a 400.
+ * a request without a body gets `{}`; bytes that are not UTF-8, a string (or key) holding U+0000 or a lone surrogate,
+ * or nesting deeper than MAX_BODY_DEPTH, is a 400.
  */
 import type { Context, Next } from 'koa';
 import getRawBody from 'raw-body';
@@ -12,6 +12,7 @@ import { findUnsafeJson } from './canonical.js';
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Deeper JSON is no legitimate request of ours, and walking it costs stack in every later step. */
 export const MAX_BODY_DEPTH = 64;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 export function jsonBody() {
   return async (ctx: Context, next: Next) => {
@@ -30,12 +31,19 @@ export function jsonBody() {
     }
     if (type !== 'application/json' && !type.endsWith('+json')) throw errors.unsupportedMediaType();
     if (length !== undefined && length > MAX_BODY_BYTES) throw errors.payloadTooLarge();
-    let raw: string;
+    let bytes: Buffer;
     try {
-      raw = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, encoding: 'utf8', length });
+      bytes = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, length });
     } catch (err) {
       if ((err as { type?: string }).type === 'entity.too.large') throw errors.payloadTooLarge();
       throw errors.validation('Could not read the request body');
+    }
+    // JSON is UTF-8 (RFC 8259). A lenient decode would turn invalid bytes into U+FFFD and store the text changed.
+    let raw: string;
+    try {
+      raw = UTF8.decode(bytes);
+    } catch {
+      throw errors.validation('The request body is not valid UTF-8', [{ path: 'body', message: 'is not valid UTF-8' }]);
     }
     let body: unknown;
     try {

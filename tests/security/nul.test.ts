@@ -2,6 +2,7 @@ import test from 'ava';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
 import { readSse } from '../helpers/sse.js';
+import { rawRequest } from './raw-http.js';
 
 // A tool's output or error holding U+0000 (which jsonb refuses) must finish its execution like any other.
 let svc: Service;
@@ -50,4 +51,29 @@ test('an error message with a NUL fails the execution once, cleanly, instead of 
     res.body.executionId,
   ]);
   t.is(jobs.rows[0].n, 0, 'no failed job (with its sealed env) is left behind');
+});
+
+test('a JSON body that is not valid UTF-8 is a 400 and changes nothing; valid UTF-8 is kept exactly', async (t) => {
+  const u = await svc.createUser();
+  const send = (p: string, bytes: Buffer) => rawRequest(svc.url, 'POST', p, { body: bytes, headers: { authorization: `Bearer ${u.key}` } });
+  const collections = async () => Number((await svc.api.deps.db('collections').count('* as n'))[0].n);
+  const before = await collections();
+  for (const [what, bad] of [
+    ['a truncated sequence', Buffer.from([0xc3, 0x28])],
+    ['an encoded surrogate', Buffer.from([0xed, 0xa0, 0x80])],
+    ['an overlong slash', Buffer.from([0xc0, 0xaf])],
+    ['a stray continuation byte', Buffer.from([0x80])],
+  ] as const) {
+    const body = Buffer.concat([Buffer.from('{"name":"bad'), bad, Buffer.from('utf8"}')]);
+    const res = await send('/api/collections', body);
+    t.is(res.status, 400, what);
+    t.is(res.body.error.code, 'VALIDATION_ERROR', what);
+    t.deepEqual(res.body.error.details, [{ path: 'body', message: 'is not valid UTF-8' }], what);
+    const scenario = await send('/api/scenarios', Buffer.concat([Buffer.from('{"collectionId":"x","prompt":"bad'), bad, Buffer.from(' prompt text"}')]));
+    t.like(scenario.body, { success: false, error: 'Bad Request' }, `${what}: shape B on scenario routes`);
+  }
+  t.is(await collections(), before, 'nothing was created');
+  const good = await send('/api/collections', Buffer.from('{"name":"Café ☕ 𝄞"}', 'utf8'));
+  t.is(good.status, 201, good.text);
+  t.is(good.body.data.name, 'Café ☕ 𝄞');
 });
