@@ -177,6 +177,15 @@ export async function installFromPath(cacheDir: string, dir: string): Promise<In
   const src = await fs.realpath(dir).catch(() => null);
   if (!src || !(await fs.stat(src)).isDirectory()) throw new InstallError(`directory ${dir} does not exist`, true);
   await fs.mkdir(cacheDir, { recursive: true });
+  // A folder that holds the package cache (DATA_DIR, say) would be copied into itself; one inside it is a package
+  // we installed, not a source.
+  const cache = await fs.realpath(cacheDir);
+  const within = (inner: string, outer: string) => inner === outer || !path.relative(outer, inner).startsWith('..');
+  if (within(cache, src) || within(src, cache)) {
+    throw new InstallError(`directory ${dir} holds the package cache or is inside it: name the package's own folder`, true, [
+      { path: 'source', message: 'is, holds or is inside the package cache' },
+    ]);
+  }
   const staging = await fs.mkdtemp(path.join(cacheDir, '.staging-'));
   try {
     // Judged on our own copy, so the folder cannot change between the check and the install.

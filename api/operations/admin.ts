@@ -1,5 +1,6 @@
 /** Operator operations (ADMIN_TOKEN): create a user with their first key, import a tool package. */
 import { z } from 'zod';
+import { scrubHostPaths } from '../../core/host-paths.js';
 import { defineOperation, reply, type Operation } from './define.js';
 import { ok, timestamp, uuid } from './envelope.js';
 import { toolListItemSchema, toToolListItem } from './tool-schemas.js';
@@ -75,7 +76,8 @@ export const adminOperations: Operation[] = [
       if (imp.status === 'failed') {
         const e = imp.error!;
         if (e.code === 'VALIDATION_ERROR') throw errors.validation(e.message, e.details);
-        throw new AppError('INTERNAL', 500, `Import failed: ${e.message}`);
+        // An unexpected failure's text names host paths (the cache, a staging folder): the answer keeps only its gist.
+        throw new AppError('INTERNAL', 500, `Import failed: ${scrubHostPaths(e.message)}`);
       }
       if (imp.status !== 'succeeded') return reply(202, { success: true, data: { importId: imp.id, status: imp.status } });
       const pkg = (await findPackage(deps.db, imp.package_id!))!;

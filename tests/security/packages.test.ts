@@ -140,6 +140,23 @@ test('a package name or version that climbs out of the cache is a 400 and nothin
   t.is(await svc.api.deps.db('packages').where('name', 'like', `%${escapedName}%`).first(), undefined);
 });
 
+test('a path: import of a folder that holds the package cache, or lies inside it, is a 400 naming the source', async (t) => {
+  const cache = svc.config.PACKAGE_CACHE_DIR;
+  const installed = (await fs.readdir(cache)).find((n) => !n.startsWith('.'));
+  for (const dir of [path.dirname(cache), cache, ...(installed ? [path.join(cache, installed)] : [])]) {
+    const res = await svc.importPackage(`path:${dir}`);
+    t.is(res.status, 400, `${dir}: ${res.text}`);
+    t.is(res.body.error.code, 'VALIDATION_ERROR');
+    t.deepEqual(res.body.error.details, [{ path: 'source', message: 'is, holds or is inside the package cache' }]);
+    t.false(res.text.includes('.staging-'), 'no internal path in the answer');
+  }
+  t.deepEqual(
+    (await fs.readdir(cache)).filter((n) => n.startsWith('.staging-')),
+    [],
+    'no staging folder is left behind',
+  );
+});
+
 test("npm: sources are checked with npm's own name rules", async (t) => {
   for (const [source, rule] of [
     ['npm:node_modules', /node_modules is not a valid package name/],
