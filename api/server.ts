@@ -3,6 +3,7 @@
  */
 import http from 'node:http';
 import { createApp } from './app.js';
+import { answerClientError, MAX_HEADER_BYTES } from './client-errors.js';
 import type { AppDeps } from './deps.js';
 import { createRateLimiter } from './middleware/rate-limit.js';
 import type { Config } from '../core/config.js';
@@ -39,7 +40,8 @@ export async function startApi(config: Readonly<Config>, databaseUrl: string, lo
   const tools = await createToolCache(db, notifier);
   const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools, llm };
   const app = createApp(deps);
-  const server = http.createServer(app.callback());
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(port, port === 0 ? '127.0.0.1' : config.HOST, resolve));
   const addr = server.address() as { port: number };
