@@ -67,13 +67,18 @@ export async function createCollection(db: Knex, ownerId: string, input: CreateC
     return id;
   }
   const base = slugOfName(input.name);
-  // Another request may take the same free uid between our read and our insert: try again with a fresh read.
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const uid = firstFreeUid(base, new Set(await takenUids(db, base)));
-    const id = await insertCollection(db, { ...row, uid });
-    if (id) return id;
-  }
-  throw errors.conflict(`Could not find a free uid for '${base}'; give one explicitly`);
+  // Requests making a uid from the same base take turns (a transaction-scoped advisory lock), so a burst of
+  // collections with one name gets base, base-2, base-3… instead of racing for the same free uid. A uid given
+  // explicitly by someone else can still land between the read and the insert: then read again.
+  return db.transaction(async (trx) => {
+    await trx.raw(`select pg_advisory_xact_lock(hashtext('collection-uid:' || ?))`, [base]);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const uid = firstFreeUid(base, new Set(await takenUids(trx, base)));
+      const id = await insertCollection(trx, { ...row, uid });
+      if (id) return id;
+    }
+    throw errors.conflict(`Could not find a free uid for '${base}'; give one explicitly`);
+  });
 }
 
 export function isOwner(c: CollectionRow, caller: Caller | undefined): boolean {

@@ -47,10 +47,11 @@ test('create: the default uid is the slug of the name, made unique', async (t) =
   t.is(third.uid, 'creme-brulee-recipes-3');
   t.is((await collection(alice.key, { name: 'AI' })).uid, 'ai-collection');
   t.regex((await collection(alice.key, { name: '¿¿??' })).uid, /^collection(-\d+)?$/);
-  const racing = await Promise.all(Array.from({ length: 5 }, () => collection(bob.key, { name: 'Racing Names' })));
+  // Twenty at once (five retries each used to leave some of them a 409).
+  const racing = await Promise.all(Array.from({ length: 20 }, () => collection(bob.key, { name: 'Racing Names' })));
   t.deepEqual(
     racing.map((c) => c.uid).sort(),
-    ['racing-names', 'racing-names-2', 'racing-names-3', 'racing-names-4', 'racing-names-5'],
+    ['racing-names', ...Array.from({ length: 19 }, (_, i) => `racing-names-${i + 2}`)].sort(),
     'concurrent creates get distinct uids',
   );
   const long = await collection(alice.key, { name: 'abcdefghij '.repeat(9) });
