@@ -76,6 +76,11 @@ export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void
     return;
   }
   const c = await loadMcpCollection(ctx, deps);
+  const invalid = invalidParams(ctx.request.body);
+  if (invalid) {
+    ctx.body = invalid;
+    return;
+  }
   const server = createCollectionServer(deps, c, { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers }, modeOf(ctx, c));
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   // Closing the server aborts the signal of a tools/call still waiting, when the client goes away.
@@ -91,6 +96,27 @@ export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void
     }
     deps.logger.error({ err, reqId: ctx.state.requestId }, 'mcp request failed after the response started');
   }
+}
+
+/** The requests our server handles, by method: their params are checked here, before the SDK sees them. */
+const REQUESTS: Record<string, typeof CallToolRequestSchema | typeof ListToolsRequestSchema> = {
+  'tools/call': CallToolRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+};
+
+/**
+ * A request whose params do not fit its method (`tools/call` with `arguments: "x"`) is JSON-RPC's -32602 Invalid
+ * params, naming the field; the SDK would answer it as -32603 Internal error with a dump of the validation error.
+ */
+function invalidParams(body: unknown): object | undefined {
+  const msg = body as { method?: unknown; id?: unknown };
+  const schema = typeof msg?.method === 'string' && Object.hasOwn(REQUESTS, msg.method) ? REQUESTS[msg.method] : undefined;
+  if (!schema || msg.id === undefined) return undefined;
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return undefined;
+  const issue = parsed.error.issues[0];
+  const where = issue.path.join('.') || 'params';
+  return { jsonrpc: '2.0', id: msg.id, error: { code: -32602, message: `Invalid params: ${where}: ${issue.message}` } };
 }
 
 /** `mcp.stream` (GET) and `mcp.endSession` (DELETE): 404 for a collection the caller may not use, else 405. */

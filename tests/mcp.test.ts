@@ -293,6 +293,32 @@ test('older clients: no MCP-Protocol-Version header is served (2025-03-26 rules)
   t.regex(unknown.text, /Unsupported protocol version/);
 });
 
+test('params that do not fit the method are -32602 Invalid params naming the field, and run nothing', async (t) => {
+  const c = await makeCollection(alice, { name: 'Bad params' }, [`${TEXT}::slugify`]);
+  const executions = async () => Number((await svc.api.deps.db('executions').count('* as n'))[0].n);
+  const before = await executions();
+  const send = (params: unknown, method = 'tools/call') =>
+    svc.request('POST', mcpPath(alice.username, c.uid), {
+      headers: { accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 9, method, params },
+    });
+  for (const [params, field] of [
+    [{ name: 'slugify', arguments: 'x' }, 'params.arguments'],
+    [{ name: 42, arguments: {} }, 'params.name'],
+    [{ arguments: {} }, 'params.name'],
+  ] as const) {
+    const res = await send(params);
+    t.is(res.status, 200, res.text);
+    t.is(res.body.id, 9);
+    t.is(res.body.error.code, -32602, res.text);
+    t.true(res.body.error.message.startsWith(`Invalid params: ${field}:`), res.body.error.message);
+  }
+  t.is((await send({ cursor: 5 }, 'tools/list')).body.error.code, -32602);
+  t.is(await executions(), before, 'nothing was queued');
+  const good = await send({ name: 'slugify', arguments: { text: 'Still Works' } });
+  t.is(JSON.parse(good.body.result.content[0].text).slug, 'still-works', 'a well-formed call still runs');
+});
+
 test('annotations: from the declared permissions; without network a tool is read-only and closed-world', async (t) => {
   const c = await makeCollection(alice, { name: 'Annotated' }, [`${TEXT}::slugify`, `${FIX}::shout`, `${FIX}::explode`]);
   const { client } = await connect(mcpPath(alice.username, c.uid));
