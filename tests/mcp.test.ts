@@ -294,11 +294,14 @@ test('older clients: no MCP-Protocol-Version header is served (2025-03-26 rules)
 });
 
 test('params that do not fit the method are -32602 Invalid params naming the field, and run nothing', async (t) => {
-  const c = await makeCollection(alice, { name: 'Bad params' }, [`${TEXT}::slugify`]);
-  const executions = async () => Number((await svc.api.deps.db('executions').count('* as n'))[0].n);
+  // Its own user: the file's other tests run at the same time and queue executions of their own.
+  const carol = await svc.createUser();
+  const c = await makeCollection(carol, { name: 'Bad params' }, [`${TEXT}::slugify`]);
+  const executions = async () => Number((await svc.api.deps.db('executions').where({ user_id: carol.id }).count('* as n'))[0].n);
   const before = await executions();
   const send = (params: unknown, method = 'tools/call') =>
-    svc.request('POST', mcpPath(alice.username, c.uid), {
+    svc.request('POST', mcpPath(carol.username, c.uid), {
+      key: carol.key,
       headers: { accept: 'application/json, text/event-stream' },
       body: { jsonrpc: '2.0', id: 9, method, params },
     });
