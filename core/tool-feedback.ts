@@ -5,15 +5,14 @@
  */
 import type { Db } from './db.js';
 import { ratingEventWeight, TRENDING_WEIGHTS } from './scoring.js';
-import { findRating, recordToolEvent, upsertRating, upsertReview, type ReviewRow } from './repos/feedback.js';
+import { recordToolEvent, upsertRating, upsertReview, type ReviewRow } from './repos/feedback.js';
 import { refreshQualityScore } from './repos/tools.js';
 
 /** Records the user's rating (a second replaces the first) and returns the tool's new totals. */
 export async function rateTool(db: Db, toolId: string, userId: string, rating: number): Promise<{ ratingSum: number; ratingCount: number }> {
   return db.transaction(async (trx) => {
-    const previous = await findRating(trx, toolId, userId);
-    const totals = await upsertRating(trx, toolId, userId, rating);
-    if (previous === undefined) await recordToolEvent(trx, toolId, 'rating', ratingEventWeight(rating));
+    const { created, ...totals } = await upsertRating(trx, toolId, userId, rating);
+    if (created) await recordToolEvent(trx, toolId, 'rating', ratingEventWeight(rating));
     await refreshQualityScore(trx, toolId);
     return totals;
   });

@@ -139,6 +139,24 @@ test('rating: key required, 1..5 integers, a second rating replaces the first', 
   t.is((await svc.request('POST', '/api/tools/nope/nothing/rate', { key: alice.key, body: { rating: 3 } })).status, 404);
 });
 
+test('rating: twenty first ratings at once by one user are one trending event, as one would be', async (t) => {
+  const carol = await svc.createUser();
+  // The last tool, rated 1 star: it stays last, out of the way of the tests that pick tools by their place in the list.
+  const tool: Item = (await svc.request('GET', `/api/tools?limit=1&offset=${total - 1}`)).body.data[0];
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, () => svc.request('POST', `/api/tools/${tool.id}/rate`, { key: carol.key, body: { rating: 1 } })),
+  );
+  t.true(answers.every((r) => r.status === 200), answers.map((r) => r.status).join(','));
+  const events = await svc.api.deps.db('tool_events').where({ tool_id: tool.id, kind: 'rating' });
+  t.deepEqual(
+    events.map((e) => Math.round(Number(e.weight) * 100) / 100),
+    [0.6],
+    'one first rating: one event of 3·1/5',
+  );
+  const trending = await svc.request('GET', '/api/tools/trending?period=day&limit=50');
+  t.is(trending.body.data.find((x: { id: string }) => x.id === tool.id)?.trendingScore, 0.6);
+});
+
 test('reviews: 201 then 200 on replacement, validation, public paged list', async (t) => {
   const tool: Item = (await svc.request('GET', '/api/tools')).body.data[2];
   const created = await svc.request('POST', `/api/tools/${tool.id}/reviews`, { key: alice.key, body: { rating: 4, title: 'Handy', body: 'Did the job.' } });

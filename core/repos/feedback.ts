@@ -23,17 +23,15 @@ export async function recordCollectionAdd(db: Db, collectionId: string, toolId: 
   );
 }
 
-/** The user's current rating of the tool (undefined: not rated yet). */
-export async function findRating(db: Db, toolId: string, userId: string): Promise<number | undefined> {
-  const row = await db('tool_ratings').where({ tool_id: toolId, user_id: userId }).first('rating');
-  return row?.rating;
-}
-
-/** Upserts the user's rating and returns the tool's new totals (kept on the tool row for cheap reads). */
+/**
+ * Inserts or replaces the user's rating and returns the tool's new totals; `created` is true only for the insert that
+ * made the row (decided by Postgres, so of two concurrent first ratings exactly one is `created`).
+ */
 export async function upsertRating(db: Db, toolId: string, userId: string, rating: number) {
-  await db.raw(
+  const { rows } = await db.raw(
     `insert into tool_ratings (tool_id, user_id, rating) values (?, ?, ?)
-     on conflict (tool_id, user_id) do update set rating = excluded.rating, updated_at = now()`,
+     on conflict (tool_id, user_id) do update set rating = excluded.rating, updated_at = now()
+     returning (xmax = 0) as created`,
     [toolId, userId, rating],
   );
   const [totals] = await db('tools')
@@ -43,7 +41,7 @@ export async function upsertRating(db: Db, toolId: string, userId: string, ratin
       rating_count: db('tool_ratings').where({ tool_id: toolId }).count('*'),
     })
     .returning(['rating_sum', 'rating_count']);
-  return { ratingSum: Number(totals.rating_sum), ratingCount: Number(totals.rating_count) };
+  return { ratingSum: Number(totals.rating_sum), ratingCount: Number(totals.rating_count), created: rows[0].created as boolean };
 }
 
 export interface ReviewRow {
