@@ -61,7 +61,7 @@ export async function agentChatTools(db: Knex, chatModels: readonly string[], ag
       `The agent's model '${agent.model}' is not allowed on this server (allowed: ${chatModels.join(', ')}); create an agent with an allowed model`,
     );
   }
-  const visible = (await agentCollections(db, [agent.id])).filter((c) => c.is_public || c.owner_id === agent.user_id);
+  const visible = await agentCollections(db, [agent.id]);
   return loadCollectionTools(
     db,
     visible.map((c) => c.id),

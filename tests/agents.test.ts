@@ -163,3 +163,24 @@ test('agents: chat streams like 24 with the tools of the agent’s collections',
   t.is(names(idle.events).at(-1), 'done');
   t.false(names(idle.events).includes('tool.started'));
 });
+
+test('agents: a collection its owner made private since is left out of the agent, name and all, until public again', async (t) => {
+  const shared = await collection(bob.key, { name: 'Bob shares' }, ['@toolshed-examples/text-tools/slugify']);
+  const a = (await svc.request('POST', '/api/agents', { key: alice.key, body: { name: 'Borrower', collectionIds: [shared.id] } })).body.data;
+  t.deepEqual(
+    a.collections.map((c: any) => c.id),
+    [shared.id],
+  );
+  const hide = await svc.request('PATCH', `/api/collections/${shared.id}`, { key: bob.key, body: { isPublic: false, name: 'Secret Project Name' } });
+  t.is(hide.status, 200, hide.text);
+  const one = await svc.request('GET', `/api/agents/${a.id}`, { key: alice.key });
+  t.deepEqual(one.body.data.collections, []);
+  const listed = (await svc.request('GET', '/api/agents', { key: alice.key })).body.data.find((x: any) => x.id === a.id);
+  t.deepEqual(listed.collections, []);
+  t.false(JSON.stringify(listed).includes('Secret Project Name'));
+  const chat = await readSse(`${svc.url}/api/agents/${a.id}/chat`, postJson(alice.key, { message: 'Slugify "x y" now' }));
+  t.deepEqual(chat.events[0].data.tools, [], 'no tools from it either');
+  await svc.request('PATCH', `/api/collections/${shared.id}`, { key: bob.key, body: { isPublic: true } });
+  const back = await svc.request('GET', `/api/agents/${a.id}`, { key: alice.key });
+  t.deepEqual(back.body.data.collections, [{ id: shared.id, uid: shared.uid, name: 'Secret Project Name' }]);
+});

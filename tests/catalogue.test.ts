@@ -146,7 +146,10 @@ test('rating: twenty first ratings at once by one user are one trending event, a
   const answers = await Promise.all(
     Array.from({ length: 20 }, () => svc.request('POST', `/api/tools/${tool.id}/rate`, { key: carol.key, body: { rating: 1 } })),
   );
-  t.true(answers.every((r) => r.status === 200), answers.map((r) => r.status).join(','));
+  t.true(
+    answers.every((r) => r.status === 200),
+    answers.map((r) => r.status).join(','),
+  );
   const events = await svc.api.deps.db('tool_events').where({ tool_id: tool.id, kind: 'rating' });
   t.deepEqual(
     events.map((e) => Math.round(Number(e.weight) * 100) / 100),

@@ -48,12 +48,17 @@ export async function listAgents(db: Db, userId: string): Promise<AgentRow[]> {
     ]);
 }
 
-/** The collections of the given agents, each agent's in the order of their names. */
+/**
+ * The collections of the given agents that each agent's owner can still see (public, or the owner's own: one made
+ * private by someone else since is left out, name and all), each agent's in the order of their names.
+ */
 export async function agentCollections(db: Db, agentIds: string[]): Promise<AgentCollectionRow[]> {
   if (agentIds.length === 0) return [];
   return db('agent_collections as ac')
     .join('collections as c', 'c.id', 'ac.collection_id')
+    .join('agents as a', 'a.id', 'ac.agent_id')
     .whereIn('ac.agent_id', agentIds)
+    .where((q) => q.where('c.is_public', true).orWhereRaw('c.owner_id = a.user_id'))
     .orderBy([{ column: 'c.name' }, { column: 'c.id' }])
     .select('ac.agent_id', 'c.id', 'c.uid', 'c.name', 'c.is_public', 'c.owner_id');
 }
