@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { errors } from '../core/errors.js';
 
 export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'params'): z.infer<S> {
-  const parsed = schema.safeParse(value ?? {});
+  // Params and query are always objects; a body is `{}` when none was sent, but a JSON `null` sent is refused as such.
+  const parsed = schema.safeParse(value === undefined ? {} : value);
   if (parsed.success) return parsed.data;
   const details = parsed.error.issues.map((i) => ({
     path: [where, ...i.path.map(String)].join('.'),

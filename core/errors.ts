@@ -51,7 +51,8 @@ export const errors = {
     }),
   conflict: (message: string) => new AppError('CONFLICT', 409, message),
   payloadTooLarge: (message = 'Body exceeds 1 MiB') => new AppError('PAYLOAD_TOO_LARGE', 413, message),
-  unsupportedMediaType: () => new AppError('UNSUPPORTED_MEDIA_TYPE', 415, 'Request body must be application/json'),
+  unsupportedMediaType: (message = 'Request body must be application/json', headers?: Record<string, string>) =>
+    new AppError('UNSUPPORTED_MEDIA_TYPE', 415, message, undefined, undefined, headers),
   toolUnavailable: (message: string) => new AppError('TOOL_UNAVAILABLE', 422, message),
   rateLimited: (retryAfterSeconds: number) =>
     new AppError('RATE_LIMITED', 429, `Retry after ${retryAfterSeconds} seconds`, undefined, undefined, {

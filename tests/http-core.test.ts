@@ -61,3 +61,39 @@ test('errors never carry a stack trace', async (t) => {
   t.is(res.status, 404);
   t.false(res.text.includes('    at '));
 });
+
+test('a content-coded body (gzip, or a label we do not decode) is a 415 naming what we take, and creates nothing', async (t) => {
+  const { gzipSync } = await import('node:zlib');
+  const json = JSON.stringify({ name: 'coded' });
+  for (const [coding, rawBody] of [
+    ['gzip', gzipSync(json)],
+    ['br', json],
+    ['x-bogus', json],
+  ] as const) {
+    const res = await svc.request('POST', '/api/keys', { key, rawBody, headers: { 'content-type': 'application/json', 'content-encoding': coding } });
+    t.is(res.status, 415, coding);
+    t.is(res.body.error.code, 'UNSUPPORTED_MEDIA_TYPE');
+    t.regex(res.body.error.message, /Content-Encoding/);
+    t.is(res.headers.get('accept-encoding'), 'identity');
+  }
+  const identity = await svc.request('POST', '/api/keys', {
+    key,
+    rawBody: json,
+    headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+  });
+  t.is(identity.status, 201, identity.text);
+  const names = (await svc.request('GET', '/api/keys', { key })).body.data.map((k: { name: string }) => k.name);
+  t.is(names.filter((n: string) => n === 'coded').length, 1, 'only the identity one was made');
+});
+
+test('a JSON null body is refused like any other non-object, and creates nothing', async (t) => {
+  const before = (await svc.request('GET', '/api/keys', { key })).body.data.length;
+  const res = await svc.request('POST', '/api/keys', { key, rawBody: 'null', headers: { 'content-type': 'application/json' } });
+  t.is(res.status, 400);
+  t.is(res.body.error.code, 'VALIDATION_ERROR');
+  t.deepEqual(res.body.error.details, [{ path: 'body', message: 'Invalid input: expected object, received null' }]);
+  const collection = await svc.request('POST', '/api/collections', { key, rawBody: 'null', headers: { 'content-type': 'application/json' } });
+  t.is(collection.status, 400);
+  t.is(collection.body.error.details[0].path, 'body');
+  t.is((await svc.request('GET', '/api/keys', { key })).body.data.length, before);
+});

@@ -1,6 +1,7 @@
 /**
- * JSON bodies only, at most 1 MiB. A body-carrying request with another media type is a 415; malformed JSON is a 400;
- * a request without a body gets `{}`; bytes that are not UTF-8, a string (or key) holding U+0000 or a lone surrogate,
+ * JSON bodies only, at most 1 MiB, not content-coded. A body-carrying request with another media type, or with a
+ * Content-Encoding (gzip…), is a 415; malformed JSON is a 400; a request without a body gets `{}` (a JSON `null` is
+ * kept, and refused by the operation's schema like any other non-object); bytes that are not UTF-8, a string (or key) holding U+0000 or a lone surrogate,
  * or nesting deeper than MAX_BODY_DEPTH, is a 400.
  */
 import type { Context, Next } from 'koa';
@@ -30,6 +31,12 @@ export function jsonBody() {
       throw errors.unsupportedMediaType();
     }
     if (type !== 'application/json' && !type.endsWith('+json')) throw errors.unsupportedMediaType();
+    // RFC 9110 §15.5.16: a content coding we do not decode is a 415 naming what we take. Read as identity it would be
+    // garbage (or, for a mislabelled body, accepted under a false label).
+    const coding = ctx.get('content-encoding').trim().toLowerCase();
+    if (coding !== '' && coding !== 'identity') {
+      throw errors.unsupportedMediaType('Content-Encoding is not supported: send the JSON body uncompressed', { 'Accept-Encoding': 'identity' });
+    }
     if (length !== undefined && length > MAX_BODY_BYTES) throw errors.payloadTooLarge();
     let bytes: Buffer;
     try {
