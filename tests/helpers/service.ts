@@ -36,7 +36,7 @@ export interface Service {
 export interface RequestOptions {
   key?: string;
   body?: unknown;
-  rawBody?: string;
+  rawBody?: string | Uint8Array;
   headers?: Record<string, string>;
 }
 
@@ -82,7 +82,7 @@ export async function startService(
   const request: Service['request'] = async (method, p, o = {}) => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     if (o.key) headers.authorization = `Bearer ${o.key}`;
-    let body: string | undefined = o.rawBody;
+    let body: string | Uint8Array | undefined = o.rawBody;
     if (o.body !== undefined) {
       body = JSON.stringify(o.body);
       headers['content-type'] ??= 'application/json';
