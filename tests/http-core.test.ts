@@ -87,6 +87,7 @@ test('a content-coded body (gzip, or a label we do not decode) is a 415 naming w
 });
 
 test('a JSON null body is refused like any other non-object, and creates nothing', async (t) => {
+  const key = (await svc.createUser()).key; // its own: the other tests of this file make keys at the same time
   const before = (await svc.request('GET', '/api/keys', { key })).body.data.length;
   const res = await svc.request('POST', '/api/keys', { key, rawBody: 'null', headers: { 'content-type': 'application/json' } });
   t.is(res.status, 400);

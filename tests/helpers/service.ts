@@ -36,7 +36,7 @@ export interface Service {
 export interface RequestOptions {
   key?: string;
   body?: unknown;
-  rawBody?: string | Uint8Array;
+  rawBody?: string | Buffer;
   headers?: Record<string, string>;
 }
 
@@ -82,12 +82,12 @@ export async function startService(
   const request: Service['request'] = async (method, p, o = {}) => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     if (o.key) headers.authorization = `Bearer ${o.key}`;
-    let body: string | Uint8Array | undefined = o.rawBody;
+    let body: string | Buffer | undefined = o.rawBody;
     if (o.body !== undefined) {
       body = JSON.stringify(o.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(api.url + p, { method, headers, body });
+    const res = await fetch(api.url + p, { method, headers, body: body as BodyInit | undefined });
     const text = await res.text();
     let parsed: unknown;
     try {
