@@ -108,8 +108,17 @@ test('search: ranked results in the contract shape; BROKEN tools never appear; q
   );
   const stillReadable = await svc.request('GET', '/api/tools/@fixtures/load-fails/doThing');
   t.is(stillReadable.status, 200, 'but stays readable by id');
-  t.is((await svc.request('GET', '/api/tools/search')).status, 400);
-  t.is((await svc.request('GET', '/api/tools/search?q=%20')).status, 400);
+  // Each refusal names what is wrong with q.
+  for (const [query, message] of [
+    ['', 'is required'],
+    ['?q=%20', 'is required'],
+    [`?q=${'a'.repeat(4001)}`, 'Too big: expected string to have <=4000 characters'],
+    ['?q=a&q=b', 'Invalid input: expected string, received array'],
+  ]) {
+    const refused = await svc.request('GET', `/api/tools/search${query}`);
+    t.is(refused.status, 400, query);
+    t.deepEqual(refused.body.error.details, [{ path: 'query.q', message }], query.slice(0, 20));
+  }
   t.is((await svc.request('GET', '/api/tools/search?q=x&limit=0')).status, 400);
   const clamped = await svc.request('GET', '/api/tools/search?q=text&limit=101');
   t.is(clamped.status, 200, 'a limit above 100 is clamped, like every paged limit');

@@ -40,7 +40,12 @@ const listQuery = z.object({
   official: booleanQuery.optional().meta({ description: 'Packages flagged official by an admin' }),
 });
 const searchQuery = z.object({
-  q: z.string({ message: 'is required' }).trim().min(1, 'is required').max(QUERY_TEXT_MAX),
+  // Only a missing q is 'is required' (a schema-wide message would also name a too-long or repeated q so).
+  q: z
+    .string({ error: (issue) => (issue.input === undefined ? 'is required' : undefined) })
+    .trim()
+    .min(1, 'is required')
+    .max(QUERY_TEXT_MAX),
   category: category.optional(),
   limit: limitQuery(10, 100, 1),
 });
