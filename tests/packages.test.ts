@@ -126,3 +126,28 @@ test('CLI packages:add imports a folder into the same registry', async (t) => {
   t.is(bad.code, 1);
   t.regex(bad.stderr, /toolshed\.category/);
 });
+
+test('tools named like route words (reviews, rate, search, trending) are found by their slugs; their reviews and ratings work', async (t) => {
+  const res = await svc.importPackage(fixture('route-words'));
+  t.is(res.status, 201, res.text);
+  for (const name of ['reviews', 'rate', 'search', 'trending']) {
+    const detail = await svc.request('GET', `/api/tools/@fixtures/route-words/${name}`);
+    t.is(detail.status, 200, `${name}: ${detail.text}`);
+    t.is(detail.body.data.name, name);
+  }
+  const user = await svc.createUser();
+  const review = await svc.request('POST', '/api/tools/@fixtures/route-words/reviews/reviews', { key: user.key, body: { rating: 4, body: 'Finds itself.' } });
+  t.is(review.status, 201, review.text);
+  const reviews = await svc.request('GET', '/api/tools/@fixtures/route-words/reviews/reviews');
+  t.is(reviews.status, 200);
+  t.deepEqual(
+    reviews.body.data.map((r: { body: string }) => r.body),
+    ['Finds itself.'],
+  );
+  const rated = await svc.request('POST', '/api/tools/@fixtures/route-words/rate/rate', { key: user.key, body: { rating: 5 } });
+  t.deepEqual(rated.body.data, { userRating: 5, averageRating: 5, ratingCount: 1 });
+  const missing = await svc.request('GET', '/api/tools/nope/reviews');
+  t.is(missing.status, 404);
+  t.is(missing.body.error.message, "Tool 'nope/reviews' not found");
+  t.is((await svc.request('GET', '/api/tools/@fixtures/nope/reviews')).status, 404);
+});

@@ -95,6 +95,11 @@ export interface Operation<
   documentedBody?: z.ZodType;
   /** The query as documented, when the handler reads it itself (answering errors in its own shape). */
   documentedQuery?: z.ZodType;
+  /**
+   * Whether this operation answers a request its path matched. One that does not passes the request on to the next
+   * matching operation (`/api/tools/pkg/reviews` is the tool `reviews` of `pkg`, not the reviews of a tool `pkg`).
+   */
+  claims?: (ctx: Context) => boolean;
   /** Success responses by status; the lowest status is what a handler's plain return answers (others: `reply(status, body)`). */
   responses: Record<number, ResponseSpec>;
   /** Error statuses this operation can answer (401/429/500 are added for every operation). */
@@ -137,7 +142,8 @@ function serialise(op: Operation, status: number, body: unknown, ctx: Context, d
 export function mountOperation(router: Router, deps: AppDeps, op: Operation): void {
   const statuses = Object.keys(op.responses).map(Number);
   const first = statuses[0]!;
-  router[op.method](op.path, async (ctx: Context) => {
+  router[op.method](op.path, async (ctx: Context, next: () => Promise<unknown>) => {
+    if (op.claims && !op.claims(ctx)) return next();
     if (op.auth === 'admin') requireAdmin(ctx);
     else if (op.auth === 'key') requireCaller(ctx);
     const input = {

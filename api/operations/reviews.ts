@@ -7,6 +7,7 @@ import { pageOf, paging } from '../validate.js';
 import { requireCaller } from '../middleware/auth.js';
 import { reviewTool } from '../../core/tool-feedback.js';
 import { listReviews, type ReviewRow } from '../../core/repos/feedback.js';
+import { isToolRefShape } from '../../core/repos/tools.js';
 
 // ---- response schema and mapper ----
 
@@ -78,7 +79,11 @@ export const reviewOperations: Operation[] = [
     ...base,
     id: 'reviews.list',
     method: 'get',
+    // `/api/tools/<package>/reviews`: `<package>` alone names no tool, so this is the detail of a tool named `reviews`.
+    claims: (ctx) => isToolRefShape(ctx.params.ref ?? ''),
     summary: "A tool's reviews, most recently updated first",
+    description:
+      'When what comes before `/reviews` is a package name alone (`pkg`, `@scope/pkg`), no tool is meant: the path is the slug of a tool named `reviews`, answered by `tools.get`.',
     auth: 'public',
     query: listQuery,
     responses: { 200: okPage(reviewSchema) },

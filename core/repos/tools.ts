@@ -71,6 +71,11 @@ export async function findToolByName(db: Db, packageName: string, toolName: stri
   return toolsQuery(db).select(COLUMNS).where({ 'p.name': packageName, 't.name': toolName }).first();
 }
 
+/** Whether `ref` has the form of a tool reference (an id, `<package>/<tool>` or `<package>::<tool>`); a package alone has not. */
+export function isToolRefShape(ref: string): boolean {
+  return isUuid(ref) || splitToolRef(ref) !== undefined;
+}
+
 export function splitToolRef(ref: string): { packageName: string; toolName: string } | undefined {
   const sep = ref.includes('::') ? ref.lastIndexOf('::') : ref.lastIndexOf('/');
   const width = ref.includes('::') ? 2 : 1;

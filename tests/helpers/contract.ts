@@ -50,19 +50,18 @@ export function createContractChecker(doc: Json) {
   });
   const compiled = new Map<string, ValidateFunction>();
 
-  /** The operation the router would pick: among matching templates, the most literal one. */
-  function find(method: string, path: string): { template: string; op: Json } | undefined {
+  /**
+   * The operations the router may pick, most literal first. Usually the first; an operation may pass a request on
+   * (`claims`: `/api/tools/<package>/reviews` is the detail of a tool named `reviews`), so a response conforms when it
+   * fits any of them.
+   */
+  function find(method: string, path: string): { template: string; op: Json }[] {
     const candidates = routes.filter((r) => r.regex.test(path) && r.methods[method.toLowerCase()]);
     candidates.sort((a, b) => b.literal - a.literal);
-    const r = candidates[0];
-    return r ? { template: r.template, op: r.methods[method.toLowerCase()] } : undefined;
+    return candidates.map((r) => ({ template: r.template, op: r.methods[method.toLowerCase()] }));
   }
 
-  /** Undefined when the response conforms (or no operation describes it); else what is wrong. */
-  return function check(method: string, url: string, status: number, contentType: string | null, body: unknown): string | undefined {
-    const path = new URL(url, 'http://x').pathname;
-    const found = find(method, path);
-    if (!found) return undefined;
+  function checkOne(found: { template: string; op: Json }, method: string, path: string, status: number, contentType: string | null, body: unknown) {
     const where = `${method} ${path} (${found.op.operationId}) → ${status}`;
     const response = found.op.responses?.[String(status)];
     if (!response) return `${where}: status not declared (declared: ${Object.keys(found.op.responses ?? {}).join(', ')})`;
@@ -73,5 +72,17 @@ export function createContractChecker(doc: Json) {
     if (!validate) compiled.set(key, (validate = ajv.compile(inline(media.schema ?? {}, doc))));
     if (validate(body)) return undefined;
     return `${where}: body does not match the document: ${ajv.errorsText(validate.errors, { dataVar: 'body' })}`;
+  }
+
+  /** Undefined when the response conforms (or no operation describes it); else what is wrong. */
+  return function check(method: string, url: string, status: number, contentType: string | null, body: unknown): string | undefined {
+    const path = new URL(url, 'http://x').pathname;
+    const problems: string[] = [];
+    for (const found of find(method, path)) {
+      const problem = checkOne(found, method, path, status, contentType, body);
+      if (problem === undefined) return undefined;
+      problems.push(problem);
+    }
+    return problems[0];
   };
 }
