@@ -1,6 +1,8 @@
 /**
  * Runs before any decision is taken on a request: a path or query that cannot be read one way only is refused here,
- * once. A NUL byte (raw or %00) or a malformed escape is a 400; JSON bodies are checked by jsonBody (body.ts).
+ * once. A NUL byte (raw or %00) or a malformed escape is a 400, and so is a Host (or trusted X-Forwarded-Host) that is
+ * not a host name or address with an optional port: the service builds its public URLs from it when PUBLIC_URL is
+ * unset (RFC 9112 §3.2: an invalid Host is a 400). JSON bodies are checked by jsonBody (body.ts).
  * Routing is case-sensitive (app.ts) and authorization is decided by the handlers, never by a path prefix, so other
  * spellings (`/API/...`, `//`, dot segments, encoded slashes) simply match no route.
  */
@@ -18,9 +20,19 @@ function readable(text: string): boolean {
   }
 }
 
+/** A DNS name (underscores allowed, as container names have them), IPv4 address or bracketed IPv6 literal, and a port. */
+const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
 export function canonicalRequest() {
   return async (ctx: Context, next: Next) => {
     const { path, querystring } = ctx;
+    // The values Koa's ctx.host reads, as sent (ctx.host itself drops a `user@` part and keeps the rest).
+    for (const value of [ctx.get('host'), ctx.app.proxy ? ctx.get('x-forwarded-host') : '']) {
+      const host = value.split(',', 1)[0]!.trim();
+      if (value !== '' && (host.length > 255 || !HOST.test(host))) {
+        throw errors.validation('The Host header is not a host name or address', [{ path: 'headers.host', message: 'is not a valid host' }]);
+      }
+    }
     if (NUL.test(path) || NUL.test(querystring)) {
       throw errors.validation('NUL bytes are not allowed in a request', [{ path: NUL.test(path) ? 'path' : 'query', message: 'contains a NUL byte' }]);
     }

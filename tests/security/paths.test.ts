@@ -136,3 +136,31 @@ test('a NUL byte anywhere in a request is a 400 in the contract shape, never a 5
   }
   t.is(Number((await db('collections').count('* as n'))[0].n), 0);
 });
+
+// Serial: it issues invitations, which other tests of this file count.
+test.serial('a Host (or trusted X-Forwarded-Host) that is not a host is a 400: public URLs are built from it', async (t) => {
+  const admin = { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` };
+  const invite = (headers: Record<string, string>) =>
+    rawRequest(svc.url, 'POST', '/api/admin/invitations', { headers: { ...asNewClient(), ...admin, ...headers }, body: JSON.stringify({ note: 'host test' }) });
+  for (const bad of ['evil.com/x?<script>', 'a"b', 'evil.com@other', 'a b', 'x'.repeat(300)]) {
+    for (const header of ['host', 'x-forwarded-host']) {
+      const res = await invite({ [header]: bad });
+      t.is(res.status, 400, `${header}: ${bad}`);
+      t.deepEqual(res.body.error.details, [{ path: 'headers.host', message: 'is not a valid host' }]);
+    }
+  }
+  const before = Number((await db('invitations').count('* as n'))[0].n);
+  t.is((await invite({ host: 'a"b' })).status, 400);
+  t.is(Number((await db('invitations').count('* as n'))[0].n), before, 'nothing was made');
+  for (const [headers, origin] of [
+    [{ host: 'tools.example.com:8443' }, 'http://tools.example.com:8443'],
+    [{ host: '[::1]:3000' }, 'http://[::1]:3000'],
+    [{ host: 'toolshed_web:3000' }, 'http://toolshed_web:3000'],
+    [{ 'x-forwarded-host': 'tools.example.com', 'x-forwarded-proto': 'https' }, 'https://tools.example.com'],
+  ] as const) {
+    const res = await invite(headers);
+    t.is(res.status, 201, res.text);
+    t.true(res.body.data.url.startsWith(`${origin}/signup?invite=`), res.body.data.url);
+  }
+  await db('invitations').del(); // the tests after this one assert that no spelling issued any
+});
