@@ -73,6 +73,14 @@ test('a session is the same caller as a key: writes need the CSRF token, API key
   t.is(noCsrf.body.error.code, 'FORBIDDEN');
   const wrong = await open.request('POST', '/api/keys', { headers: { ...headers, 'x-csrf-token': 'nope' }, body: { name: 'cli' } });
   t.is(wrong.status, 403);
+  // Refusals cost the user's budget like any request, and say so.
+  const remaining = [noCsrf, wrong].map((r) => Number(r.headers.get('x-ratelimit-remaining')));
+  t.true(
+    remaining.every((n) => Number.isInteger(n)),
+    String(remaining),
+  );
+  t.is(remaining[1], remaining[0]! - 1);
+  t.truthy(wrong.headers.get('x-ratelimit-limit'));
   const made = await open.request('POST', '/api/keys', { headers: { ...headers, 'x-csrf-token': csrf! }, body: { name: 'cli' } });
   t.is(made.status, 201);
   const key = made.body.data.key as string;

@@ -7,6 +7,7 @@
 import type { Context, Next } from 'koa';
 import { errors } from '../../core/errors.js';
 import { safeEqual } from '../../core/crypto.js';
+import { charge } from './rate-limit.js';
 import { csrfTokenOf, findSessionCaller, SESSION_COOKIE } from '../../core/auth/sessions.js';
 import type { AppDeps } from '../deps.js';
 
@@ -43,6 +44,8 @@ export function sessionMiddleware(deps: AppDeps) {
     const csrfToken = csrfTokenOf(token);
     if (!SAFE_METHODS.has(ctx.method) && !safeEqual(ctx.get('x-csrf-token'), csrfToken)) {
       ctx.state.authError = true;
+      // Refused before the rate limiter runs: it still costs the signed-in user a point and says so in the headers.
+      await charge(ctx, deps.rateLimiter, `user:${found.caller.userId}`, found.caller.tier);
       throw errors.forbidden('A signed-in browser request that changes something must carry its X-CSRF-Token header');
     }
     ctx.state.caller = found.caller;
