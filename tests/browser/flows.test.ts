@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
-import { buildWebForTests, checkAccessibility, launchBrowser, screenshot, signUpInBrowser, watchPage } from './helpers.js';
+import { buildWebForTests, checkAccessibility, launchBrowser, PASSWORD, screenshot, signUpInBrowser, watchPage } from './helpers.js';
 import { rawRequest } from '../security/raw-http.js';
 
 let svc: Service;
@@ -237,4 +237,29 @@ test('agents: create one over a collection, chat, see the tool call as a card an
   await page.getByRole('link', { name: 'Slugger' }).waitFor();
   t.deepEqual(problems, []);
   await context.close();
+});
+
+test('after signing up, ?next= leads to a page of this site only: another site is home, a path of ours is kept', async (t) => {
+  for (const [i, [next, landing]] of [
+    ['//evil.example/x', '/'],
+    ['/\\evil.example/x', '/'],
+    ['https://evil.example/', '/'],
+    ['/collections?tab=mine', '/collections?tab=mine'],
+  ].entries()) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const problems = watchPage(page);
+    await page.goto(`${svc.url}/signup?next=${encodeURIComponent(next)}`);
+    await page.getByLabel('Username').fill(`next${i}`);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create an account' }).click();
+    await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('link', { name: `next${i}` })
+      .waitFor();
+    await page.waitForURL(`${svc.url}${landing}`);
+    t.is(page.url(), `${svc.url}${landing}`, next);
+    t.deepEqual(problems, [], next);
+    await context.close();
+  }
 });

@@ -14,6 +14,20 @@ const SSO_REFUSALS: Record<string, string> = {
   linked: 'This account is already linked to another identity.',
 };
 
+/**
+ * Where to go after signing in: `next` when it is a path of this site, else home. `//host/x` and `/\host` start with
+ * a slash but name another site; resolving against our origin tells them apart.
+ */
+export function localNext(next: string | null): string {
+  if (!next?.startsWith('/')) return '/';
+  try {
+    const url = new URL(next, window.location.origin);
+    return url.origin === window.location.origin ? `${url.pathname}${url.search}${url.hash}` : '/';
+  } catch {
+    return '/';
+  }
+}
+
 function AuthForm({ mode }: { mode: 'login' | 'signup' }) {
   const session = useSession();
   const { query } = useLoc();
@@ -32,7 +46,7 @@ function AuthForm({ mode }: { mode: 'login' | 'signup' }) {
       const r = await post(`/api/auth/${mode}`, body);
       setCsrfToken(r.data.csrfToken);
       await session.refresh();
-      navigate(query.get('next')?.startsWith('/') ? query.get('next')! : '/');
+      navigate(localNext(query.get('next')));
     } catch (err) {
       setError(err);
     } finally {
