@@ -26,6 +26,14 @@ const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?
 export function canonicalRequest() {
   return async (ctx: Context, next: Next) => {
     const { path, querystring } = ctx;
+    // One Authorization and one Host: Node keeps the first of repeated ones and drops the rest silently, so a request
+    // carrying two keys would be read as the first one's owner (RFC 9110 §5.3: neither may repeat).
+    const raw = ctx.req.rawHeaders;
+    for (const name of ['authorization', 'host']) {
+      let seen = 0;
+      for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) seen++;
+      if (seen > 1) throw errors.validation(`The ${name} header may be sent once`, [{ path: `headers.${name}`, message: 'is repeated' }]);
+    }
     // The values Koa's ctx.host reads, as sent (ctx.host itself drops a `user@` part and keeps the rest).
     for (const value of [ctx.get('host'), ctx.app.proxy ? ctx.get('x-forwarded-host') : '']) {
       const host = value.split(',', 1)[0]!.trim();

@@ -1,5 +1,7 @@
 import test from 'ava';
 import crypto from 'node:crypto';
+import http from 'node:http';
+import net from 'node:net';
 import knex from 'knex';
 import { startService, type Service } from '../helpers/service.js';
 import { pathTricks, rawRequest } from './raw-http.js';
@@ -163,4 +165,43 @@ test.serial('a Host (or trusted X-Forwarded-Host) that is not a host is a 400: p
     t.true(res.body.data.url.startsWith(`${origin}/signup?invite=`), res.body.data.url);
   }
   await db('invitations').del(); // the tests after this one assert that no spelling issued any
+});
+
+test('two Authorization (or Host) headers are a 400, not the first one silently', async (t) => {
+  const [a, b] = [await svc.createUser(), await svc.createUser()];
+  const twice = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const u = new URL(svc.url);
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        method: 'GET',
+        path: '/api/keys',
+        // An array sends the header twice, as a client could.
+        headers: { authorization: [`Bearer ${a.key}`, `Bearer ${b.key}`], 'x-forwarded-for': freshIp() },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+  t.is(twice.status, 400, twice.text);
+  t.deepEqual(JSON.parse(twice.text).error.details, [{ path: 'headers.authorization', message: 'is repeated' }]);
+  t.false(twice.text.includes('tsk_'));
+  const u = new URL(svc.url);
+  const hosts = await new Promise<string>((resolve, reject) => {
+    const socket = net.connect(Number(u.port), u.hostname, () =>
+      socket.write(`GET /api/tools HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nX-Forwarded-For: ${freshIp()}\r\nConnection: close\r\n\r\n`),
+    );
+    let text = '';
+    socket.on('data', (c) => (text += c));
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+  t.regex(hosts, /^HTTP\/1\.1 400 /);
+  t.is((await rawRequest(svc.url, 'GET', '/api/keys', { headers: { authorization: `Bearer ${a.key}`, 'x-forwarded-for': freshIp() } })).status, 200);
 });
