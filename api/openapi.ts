@@ -132,7 +132,8 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** Shape A everywhere; shape B on scenario operations, except authentication and rate limits (always A). */
 function errorSchema(op: Operation, status: number): Json {
-  if (op.errorShape === 'A') return ref('ErrorA');
+  // jsonrpc (MCP): its JSON-RPC refusals are declared as the operation's own responses; the rest are A.
+  if (op.errorShape === 'A' || op.errorShape === 'jsonrpc') return ref('ErrorA');
   if (op.errorShape === 'registry') return op.errors.includes(status) ? ref('ErrorRegistry') : ref('ErrorA');
   const either = { oneOf: [ref('ErrorA'), ref('ErrorB')] };
   // A missing key is the operation's own 401 (B); an unknown or revoked key is authentication's (A).

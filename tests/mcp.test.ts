@@ -322,6 +322,38 @@ test('params that do not fit the method are -32602 Invalid params naming the fie
   t.is(JSON.parse(good.body.result.content[0].text).slug, 'still-works', 'a well-formed call still runs');
 });
 
+test('a body the transport never sees (not JSON, not UTF-8, another media type, gzip) is a JSON-RPC error an MCP client can read', async (t) => {
+  const c = await makeCollection(alice, { name: 'Refusals' }, [`${TEXT}::slugify`]);
+  const send = (rawBody: string | Buffer, headers: Record<string, string>) =>
+    svc.request('POST', mcpPath(alice.username, c.uid), { rawBody, headers: { accept: 'application/json, text/event-stream', ...headers } });
+  const json = { 'content-type': 'application/json' };
+  for (const [label, res, status, code] of [
+    ['not JSON', await send('{"jsonrpc":"2.0",', json), 400, -32700],
+    ['not UTF-8', await send(Buffer.from([0x7b, 0xff, 0x7d]), json), 400, -32700],
+    ['a NUL', await send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { cursor: '\u0000' } }), json), 400, -32600],
+    ['text/plain', await send('{}', { 'content-type': 'text/plain' }), 415, -32600],
+    ['gzip', await send('{}', { ...json, 'content-encoding': 'gzip' }), 415, -32600],
+  ] as const) {
+    t.is(res.status, status, label);
+    t.like(res.body, { jsonrpc: '2.0', id: null, error: { code } }, `${label}: ${res.text}`);
+  }
+  // What is not about the message stays in the API's shape A: an unknown collection, a bad key.
+  const unknown = await svc.request('POST', mcpPath(alice.username, 'no-such-collection'), { rawBody: '{', headers: json });
+  t.is(unknown.status, 400, 'the body is read first');
+  const missing = await svc.request('POST', mcpPath(alice.username, 'no-such-collection'), {
+    headers: { accept: 'application/json, text/event-stream' },
+    body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+  });
+  t.is(missing.status, 404);
+  t.is(missing.body.error.code, 'NOT_FOUND');
+  const badKey = await svc.request('POST', mcpPath(alice.username, c.uid), {
+    key: 'tsk_not-a-real-key',
+    body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+  });
+  t.is(badKey.status, 401);
+  t.is(badKey.body.error.code, 'UNAUTHORIZED');
+});
+
 test('annotations: from the declared permissions; without network a tool is read-only and closed-world', async (t) => {
   const c = await makeCollection(alice, { name: 'Annotated' }, [`${TEXT}::slugify`, `${FIX}::shout`, `${FIX}::explode`]);
   const { client } = await connect(mcpPath(alice.username, c.uid));
@@ -418,7 +450,8 @@ test("search mode: two meta-tools; search_tools ranks the collection's tools; ca
     body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
   });
   t.is(bad.status, 400);
-  t.is(bad.body.error.code, 'VALIDATION_ERROR');
+  t.is(bad.body.error.code, -32600, 'a JSON-RPC error, as an MCP client reads it');
+  t.regex(bad.body.error.message, /'mode' must be one of: all, search/);
 });
 
 test('search mode as the collection setting: the endpoint serves it without ?mode; ?mode=all overrides', async (t) => {

@@ -40,10 +40,19 @@ export function errorMiddleware(logger: Logger, shapeOf: (ctx: Context) => strin
       }
       ctx.status = appErr.status;
       for (const [k, v] of Object.entries(appErr.headers ?? {})) ctx.set(k, v);
-      const shapeB = shapeOf(ctx) === 'B' && !ALWAYS_A.has(appErr.code) && !ctx.state.authError;
-      ctx.body = shapeB ? renderB(appErr) : renderA(appErr);
+      const shape = ctx.state.authError || ALWAYS_A.has(appErr.code) ? 'A' : shapeOf(ctx);
+      if (shape === 'jsonrpc' && JSONRPC_STATUSES.has(appErr.status)) ctx.body = renderJsonRpc(appErr);
+      else ctx.body = shape === 'B' ? renderB(appErr) : renderA(appErr);
     }
   };
+}
+
+/** What the MCP endpoint answers as JSON-RPC: refusals of the request's body or form. */
+const JSONRPC_STATUSES = new Set([400, 413, 415]);
+/** JSON-RPC 2.0: -32700 Parse error (not JSON), -32600 Invalid Request (anything else wrong with the message). */
+function renderJsonRpc(e: AppError) {
+  const parse = e.details?.some((d) => d.path === 'body' && /not valid (JSON|UTF-8)/.test(d.message)) ?? false;
+  return { jsonrpc: '2.0', id: null, error: { code: parse ? -32700 : -32600, message: `${parse ? 'Parse error' : 'Invalid Request'}: ${e.message}` } };
 }
 
 function renderA(e: AppError) {

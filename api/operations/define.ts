@@ -82,9 +82,11 @@ export interface Operation<
   /**
    * Shape of error bodies: A `{ success, error: { code, message, details? } }`, B `{ success, error, message }`, or
    * `registry`: the MCP Registry's own `{ error }`, which the operation's handler answers itself (authentication and
-   * rate limits stay A).
+   * rate limits stay A), or `jsonrpc`: the MCP endpoint, where what is refused before the transport runs because of
+   * the request's body or form (400, 413, 415) is a JSON-RPC error with `id: null` (-32700 when the body is not JSON,
+   * else -32600), so that an MCP client can read it; authentication, rate limits and an unknown collection stay A.
    */
-  errorShape: 'A' | 'B' | 'registry';
+  errorShape: 'A' | 'B' | 'registry' | 'jsonrpc';
   params?: P;
   query?: Q;
   body?: B;

@@ -1,8 +1,9 @@
 /**
  * The MCP endpoint of a collection: the Model Context Protocol's Streamable HTTP transport (the official SDK's server,
  * stateless; api/mcp.ts). The transport writes every response itself, so the handlers return HANDLED and the bodies
- * below are JSON-RPC as the SDK writes them; an unknown or private collection, a body that is not JSON, or one over
- * 1 MiB is refused before the SDK sees the request, in shape A.
+ * below are JSON-RPC as the SDK writes them. A body that is not JSON (or not UTF-8, or over 1 MiB, or of another media
+ * type) is refused before the SDK sees it, as a JSON-RPC error with `id: null` too; an unknown or private collection,
+ * authentication and rate limits are refused in shape A.
  */
 import { z } from 'zod';
 import { defineOperation, HANDLED, type Operation } from './define.js';
@@ -18,12 +19,6 @@ const jsonRpcError = z
   .loose()
   .meta({ description: 'A JSON-RPC error' });
 const jsonRpcResult = z.object({ jsonrpc: z.literal('2.0'), id: jsonRpcId, result: z.record(z.string(), z.unknown()) }).loose();
-/** The contract's error shape A, for what our own middleware refuses before the transport runs. */
-const errorA = z.object({
-  success: z.literal(false),
-  error: z.object({ code: z.string(), message: z.string(), details: z.array(z.object({ path: z.string(), message: z.string() })).optional() }),
-});
-
 const params = z.object({
   username: z.string().meta({ description: "The collection owner's username (case-insensitive)" }),
   slug: z.string().meta({ description: "The collection's uid" }),
@@ -39,6 +34,7 @@ export const mcpOperations: Operation[] = [
     ...base,
     id: 'mcp.message',
     method: 'post',
+    errorShape: 'jsonrpc',
     summary: "One JSON-RPC message to a collection's MCP server (initialize, tools/list, tools/call, …)",
     description:
       "Public collections need no key; private ones need their owner's key (else 404). Send `Accept: application/json, text/event-stream`. Env for tools comes from `X-Tool-Env-<NAME>` headers and is never stored. JSON-RPC batches are refused (400).",
@@ -54,8 +50,8 @@ export const mcpOperations: Operation[] = [
       400: {
         raw: {
           contentType: 'application/json',
-          schema: z.union([jsonRpcError, errorA]),
-          description: 'A JSON-RPC batch or a malformed message (JSON-RPC error), or malformed JSON (shape A)',
+          schema: jsonRpcError,
+          description: 'Not JSON (-32700 Parse error), a JSON-RPC batch or a malformed message (-32600 Invalid Request)',
         },
       },
       406: {
@@ -65,9 +61,10 @@ export const mcpOperations: Operation[] = [
           description: 'The `Accept` header does not take both application/json and text/event-stream',
         },
       },
-      415: { raw: { contentType: 'application/json', schema: z.union([jsonRpcError, errorA]), description: 'The body is not JSON' } },
+      413: { raw: { contentType: 'application/json', schema: jsonRpcError, description: 'The body is over 1 MiB (-32600)' } },
+      415: { raw: { contentType: 'application/json', schema: jsonRpcError, description: 'The body is not JSON, or is content-coded (-32600)' } },
     },
-    errors: [404, 413],
+    errors: [404],
     handler: async (ctx, deps) => {
       await serveMcpRequest(ctx, deps);
       return HANDLED;

@@ -178,7 +178,7 @@ test('two Authorization (or Host) headers are a 400, not the first one silently'
         method: 'GET',
         path: '/api/keys',
         // An array sends the header twice, as a client could.
-        headers: { authorization: [`Bearer ${a.key}`, `Bearer ${b.key}`], 'x-forwarded-for': freshIp() },
+        headers: { authorization: [`Bearer ${a.key}`, `Bearer ${b.key}`] as unknown as string, 'x-forwarded-for': freshIp() },
       },
       (res) => {
         let text = '';
