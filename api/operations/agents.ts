@@ -3,6 +3,7 @@
  * with the tools of the agent's collections. An agent belongs to its user alone (404 to anyone else).
  */
 import { z } from 'zod';
+import { singleLine } from '../validate.js';
 import { defineOperation, HANDLED, type Operation } from './define.js';
 import { ok, timestamp, uuid } from './envelope.js';
 import { agentStreamEvents } from './agent-events.js';
@@ -41,7 +42,7 @@ export function toAgent(a: AgentRow, collections: AgentCollectionRow[]): z.infer
 
 const createBody = z
   .object({
-    name: z.string().trim().min(1, 'must not be empty').max(100),
+    name: singleLine(100),
     description: z.string().max(1000).nullable().optional(),
     systemPrompt: z.string().max(8000).nullable().optional(),
     collectionIds: z.array(z.string().min(1).max(100)).max(20).optional().meta({ description: 'Collection ids or uids' }),

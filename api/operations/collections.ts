@@ -10,7 +10,7 @@ import type { AppDeps } from '../deps.js';
 import { defineOperation, type Operation } from './define.js';
 import { ok, okMessage, okPage, timestamp, uuid } from './envelope.js';
 import { loadTool } from './shared.js';
-import { pageOf, paging, QUERY_TEXT_MAX } from '../validate.js';
+import { pageOf, paging, QUERY_TEXT_MAX, singleLine } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
 import { toolsListTokenCount } from '../mcp-tools.js';
 import { errors } from '../../core/errors.js';
@@ -124,7 +124,7 @@ const caller = (ctx: Context): Caller => requireCaller(ctx);
 
 const listQuery = z.object({ ...paging(20, 50), q: z.string().trim().max(QUERY_TEXT_MAX).optional().meta({ description: 'Matches name or description' }) });
 const uidParams = z.object({ uid: z.string().meta({ description: "The collection's uid or id" }) });
-const name = z.string().trim().min(1, 'must not be empty').max(100);
+const name = singleLine(100);
 const description = z.string().max(1000).nullable();
 const uid = z
   .string()

@@ -1,5 +1,6 @@
 /** The caller's API keys: create (the secret is shown once), list (no secrets), revoke (effective on the next request). */
 import { z } from 'zod';
+import { singleLine } from '../validate.js';
 import { defineOperation, type Operation } from './define.js';
 import { nullableTimestamp, ok, okMessage, timestamp, uuid } from './envelope.js';
 import { requireCaller } from '../middleware/auth.js';
@@ -33,7 +34,7 @@ export function toApiKey(k: ApiKeyRow): z.infer<typeof apiKeySchema> {
 
 // ---- input schemas ----
 
-const createBody = z.object({ name: z.string().trim().min(1).max(100).optional() }).strict();
+const createBody = z.object({ name: singleLine(100).optional() }).strict();
 const idParams = z.object({ id: z.string().uuid('must be a key id') });
 
 /** Refused before any handler: a malformed URL or body (400); on methods that may carry a body, one over 1 MiB (413) or not JSON (415). */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineOperation, reply, type Operation } from './define.js';
 import { ok, okPage, timestamp, uuid } from './envelope.js';
 import { loadTool } from './shared.js';
-import { pageOf, paging } from '../validate.js';
+import { pageOf, paging, singleLine } from '../validate.js';
 import { requireCaller } from '../middleware/auth.js';
 import { reviewTool } from '../../core/tool-feedback.js';
 import { listReviews, type ReviewRow } from '../../core/repos/feedback.js';
@@ -41,7 +41,7 @@ const refParams = z.object({ ref: z.string().meta({ description: 'Tool id, slug 
 const reviewBody = z
   .object({
     rating: z.number().int('must be an integer').min(1).max(5),
-    title: z.string().trim().max(120).optional(),
+    title: singleLine(120, 0).optional(),
     body: z.string().trim().min(1).max(5000),
   })
   .strict();

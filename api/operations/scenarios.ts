@@ -17,7 +17,7 @@ import {
   toScenario,
 } from './scenario-schemas.js';
 import { generateScenarios } from './handlers/generate-scenarios.js';
-import { limitQuery, pageOf, paging } from '../validate.js';
+import { limitQuery, pageOf, paging, singleLine } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
 import { loadVisibleCollection } from '../../core/collections.js';
 import { deleteScenario, listScenarios, SCENARIO_SORTS, type ScenarioSort } from '../../core/repos/scenarios.js';
@@ -40,7 +40,7 @@ const assertion = z.discriminatedUnion('type', [
 ]);
 const fields = {
   prompt: z.string().trim().min(10, 'must be at least 10 characters').max(4000),
-  name: z.string().trim().min(1).max(200),
+  name: singleLine(200),
   description: z.string().max(2000).nullable(),
   tags: z
     .array(z.string().trim().min(1).max(50))

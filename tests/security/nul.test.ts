@@ -77,3 +77,35 @@ test('a JSON body that is not valid UTF-8 is a 400 and changes nothing; valid UT
   t.is(good.status, 201, good.text);
   t.is(good.body.data.name, 'Café ☕ 𝄞');
 });
+
+// Serial: it makes collections, which the UTF-8 test counts.
+test.serial('names and titles are one line: control characters and bidirectional overrides are a 400 naming the field', async (t) => {
+  const user = await svc.createUser();
+  const mine = (await svc.request('POST', '/api/collections', { key: user.key, body: { name: 'Plain name' } })).body.data;
+  const tool = '@toolshed-examples/http-tools/decodeBase64';
+  const collections = async () => Number((await svc.api.deps.db('collections').where({ owner_id: user.id }).count('* as n'))[0].n);
+  const before = await collections();
+  for (const bad of ['bell\u0007', 'esc \u001b[2J', 'tab\there', 'two\nlines', 'evil\u202Eexe.txt', 'iso\u2066late', 'c1 \u009b']) {
+    for (const [p, body, field] of [
+      ['/api/collections', { name: bad }, 'body.name'],
+      [`/api/collections/${mine.uid}`, { name: bad }, 'body.name'],
+      ['/api/keys', { name: bad }, 'body.name'],
+      ['/api/agents', { name: bad }, 'body.name'],
+      [`/api/tools/${tool}/reviews`, { rating: 4, title: bad, body: 'fine' }, 'body.title'],
+    ] as const) {
+      const res = await svc.request(p.endsWith(mine.uid) ? 'PATCH' : 'POST', p, { key: user.key, body });
+      t.is(res.status, 400, `${p} ${JSON.stringify(bad)}`);
+      t.is(res.body.error.details?.[0]?.path, field, res.text);
+    }
+    const scenario = await svc.request('POST', '/api/scenarios', { key: user.key, body: { collectionId: mine.id, prompt: 'Decode some base64 text please', name: bad } });
+    t.is(scenario.status, 400, `scenario ${JSON.stringify(bad)}`);
+    t.like(scenario.body, { success: false, error: 'Bad Request' });
+  }
+  t.is(await collections(), before, 'nothing was created');
+  t.is((await svc.request('GET', `/api/collections/${mine.uid}`, { key: user.key })).body.data.name, 'Plain name');
+  const accented = await svc.request('POST', '/api/collections', { key: user.key, body: { name: '  Café ☕ — عربى  ' } });
+  t.is(accented.status, 201, 'other scripts and symbols are names');
+  t.is(accented.body.data.name, 'Café ☕ — عربى');
+  const untitled = await svc.request('POST', `/api/tools/${tool}/reviews`, { key: user.key, body: { rating: 4, title: '', body: 'An empty title is no title.' } });
+  t.is(untitled.status, 201, untitled.text);
+});
