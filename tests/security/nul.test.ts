@@ -97,7 +97,10 @@ test.serial('names and titles are one line: control characters and bidirectional
       t.is(res.status, 400, `${p} ${JSON.stringify(bad)}`);
       t.is(res.body.error.details?.[0]?.path, field, res.text);
     }
-    const scenario = await svc.request('POST', '/api/scenarios', { key: user.key, body: { collectionId: mine.id, prompt: 'Decode some base64 text please', name: bad } });
+    const scenario = await svc.request('POST', '/api/scenarios', {
+      key: user.key,
+      body: { collectionId: mine.id, prompt: 'Decode some base64 text please', name: bad },
+    });
     t.is(scenario.status, 400, `scenario ${JSON.stringify(bad)}`);
     t.like(scenario.body, { success: false, error: 'Bad Request' });
   }
@@ -106,6 +109,9 @@ test.serial('names and titles are one line: control characters and bidirectional
   const accented = await svc.request('POST', '/api/collections', { key: user.key, body: { name: '  Café ☕ — عربى  ' } });
   t.is(accented.status, 201, 'other scripts and symbols are names');
   t.is(accented.body.data.name, 'Café ☕ — عربى');
-  const untitled = await svc.request('POST', `/api/tools/${tool}/reviews`, { key: user.key, body: { rating: 4, title: '', body: 'An empty title is no title.' } });
+  const untitled = await svc.request('POST', `/api/tools/${tool}/reviews`, {
+    key: user.key,
+    body: { rating: 4, title: '', body: 'An empty title is no title.' },
+  });
   t.is(untitled.status, 201, untitled.text);
 });
