@@ -10,8 +10,10 @@ test.before(async () => {
   svc = await startService({ worker: false });
   // Imports need a worker: run one for the import, then stop it.
   const importer = startWorkerProcess();
-  const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', 'echo-tools')}`);
-  if (res.status !== 201) throw new Error(res.text);
+  for (const dir of [path.join(FIXTURES_DIR, 'packages', 'echo-tools'), path.join(FIXTURES_DIR, 'security', 'nul-tools')]) {
+    const res = await svc.importPackage(`path:${dir}`);
+    if (res.status !== 201) throw new Error(res.text);
+  }
   await stop(importer, 'SIGTERM');
 });
 test.after.always(async () => {
@@ -19,8 +21,8 @@ test.after.always(async () => {
   await svc?.close();
 });
 
-const startWorkerProcess = (): Child =>
-  spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { LOG_LEVEL: 'warn', WORKER_LEASE_SECONDS: '8' }));
+const startWorkerProcess = (extra: Record<string, string> = {}): Child =>
+  spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { LOG_LEVEL: 'warn', WORKER_LEASE_SECONDS: '8', ...extra }));
 const stop = stopProcess;
 
 const queueSleepy = async (ms: number) => {
@@ -92,4 +94,105 @@ test.serial('an execution whose worker is killed (kill -9) is re-run by another 
   } finally {
     await stop(rescuer, 'SIGTERM');
   }
+});
+
+const untilFinal = (id: string, ms: number) =>
+  until(
+    async () => {
+      const row = await execution(id);
+      return ['queued', 'running'].includes(row?.status) ? undefined : row;
+    },
+    ms,
+    'the execution to finish',
+  );
+const toolCounters = async (slug: string) => {
+  const tool = (await svc.request('GET', `/api/tools/${slug}`)).body.data;
+  const db = svc.api.deps.db;
+  const failed = Number((await db('tool_events').where({ tool_id: tool.id, kind: 'execution_failed' }).count('* as n'))[0].n);
+  const count = Number((await db('tools').where({ id: tool.id }).first('execution_count')).execution_count);
+  return { failed, count };
+};
+
+test.serial('a graceful shutdown in the middle of a long execution: it runs again on a live worker, and counts once, as a success', async (t) => {
+  const a = startWorkerProcess();
+  const before = await toolCounters('@fixtures/echo-tools/sleepy');
+  const id = await queueSleepy(15_000);
+  await until(async () => ((await execution(id))?.status === 'running' ? true : undefined), 60_000, 'the execution to start');
+  t.is(await stop(a, 'SIGTERM'), 0);
+  t.is((await execution(id)).status, 'queued', 'back in the queue, not failed');
+  const b = startWorkerProcess();
+  try {
+    const done = await untilFinal(id, 90_000);
+    t.is(done.status, 'succeeded', JSON.stringify(done.error));
+    t.is(done.attempts, 2);
+    const after = await toolCounters('@fixtures/echo-tools/sleepy');
+    t.deepEqual(after, { failed: before.failed, count: before.count + 1 }, 'the stopped attempt is not a failure of the tool');
+  } finally {
+    await stop(b, 'SIGTERM');
+  }
+});
+
+test.serial('workers with different lease windows: one with a short lease never frees a live job of one with a long lease', async (t) => {
+  const long = startWorkerProcess({ WORKER_LEASE_SECONDS: '20' });
+  const id = await queueSleepy(15_000);
+  await until(async () => ((await execution(id))?.status === 'running' ? true : undefined), 60_000, 'the execution to start');
+  const short = startWorkerProcess({ WORKER_LEASE_SECONDS: '4' });
+  try {
+    const done = await untilFinal(id, 60_000);
+    t.is(done.status, 'succeeded');
+    t.is(done.attempts, 1, 'it ran once');
+    t.notRegex(short.output(), /freed a job/);
+  } finally {
+    await Promise.all([stop(long, 'SIGTERM'), stop(short, 'SIGTERM')]);
+  }
+});
+
+test.serial('a retry after a sandbox failure is not freed by the lease of the attempt before it: the tool runs twice, not three times', async (t) => {
+  const w = startWorkerProcess({ WORKER_LEASE_SECONDS: '4', EXECUTION_TIMEOUT_MS: '30000' });
+  try {
+    const res = await svc.request('POST', '/api/tools/execute/@fixtures/nul-tools/crashThenSleep?wait=false', {
+      body: { params: { abortBefore: Date.now() + 1500, ms: 12_000 } },
+    });
+    t.is(res.status, 202, res.text);
+    const done = await untilFinal(res.body.data.executionId, 90_000);
+    t.is(done.status, 'succeeded', JSON.stringify(done.error));
+    t.is(done.attempts, 2, 'the crash, then one run');
+    t.notRegex(w.output(), /freed a job/);
+  } finally {
+    await stop(w, 'SIGTERM');
+  }
+});
+
+test.serial('a worker that cannot open the env (another SECRETS_KEY) fails the execution after its attempts; never left running', async (t) => {
+  const w = startWorkerProcess({ SECRETS_KEY: 'a-different-secrets-key-0123456789abcdef' });
+  try {
+    const id = await queueSleepy(100);
+    const done = await untilFinal(id, 90_000);
+    t.is(done.status, 'failed');
+    t.is(done.error.code, 'INTERNAL');
+    t.is(done.error.message, 'The worker could not run this execution');
+    t.false(w.output().includes('x-secret'));
+  } finally {
+    await stop(w, 'SIGTERM');
+  }
+});
+
+test.serial('the reaper fails a queued execution whose job was removed, and one whose job failed for good (dropping that job)', async (t) => {
+  const { reapOnce } = await import('../worker/reaper.js');
+  const db = svc.api.deps.db;
+  const [gone, dead] = [await queueSleepy(100), await queueSleepy(100)];
+  const jobOf = async (id: string) => String((await execution(id)).job_id);
+  await db.raw('delete from graphile_worker._private_jobs where id = ?::bigint', [await jobOf(gone)]);
+  const deadJob = await jobOf(dead);
+  await db.raw(`select graphile_worker.permanently_fail_jobs(array[?::bigint], 'gave up')`, [deadJob]);
+  await new Promise((r) => setTimeout(r, 1100));
+  await reapOnce(db, svc.api.deps.logger, 1);
+  for (const id of [gone, dead]) {
+    const row = await execution(id);
+    t.is(row.status, 'failed', id);
+    t.is(row.error.code, 'WORKER_LOST');
+  }
+  t.is((await db.raw('select count(*)::int as n from graphile_worker._private_jobs where id = ?::bigint', [deadJob])).rows[0].n, 0, 'the failed job is gone');
+  const polled = await svc.request('GET', `/api/executions/${gone}`);
+  t.is(polled.body.data.status, 'failed');
 });

@@ -44,6 +44,19 @@ export async function runToolInline(deps: WorkerDeps, call: InlineCall): Promise
     workerId: call.workerId,
   });
   call.onStarted?.(row.id);
+  try {
+    return await runRow(deps, call, row.id);
+  } catch (err) {
+    // Whatever escaped, the row does not stay `running` (the run itself fails or is retried by its own job).
+    await finishExecution(deps.db, row.id, { status: 'failed', error: UNRUNNABLE, executionTimeMs: null }).catch(() => undefined);
+    throw err;
+  }
+}
+
+const UNRUNNABLE = { code: 'INTERNAL', message: 'The worker could not run this execution' } as const;
+const SHUTDOWN = { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this execution' } as const;
+
+async function runRow(deps: WorkerDeps, call: InlineCall, executionId: string): Promise<ToolCallResult> {
   const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
   let mapped: ReturnType<typeof mapOutcome>;
   let durationMs = 0;
@@ -59,10 +72,15 @@ export async function runToolInline(deps: WorkerDeps, call: InlineCall): Promise
     mapped = mapOutcome(outcome, timeoutMs);
     durationMs = Math.round(outcome.durationMs);
     if (!mapped.retry || attempt >= ATTEMPTS || call.signal?.aborted) break;
-    deps.logger.warn({ executionId: row.id, attempt }, 'sandbox error in a scenario run; retrying');
+    deps.logger.warn({ executionId, attempt }, 'sandbox error in a scenario run; retrying');
+  }
+  if (call.signal?.aborted && mapped.status !== 'succeeded') {
+    // Stopped by a shutdown: not the tool's failure, and not counted as one (the run goes back to its queue).
+    await finishExecution(deps.db, executionId, { status: 'failed', error: SHUTDOWN, executionTimeMs: durationMs });
+    return { executionId, executionTimeMs: durationMs, error: SHUTDOWN };
   }
   const ok = mapped.status === 'succeeded';
-  await finishExecution(deps.db, row.id, {
+  await finishExecution(deps.db, executionId, {
     status: mapped.status,
     result: mapped.result,
     error: mapped.error,
@@ -72,7 +90,7 @@ export async function runToolInline(deps: WorkerDeps, call: InlineCall): Promise
       : { kind: 'execution_failed', weight: TRENDING_WEIGHTS.executionFailed },
   });
   return {
-    executionId: row.id,
+    executionId,
     executionTimeMs: durationMs,
     ...(mapped.status === 'succeeded' ? { output: mapped.result ?? null } : { error: mapped.error ?? { code: 'INTERNAL', message: 'The execution failed' } }),
   };

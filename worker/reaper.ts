@@ -7,8 +7,8 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../core/logger.js';
-import { findOrphanedExecutions, findRunningExecutionsOf, finishExecution } from '../core/repos/executions.js';
-import { dropDeadJob, findDeadJobs, releaseDeadJob, type DeadJob } from '../core/repos/workers.js';
+import { findOrphanedExecutions, findRunningExecutionsOf, findStrandedExecutions, finishExecution } from '../core/repos/executions.js';
+import { dropDeadJob, dropFailedJob, findDeadJobs, forgetLongDeadWorkers, releaseDeadJob, type DeadJob } from '../core/repos/workers.js';
 import { failRunningRun } from '../core/repos/scenario-runs.js';
 import { finishImport } from '../core/repos/package-imports.js';
 
@@ -36,8 +36,19 @@ export async function reapOnce(db: Knex, logger: Logger, leaseSeconds: number): 
       executionTimeMs: null,
     });
   }
-  return released + orphans.length;
+  // An execution whose job is gone, or failed for good, while its process lives on (a task that threw on every
+  // attempt, a job deleted by hand): failed too. Nothing stays queued or running for ever.
+  const stranded = await findStrandedExecutions(db, leaseSeconds);
+  for (const e of stranded) {
+    const failed = await finishExecution(db, e.id, { status: 'failed', error: STRANDED, executionTimeMs: null, alsoQueued: true });
+    if (e.jobId !== null) await dropFailedJob(db, e.jobId);
+    if (failed) logger.warn({ executionId: e.id, was: e.status }, 'an execution no job would finish is failed');
+  }
+  await forgetLongDeadWorkers(db);
+  return released + orphans.length + stranded.length;
 }
+
+const STRANDED = { code: 'WORKER_LOST', message: 'No worker could run this execution (it failed on every attempt, or its job was removed)' } as const;
 
 /** Marks this worker's executions that are still running after a shutdown as failed (never left `running`). */
 export async function failOwnRunning(db: Knex, workerId: string): Promise<void> {

@@ -23,15 +23,23 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
   const id = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
   const leaseSeconds = deps.config.WORKER_LEASE_SECONDS;
   const heartbeatMs = (leaseSeconds * 1000) / 4;
-  // The Graphile jobs this process is running now: what every heartbeat renews.
-  const leased = new Set<string>();
+  // The Graphile jobs this process is running now, each with its number of holders (an attempt running, or one that
+  // ended less than a window ago): what every heartbeat renews. A count, not a set: a retry of the same job may start
+  // here while the previous attempt's hold lingers, and the linger's end must not drop the live attempt's lease.
+  const leased = new Map<string, number>();
+  const hold = (jobId: string) => leased.set(jobId, (leased.get(jobId) ?? 0) + 1);
+  const release = (jobId: string) => {
+    const n = (leased.get(jobId) ?? 1) - 1;
+    if (n > 0) leased.set(jobId, n);
+    else leased.delete(jobId);
+  };
   // A fresh process may judge at once (a database that just restarted is caught by the reaper's own query); after
   // our own heartbeat failed, we wait a whole window of healthy ones first.
   let healthySince = 0;
   let lastBeatFailed = false;
   const beat = async () => {
     try {
-      await beatWorker(deps.db, { id, hostname: os.hostname(), pid: process.pid, jobIds: [...leased] });
+      await beatWorker(deps.db, { id, hostname: os.hostname(), pid: process.pid, jobIds: [...leased.keys()], leaseSeconds });
       if (lastBeatFailed) healthySince = Date.now();
       lastBeatFailed = false;
     } catch (err) {
@@ -52,14 +60,14 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
     (task: Task): Task =>
     async (payload, helpers) => {
       const jobId = String(helpers.job.id);
-      leased.add(jobId);
+      hold(jobId);
       try {
         return await task(payload, helpers);
       } finally {
         // Graphile completes (or fails) the job in the database after the task returns, without our waiting; until it
         // has, the job is still locked. Keep leasing it for one more window so that the reaper never takes a job
         // whose completion is merely in flight for dead.
-        const linger = setTimeout(() => leased.delete(jobId), leaseSeconds * 1000);
+        const linger = setTimeout(() => release(jobId), leaseSeconds * 1000);
         linger.unref();
       }
     };

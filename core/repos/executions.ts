@@ -5,6 +5,7 @@
  */
 import type { ToolPermissions } from '../packages/manifest.js';
 import type { Db, Knex } from '../db.js';
+import { WORKER_ALIVE } from './workers.js';
 import type { ExecutionStatus } from '../types.js';
 import { jsonbText } from '../pg-json.js';
 import type { ExecutionError } from '../execution-errors.js';
@@ -143,6 +144,8 @@ export interface ExecutionFinish {
   attempt?: number;
   /** When the tool ran: count it on the tool and as a trending event of this weight. */
   countAs?: { kind: 'execution_succeeded' | 'execution_failed'; weight: number };
+  /** The reaper's verdict on a record no job will run: it may be `queued` as well as `running`. */
+  alsoQueued?: boolean;
 }
 
 /**
@@ -157,7 +160,7 @@ export async function finishExecution(db: Db, id: string, f: ExecutionFinish): P
   const { rows } = await db.raw(
     `with u as (
        update executions set status = ?, result = ?::json, error = ?::jsonb, execution_time_ms = ?, completed_at = clock_timestamp()
-        where id = ? and status = 'running'${f.attempt === undefined ? '' : ' and attempts = ?'}
+        where id = ? and status ${f.alsoQueued ? "in ('running', 'queued')" : "= 'running'"}${f.attempt === undefined ? '' : ' and attempts = ?'}
        returning id, tool_id)${counting}
      select pg_notify('toolshed_jobs', ${notifyPayload(f.status)}) from u`,
     [
@@ -182,11 +185,32 @@ export async function findOrphanedExecutions(db: Db, leaseSeconds: number): Prom
     `select e.id from executions e
        left join workers w on w.id = e.worker_id
       where e.status = 'running'
-        and (w.id is null or w.last_seen_at < now() - make_interval(secs => ?))
-        and not exists (select 1 from graphile_worker.jobs j where j.id = e.job_id)`,
+        and (w.id is null or not (${WORKER_ALIVE}))
+        and not exists (select 1 from graphile_worker._private_jobs j where j.id = e.job_id)`,
     [leaseSeconds],
   );
   return (rows as { id: string }[]).map((r) => r.id);
+}
+
+/**
+ * Executions that no job will ever finish, although their process may be alive: queued with their job gone (deleted
+ * or completed by hand), or queued or running with a job that failed for good (every attempt threw, and Graphile
+ * keeps it unlocked and never runs it again). Older than the window, so that nothing in the middle of being queued
+ * or retried is judged. The reaper fails them, and drops such a job (it holds the sealed env).
+ */
+export async function findStrandedExecutions(db: Db, windowSeconds: number): Promise<{ id: string; status: 'queued' | 'running'; jobId: string | null }[]> {
+  const { rows } = await db.raw(
+    `select e.id, e.status, j.id::text as "jobId"
+       from executions e
+       left join graphile_worker._private_jobs j on j.id = e.job_id
+      where e.status in ('queued', 'running')
+        and e.created_at < now() - make_interval(secs => ?)
+        and e.job_id is not null
+        and ((j.id is null and e.status = 'queued')
+             or (j.id is not null and j.locked_at is null and j.attempts >= j.max_attempts))`,
+    [windowSeconds],
+  );
+  return rows;
 }
 
 /** The executions one worker process is still running (failed when it shuts down). */

@@ -7,12 +7,24 @@
  */
 import type { Db } from '../db.js';
 
-export async function beatWorker(db: Db, w: { id: string; hostname: string; pid: number; jobIds: string[] }): Promise<void> {
+/** Renews the process's lease on the jobs it runs; `leaseSeconds` is its own window, by which others judge it. */
+export async function beatWorker(db: Db, w: { id: string; hostname: string; pid: number; jobIds: string[]; leaseSeconds: number }): Promise<void> {
   await db.raw(
-    `insert into workers (id, hostname, pid, job_ids) values (?, ?, ?, ?::bigint[])
-     on conflict (id) do update set last_seen_at = now(), job_ids = excluded.job_ids`,
-    [w.id, w.hostname, w.pid, w.jobIds],
+    `insert into workers (id, hostname, pid, job_ids, lease_seconds) values (?, ?, ?, ?::bigint[], ?)
+     on conflict (id) do update set last_seen_at = now(), job_ids = excluded.job_ids, lease_seconds = excluded.lease_seconds`,
+    [w.id, w.hostname, w.pid, w.jobIds, w.leaseSeconds],
   );
+}
+
+/**
+ * The SQL condition "worker `w` is alive": it heart-beat within its own window or the judge's, whichever is longer
+ * (a process with a longer lease beats less often). One parameter: the judge's window in seconds.
+ */
+export const WORKER_ALIVE = `w.last_seen_at > now() - make_interval(secs => greatest(?, w.lease_seconds))`;
+
+/** Forgets processes that have not heart-beat for a day (killed ones never remove their own row). */
+export async function forgetLongDeadWorkers(db: Db): Promise<number> {
+  return db('workers').where('last_seen_at', '<', db.raw(`now() - interval '1 day'`)).delete();
 }
 
 /** Workers that heart-beat within the last `seconds` (the health report's worker count). */
@@ -42,16 +54,19 @@ export interface DeadJob {
 
 export async function findDeadJobs(db: Db, windowSeconds: number): Promise<DeadJob[]> {
   const { rows } = await db.raw(
-    `select j.id::text, j.locked_at::text, t.identifier as task_identifier, j.payload, j.attempts, j.max_attempts
+    `with win as (
+       -- the longest window of any process: one with a longer lease may not have listed a job it just took yet
+       select make_interval(secs => greatest(?, coalesce(max(lease_seconds), 0))) as s from workers)
+     select j.id::text, j.locked_at::text, t.identifier as task_identifier, j.payload, j.attempts, j.max_attempts
        from graphile_worker._private_jobs j
        join graphile_worker._private_tasks t on t.id = j.task_id
+       cross join win
       where j.locked_at is not null
-        and j.locked_at < now() - make_interval(secs => ?)
-        and not exists (select 1 from workers w
-                         where w.last_seen_at > now() - make_interval(secs => ?) and j.id = any(w.job_ids))
+        and j.locked_at < now() - win.s
+        and not exists (select 1 from workers w where ${WORKER_ALIVE} and j.id = any(w.job_ids))
         -- right after the database itself (re)started, live processes have not renewed their leases yet
-        and pg_postmaster_start_time() < now() - make_interval(secs => ?)`,
-    [windowSeconds, windowSeconds, windowSeconds * 2],
+        and pg_postmaster_start_time() < now() - 2 * win.s`,
+    [windowSeconds, windowSeconds],
   );
   return rows;
 }
@@ -94,4 +109,13 @@ export async function releaseDeadJob(db: Db, job: Pick<DeadJob, 'id' | 'locked_a
     [job.id, job.locked_at],
   );
   return rows.length > 0;
+}
+
+/** Deletes a job that failed for good (unlocked, no attempt left), if it still is one: it holds the sealed env. */
+export async function dropFailedJob(db: Db, jobId: string): Promise<void> {
+  await db.raw(
+    `delete from graphile_worker._private_jobs
+      where id = ?::bigint and locked_at is null and attempts >= max_attempts`,
+    [jobId],
+  );
 }

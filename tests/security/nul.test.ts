@@ -53,6 +53,17 @@ test('an error message with a NUL fails the execution once, cleanly, instead of 
   t.is(jobs.rows[0].n, 0, 'no failed job (with its sealed env) is left behind');
 });
 
+test('an error message ending in half an emoji (a lone surrogate) fails the execution once, cleanly', async (t) => {
+  const res = await svc.request('POST', '/api/tools/execute/@fixtures/nul-tools/halfEmoji', { body: { params: {} } });
+  t.is(res.status, 200, res.text);
+  t.is(res.body.error.code, 'TOOL_ERROR');
+  t.is(res.body.error.message, 'cut here: \uFFFD', 'the half is the replacement character');
+  const polled = await svc.request('GET', `/api/executions/${res.body.executionId}`);
+  t.is(polled.body.data.status, 'failed');
+  const { rows } = await svc.api.deps.db.raw('select attempts from executions where id = ?', [res.body.executionId]);
+  t.is(rows[0].attempts, 1, 'the tool ran once');
+});
+
 test('a JSON body that is not valid UTF-8 is a 400 and changes nothing; valid UTF-8 is kept exactly', async (t) => {
   const u = await svc.createUser();
   const send = (p: string, bytes: Buffer) => rawRequest(svc.url, 'POST', p, { body: bytes, headers: { authorization: `Bearer ${u.key}` } });
