@@ -81,7 +81,14 @@ async function callTool(
     throw err;
   }
   send('tool.started', { executionId: execution.id, toolId, name, params: input });
-  const result = toResult(await waitForExecution(deps, execution.id, deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS, signal));
+  const result = toResult(
+    await waitForExecution(
+      deps,
+      execution.id,
+      deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS,
+      signal ? AbortSignal.any([signal, deps.shutdown]) : deps.shutdown,
+    ),
+  );
   const { executionId, executionTimeMs, ...outcome } = result;
   send('tool.completed', { executionId, toolId, name, ...outcome, executionTimeMs });
   return result;

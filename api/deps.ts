@@ -19,4 +19,9 @@ export interface AppDeps {
   callers: CallerCache;
   tools: ToolCache;
   llm: LlmProvider;
+  /**
+   * Aborted when the process begins a graceful shutdown: a request waiting for an execution answers at once with what
+   * it has (the execution id, to poll) instead of being cut off with no answer.
+   */
+  shutdown: AbortSignal;
 }

@@ -85,5 +85,5 @@ export async function callCollectionTool(
     throw new McpError(ErrorCode.InternalError, 'Internal error');
   }
   const waitMs = c.deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS;
-  return resultOf(await waitForExecution(c.deps, execution.id, waitMs, c.signal));
+  return resultOf(await waitForExecution(c.deps, execution.id, waitMs, c.signal ? AbortSignal.any([c.signal, c.deps.shutdown]) : c.deps.shutdown));
 }

@@ -27,6 +27,9 @@ export interface ApiHandle {
 }
 
 /** Builds the API's dependencies on a database URL (tests use this too, with port 0). */
+/** How long a graceful shutdown lets requests in flight finish before it cuts their connections. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
 export async function startApi(config: Readonly<Config>, databaseUrl: string, logger: Logger, port = config.PORT): Promise<ApiHandle> {
   const db = createDb(databaseUrl, { max: 20 });
   const notifier = createNotifier(databaseUrl, logger);
@@ -38,7 +41,8 @@ export async function startApi(config: Readonly<Config>, databaseUrl: string, lo
   const rateLimiter = createRateLimiter(config, databaseUrl);
   const callers = await createCallerCache(db, notifier);
   const tools = await createToolCache(db, notifier);
-  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools, llm };
+  const stopping = new AbortController();
+  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools, llm, shutdown: stopping.signal };
   const app = createApp(deps);
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
   server.on('clientError', answerClientError);
@@ -51,10 +55,20 @@ export async function startApi(config: Readonly<Config>, databaseUrl: string, lo
     searchSync,
     url: `http://127.0.0.1:${addr.port}`,
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      // Graceful: take no new connection, answer the requests in flight (a waiting execute answers at once with its
+      // execution id: the shutdown signal ends its wait), close connections as they fall idle; whatever is still
+      // open after the grace period (a stream) is cut, and its client resumes elsewhere with Last-Event-ID.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      stopping.abort();
+      const deadline = Date.now() + SHUTDOWN_GRACE_MS;
+      let done = false;
+      void closed.then(() => (done = true));
+      while (!done && Date.now() < deadline) {
+        server.closeIdleConnections();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      server.closeAllConnections();
+      await closed;
       searchSync.stop();
       callers.stop();
       tools.stop();

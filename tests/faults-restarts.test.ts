@@ -141,3 +141,40 @@ test.serial('the API process is killed while a client waits: the execution still
   t.deepEqual(polled.result, { waited: 5001 });
   await stopProcess(api, 'SIGTERM');
 });
+
+test.serial('a graceful stop (SIGTERM) of an API process answers a waiting client with the execution id; the execution completes', async (t) => {
+  const port = 20_000 + crypto.randomInt(20_000);
+  const env = serviceEnv(svc.config, svc.databaseUrl, { PORT: String(port), HOST: '127.0.0.1', EXECUTION_TIMEOUT_MS: '20000' });
+  const api = spawnProcess('api/server.ts', env);
+  const base = `http://127.0.0.1:${port}`;
+  await until(async () => (await fetch(`${base}/health`).catch(() => undefined))?.status === 200, 60_000, 'the API to listen');
+  const client = fetch(`${base}/api/tools/execute/${SLOW}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ params: { ms: 6002 } }),
+  }).then(
+    async (r) => ({ status: r.status, body: (await r.json()) as any }),
+    (err: Error) => ({ status: 0, body: err.message }),
+  );
+  const id = await until(
+    async () => (await db()('executions').whereRaw("params->>'ms' = '6002'").first())?.id as string | undefined,
+    30_000,
+    'the execution to exist',
+  );
+  const stoppedAt = Date.now();
+  t.is(await stopProcess(api, 'SIGTERM'), 0);
+  const answer = await client;
+  t.is(answer.status, 504, JSON.stringify(answer.body));
+  t.is(answer.body.executionId, id, 'the client can poll it elsewhere');
+  t.true(Date.now() - stoppedAt < 5_000, 'answered at once, not after the grace period');
+  const done = await until(
+    async () => {
+      const row = await db()('executions').where({ id }).first();
+      return row?.status === 'succeeded' ? row : undefined;
+    },
+    60_000,
+    'the execution to complete',
+  );
+  t.deepEqual(done.result, { waited: 6002 });
+  t.is(done.attempts, 1, 'ran once: a client that polls has no reason to send it again');
+});

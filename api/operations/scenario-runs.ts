@@ -56,7 +56,7 @@ export const scenarioRunOperations: Operation[] = [
       const scenario = await loadVisibleScenario(deps.db, params.id, caller);
       const { run, quotaRemaining: remaining } = await startRun(deps.db, deps.config, caller, scenario.id);
       if (query.wait === 'false') return reply(202, { success: true, data: { runId: run.id, status: run.status, quotaRemaining: remaining } });
-      const current = await waitForRun(deps, run.id, deps.config.EXECUTION_WAIT_MS, clientGone(ctx));
+      const current = await waitForRun(deps, run.id, deps.config.EXECUTION_WAIT_MS, AbortSignal.any([clientGone(ctx), deps.shutdown]));
       return reply(isFinalRun(current) ? 200 : 202, { success: true, data: toRunRecord(current, remaining) });
     },
   }),

@@ -92,5 +92,5 @@ export async function execute(ctx: Context, deps: AppDeps, ref: string, wait: bo
   const limit = { client: callerIdentity(ctx), maxActive: deps.config.MAX_ACTIVE_EXECUTIONS };
   const execution = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, { tool, params: body.params, env: body.env ?? {}, caller, origin: 'api', limit });
   if (!wait) return reply(202, { success: true, data: { executionId: execution.id, status: 'queued' } });
-  return renderExecuteResult(await waitForExecution(deps, execution.id, deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS));
+  return renderExecuteResult(await waitForExecution(deps, execution.id, deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS, deps.shutdown));
 }
