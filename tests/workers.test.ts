@@ -1,4 +1,5 @@
 import test from 'ava';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { killAll, serviceEnv, spawnProcess, stopProcess, until, type Child } from './helpers/processes.js';
@@ -148,17 +149,35 @@ test.serial('workers with different lease windows: one with a short lease never 
 });
 
 test.serial('a retry after a sandbox failure is not freed by the lease of the attempt before it: the tool runs twice, not three times', async (t) => {
+  // The first attempt meets a sandbox failure (its package folder is gone), the second runs 12 s: three lease
+  // windows of this worker, which must not take its own live retry for dead when the first attempt's hold ends.
+  const db = svc.api.deps.db;
+  const pkg = await db('packages').where({ name: '@fixtures/echo-tools' }).first('install_path');
+  const hidden = `${pkg.install_path}.hidden`;
+  await fs.rename(pkg.install_path, hidden);
+  let restored = false;
+  const restore = async () => {
+    if (!restored) await fs.rename(hidden, pkg.install_path);
+    restored = true;
+  };
   const w = startWorkerProcess({ WORKER_LEASE_SECONDS: '4', EXECUTION_TIMEOUT_MS: '30000' });
   try {
-    const res = await svc.request('POST', '/api/tools/execute/@fixtures/nul-tools/crashThenSleep?wait=false', {
-      body: { params: { abortBefore: Date.now() + 1500, ms: 12_000 } },
-    });
-    t.is(res.status, 202, res.text);
-    const done = await untilFinal(res.body.data.executionId, 90_000);
+    const id = await queueSleepy(12_000);
+    await until(
+      async () => {
+        const row = await execution(id);
+        return row.attempts >= 1 && row.status === 'queued' ? row : undefined;
+      },
+      60_000,
+      'the first attempt to fail in the sandbox and go back to the queue',
+    );
+    await restore();
+    const done = await untilFinal(id, 90_000);
     t.is(done.status, 'succeeded', JSON.stringify(done.error));
-    t.is(done.attempts, 2, 'the crash, then one run');
+    t.is(done.attempts, 2, 'the sandbox failure, then one run');
     t.notRegex(w.output(), /freed a job/);
   } finally {
+    await restore();
     await stop(w, 'SIGTERM');
   }
 });
