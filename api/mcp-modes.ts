@@ -18,6 +18,7 @@ export const SEARCH_TOOL = 'search_tools';
 export const CALL_TOOL = 'call_tool';
 const DEFAULT_RESULTS = 5;
 const MAX_RESULTS = 20;
+const MAX_QUERY = 1000;
 
 /** The two meta-tools; call_tool's hints are the most cautious of the collection's tools'. */
 export function metaTools(named: Map<string, ToolRow>): Tool[] {
@@ -32,7 +33,7 @@ export function metaTools(named: Map<string, ToolRow>): Tool[] {
       inputSchema: {
         type: 'object',
         properties: {
-          query: { type: 'string', minLength: 1, maxLength: 1000, description: 'What you want to do, in a few words' },
+          query: { type: 'string', minLength: 1, maxLength: MAX_QUERY, description: 'What you want to do, in a few words' },
           limit: { type: 'integer', minimum: 1, maximum: MAX_RESULTS, default: DEFAULT_RESULTS, description: 'How many tools to return at most' },
         },
         required: ['query'],
@@ -88,17 +89,28 @@ export async function callMetaTool(
   args: Record<string, unknown> | undefined,
 ): Promise<CallToolResult> {
   const a = args ?? {};
+  // The input schemas advertised above are what is enforced (no other key, the query's length, the limit's range).
+  const only = (tool: string, keys: string[]) => {
+    const extra = Object.keys(a).find((k) => !keys.includes(k));
+    if (extra !== undefined) invalid(`${tool}: unknown argument '${extra.slice(0, 100)}' (it takes ${keys.join(', ')})`);
+  };
   if (name === SEARCH_TOOL) {
+    only(SEARCH_TOOL, ['query', 'limit']);
     if (typeof a.query !== 'string' || a.query.trim() === '') invalid(`${SEARCH_TOOL}: 'query' must be a non-empty string`);
+    if (a.query.length > MAX_QUERY) invalid(`${SEARCH_TOOL}: 'query' must be at most ${MAX_QUERY} characters`);
     const limit = a.limit === undefined ? DEFAULT_RESULTS : a.limit;
-    if (!Number.isInteger(limit) || (limit as number) < 1) invalid(`${SEARCH_TOOL}: 'limit' must be a positive integer`);
-    const tools = searchTools(named, a.query.slice(0, 1000), Math.min(limit as number, MAX_RESULTS));
+    if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_RESULTS) {
+      invalid(`${SEARCH_TOOL}: 'limit' must be an integer from 1 to ${MAX_RESULTS}`);
+    }
+    const tools = searchTools(named, a.query, limit as number);
     const structured = { tools };
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   }
   if (name === CALL_TOOL) {
+    only(CALL_TOOL, ['name', 'arguments']);
     if (typeof a.name !== 'string') invalid(`${CALL_TOOL}: 'name' must be the name of a tool that ${SEARCH_TOOL} returned`);
     if (a.arguments !== undefined && !isObject(a.arguments)) invalid(`${CALL_TOOL}: 'arguments' must be an object`);
+    if (!named.has(a.name)) invalid(`${CALL_TOOL}: Unknown tool '${a.name.slice(0, 200)}'; ${SEARCH_TOOL} gives the tools of this collection`);
     return callCollectionTool(c, named, a.name, a.arguments as Record<string, unknown> | undefined);
   }
   return invalid(`Unknown tool '${name}': in search mode the tools are ${SEARCH_TOOL} and ${CALL_TOOL}`);

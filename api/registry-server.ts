@@ -10,6 +10,7 @@ import type { ScenarioFigures } from '../core/repos/registry.js';
 import { countJsonTokens, TOKEN_ENCODING } from '../core/tokens.js';
 import { mcpTool, mcpToolNames, envHeaderName } from './mcp-tools.js';
 import { toolEnv } from '../core/tool-env.js';
+import { cutAtWord } from '../core/text-cut.js';
 
 export const DESCRIPTION_MAX = 100;
 
@@ -40,10 +41,7 @@ export const metaKey = (namespace: string) => `${reverseDns(namespace)}/toolshed
 /** At most 100 characters, cut at a word where possible; never empty. */
 export function shortDescription(c: Pick<CollectionRow, 'name' | 'description'>, toolCount: number): string {
   const text = (c.description ?? '').replace(/\s+/g, ' ').trim() || `${c.name}: a Toolshed collection of ${toolCount} tool${toolCount === 1 ? '' : 's'}`;
-  if (text.length <= DESCRIPTION_MAX) return text;
-  const cut = text.slice(0, DESCRIPTION_MAX - 1);
-  const space = cut.lastIndexOf(' ');
-  return `${(space > DESCRIPTION_MAX / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+  return cutAtWord(text, DESCRIPTION_MAX);
 }
 
 function healthOf(tools: ToolRow[]) {

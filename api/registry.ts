@@ -17,7 +17,27 @@ import { parseServerName, serverName, serverResponse, versionOf, type ServerCont
 const DEFAULT_LIMIT = 30;
 const MAX_LIMIT = 100;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
-const VERSION = /^1\.0\.(\d{1,9})$/;
+/** `1.0.<revision>` exactly as the registry writes it (no leading zeros: `1.0.01` names no version). */
+const VERSION = /^1\.0\.(0|[1-9]\d{0,8})$/;
+
+/**
+ * An RFC 3339 date-time that names a real instant: Date.parse rolls `02-31` over to March and takes `24:00`, so the
+ * written date and time must survive the round trip (compared in UTC after applying the offset).
+ */
+function isRealDateTime(text: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})/.exec(text);
+  if (!m || !RFC3339.test(text)) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const probe = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  return (
+    probe.getUTCFullYear() === year &&
+    probe.getUTCMonth() === month - 1 &&
+    probe.getUTCDate() === day &&
+    probe.getUTCHours() === hour &&
+    probe.getUTCMinutes() === minute &&
+    probe.getUTCSeconds() === second
+  );
+}
 
 class RegistryError extends Error {
   constructor(
@@ -55,7 +75,7 @@ export async function listServers(ctx: Context, deps: AppDeps): Promise<unknown>
   const after = cursor === undefined ? undefined : parseServerName(deps.config.REGISTRY_NAMESPACE, cursor);
   if (cursor !== undefined && !after) throw new RegistryError(400, "'cursor' is not a cursor of this registry");
   const since = one(ctx, 'updated_since');
-  if (since !== undefined && (!RFC3339.test(since) || Number.isNaN(Date.parse(since)))) {
+  if (since !== undefined && (!isRealDateTime(since) || Number.isNaN(Date.parse(since)))) {
     throw new RegistryError(400, "'updated_since' must be an RFC 3339 date-time, like 2025-08-07T13:15:04.280Z");
   }
   const version = one(ctx, 'version');

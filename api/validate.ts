@@ -51,20 +51,6 @@ export function pageOf<T>(rows: T[], limit: number, offset: number) {
   return { items: rows.slice(0, limit), pagination: { limit, offset, hasMore: rows.length > limit } };
 }
 
-/** C0 and C1 controls (a tab or newline too: a name is one line) and the bidirectional overrides and isolates. */
-const CONTROL = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/;
-
-/**
- * A name or title: one line of text, trimmed, 1..max characters, without control characters (BEL, ESC sequences that
- * rewrite a terminal) or bidirectional overrides (U+202E shows `evil\u202Eexe.txt` as `eviltxt.exe`).
- */
-export function singleLine(max: number, min = 1) {
-  return z
-    .string()
-    .trim()
-    .min(min, 'must not be empty')
-    .max(max)
-    .refine((v) => !CONTROL.test(v), 'must be one line without control or bidirectional-override characters');
-}
+export { singleLine } from '../core/single-line.js';
 
 export const booleanQuery = z.enum(['true', 'false']).transform((v) => v === 'true');

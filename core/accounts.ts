@@ -1,5 +1,6 @@
 /** Accounts: a user and their first API key, made together (admin endpoint and CLI share this). */
 import { z } from 'zod';
+import { singleLine } from './single-line.js';
 import type { Knex } from 'knex';
 import { generateApiKey } from './crypto.js';
 import { insertApiKey, insertUser, type ApiKeyRow, type UserRow } from './repos/users.js';
@@ -8,7 +9,7 @@ import { TIERS } from './types.js';
 export const newUserSchema = z
   .object({
     username: z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9_-]{1,38})$/, 'must be 2–39 letters, digits, "-" or "_", starting with a letter or digit'),
-    name: z.string().trim().min(1).max(100).optional(),
+    name: singleLine(100).optional(),
     tier: z.enum(TIERS).default('free'),
   })
   .strict();

@@ -23,6 +23,7 @@ import {
   type ScenarioRow,
 } from './repos/scenarios.js';
 import type { Caller } from './types.js';
+import { cutAtWord } from './text-cut.js';
 
 export interface ScenarioDeps {
   db: Knex;
@@ -33,11 +34,7 @@ export interface ScenarioDeps {
 const NAME_MAX = 80;
 
 export function defaultName(prompt: string): string {
-  const flat = prompt.replace(/\s+/g, ' ').trim();
-  if (flat.length <= NAME_MAX) return flat;
-  const cut = flat.slice(0, NAME_MAX - 1);
-  const space = cut.lastIndexOf(' ');
-  return `${(space > NAME_MAX / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:.]+$/, '')}…`;
+  return cutAtWord(prompt.replace(/\s+/g, ' ').trim(), NAME_MAX, /[\s,;:.]+$/);
 }
 
 export interface ScenarioInput {

@@ -98,3 +98,47 @@ test('a JSON null body is refused like any other non-object, and creates nothing
   t.is(collection.body.error.details[0].path, 'body');
   t.is((await svc.request('GET', '/api/keys', { key })).body.data.length, before);
 });
+
+test('an operation that takes no body refuses one that is not empty (null, an array, unknown fields), and does nothing', async (t) => {
+  const own = await svc.createUser();
+  const made = await svc.request('POST', '/api/keys', { key: own.key, body: { name: 'spare' } });
+  const json = { 'content-type': 'application/json' };
+  for (const rawBody of ['null', '[1,2]', '{"x":1}', '"text"']) {
+    const res = await svc.request('DELETE', `/api/keys/${made.body.data.id}`, { key: own.key, rawBody, headers: json });
+    t.is(res.status, 400, rawBody);
+    t.deepEqual(res.body.error.details, [{ path: 'body', message: 'must be empty: this operation takes no body' }]);
+  }
+  const keys = (await svc.request('GET', '/api/keys', { key: own.key })).body.data;
+  t.is(keys.find((k: { id: string }) => k.id === made.body.data.id).revokedAt, null, 'not revoked');
+  t.is(
+    (await svc.request('DELETE', `/api/keys/${made.body.data.id}`, { key: own.key, rawBody: '{}', headers: json })).status,
+    200,
+    'an empty object is no body',
+  );
+});
+
+test('a Transfer-Encoding other than chunked is a 415 (Node read "gzip, chunked" as plain chunked bytes)', async (t) => {
+  const { default: net } = await import('node:net');
+  const own = await svc.createUser();
+  const u = new URL(svc.url);
+  const send = (transfer: string) =>
+    new Promise<string>((resolve, reject) => {
+      const body = '{"name":"te-gz"}';
+      const socket = net.connect(Number(u.port), u.hostname, () =>
+        socket.write(
+          `POST /api/keys HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${own.key}\r\nContent-Type: application/json\r\n` +
+            `Transfer-Encoding: ${transfer}\r\nConnection: close\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+        ),
+      );
+      let text = '';
+      socket.on('data', (c) => (text += c));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+  t.regex(await send('gzip, chunked'), /^HTTP\/1\.1 415 /);
+  t.deepEqual(
+    (await svc.request('GET', '/api/keys', { key: own.key })).body.data.map((k: { name: string }) => k.name),
+    ['default'],
+  );
+  t.regex(await send('chunked'), /^HTTP\/1\.1 201 /);
+});

@@ -201,7 +201,18 @@ test('private collections: hidden from others, listed for their owner with the A
 });
 
 test("bad query parameters are 400s in the registry's { error } shape", async (t) => {
-  for (const q of ['limit=0', 'limit=abc', 'limit=-3', 'cursor=nonsense', 'updated_since=yesterday', 'updated_since=2025-13-45T00:00:00Z']) {
+  for (const q of [
+    'limit=0',
+    'limit=abc',
+    'limit=-3',
+    'cursor=nonsense',
+    'updated_since=yesterday',
+    'updated_since=2025-13-45T00:00:00Z',
+    // Dates that Date.parse rolls over: not instants anybody wrote.
+    'updated_since=2020-02-31T00:00:00Z',
+    'updated_since=2021-02-29T00:00:00Z',
+    'updated_since=2020-01-01T24:00:00Z',
+  ]) {
     const res = await svc.request('GET', `/v0.1/servers?${q}`);
     t.is(res.status, 400, q);
     t.is(typeof res.body.error, 'string', q);
@@ -316,4 +327,21 @@ test("this issue's migrations roll back and forward (revision triggers, tool dec
     await db.destroy();
     await database.drop();
   }
+});
+
+test('descriptions are cut to 100 characters between characters, never inside an emoji; versions are exact', async (t) => {
+  await makeCollection(ada, { name: 'Emoji kit', uid: 'emoji-kit', description: 'ab😀'.repeat(60) }, [`${TEXT}::slugify`]);
+  const name = `${RDNS}/ada.emoji-kit`;
+  const res = await svc.request('GET', `/v0.1/servers/${enc(name)}/versions/latest`);
+  const d: string = res.body.server.description;
+  t.true(d.length <= 100);
+  t.true(d.endsWith('…'));
+  t.false(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(d), 'no half of a surrogate pair');
+  t.true(res.text.includes('😀…') || res.text.includes('b…'), d.slice(-4));
+  const version: string = res.body.server.version;
+  const padded = version.replace(/\.(\d+)$/, '.0$1');
+  const listed = await svc.request('GET', `/v0.1/servers?search=emoji&version=${padded}`);
+  t.is(listed.body.servers.length, 0, `${padded} is not ${version}`);
+  t.is((await svc.request('GET', `/v0.1/servers/${enc(name)}/versions/${padded}`)).status, 404);
+  t.is((await svc.request('GET', `/v0.1/servers?search=emoji&version=${version}`)).body.servers.length, 1);
 });

@@ -441,7 +441,16 @@ test("search mode: two meta-tools; search_tools ranks the collection's tools; ca
   const missingEnv = await call(client, 'call_tool', { name: 'signPayload', arguments: { payload: 'x' } });
   t.true(missingEnv.isError);
   t.regex(textOf(missingEnv), /X-Tool-Env-WEBHOOK_SECRET/);
-  await t.throwsAsync(call(client, 'call_tool', { name: 'nope', arguments: {} }), { instanceOf: McpError, message: /Unknown tool/ });
+  await t.throwsAsync(call(client, 'call_tool', { name: 'nope', arguments: {} }), { instanceOf: McpError, message: /Unknown tool 'nope'; search_tools gives/ });
+  // The meta-tools' advertised input schemas are enforced: no other key, the query's length, the limit's range.
+  for (const [tool, args, problem] of [
+    ['search_tools', { query: 'slug', extra: 1 }, /unknown argument 'extra'/],
+    ['search_tools', { query: 'x'.repeat(1001) }, /at most 1000 characters/],
+    ['search_tools', { query: 'slug', limit: 21 }, /from 1 to 20/],
+    ['call_tool', { name: 'slugify', arguments: { text: 'x' }, x: 1 }, /unknown argument 'x'/],
+  ] as const) {
+    await t.throwsAsync(call(client, tool, args), { instanceOf: McpError, message: problem }, JSON.stringify(args).slice(0, 60));
+  }
   await t.throwsAsync(call(client, 'slugify', { text: 'x' }), { instanceOf: McpError, message: /search mode/ });
   await client.close();
 

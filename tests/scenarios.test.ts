@@ -70,6 +70,12 @@ test('create: 201 with the scenario; name defaults from the prompt; embedding st
   t.like(s.collection, { id: c.id, uid: c.uid, isPublic: true, owner: { id: alice.id, username: alice.username } });
   const long = await scenario(alice.key, { collectionId: c.id, prompt: `Please ${'slugify the following words carefully '.repeat(10)}` });
   t.true(long.name.length <= 80 && long.name.endsWith('…'), long.name);
+  // Cut between characters, never inside one (an emoji is two UTF-16 units).
+  const emoji = await scenario(alice.key, { collectionId: c.id, prompt: '😀'.repeat(100) });
+  t.is(emoji.name, `${'😀'.repeat(39)}…`);
+  const comma = await svc.request('POST', '/api/scenarios', { key: alice.key, body: { collectionId: c.id, prompt: 'Slugify a title please', tags: ['a,b'] } });
+  t.is(comma.status, 400, 'a tag with a comma could never be matched by ?tags=');
+  t.regex(comma.body.message, /comma/);
   const row = await svc.api.deps.db('scenarios').where({ id: s.id }).first();
   t.is(row.embedding_model, 'offline-tfidf-v1');
   t.is(row.embedding.length, 1024);
@@ -220,6 +226,27 @@ test('generate (13): count scenarios with similarity; too-similar ones are regen
     t.true(g.similarity.maxSimilarity <= 0.7);
   }
   isShapeB(t, await svc.request('POST', `/api/collections/${c.uid}/scenarios/generate`, { key: bob.key, body: {} }), B(403, 'Forbidden'), 'not owner');
+  // Visibility and ownership come before the body: a stranger's malformed request is still a 403 / 404.
+  isShapeB(
+    t,
+    await svc.request('POST', `/api/collections/${c.uid}/scenarios/generate`, { key: bob.key, body: { count: 0 } }),
+    B(403, 'Forbidden'),
+    'bad body, not owner',
+  );
+  const s = (await svc.request('POST', '/api/scenarios', { key: alice.key, body: { collectionId: c.id, prompt: 'Slugify a title please' } })).body.data;
+  isShapeB(t, await svc.request('PATCH', `/api/scenarios/${s.id}`, { key: bob.key, body: { prompt: 1 } }), B(403, 'Forbidden'), 'patch: bad body, not owner');
+  isShapeB(
+    t,
+    await svc.request('PATCH', '/api/scenarios/00000000-0000-0000-0000-000000000000', { key: bob.key, body: { prompt: 1 } }),
+    B(404, 'Not Found'),
+    'patch: bad body, no such scenario',
+  );
+  isShapeB(
+    t,
+    await svc.request('PATCH', `/api/scenarios/${s.id}`, { key: alice.key, body: { prompt: 1 } }),
+    B(400, 'Bad Request'),
+    'patch: the owner learns of the body',
+  );
   isShapeB(
     t,
     await svc.request('POST', `/api/collections/${c.uid}/scenarios/generate`, { key: alice.key, body: { count: 11 } }),

@@ -37,6 +37,14 @@ export function jsonBody() {
     if (coding !== '' && coding !== 'identity') {
       throw errors.unsupportedMediaType('Content-Encoding is not supported: send the JSON body uncompressed', { 'Accept-Encoding': 'identity' });
     }
+    // Node reads `Transfer-Encoding: gzip, chunked` as chunked and hands on the bytes as they came: the same false
+    // label, one header over. Only chunked framing is taken.
+    const transfer = ctx.get('transfer-encoding').trim().toLowerCase();
+    if (transfer !== '' && transfer !== 'chunked') {
+      throw errors.unsupportedMediaType('Transfer-Encoding other than chunked is not supported: send the JSON body uncompressed', {
+        'Accept-Encoding': 'identity',
+      });
+    }
     if (length !== undefined && length > MAX_BODY_BYTES) throw errors.payloadTooLarge();
     let bytes: Buffer;
     try {

@@ -37,7 +37,8 @@ export function canonicalRequest() {
     // The values Koa's ctx.host reads, as sent (ctx.host itself drops a `user@` part and keeps the rest).
     for (const value of [ctx.get('host'), ctx.app.proxy ? ctx.get('x-forwarded-host') : '']) {
       const host = value.split(',', 1)[0]!.trim();
-      if (value !== '' && (host.length > 255 || !HOST.test(host))) {
+      const port = /:(\d+)$/.exec(host)?.[1];
+      if (value !== '' && (host.length > 255 || !HOST.test(host) || (port !== undefined && Number(port) > 65535))) {
         throw errors.validation('The Host header is not a host name or address', [{ path: 'headers.host', message: 'is not a valid host' }]);
       }
     }

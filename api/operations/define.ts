@@ -95,6 +95,8 @@ export interface Operation<
    * shown in the OpenAPI document, not parsed by the builder. Give `body` or this, not both.
    */
   documentedBody?: z.ZodType;
+  /** The handler reads the raw body itself (the MCP transport): no body schema, and no refusal of a body. */
+  readsBody?: true;
   /** The query as documented, when the handler reads it itself (answering errors in its own shape). */
   documentedQuery?: z.ZodType;
   /**
@@ -140,6 +142,16 @@ function serialise(op: Operation, status: number, body: unknown, ctx: Context, d
   throw errors.internal();
 }
 
+/**
+ * An operation without a body takes none: a body that is not empty (`null`, an array, `{"x":1}`) is a 400, like an
+ * unknown field anywhere else, rather than ignored (a client that thinks it sent options should learn it did not).
+ */
+function noBody(body: unknown): undefined {
+  const empty = body === undefined || (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0);
+  if (!empty) throw errors.validation('This operation takes no body', [{ path: 'body', message: 'must be empty: this operation takes no body' }]);
+  return undefined;
+}
+
 /** Mounts one operation on the router. */
 export function mountOperation(router: Router, deps: AppDeps, op: Operation): void {
   const statuses = Object.keys(op.responses).map(Number);
@@ -151,7 +163,7 @@ export function mountOperation(router: Router, deps: AppDeps, op: Operation): vo
     const input = {
       params: op.params ? validate(op.params, ctx.params, 'params') : undefined,
       query: op.query ? validate(op.query, ctx.query, 'query') : undefined,
-      body: op.body ? validate(op.body, ctx.request.body, 'body') : undefined,
+      body: op.body ? validate(op.body, ctx.request.body, 'body') : op.documentedBody || op.readsBody ? undefined : noBody(ctx.request.body),
     } as Input<never, never, never>;
     const out = await op.handler(ctx, deps, input);
     if (out === HANDLED) return;

@@ -35,6 +35,7 @@ export const mcpOperations: Operation[] = [
     id: 'mcp.message',
     method: 'post',
     errorShape: 'jsonrpc',
+    readsBody: true,
     summary: "One JSON-RPC message to a collection's MCP server (initialize, tools/list, tools/call, …)",
     description:
       "Public collections need no key; private ones need their owner's key (else 404). Send `Accept: application/json, text/event-stream`. Env for tools comes from `X-Tool-Env-<NAME>` headers and is never stored. JSON-RPC batches are refused (400).",

@@ -17,7 +17,7 @@ import {
   toScenario,
 } from './scenario-schemas.js';
 import { generateScenarios } from './handlers/generate-scenarios.js';
-import { limitQuery, pageOf, paging, singleLine } from '../validate.js';
+import { limitQuery, pageOf, paging, singleLine, validate } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
 import { loadVisibleCollection } from '../../core/collections.js';
 import { deleteScenario, listScenarios, SCENARIO_SORTS, type ScenarioSort } from '../../core/repos/scenarios.js';
@@ -34,7 +34,7 @@ import {
 const TAG = 'Scenarios';
 
 const assertion = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('toolCalled'), tool: z.string().trim().min(1).max(200) }).strict(),
+  z.object({ type: z.literal('toolCalled'), tool: singleLine(200) }).strict(),
   z.object({ type: z.literal('outputContains'), text: z.string().min(1).max(1000) }).strict(),
   z.object({ type: z.literal('noToolErrors') }).strict(),
 ]);
@@ -42,8 +42,9 @@ const fields = {
   prompt: z.string().trim().min(10, 'must be at least 10 characters').max(4000),
   name: singleLine(200),
   description: z.string().max(2000).nullable(),
+  // A tag is matched by the comma list of `?tags=`, so it cannot hold a comma.
   tags: z
-    .array(z.string().trim().min(1).max(50))
+    .array(singleLine(50).refine((t) => !t.includes(','), 'must not contain a comma (the tags filter is a comma list)'))
     .max(20)
     .transform((t) => [...new Set(t)]),
   assertions: z.array(assertion).max(20).nullable(),
@@ -177,13 +178,14 @@ export const scenarioOperations: Operation[] = [
     auth: 'key',
     errorShape: 'B',
     params: idParams,
-    body: patchBody,
+    // Validated once visibility (404) and ownership (403) are known: a stranger learns nothing from the body's 400.
+    documentedBody: patchBody,
     responses: { 200: ok(scenarioSchema) },
     errors: [...BODY_ERRORS, 403, 404],
-    handler: async (ctx, deps, { params, body }) => {
+    handler: async (ctx, deps, { params }) => {
       const caller = requireCaller(ctx);
       const s = await loadOwnedScenario(deps.db, params.id, caller);
-      await changeScenario(deps, s, body);
+      await changeScenario(deps, s, validate(patchBody, ctx.request.body, 'body'));
       return { success: true, data: toScenario(await loadVisibleScenario(deps.db, s.id, caller)) };
     },
   }),
@@ -249,9 +251,13 @@ export const scenarioOperations: Operation[] = [
     auth: 'key',
     errorShape: 'B',
     params: collectionParams,
-    body: generateBody,
+    // The body is validated after visibility and ownership (generateScenarios).
+    documentedBody: generateBody,
     responses: { 201: ok(generationSchema) },
     errors: [...BODY_ERRORS, 403, 404, 429],
-    handler: async (ctx, deps, { params, body }) => ({ success: true, data: await generateScenarios(ctx, deps, params.id, body) }),
+    handler: async (ctx, deps, { params }) => ({
+      success: true,
+      data: await generateScenarios(ctx, deps, params.id, (c) => validate(generateBody, c.request.body, 'body')),
+    }),
   }),
 ];

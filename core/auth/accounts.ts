@@ -3,6 +3,7 @@
  * endpoint or the CLI has no password and cannot sign in here until an operator gives them one.
  */
 import { z } from 'zod';
+import { singleLine } from '../single-line.js';
 import type { Knex } from 'knex';
 import type { Config } from '../config.js';
 import { AppError, errors } from '../errors.js';
@@ -19,7 +20,7 @@ export const signupSchema = z
   .object({
     username: usernameSchema,
     password: passwordSchema,
-    name: z.string().trim().min(1).max(100).optional(),
+    name: singleLine(100).optional(),
     invitation: z.string().max(100).optional(),
   })
   .strict();

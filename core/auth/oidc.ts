@@ -13,6 +13,7 @@ import { AppError } from '../errors.js';
 import { randomBase62 } from '../crypto.js';
 import { deleteExpiredOidcLogins, insertOidcLogin, takeOidcLogin } from '../repos/oidc-logins.js';
 import { findUserByOidc, insertOidcUser, linkUserOidc, takenUsernames, type UserRow } from '../repos/users.js';
+import { sliceWhole } from '../text-cut.js';
 
 export const OIDC_COOKIE = 'toolshed_oidc';
 /** How long a sign-in at the provider may take. */
@@ -136,7 +137,12 @@ export async function userForIdentity(
   if (config.SIGNUP === 'closed') throw new OidcRefused('closed', 'No account here is linked to this identity, and sign-up is closed');
   if (config.SIGNUP === 'invite') throw new OidcRefused('invite', 'No account here is linked to this identity; sign up with an invitation first');
   const username = await freeUsername(db, identity.username ?? identity.name ?? 'user');
-  return insertOidcUser(db, { username, name: identity.name?.slice(0, 100) ?? null, issuer: identity.issuer, subject: identity.subject });
+  return insertOidcUser(db, {
+    username,
+    name: identity.name === undefined ? null : sliceWhole(identity.name, 100),
+    issuer: identity.issuer,
+    subject: identity.subject,
+  });
 }
 
 /** A username like the provider's (letters, digits, - and _), with a suffix if it is taken. */

@@ -3,6 +3,7 @@
  * parameters, tool names and answers alike.
  */
 import type { LlmToolSpec } from './provider.js';
+import { sliceWhole } from '../text-cut.js';
 
 /** Function names chat-completions APIs accept: 1–64 letters, digits, `_` or `-`. */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -44,7 +45,7 @@ export function compactJson(value: unknown, max = 300): string {
   } catch {
     json = String(value);
   }
-  return json.length <= max ? json : `${json.slice(0, max - 1)}…`;
+  return json.length <= max ? json : `${sliceWhole(json, max - 1)}…`;
 }
 
 /** Whitespace-separated words: the offline provider's stand-in for token counts. */

@@ -9,6 +9,7 @@ import { embedText } from './offline-embedding.js';
 import { phraseValues, scenarioValues, type ScenarioTool } from './offline-scenario-values.js';
 import type { GeneratedScenario, GenerateScenariosInput } from './provider.js';
 import { cosine } from './similarity.js';
+import { cutAtWord } from '../text-cut.js';
 
 /** Single sentences on purpose: the offline agent reads a new sentence as a possible second request. */
 const TEMPLATES: ((name: string, verb: string, args: string) => string)[] = [
@@ -52,12 +53,7 @@ export function verbPhrase(description: string): string {
   return cut.join(' ').replace(/,$/, '');
 }
 
-function truncate(s: string, max: number): string {
-  if (s.length <= max) return s;
-  const cut = s.slice(0, max - 1);
-  const space = cut.lastIndexOf(' ');
-  return `${space > max / 2 ? cut.slice(0, space) : cut}…`;
-}
+const truncate = (s: string, max: number) => cutAtWord(s, max, /$^/);
 
 /** Description words too general to tag with. */
 const GENERAL = new Set(

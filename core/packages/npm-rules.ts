@@ -7,6 +7,7 @@
 import npa from 'npm-package-arg';
 import validateName from 'validate-npm-package-name';
 import type { ErrorDetail } from '../errors.js';
+import { sliceWhole } from '../text-cut.js';
 
 export const SEMVER = /^\d+\.\d+\.\d+(?:[-+][\w.+-]*)?$/;
 export const DEPENDENCY_FIELDS = ['dependencies', 'optionalDependencies', 'peerDependencies'] as const;
@@ -31,7 +32,7 @@ export function dependencyProblem(name: string, spec: unknown): string | null {
   }
   const target = parsed.type === 'alias' ? (parsed as npa.AliasResult).subSpec : parsed;
   if (REGISTRY_SPECS.has(target.type)) return null;
-  const shown = spec.length > 100 ? `${spec.slice(0, 100)}…` : spec;
+  const shown = spec.length > 100 ? `${sliceWhole(spec, 100)}…` : spec;
   return `'${shown}' is a ${target.type} dependency, not a registry version: only version ranges, tags and npm: aliases are installed`;
 }
 

@@ -99,7 +99,17 @@ test.serial('names and titles are one line: control characters and bidirectional
   const tool = '@toolshed-examples/http-tools/decodeBase64';
   const collections = async () => Number((await svc.api.deps.db('collections').where({ owner_id: user.id }).count('* as n'))[0].n);
   const before = await collections();
-  for (const bad of ['bell\u0007', 'esc \u001b[2J', 'tab\there', 'two\nlines', 'evil\u202Eexe.txt', 'iso\u2066late', 'c1 \u009b']) {
+  for (const bad of [
+    'bell\u0007',
+    'esc \u001b[2J',
+    'tab\there',
+    'two\nlines',
+    'evil\u202Eexe.txt',
+    'iso\u2066late',
+    'c1 \u009b',
+    'line\u2028sep',
+    'para\u2029sep',
+  ]) {
     for (const [p, body, field] of [
       ['/api/collections', { name: bad }, 'body.name'],
       [`/api/collections/${mine.uid}`, { name: bad }, 'body.name'],
@@ -110,6 +120,20 @@ test.serial('names and titles are one line: control characters and bidirectional
       const res = await svc.request(p.endsWith(mine.uid) ? 'PATCH' : 'POST', p, { key: user.key, body });
       t.is(res.status, 400, `${p} ${JSON.stringify(bad)}`);
       t.is(res.body.error.details?.[0]?.path, field, res.text);
+    }
+    const admin = { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` };
+    const named = await svc.request('POST', '/api/admin/users', {
+      headers: admin,
+      body: { username: `n${Math.random().toString(36).slice(2, 10)}`, name: bad },
+    });
+    t.is(named.status, 400, `a user's display name ${JSON.stringify(bad)}`);
+    t.is(named.body.error.details?.[0]?.path, 'body.name');
+    for (const scenarioBody of [{ name: bad }, { tags: [bad] }, { assertions: [{ type: 'toolCalled', tool: bad }] }]) {
+      const res = await svc.request('POST', '/api/scenarios', {
+        key: user.key,
+        body: { collectionId: mine.id, prompt: 'Decode some base64 text please', ...scenarioBody },
+      });
+      t.is(res.status, 400, `scenario ${JSON.stringify(scenarioBody)}`);
     }
     const scenario = await svc.request('POST', '/api/scenarios', {
       key: user.key,

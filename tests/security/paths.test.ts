@@ -144,7 +144,7 @@ test.serial('a Host (or trusted X-Forwarded-Host) that is not a host is a 400: p
   const admin = { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` };
   const invite = (headers: Record<string, string>) =>
     rawRequest(svc.url, 'POST', '/api/admin/invitations', { headers: { ...asNewClient(), ...admin, ...headers }, body: JSON.stringify({ note: 'host test' }) });
-  for (const bad of ['evil.com/x?<script>', 'a"b', 'evil.com@other', 'a b', 'x'.repeat(300)]) {
+  for (const bad of ['evil.com/x?<script>', 'a"b', 'evil.com@other', 'a b', 'x'.repeat(300), 'localhost:70000', 'a.com:99999']) {
     for (const header of ['host', 'x-forwarded-host']) {
       const res = await invite({ [header]: bad });
       t.is(res.status, 400, `${header}: ${bad}`);

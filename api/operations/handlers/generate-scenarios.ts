@@ -19,10 +19,12 @@ export async function generateScenarios(
   ctx: Context,
   deps: AppDeps,
   collectionRef: string,
-  body: { count: number; skipSimilarityCheck: boolean },
+  /** The body, read once visibility (404) and ownership (403) are known. */
+  readBody: (ctx: Context) => { count: number; skipSimilarityCheck: boolean },
 ): Promise<z.infer<typeof generationSchema>> {
   const caller = requireCaller(ctx);
   const c = await loadOwnedCollection(deps.db, collectionRef, caller);
+  const body = readBody(ctx);
   const tools = await collectionTools(deps.tools, c);
   if (tools.length === 0) throw errors.validation(`Collection '${c.uid}' has no tools to write scenarios for`);
   const { remaining } = await takeUnits(deps.db, deps.config, caller, body.count);
