@@ -11,6 +11,7 @@ import { openSse } from './sse.js';
 import { agentToolSet, type AgentToolSet } from '../core/agent-tools.js';
 import { AppError } from '../core/errors.js';
 import { enqueueExecution, redactSecrets, waitForExecution } from '../core/executions.js';
+import { callerIdentity } from './middleware/identity.js';
 import { LlmError, llmLogFields } from '../core/llm/index.js';
 import type { ToolCallResult } from '../core/llm/provider.js';
 import { isFinalExecution, type ExecutionRow } from '../core/repos/executions.js';
@@ -55,6 +56,7 @@ async function callTool(
   signal: AbortSignal,
   set: AgentToolSet,
   req: AgentStreamRequest,
+  limit: { client: string; maxActive: number },
   name: string,
   input: unknown,
 ): Promise<ToolCallResult> {
@@ -67,6 +69,8 @@ async function callTool(
     return result;
   };
   if (!tool) return refuse('UNKNOWN_TOOL', `No tool named '${name}' is offered`);
+  // Once the server is stopping (or the client gone), no new call starts: it would run with nobody to answer.
+  if (signal.aborted) return refuse('SERVICE_UNAVAILABLE', 'The server is shutting down; no new tool call starts');
   let execution: ExecutionRow;
   try {
     execution = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, {
@@ -75,20 +79,15 @@ async function callTool(
       env: req.envFor(tool, req.env),
       caller: req.caller,
       origin: 'agent',
+      // The caller's cap on queued work and its fair share count agent calls like any other.
+      limit,
     });
   } catch (err) {
     if (err instanceof AppError && err.status < 500) return refuse(err.code, err.message);
     throw err;
   }
   send('tool.started', { executionId: execution.id, toolId, name, params: input });
-  const result = toResult(
-    await waitForExecution(
-      deps,
-      execution.id,
-      deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS,
-      signal ? AbortSignal.any([signal, deps.shutdown]) : deps.shutdown,
-    ),
-  );
+  const result = toResult(await waitForExecution(deps, execution.id, deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS, signal));
   const { executionId, executionTimeMs, ...outcome } = result;
   send('tool.completed', { executionId, toolId, name, ...outcome, executionTimeMs });
   return result;
@@ -105,6 +104,9 @@ function failure(err: unknown): { code: string; message: string } {
 export async function streamAgent(ctx: Context, deps: AppDeps, req: AgentStreamRequest): Promise<void> {
   const set = agentToolSet(req.tools);
   const sse = openSse(ctx, deps.config);
+  // The client going away or the server stopping ends the agent: no further model step or tool call.
+  const signal = AbortSignal.any([sse.signal, deps.shutdown]);
+  const limit = { client: callerIdentity(ctx), maxActive: deps.config.MAX_ACTIVE_EXECUTIONS };
   // Every event passes through the redaction of the request's env values, whatever a model or tool put in it.
   const send: Send = (event, data) => sse.send(event, redactSecrets(data, req.env));
   send('tools.discovered', { tools: set.specs.map((s) => ({ toolId: set.byName.get(s.name)!.id, name: s.name })) });
@@ -116,11 +118,11 @@ export async function streamAgent(ctx: Context, deps: AppDeps, req: AgentStreamR
       maxSteps: AGENT_MAX_STEPS,
       explicitParameters: req.explicitParameters,
       model: req.model,
-      signal: sse.signal,
+      signal,
       onEvent: (e) => {
         if (e.type === 'message.delta') send('message.delta', { text: e.text });
       },
-      callTool: (name, input) => callTool(deps, send, sse.signal, set, req, name, input),
+      callTool: (name, input) => callTool(deps, send, signal, set, req, limit, name, input),
     });
     send('done', { usage: result.usage, provider: result.provider, model: result.model });
   } catch (err) {

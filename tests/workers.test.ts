@@ -67,6 +67,11 @@ test.serial('a graceful shutdown lets the running execution finish; nothing is l
 });
 
 test.serial('an execution whose worker is killed (kill -9) is re-run by another worker within a minute', async (t) => {
+  // A process with a 90 s lease that died long ago must not make the living wait 90 s before they judge.
+  await svc.api.deps.db.raw(
+    `insert into workers (id, hostname, pid, job_ids, lease_seconds, last_seen_at) values ('long-dead', 'gone', 1, '{}', 90, now() - interval '10 minutes')`,
+  );
+  t.teardown(() => svc.api.deps.db('workers').where({ id: 'long-dead' }).delete());
   const doomed = startWorkerProcess();
   const id = await queueSleepy(3000);
   const first = await until(
@@ -214,4 +219,25 @@ test.serial('the reaper fails a queued execution whose job was removed, and one 
   t.is((await db.raw('select count(*)::int as n from graphile_worker._private_jobs where id = ?::bigint', [deadJob])).rows[0].n, 0, 'the failed job is gone');
   const polled = await svc.request('GET', `/api/executions/${gone}`);
   t.is(polled.body.data.status, 'failed');
+});
+
+test.serial('the reaper fails a scenario run whose job failed for good (every attempt stopped or threw), and drops the job', async (t) => {
+  const { reapOnce } = await import('../worker/reaper.js');
+  const db = svc.api.deps.db;
+  const owner = await svc.createUser();
+  const c = (await svc.request('POST', '/api/collections', { key: owner.key, body: { name: 'Reaped runs' } })).body.data;
+  await svc.request('POST', `/api/collections/${c.uid}/tools`, { key: owner.key, body: { toolId: '@fixtures/echo-tools/sleepy' } });
+  const s = await svc.request('POST', '/api/scenarios', { key: owner.key, body: { collectionId: c.id, prompt: 'Sleep for 10 ms with sleepy please' } });
+  t.is(s.status, 201, s.text);
+  const started = await svc.request('POST', `/api/scenarios/${s.body.data.id}/run?wait=false`, { key: owner.key });
+  t.is(started.status, 202, started.text);
+  const runId = started.body.data.id ?? started.body.data.runId;
+  const { rows } = await db.raw(`select id::text from graphile_worker._private_jobs where payload->>'runId' = ?`, [runId]);
+  t.is(rows.length, 1);
+  await db.raw(`select graphile_worker.permanently_fail_jobs(array[?::bigint], 'worker stopping')`, [rows[0].id]);
+  await new Promise((r) => setTimeout(r, 1100));
+  await reapOnce(db, svc.api.deps.logger, 1);
+  const run = await svc.request('GET', `/api/scenario-runs/${runId}`, { key: owner.key });
+  t.is(run.body.data.status, 'failed', run.text);
+  t.is((await db.raw('select count(*)::int as n from graphile_worker._private_jobs where id = ?::bigint', [rows[0].id])).rows[0].n, 0);
 });

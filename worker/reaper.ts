@@ -8,7 +8,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../core/logger.js';
 import { findOrphanedExecutions, findRunningExecutionsOf, findStrandedExecutions, finishExecution } from '../core/repos/executions.js';
-import { dropDeadJob, dropFailedJob, findDeadJobs, forgetLongDeadWorkers, releaseDeadJob, type DeadJob } from '../core/repos/workers.js';
+import { dropDeadJob, dropFailedJob, findDeadJobs, findFailedJobs, forgetLongDeadWorkers, releaseDeadJob, type DeadJob } from '../core/repos/workers.js';
 import { failRunningRun } from '../core/repos/scenario-runs.js';
 import { finishImport } from '../core/repos/package-imports.js';
 
@@ -44,8 +44,16 @@ export async function reapOnce(db: Knex, logger: Logger, leaseSeconds: number): 
     if (e.jobId !== null) await dropFailedJob(db, e.jobId);
     if (failed) logger.warn({ executionId: e.id, was: e.status }, 'an execution no job would finish is failed');
   }
+  // A job that failed for good (a scenario run or an import whose every attempt threw or was stopped): its record is
+  // failed and the job dropped, like an execution's above.
+  const failedJobs = await findFailedJobs(db, leaseSeconds);
+  for (const job of failedJobs) {
+    await failRecordOf(db, job);
+    await dropFailedJob(db, job.id);
+    logger.warn({ jobId: job.id, task: job.task_identifier }, 'a job failed on every attempt; its record is failed');
+  }
   await forgetLongDeadWorkers(db);
-  return released + orphans.length + stranded.length;
+  return released + orphans.length + stranded.length + failedJobs.length;
 }
 
 const STRANDED = { code: 'WORKER_LOST', message: 'No worker could run this execution (it failed on every attempt, or its job was removed)' } as const;
@@ -68,7 +76,7 @@ async function failRecordOf(db: Knex, job: DeadJob): Promise<void> {
   const id = (key: string) => String(job.payload[key] ?? '');
   switch (job.task_identifier) {
     case 'execute_tool':
-      await finishExecution(db, id('executionId'), { status: 'failed', error: WORKER_LOST, executionTimeMs: null });
+      await finishExecution(db, id('executionId'), { status: 'failed', error: WORKER_LOST, executionTimeMs: null, alsoQueued: true });
       return;
     case 'scenario_run':
       await failRunningRun(db, id('runId'), WORKER_LOST);

@@ -11,7 +11,7 @@ import { run, parseCrontab, type Runner, type LogFunctionFactory, type Task, typ
 import type { WorkerDeps } from './deps.js';
 import { CRONTAB, taskList } from './tasks/index.js';
 import { failOwnRunning, reapOnce } from './reaper.js';
-import { beatWorker, removeWorker } from '../core/repos/workers.js';
+import { beatWorker, releaseOwnJobs, removeWorker } from '../core/repos/workers.js';
 
 export interface WorkerHandle {
   id: string;
@@ -96,6 +96,8 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
       clearInterval(timer);
       clearInterval(reaper);
       await runner.stop();
+      // Every task has returned: what is still locked in our name had its completion or failure lost with the stop.
+      await releaseOwnJobs(deps.db, [...leased.keys()]).catch((err) => deps.logger.warn({ err: err.message }, 'could not release own jobs at stop'));
       await failOwnRunning(deps.db, id);
       await removeWorker(deps.db, id).catch(() => undefined);
     },

@@ -27,12 +27,12 @@ export async function forgetLongDeadWorkers(db: Db): Promise<number> {
   return db('workers').where('last_seen_at', '<', db.raw(`now() - interval '1 day'`)).delete();
 }
 
-/** Workers that heart-beat within the last `seconds` (the health report's worker count). */
+/**
+ * Workers that heart-beat within the last `seconds`, or within their own lease window if longer (a worker with a
+ * 200 s lease beats every 50 s: the health report's worker count).
+ */
 export async function countLiveWorkers(db: Db, seconds: number): Promise<number> {
-  const row = await db('workers')
-    .where('last_seen_at', '>', db.raw(`now() - make_interval(secs => ?)`, [seconds]))
-    .count('* as n')
-    .first();
+  const row = await db('workers as w').whereRaw(WORKER_ALIVE, [seconds]).count('* as n').first();
   return Number(row?.n ?? 0);
 }
 
@@ -55,8 +55,9 @@ export interface DeadJob {
 export async function findDeadJobs(db: Db, windowSeconds: number): Promise<DeadJob[]> {
   const { rows } = await db.raw(
     `with win as (
-       -- the longest window of any process: one with a longer lease may not have listed a job it just took yet
-       select make_interval(secs => greatest(?, coalesce(max(lease_seconds), 0))) as s from workers)
+       -- the longest window of any live process: one with a longer lease may not have listed a job it just took yet
+       -- (a dead one's window is no reason to wait)
+       select make_interval(secs => greatest(?, coalesce(max(lease_seconds), 0))) as s from workers w where ${WORKER_ALIVE})
      select j.id::text, j.locked_at::text, t.identifier as task_identifier, j.payload, j.attempts, j.max_attempts
        from graphile_worker._private_jobs j
        join graphile_worker._private_tasks t on t.id = j.task_id
@@ -66,7 +67,23 @@ export async function findDeadJobs(db: Db, windowSeconds: number): Promise<DeadJ
         and not exists (select 1 from workers w where ${WORKER_ALIVE} and j.id = any(w.job_ids))
         -- right after the database itself (re)started, live processes have not renewed their leases yet
         and pg_postmaster_start_time() < now() - 2 * win.s`,
-    [windowSeconds, windowSeconds],
+    [windowSeconds, windowSeconds, windowSeconds],
+  );
+  return rows;
+}
+
+/**
+ * Jobs that failed for good (unlocked, every attempt used) for longer than the window: Graphile never runs them
+ * again, so their records (a run, an import, an execution) would wait for ever. The reaper fails those and drops them.
+ */
+export async function findFailedJobs(db: Db, windowSeconds: number): Promise<DeadJob[]> {
+  const { rows } = await db.raw(
+    `select j.id::text, j.locked_at::text, t.identifier as task_identifier, j.payload, j.attempts, j.max_attempts
+       from graphile_worker._private_jobs j
+       join graphile_worker._private_tasks t on t.id = j.task_id
+      where j.locked_at is null and j.attempts >= j.max_attempts
+        and j.updated_at < now() - make_interval(secs => ?)`,
+    [windowSeconds],
   );
   return rows;
 }
@@ -118,4 +135,29 @@ export async function dropFailedJob(db: Db, jobId: string): Promise<void> {
       where id = ?::bigint and locked_at is null and attempts >= max_attempts`,
     [jobId],
   );
+}
+
+/**
+ * A stopping process lets go of the jobs it still holds locked once its tasks have returned: Graphile 0.17 writes a
+ * job's completion or failure without waiting for it, and a process that exits right after `runner.stop()` may
+ * never write it, leaving the job locked until the reaper judged it dead (a window later, sealed env and all). Freed
+ * here, such a job runs again at once (a finished one as a no-op); an execution still `running` goes back to `queued`.
+ */
+export async function releaseOwnJobs(db: Db, jobIds: string[]): Promise<number> {
+  if (jobIds.length === 0) return 0;
+  const { rows } = await db.raw(
+    `with j as (
+       update graphile_worker._private_jobs set locked_at = null, locked_by = null
+        where id = any(?::bigint[]) and locked_at is not null
+       returning id, job_queue_id),
+     q as (
+       update graphile_worker._private_job_queues set locked_at = null, locked_by = null
+        where id in (select job_queue_id from j where job_queue_id is not null))
+     , e as (
+       update executions set status = 'queued', worker_id = null
+        where status = 'running' and job_id in (select id from j))
+     select id from j`,
+    [jobIds],
+  );
+  return rows.length;
 }

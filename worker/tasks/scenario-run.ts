@@ -11,7 +11,7 @@ import { parsePayload } from '../../core/jobs.js';
 import { LlmError, llmLogFields } from '../../core/llm/index.js';
 import type { AgentResult, Usage, Verdict } from '../../core/llm/provider.js';
 import { completeBatchIfDone, takeBatchSeq } from '../../core/repos/scenario-batches.js';
-import { claimRun, finishRun, notifyRun, requeueRun, type RunOutcome, type RunRow } from '../../core/repos/scenario-runs.js';
+import { claimRun, failRunningRun, finishRun, notifyRun, requeueRun, type RunOutcome, type RunRow } from '../../core/repos/scenario-runs.js';
 import { findScenario, lockScenario, recordRunStats, type ScenarioRow } from '../../core/repos/scenarios.js';
 import type { WorkerDeps } from '../deps.js';
 import { withDbRetry } from '../../core/db.js';
@@ -67,6 +67,12 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
     } catch (err) {
       await recorder.settle();
       if (helpers.abortSignal?.aborted) {
+        // Stopped by a shutdown: it runs again on a live worker, unless this was its last attempt (then failed, and
+        // no statistics move: a job that failed for good would leave it queued for ever).
+        if (helpers.job.attempts >= helpers.job.max_attempts) {
+          await failRunningRun(deps.db, runId, { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this run, on its last attempt' });
+          return;
+        }
         await requeueRun(deps.db, runId, run.attempt);
         throw new Error('worker stopping; the scenario run will run again');
       }
