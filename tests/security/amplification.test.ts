@@ -1,6 +1,7 @@
 import test from 'ava';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
+import { postJson, readSse } from '../helpers/sse.js';
 
 // One caller must not be able to multiply its share: JSON-RPC batches, extra keys, and unbounded queued work.
 let svc: Service;
@@ -79,7 +80,7 @@ test.serial("a user's keys share one rate-limit budget", async (t) => {
 
 test.serial('a caller may have at most MAX_ACTIVE_EXECUTIONS queued or running; a burst cannot overshoot', async (t) => {
   const u = await svc.createUser({ tier: 'pro' });
-  const burst = await Promise.all(Array.from({ length: 6 }, () => startSlow(u.key)));
+  const burst = await Promise.all(Array.from({ length: 6 }, () => startSlow(u.key, 8000)));
   t.deepEqual(burst.map((r) => r.status).sort(), [202, 202, 429, 429, 429, 429]);
   const refused = burst.find((r) => r.status === 429)!;
   t.is(refused.body.error.code, 'RATE_LIMITED');
@@ -107,6 +108,20 @@ test.serial('a caller may have at most MAX_ACTIVE_EXECUTIONS queued or running; 
   t.is(call.status, 200);
   t.true(call.body.result.isError);
   t.regex(call.body.result.content[0].text, /Retry after/);
+
+  // And through an agent (an execute with a prompt): its tool call is refused, not queued past the cap.
+  const agent = await readSse(`${svc.url}/api/tools/execute/${SLOW}`, postJson(u.key, { prompt: 'Wait with slow for 1 ms', parameters: { ms: 1 } }));
+  const completed = agent.events.find((e) => e.event === 'tool.completed');
+  t.is(completed?.data.error?.code, 'RATE_LIMITED', JSON.stringify(agent.events.map((e) => e.event)));
+  t.is(
+    await svc.api.deps
+      .db('executions')
+      .where({ user_id: u.id })
+      .count('* as n')
+      .then((r) => Number(r[0].n)),
+    2,
+    'the agent queued nothing past the cap',
+  );
 
   await waitUntilIdle(u.key);
   t.is((await startSlow(u.key, 1)).status, 202, 'once they finish, the caller may run again');
