@@ -126,6 +126,8 @@ test.serial('a graceful shutdown in the middle of a long execution: it runs agai
   await until(async () => ((await execution(id))?.status === 'running' ? true : undefined), 60_000, 'the execution to start');
   t.is(await stop(a, 'SIGTERM'), 0);
   t.is((await execution(id)).status, 'queued', 'back in the queue, not failed');
+  const locked = await svc.api.deps.db.raw('select count(*)::int as n from graphile_worker._private_jobs where locked_at is not null');
+  t.is(locked.rows[0].n, 0, 'the stopped worker holds no job locked: the next worker takes it at once');
   const b = startWorkerProcess();
   try {
     const done = await untilFinal(id, 90_000);
@@ -240,4 +242,20 @@ test.serial('the reaper fails a scenario run whose job failed for good (every at
   const run = await svc.request('GET', `/api/scenario-runs/${runId}`, { key: owner.key });
   t.is(run.body.data.status, 'failed', run.text);
   t.is((await db.raw('select count(*)::int as n from graphile_worker._private_jobs where id = ?::bigint', [rows[0].id])).rows[0].n, 0);
+});
+
+test.serial('/health counts a worker with a long lease as alive between its heartbeats, and a silent one as gone', async (t) => {
+  const db = svc.api.deps.db;
+  const active = async () => (await svc.request('GET', '/health')).body.data.worker.active as number;
+  const before = await active();
+  // A 200 s lease heart-beats every 50 s: seen 45 s ago it is alive; a 20 s lease seen 45 s ago is not.
+  await db.raw(
+    `insert into workers (id, hostname, pid, job_ids, lease_seconds, last_seen_at) values
+       ('slow-beat', 'h', 1, '{}', 200, now() - interval '45 seconds'),
+       ('gone-quiet', 'h', 2, '{}', 20, now() - interval '45 seconds')`,
+  );
+  t.teardown(() => db('workers').whereIn('id', ['slow-beat', 'gone-quiet']).delete());
+  t.is(await active(), before + 1);
+  const health = await svc.request('GET', '/health');
+  t.true(health.body.data.worker.ok);
 });
