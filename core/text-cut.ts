@@ -13,11 +13,12 @@ export function sliceWhole(s: string, end: number): string {
 
 /**
  * `s` in at most `max` units: cut at a word when one ends in the second half, never inside a character, then
- * `trailing` removed and an ellipsis added.
+ * `trailing` removed (null: nothing) and an ellipsis added.
  */
-export function cutAtWord(s: string, max: number, trailing = /\s+$/): string {
+export function cutAtWord(s: string, max: number, trailing: RegExp | null = /\s+$/): string {
   if (s.length <= max) return s;
   const cut = sliceWhole(s, max - 1);
   const space = cut.lastIndexOf(' ');
-  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(trailing, '')}…`;
+  const kept = space > max / 2 ? cut.slice(0, space) : cut;
+  return `${trailing ? kept.replace(trailing, '') : kept}…`;
 }

@@ -106,30 +106,45 @@ test.serial('Postgres restarts while a client waits and a worker runs jobs: ever
   t.true(Date.now() - started < 20_000);
 });
 
-test.serial('the API process is killed while a client waits: the execution still completes and can be polled', async (t) => {
+/** A second API process on its own port over the same database; `start()` (re)starts it and waits until it answers. */
+function apiProcess() {
   const port = 20_000 + crypto.randomInt(20_000);
   const env = serviceEnv(svc.config, svc.databaseUrl, { PORT: String(port), HOST: '127.0.0.1', EXECUTION_TIMEOUT_MS: '20000' });
-  let api = spawnProcess('api/server.ts', env);
   const base = `http://127.0.0.1:${port}`;
-  await until(async () => (await fetch(`${base}/health`).catch(() => undefined))?.status === 200, 60_000, 'the API to listen');
-  const client = fetch(`${base}/api/tools/execute/${SLOW}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ params: { ms: 5001 } }),
-  }).then(
-    (r) => r.status,
-    () => 'connection lost',
-  );
-  const id = await until(
-    async () => (await db()('executions').whereRaw("params->>'ms' = '5001'").first())?.id as string | undefined,
+  const start = async () => {
+    const api = spawnProcess('api/server.ts', env);
+    await until(async () => (await fetch(`${base}/health`).catch(() => undefined))?.status === 200, 60_000, 'the API to listen');
+    return api;
+  };
+  return { base, start };
+}
+/** A synchronous execute of the slow tool for `ms` (a value each test makes its own, to find its execution by). */
+const callSlow = (base: string, ms: number) =>
+  fetch(`${base}/api/tools/execute/${SLOW}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ params: { ms } }) });
+const executionWithMs = (ms: number) =>
+  until(
+    async () =>
+      (
+        await db()('executions')
+          .whereRaw("params->>'ms' = ?", [String(ms)])
+          .first()
+      )?.id as string | undefined,
     30_000,
     'the execution to exist',
   );
+
+test.serial('the API process is killed while a client waits: the execution still completes and can be polled', async (t) => {
+  const { base, start } = apiProcess();
+  let api = await start();
+  const client = callSlow(base, 5001).then(
+    (r) => r.status,
+    () => 'connection lost',
+  );
+  const id = await executionWithMs(5001);
   await stopProcess(api, 'SIGKILL');
   t.is(await client, 'connection lost');
 
-  api = spawnProcess('api/server.ts', env);
-  await until(async () => (await fetch(`${base}/health`).catch(() => undefined))?.status === 200, 60_000, 'the API to listen again');
+  api = await start();
   const polled = await until(
     async () => {
       const r = await fetch(`${base}/api/executions/${id}`).then((x) => x.json() as Promise<any>);
@@ -143,24 +158,13 @@ test.serial('the API process is killed while a client waits: the execution still
 });
 
 test.serial('a graceful stop (SIGTERM) of an API process answers a waiting client with the execution id; the execution completes', async (t) => {
-  const port = 20_000 + crypto.randomInt(20_000);
-  const env = serviceEnv(svc.config, svc.databaseUrl, { PORT: String(port), HOST: '127.0.0.1', EXECUTION_TIMEOUT_MS: '20000' });
-  const api = spawnProcess('api/server.ts', env);
-  const base = `http://127.0.0.1:${port}`;
-  await until(async () => (await fetch(`${base}/health`).catch(() => undefined))?.status === 200, 60_000, 'the API to listen');
-  const client = fetch(`${base}/api/tools/execute/${SLOW}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ params: { ms: 6002 } }),
-  }).then(
+  const { base, start } = apiProcess();
+  const api = await start();
+  const client = callSlow(base, 6002).then(
     async (r) => ({ status: r.status, body: (await r.json()) as any }),
     (err: Error) => ({ status: 0, body: err.message }),
   );
-  const id = await until(
-    async () => (await db()('executions').whereRaw("params->>'ms' = '6002'").first())?.id as string | undefined,
-    30_000,
-    'the execution to exist',
-  );
+  const id = await executionWithMs(6002);
   const stoppedAt = Date.now();
   t.is(await stopProcess(api, 'SIGTERM'), 0);
   const answer = await client;

@@ -13,7 +13,7 @@ import type { ToolRow } from '../core/repos/tools.js';
 import { TRENDING_WEIGHTS } from '../core/scoring.js';
 import type { WorkerDeps } from './deps.js';
 import { packageRefOf } from './health.js';
-import { mapOutcome } from './outcomes.js';
+import { mapOutcome, UNRUNNABLE } from './outcomes.js';
 
 export interface InlineCall {
   tool: ToolRow;
@@ -53,7 +53,6 @@ export async function runToolInline(deps: WorkerDeps, call: InlineCall): Promise
   }
 }
 
-const UNRUNNABLE = { code: 'INTERNAL', message: 'The worker could not run this execution' } as const;
 const SHUTDOWN = { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this execution' } as const;
 
 async function runRow(deps: WorkerDeps, call: InlineCall, executionId: string): Promise<ToolCallResult> {

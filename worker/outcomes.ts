@@ -13,6 +13,9 @@ export interface OutcomeMapping {
   retry: boolean;
 }
 
+/** What an execution that escaped every outcome (a thrown error, not a sandbox outcome) is failed with. */
+export const UNRUNNABLE = { code: 'INTERNAL', message: 'The worker could not run this execution' } as const;
+
 export function mapOutcome(o: ExecuteOutcome, timeoutMs: number): OutcomeMapping {
   switch (o.kind) {
     case 'ok':

@@ -23,7 +23,7 @@ export async function reapOnce(db: Knex, logger: Logger, leaseSeconds: number): 
       }
     } else if (await dropDeadJob(db, job)) {
       released++;
-      await failRecordOf(db, job);
+      await failRecordOf(db, job, WORKER_LOST);
       logger.warn({ jobId: job.id, task: job.task_identifier }, 'a job died on every attempt; its record is failed');
     }
   }
@@ -36,19 +36,18 @@ export async function reapOnce(db: Knex, logger: Logger, leaseSeconds: number): 
       executionTimeMs: null,
     });
   }
-  // An execution whose job is gone, or failed for good, while its process lives on (a task that threw on every
-  // attempt, a job deleted by hand): failed too. Nothing stays queued or running for ever.
+  // A queued execution whose job is gone (deleted or completed by hand): failed, never left queued.
   const stranded = await findStrandedExecutions(db, leaseSeconds);
-  for (const e of stranded) {
-    const failed = await finishExecution(db, e.id, { status: 'failed', error: STRANDED, executionTimeMs: null, alsoQueued: true });
-    if (e.jobId !== null) await dropFailedJob(db, e.jobId);
-    if (failed) logger.warn({ executionId: e.id, was: e.status }, 'an execution no job would finish is failed');
+  for (const id of stranded) {
+    if (await finishExecution(db, id, { status: 'failed', error: JOB_REMOVED, executionTimeMs: null, alsoQueued: true })) {
+      logger.warn({ executionId: id }, 'a queued execution whose job was removed is failed');
+    }
   }
-  // A job that failed for good (a scenario run or an import whose every attempt threw or was stopped): its record is
-  // failed and the job dropped, like an execution's above.
+  // A job that failed for good (an execution, a scenario run or an import whose every attempt threw or was stopped),
+  // while its process may live on: its record is failed and the job dropped (it holds the sealed env).
   const failedJobs = await findFailedJobs(db, leaseSeconds);
   for (const job of failedJobs) {
-    await failRecordOf(db, job);
+    await failRecordOf(db, job, FAILED_FOR_GOOD);
     await dropFailedJob(db, job.id);
     logger.warn({ jobId: job.id, task: job.task_identifier }, 'a job failed on every attempt; its record is failed');
   }
@@ -56,7 +55,8 @@ export async function reapOnce(db: Knex, logger: Logger, leaseSeconds: number): 
   return released + orphans.length + stranded.length + failedJobs.length;
 }
 
-const STRANDED = { code: 'WORKER_LOST', message: 'No worker could run this execution (it failed on every attempt, or its job was removed)' } as const;
+const JOB_REMOVED = { code: 'WORKER_LOST', message: 'No worker can run this execution: its job was removed' } as const;
+const FAILED_FOR_GOOD = { code: 'WORKER_LOST', message: 'No worker could run this: it failed on every attempt' } as const;
 
 /** Marks this worker's executions that are still running after a shutdown as failed (never left `running`). */
 export async function failOwnRunning(db: Knex, workerId: string): Promise<void> {
@@ -72,17 +72,17 @@ export async function failOwnRunning(db: Knex, workerId: string): Promise<void> 
 const WORKER_LOST = { code: 'WORKER_LOST', message: 'The worker running this died on every attempt' } as const;
 
 /** The record of a job that will not run again: failed, never left `running` (or `queued`) for ever. */
-async function failRecordOf(db: Knex, job: DeadJob): Promise<void> {
+async function failRecordOf(db: Knex, job: DeadJob, error: { code: 'WORKER_LOST'; message: string }): Promise<void> {
   const id = (key: string) => String(job.payload[key] ?? '');
   switch (job.task_identifier) {
     case 'execute_tool':
-      await finishExecution(db, id('executionId'), { status: 'failed', error: WORKER_LOST, executionTimeMs: null, alsoQueued: true });
+      await finishExecution(db, id('executionId'), { status: 'failed', error, executionTimeMs: null, alsoQueued: true });
       return;
     case 'scenario_run':
-      await failRunningRun(db, id('runId'), WORKER_LOST);
+      await failRunningRun(db, id('runId'), error);
       return;
     case 'import_package':
-      await finishImport(db, id('importId'), { error: WORKER_LOST });
+      await finishImport(db, id('importId'), { error });
       return;
     default:
       return; // health checks: the next one comes with the schedule

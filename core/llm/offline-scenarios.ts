@@ -53,7 +53,7 @@ export function verbPhrase(description: string): string {
   return cut.join(' ').replace(/,$/, '');
 }
 
-const truncate = (s: string, max: number) => cutAtWord(s, max, /$^/);
+const truncate = (s: string, max: number) => cutAtWord(s, max, null);
 
 /** Description words too general to tag with. */
 const GENERAL = new Set(

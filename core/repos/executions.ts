@@ -193,24 +193,19 @@ export async function findOrphanedExecutions(db: Db, leaseSeconds: number): Prom
 }
 
 /**
- * Executions that no job will ever finish, although their process may be alive: queued with their job gone (deleted
- * or completed by hand), or queued or running with a job that failed for good (every attempt threw, and Graphile
- * keeps it unlocked and never runs it again). Older than the window, so that nothing in the middle of being queued
- * or retried is judged. The reaper fails them, and drops such a job (it holds the sealed env).
+ * Executions queued whose job is gone (deleted or completed by hand), older than the window so that nothing in the
+ * middle of being queued is judged; the reaper fails them. (A job that failed for good is the reaper's findFailedJobs.)
  */
-export async function findStrandedExecutions(db: Db, windowSeconds: number): Promise<{ id: string; status: 'queued' | 'running'; jobId: string | null }[]> {
+export async function findStrandedExecutions(db: Db, windowSeconds: number): Promise<string[]> {
   const { rows } = await db.raw(
-    `select e.id, e.status, j.id::text as "jobId"
-       from executions e
-       left join graphile_worker._private_jobs j on j.id = e.job_id
-      where e.status in ('queued', 'running')
+    `select e.id from executions e
+      where e.status = 'queued'
         and e.created_at < now() - make_interval(secs => ?)
         and e.job_id is not null
-        and ((j.id is null and e.status = 'queued')
-             or (j.id is not null and j.locked_at is null and j.attempts >= j.max_attempts))`,
+        and not exists (select 1 from graphile_worker._private_jobs j where j.id = e.job_id)`,
     [windowSeconds],
   );
-  return rows;
+  return (rows as { id: string }[]).map((r) => r.id);
 }
 
 /** The executions one worker process is still running (failed when it shuts down). */

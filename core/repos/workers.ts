@@ -5,7 +5,7 @@
  * jobs one by one (Graphile's public force_unlock_workers() can only free every job of a lock id, and a pool's id
  * is shared by all of its live jobs), guarded by the lock time it saw, so a job locked again meanwhile is left alone.
  */
-import type { Db } from '../db.js';
+import type { Db, Knex } from '../db.js';
 
 /** Renews the process's lease on the jobs it runs; `leaseSeconds` is its own window, by which others judge it. */
 export async function beatWorker(db: Db, w: { id: string; hostname: string; pid: number; jobIds: string[]; leaseSeconds: number }): Promise<void> {
@@ -107,25 +107,33 @@ export async function dropDeadJob(db: Db, job: Pick<DeadJob, 'id' | 'locked_at'>
 }
 
 /**
- * Frees one dead job so that a live worker takes it again, and puts its execution (if any) back in the queue, in
- * one transaction. False when the job was completed or locked again since it was seen.
+ * Unlocks the jobs that `where` selects (and their queues' locks) and puts their executions still `running` back in the
+ * queue, in one statement; the ids it freed.
  */
-export async function releaseDeadJob(db: Db, job: Pick<DeadJob, 'id' | 'locked_at'>): Promise<boolean> {
+async function unlockJobs(db: Db, where: string, bindings: Knex.RawBinding[]): Promise<string[]> {
   const { rows } = await db.raw(
     `with j as (
        update graphile_worker._private_jobs set locked_at = null, locked_by = null
-        where id = ?::bigint and locked_at = ?::timestamptz
-       returning id, job_queue_id, locked_by),
+        where ${where}
+       returning id, job_queue_id),
      q as (
        update graphile_worker._private_job_queues set locked_at = null, locked_by = null
         where id in (select job_queue_id from j where job_queue_id is not null))
      , e as (
        update executions set status = 'queued', worker_id = null
         where status = 'running' and job_id in (select id from j))
-     select id from j`,
-    [job.id, job.locked_at],
+     select id::text from j`,
+    bindings,
   );
-  return rows.length > 0;
+  return rows.map((r: { id: string }) => r.id);
+}
+
+/**
+ * Frees one dead job so that a live worker takes it again, and puts its execution (if any) back in the queue, in
+ * one transaction. False when the job was completed or locked again since it was seen.
+ */
+export async function releaseDeadJob(db: Db, job: Pick<DeadJob, 'id' | 'locked_at'>): Promise<boolean> {
+  return (await unlockJobs(db, 'id = ?::bigint and locked_at = ?::timestamptz', [job.id, job.locked_at])).length > 0;
 }
 
 /** Deletes a job that failed for good (unlocked, no attempt left), if it still is one: it holds the sealed env. */
@@ -145,19 +153,5 @@ export async function dropFailedJob(db: Db, jobId: string): Promise<void> {
  */
 export async function releaseOwnJobs(db: Db, jobIds: string[]): Promise<number> {
   if (jobIds.length === 0) return 0;
-  const { rows } = await db.raw(
-    `with j as (
-       update graphile_worker._private_jobs set locked_at = null, locked_by = null
-        where id = any(?::bigint[]) and locked_at is not null
-       returning id, job_queue_id),
-     q as (
-       update graphile_worker._private_job_queues set locked_at = null, locked_by = null
-        where id in (select job_queue_id from j where job_queue_id is not null))
-     , e as (
-       update executions set status = 'queued', worker_id = null
-        where status = 'running' and job_id in (select id from j))
-     select id from j`,
-    [jobIds],
-  );
-  return rows.length;
+  return (await unlockJobs(db, 'id = any(?::bigint[]) and locked_at is not null', [jobIds])).length;
 }

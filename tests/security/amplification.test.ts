@@ -24,6 +24,7 @@ test.before(async () => {
 test.after.always(() => svc?.close());
 
 const executionCount = async () => Number((await svc.api.deps.db('executions').count('* as n'))[0].n);
+const executionsOf = async (userId: string) => Number((await svc.api.deps.db('executions').where({ user_id: userId }).count('* as n'))[0].n);
 const startSlow = (key: string | undefined, ms = 4000) => svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { key, body: { params: { ms } } });
 const mcpPath = () => `/api/mcp/${owner.username}/slow-tools/http`;
 
@@ -86,15 +87,7 @@ test.serial('a caller may have at most MAX_ACTIVE_EXECUTIONS queued or running; 
   t.is(refused.body.error.code, 'RATE_LIMITED');
   t.is(refused.body.error.message, 'Retry after 1 seconds');
   t.is(refused.headers.get('retry-after'), '1');
-  t.is(
-    await svc.api.deps
-      .db('executions')
-      .where({ user_id: u.id })
-      .count('* as n')
-      .then((r) => Number(r[0].n)),
-    2,
-    'refused calls queued nothing',
-  );
+  t.is(await executionsOf(u.id), 2, 'refused calls queued nothing');
 
   const other = await svc.createUser({ tier: 'pro' });
   t.is((await startSlow(other.key, 1)).status, 202, 'another user is not affected');
@@ -113,15 +106,7 @@ test.serial('a caller may have at most MAX_ACTIVE_EXECUTIONS queued or running; 
   const agent = await readSse(`${svc.url}/api/tools/execute/${SLOW}`, postJson(u.key, { prompt: 'Wait with slow for 1 ms', parameters: { ms: 1 } }));
   const completed = agent.events.find((e) => e.event === 'tool.completed');
   t.is(completed?.data.error?.code, 'RATE_LIMITED', JSON.stringify(agent.events.map((e) => e.event)));
-  t.is(
-    await svc.api.deps
-      .db('executions')
-      .where({ user_id: u.id })
-      .count('* as n')
-      .then((r) => Number(r[0].n)),
-    2,
-    'the agent queued nothing past the cap',
-  );
+  t.is(await executionsOf(u.id), 2, 'the agent queued nothing past the cap');
 
   await waitUntilIdle(u.key);
   t.is((await startSlow(u.key, 1)).status, 202, 'once they finish, the caller may run again');

@@ -13,7 +13,7 @@ import { withDbRetry } from '../../core/db.js';
 import { finishExecution, markExecutionRunning, requeueExecution } from '../../core/repos/executions.js';
 import { TRENDING_WEIGHTS } from '../../core/scoring.js';
 import type { WorkerDeps } from '../deps.js';
-import { mapOutcome } from '../outcomes.js';
+import { mapOutcome, UNRUNNABLE } from '../outcomes.js';
 
 /** How long a finished execution waits for the database to come back before its outcome is given up. */
 export const FINISH_RETRY_MS = 120_000;
@@ -22,7 +22,6 @@ export const FINISH_RETRY_MS = 120_000;
 class RunAgain extends Error {}
 
 const SHUTDOWN = { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this execution, on its last attempt' } as const;
-const UNRUNNABLE = { code: 'INTERNAL', message: 'The worker could not run this execution' } as const;
 
 export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task {
   return async (payload, helpers) => {
