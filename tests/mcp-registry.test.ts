@@ -212,6 +212,9 @@ test("bad query parameters are 400s in the registry's { error } shape", async (t
     'updated_since=2020-02-31T00:00:00Z',
     'updated_since=2021-02-29T00:00:00Z',
     'updated_since=2020-01-01T24:00:00Z',
+    // Refused before the handler (a NUL, a broken escape): still the registry's shape.
+    'search=%00',
+    'search=%E0%A4%A',
   ]) {
     const res = await svc.request('GET', `/v0.1/servers?${q}`);
     t.is(res.status, 400, q);

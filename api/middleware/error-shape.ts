@@ -15,11 +15,15 @@ type Layer = { path: string | RegExp; methods: string[] };
  * The error shape of a request, from the operation the router matches. Asked only when a request fails, so a request
  * that succeeds pays no second route match.
  */
-export function errorShapeOf(router: Router, ops: readonly Operation[]): (ctx: Context) => Operation['errorShape'] | undefined {
-  const shapeOf = new Map(ops.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op.errorShape]));
-  const declared = (layers: Layer[]) => layers.flatMap((layer) => layer.methods.map((m) => shapeOf.get(`${m} ${layer.path}`))).find((s) => s !== undefined);
-  return (ctx) => {
+export function errorShapeOf(router: Router, ops: readonly Operation[]): (ctx: Context, status: number) => Operation['errorShape'] | undefined {
+  const opOf = new Map(ops.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op]));
+  const declared = (layers: Layer[]) => layers.flatMap((layer) => layer.methods.map((m) => opOf.get(`${m} ${layer.path}`))).find((o) => o !== undefined);
+  return (ctx, status) => {
     const matched = router.match(ctx.path, ctx.method);
-    return declared(matched.pathAndMethod) ?? declared(matched.path);
+    const op = declared(matched.pathAndMethod) ?? declared(matched.path);
+    // The registry's own `{ error }` shape holds for the statuses its operations declare (as the OpenAPI document
+    // says); a refusal of another status (a NUL in a version path) stays A.
+    if (op?.errorShape === 'registry') return op.errors.includes(status) ? 'registry' : 'A';
+    return op?.errorShape;
   };
 }

@@ -25,7 +25,7 @@ const SHAPE_B_WORDS: Record<number, string> = {
 /** Errors that keep shape A even on scenario routes. */
 const ALWAYS_A = new Set(['RATE_LIMITED']);
 
-export function errorMiddleware(logger: Logger, shapeOf: (ctx: Context) => string | undefined = () => undefined) {
+export function errorMiddleware(logger: Logger, shapeOf: (ctx: Context, status: number) => string | undefined = () => undefined) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
@@ -40,8 +40,9 @@ export function errorMiddleware(logger: Logger, shapeOf: (ctx: Context) => strin
       }
       ctx.status = appErr.status;
       for (const [k, v] of Object.entries(appErr.headers ?? {})) ctx.set(k, v);
-      const shape = ctx.state.authError || ALWAYS_A.has(appErr.code) ? 'A' : shapeOf(ctx);
+      const shape = ctx.state.authError || ALWAYS_A.has(appErr.code) ? 'A' : shapeOf(ctx, appErr.status);
       if (shape === 'jsonrpc' && JSONRPC_STATUSES.has(appErr.status)) ctx.body = renderJsonRpc(appErr);
+      else if (shape === 'registry') ctx.body = { error: appErr.message };
       else ctx.body = shape === 'B' ? renderB(appErr) : renderA(appErr);
     }
   };
