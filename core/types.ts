@@ -54,3 +54,6 @@ export interface Caller {
   /** The API key used; null for a browser session (sessions are not keys). */
   keyId: string | null;
 }
+
+/** What a user's work counts against (executions' `caller`, rate limits): `user:<id>` (anonymous callers: `ip:<bucket>`). */
+export const userCaller = (userId: string) => `user:${userId}`;
