@@ -1,6 +1,8 @@
 /**
  * Imports a package: install into the cache, read its manifest, describe its tools in a sandbox (module loads,
  * exports, JSON Schemas), record package and tools, then health-check each tool. Shared by the import job and the CLI.
+ * A tool description over MAX_TOOL_DESCRIPTION_CHARS refuses the whole import (400, nothing recorded): every list,
+ * search answer and MCP `tools/list` carries descriptions, so one huge one would weigh on every reader.
  */
 import { parseManifest, type Manifest } from '../core/packages/manifest.js';
 import { parseSource } from '../core/packages/source.js';
@@ -36,6 +38,15 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
   const d = await deps.sandbox.describe(pkgRef, { timeoutMs: DESCRIBE_TIMEOUT_MS, exportNames: m.tools.map((t) => t.exportName) });
   const loadError = d.kind === 'ok' ? null : describeFailure(d, '');
   const described = new Map<string, DescribedTool>(d.kind === 'ok' ? d.tools.map((t) => [t.exportName, t]) : []);
+  const descriptionOf = (t: Manifest['tools'][number]) => described.get(t.exportName)?.description || t.description || '';
+  const max = deps.config.MAX_TOOL_DESCRIPTION_CHARS;
+  const tooLong = m.tools.filter((t) => descriptionOf(t).length > max);
+  if (tooLong.length > 0) {
+    return invalid(
+      `A tool's description may have at most ${max} characters: ${tooLong.map((t) => `${t.exportName} has ${descriptionOf(t).length}`).join(', ')}`,
+      tooLong.map((t) => ({ path: `tools.${t.exportName}.description`, message: `has ${descriptionOf(t).length} characters; at most ${max}` })),
+    );
+  }
 
   const { packageId, toolIds } = await deps.db.transaction(async (trx) => {
     const pkg = await upsertPackage(trx, m, { source: req.source, official: req.official, installPath: installed.dir, importError: loadError });
@@ -47,7 +58,7 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
         await upsertTool(trx, pkg.id, {
           name: toolName(t.exportName, m),
           exportName: t.exportName,
-          description: found?.description || t.description || '',
+          description: descriptionOf(t),
           inputSchema: found?.inputSchema ?? { type: 'object' },
           outputSchema: found?.outputSchema ?? null,
           permissions: t.permissions ?? null,
