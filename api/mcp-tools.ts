@@ -71,7 +71,7 @@ export function toolsListTokenCount(tools: ToolRow[]): number {
 
 /** Turns a header suffix (`WEBHOOK_SECRET`, `webhook-secret`) into an env var name (`WEBHOOK_SECRET`). */
 const envKey = (s: string) => s.toUpperCase().replace(/-/g, '_');
-const ENV_HEADER = 'x-tool-env-';
+export const ENV_HEADER = 'x-tool-env-';
 
 /**
  * The env of one call: for each env var that the tool's package declares, the value of its `X-Tool-Env-<NAME>`
