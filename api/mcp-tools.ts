@@ -71,7 +71,7 @@ export function toolsListTokenCount(tools: ToolRow[]): number {
 
 /** Turns a header suffix (`WEBHOOK_SECRET`, `webhook-secret`) into an env var name (`WEBHOOK_SECRET`). */
 const envKey = (s: string) => s.toUpperCase().replace(/-/g, '_');
-const ENV_HEADER = 'x-tool-env-';
+export const ENV_HEADER = 'x-tool-env-';
 /** Between the package and the variable in a scoped header: `X-Tool-Env-<package>--<NAME>`. */
 const SCOPE_SEPARATOR = '--';
 /** Header names are case-insensitive, and `-` may stand for `_` (for proxies that drop underscores). */

@@ -149,19 +149,62 @@ function exitWasOom(end: ExitEnd, killedForMemory: boolean): boolean {
   return HEAP_OOM.test(end.stderrTail) || killedForMemory;
 }
 
+/**
+ * Signals a process raises on itself when its code crashes (a failed assertion or `process.abort()`, a bad memory
+ * access, an illegal instruction, a division trap, a breakpoint, a bad system call): the tool's failure, not ours. We
+ * never send these; our own kills (timeout, memory limit, shutdown) are SIGKILL/SIGTERM and are told apart before this.
+ */
+const CRASH_SIGNALS: Record<string, number> = { SIGABRT: 6, SIGSEGV: 11, SIGBUS: 7, SIGILL: 4, SIGFPE: 8, SIGTRAP: 5, SIGSYS: 31 };
+
+/**
+ * The crash signal a guest died of: seen directly (the process runner), or as exit status 128 + signal number
+ * (runsc exits with the status of the container's process, a signalled one as 128 + its number).
+ */
+export function crashSignal(end: ExitEnd): string | undefined {
+  if (end.signal && end.signal in CRASH_SIGNALS) return end.signal;
+  if (end.code === null) return undefined;
+  return Object.entries(CRASH_SIGNALS).find(([, n]) => end.code === 128 + n)?.[0];
+}
+
 function crashMessage(end: ExitEnd): string {
   const how = end.signal ? `signal ${end.signal}` : `code ${end.code}`;
   return `the sandbox ended without a result (${how})${end.stderrTail ? `: ${lastLines(end.stderrTail)}` : ''}`;
+}
+
+/** How deep a tool's output may nest arrays and objects (real outputs stay far below; see toExecuteOutcome). */
+export const MAX_OUTPUT_DEPTH = 512;
+
+/** The nesting depth of a parsed JSON value (a scalar is 0), measured without recursion. */
+export function nestingDepth(value: unknown): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) max = depth + 1;
+    for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return max;
 }
 
 export function toExecuteOutcome(end: ChannelEnd, durationMs: number, env: Record<string, string>, killedForMemory = false): ExecuteOutcome {
   if (end.kind === 'overflow') return { kind: 'output_too_large', durationMs };
   if (end.kind === 'exit') {
     if (exitWasOom(end, killedForMemory)) return { kind: 'oom', durationMs };
+    // A tool that crashes its process fails like one that throws: it is not run again (only our failures are).
+    const crashed = crashSignal(end);
+    if (crashed) return { kind: 'tool_error', message: `The tool crashed its process (${crashed}) and returned no result`, durationMs };
     return { kind: 'sandbox_error', message: redact(crashMessage(end), env), durationMs };
   }
   const r = end.result;
-  if (r.ok) return { kind: 'ok', output: r.output ?? null, durationMs };
+  if (r.ok) {
+    // Deeper than this, JSON.stringify (storing the result, answering the caller) overflows the stack: the tool's
+    // failure, told once, instead of a worker error that would run it again.
+    if (nestingDepth(r.output) > MAX_OUTPUT_DEPTH) {
+      return { kind: 'tool_error', message: `The tool's output is nested more than ${MAX_OUTPUT_DEPTH} levels deep`, durationMs };
+    }
+    return { kind: 'ok', output: r.output ?? null, durationMs };
+  }
   const message = redact(r.error ?? 'unknown error', env);
   switch (r.code) {
     case 'oom':
