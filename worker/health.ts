@@ -7,6 +7,7 @@ import { scrubHostPaths } from '../core/host-paths.js';
 import { matchesExpectation, type HealthExample } from '../core/packages/manifest.js';
 import { findToolByRef, refreshQualityScore, type ToolRow } from '../core/repos/tools.js';
 import { recordHealthCheck } from '../core/repos/health-checks.js';
+import { placeholderEnv } from '../core/packages/mcp-server.js';
 import type { DescribeOutcome, PackageRef, SandboxRunner } from '../sandbox/types.js';
 import type { WorkerDeps } from './deps.js';
 
@@ -14,7 +15,7 @@ export const BROKEN_AFTER_FAILURES = 3;
 const CHECK_TIMEOUT_MS = 20_000;
 
 export function packageRefOf(t: ToolRow): PackageRef {
-  return { name: t.package_name, version: t.package_version, dir: t.package_install_path };
+  return { name: t.package_name, version: t.package_version, dir: t.package_install_path, ...(t.package_mcp ? { mcp: t.package_mcp } : {}) };
 }
 
 /** Runs the tool's health example (if any) and says what failed, or null when it passed. */
@@ -69,7 +70,9 @@ export async function checkTool(deps: WorkerDeps, toolId: string): Promise<void>
   if (!tool) return;
   const started = performance.now();
   const pkg = packageRefOf(tool);
-  const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name] });
+  // An MCP server is started with placeholders for its declared variables, as at import.
+  const env = pkg.mcp ? placeholderEnv(tool.package_env) : undefined;
+  const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name], env });
   const error =
     describeFailure(d, tool.export_name) ??
     (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null, tool.permissions?.network === true));

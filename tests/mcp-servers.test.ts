@@ -1,0 +1,93 @@
+/**
+ * MCP servers from npm, imported and run: real servers (@modelcontextprotocol/server-everything and server-memory,
+ * pinned as devDependencies, imported from node_modules with `path:`), each started in a gVisor sandbox and spoken to
+ * with the official MCP client; their tools called through REST and through a collection's MCP endpoint.
+ */
+import test from 'ava';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startService, type Service } from './helpers/service.js';
+
+const MODULES = path.resolve(new URL('../node_modules', import.meta.url).pathname);
+const EVERYTHING = '@modelcontextprotocol/server-everything';
+const MEMORY = '@modelcontextprotocol/server-memory';
+let svc: Service;
+let everything: { status: number; body: any; text: string };
+
+const importWith = (body: Record<string, unknown>) =>
+  svc.request('POST', '/api/admin/packages', { headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` }, body });
+
+test.before(async () => {
+  svc = await startService();
+  everything = await svc.importPackage(`path:${path.join(MODULES, EVERYTHING)}`);
+});
+test.after.always(() => svc?.close());
+
+const execute = (slug: string, body: unknown) => svc.request('POST', `/api/tools/execute/${slug}`, { body });
+
+test('a real MCP server imports from its folder: its tools keep their MCP names, schemas and annotations', async (t) => {
+  t.is(everything.status, 201, everything.text);
+  t.is(everything.body.data.package.name, EVERYTHING);
+  t.is(everything.body.data.package.kind, 'mcp');
+  const names = everything.body.data.tools.map((x: { name: string }) => x.name);
+  t.true(names.includes('echo'), names.join(','));
+  t.true(names.includes('get-env'), 'a hyphenated MCP name is kept as is');
+  const echo = await svc.request('GET', `/api/tools/${EVERYTHING}/echo`);
+  t.is(echo.status, 200, echo.text);
+  t.regex(echo.body.data.description, /echo/i);
+  t.like(echo.body.data.inputSchema, { type: 'object', properties: { message: { type: 'string' } } });
+  const getEnv = await svc.request('GET', `/api/tools/${EVERYTHING}/get-env`);
+  t.is(getEnv.status, 200, 'a tool named get-env is found by its slug');
+  t.is(getEnv.body.data.healthStatus, 'HEALTHY');
+});
+
+test('an MCP tool runs through REST: one tools/call in a sandbox; content blocks come back as { content }', async (t) => {
+  const res = await execute(`${EVERYTHING}/echo`, { params: { message: 'hello from a sandbox' } });
+  t.is(res.status, 200, res.text);
+  t.deepEqual(res.body.result, { content: [{ type: 'text', text: 'Echo: hello from a sandbox' }] });
+});
+
+test("an MCP tool gets the caller's env and nothing else; the server sees it in its environment", async (t) => {
+  const res = await execute(`${EVERYTHING}/get-env`, { params: {}, env: {} });
+  t.is(res.status, 200, res.text);
+  const env = JSON.parse(res.body.result.content[0].text);
+  t.is(env.DATABASE_URL, undefined, "nothing of the service's environment");
+  t.is(env.ADMIN_TOKEN, undefined);
+  t.is(env.HOME, '/tmp/home', 'a private home on the sandbox tmpfs');
+});
+
+test('an MCP tool is served by a collection MCP endpoint and called with the real MCP client', async (t) => {
+  const user = await svc.createUser();
+  const c = await svc.createCollection(user.key, { name: 'Everything echo' }, [`${EVERYTHING}::echo`]);
+  const client = new Client({ name: 'toolshed-tests', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/api/mcp/${user.username}/${c.uid}/http`)));
+  const listed = await client.listTools();
+  t.deepEqual(
+    listed.tools.map((x) => x.name),
+    ['echo'],
+  );
+  const r = (await client.callTool({ name: 'echo', arguments: { message: 'via MCP' } })) as CallToolResult;
+  t.falsy(r.isError, JSON.stringify(r));
+  t.true(JSON.stringify(r.content).includes('Echo: via MCP'), JSON.stringify(r.content));
+  await client.close();
+});
+
+test('server-memory imports with an env variable declared and keeps its store where it is told', async (t) => {
+  const res = await importWith({
+    source: `path:${path.join(MODULES, MEMORY)}`,
+    env: [{ name: 'MEMORY_FILE_PATH', required: false, description: 'Where the knowledge graph is kept' }],
+  });
+  t.is(res.status, 201, res.text);
+  t.is(res.body.data.package.kind, 'mcp');
+  t.is(res.body.data.package.category, 'ai-ml', 'inferred from "memory" and "knowledge graph"');
+  const names = res.body.data.tools.map((x: { name: string }) => x.name).sort();
+  t.true(names.includes('create_entities') && names.includes('read_graph'), names.join(','));
+  const created = await execute(`${MEMORY}/create_entities`, {
+    params: { entities: [{ name: 'Ada', entityType: 'person', observations: ['wrote the first program'] }] },
+    env: { MEMORY_FILE_PATH: '/tmp/memory.jsonl' },
+  });
+  t.is(created.status, 200, created.text);
+  t.like(created.body.result, { entities: [{ name: 'Ada' }] });
+});
