@@ -4,11 +4,13 @@
  * with the official MCP client; their tools called through REST and through a collection's MCP endpoint.
  */
 import test from 'ava';
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startService, type Service } from './helpers/service.js';
+import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 
 const MODULES = path.resolve(new URL('../node_modules', import.meta.url).pathname);
 const EVERYTHING = '@modelcontextprotocol/server-everything';
@@ -90,4 +92,44 @@ test('server-memory imports with an env variable declared and keeps its store wh
   });
   t.is(created.status, 200, created.text);
   t.like(created.body.result, { entities: [{ name: 'Ada' }] });
+});
+
+test('a real MCP server installs from npm with one request (npm: source) and its tool runs', async (t) => {
+  const res = await svc.importPackage('npm:@modelcontextprotocol/server-sequential-thinking@2026.8.31');
+  t.is(res.status, 201, res.text);
+  t.is(res.body.data.package.kind, 'mcp');
+  t.deepEqual(
+    res.body.data.tools.map((x: { name: string }) => x.name),
+    ['sequentialthinking'],
+  );
+  const run = await execute('@modelcontextprotocol/server-sequential-thinking/sequentialthinking', {
+    params: { thought: 'First, look.', thoughtNumber: 1, totalThoughts: 1, nextThoughtNeeded: false },
+  });
+  t.is(run.status, 200, run.text);
+  t.like(run.body.result, { thoughtNumber: 1, totalThoughts: 1, nextThoughtNeeded: false });
+});
+
+/** A package holding the fixture MCP server, with the given dependencies. */
+async function serverWithDependencies(name: string, dependencies: Record<string, string>): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mcp-deps-'));
+  await fs.copyFile(path.join(FIXTURES_DIR, 'mcp-servers', 'server.cjs'), path.join(dir, 'server.cjs'));
+  await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', bin: 'server.cjs', dependencies }));
+  return dir;
+}
+
+test('dependencies whose peers conflict at the root (ERESOLVE) install as a plain `npm install <package>` would', async (t) => {
+  // react-dom 18 wants react 18 as a peer; a plain install of a package depending on both settles it with a warning.
+  const dir = await serverWithDependencies('@fixtures/mcp-peer-conflict', { react: '17.0.2', 'react-dom': '18.2.0' });
+  const res = await importWith({ source: `path:${dir}`, kind: 'mcp', args: ['good'] });
+  t.is(res.status, 201, res.text);
+  t.is(res.body.data.package.kind, 'mcp');
+});
+
+test("an install that fails is a 400 with npm's message, not a 500", async (t) => {
+  const dir = await serverWithDependencies('@fixtures/mcp-no-such-version', { 'is-number': '99.99.99' });
+  const res = await importWith({ source: `path:${dir}`, kind: 'mcp', args: ['good'] });
+  t.is(res.status, 400, res.text);
+  t.is(res.body.error.code, 'VALIDATION_ERROR');
+  t.regex(res.body.error.message, /installing dependencies failed: .*(ETARGET|No matching version).*is-number/);
+  t.notRegex(res.body.error.message, /_logs|\/root\//, 'no host paths');
 });
