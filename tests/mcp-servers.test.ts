@@ -10,6 +10,9 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { parse as parseYaml } from 'yaml';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 
 const MODULES = path.resolve(new URL('../node_modules', import.meta.url).pathname);
@@ -132,4 +135,20 @@ test("an install that fails is a 400 with npm's message, not a 500", async (t) =
   t.is(res.body.error.code, 'VALIDATION_ERROR');
   t.regex(res.body.error.message, /installing dependencies failed: .*(ETARGET|No matching version).*is-number/);
   t.notRegex(res.body.error.message, /_logs|\/root\//, 'no host paths');
+});
+
+test('/v0.1/servers: a collection holding an MCP server tool lists the server as an npm stdio package beside its remote', async (t) => {
+  const openapi = parseYaml(await fs.readFile(path.join(FIXTURES_DIR, 'mcp-registry', 'openapi.yaml'), 'utf8'));
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  ajv.addSchema(openapi, 'registry');
+  const validate = ajv.getSchema('registry#/components/schemas/ServerList')!;
+  const user = await svc.createUser();
+  await svc.createCollection(user.key, { name: 'Registry echo', uid: 'registry-echo' }, [`${EVERYTHING}::echo`]);
+  const res = await svc.request('GET', '/v0.1/servers?search=registry-echo');
+  t.is(res.status, 200, res.text);
+  t.true(validate(res.body), JSON.stringify(validate.errors));
+  const server = res.body.servers[0].server;
+  t.is(server.remotes[0].type, 'streamable-http');
+  t.like(server.packages, [{ registryType: 'npm', identifier: EVERYTHING, version: '2026.8.31', transport: { type: 'stdio' } }]);
 });
