@@ -8,7 +8,9 @@ import test from 'ava';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { enqueue } from '../core/jobs.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { until } from './helpers/processes.js';
 
 let svc: Service;
 let root: string;
@@ -163,4 +165,32 @@ test('forks children and leaves them: the call answers, and the next call gets a
   const second = await execute('forks', 'misbehave');
   t.is(second.status, 200, second.text);
   await stillServing(t);
+});
+
+/** Runs a health check job of the tool on the real worker and waits for its row. */
+async function checkNow(toolId: string): Promise<{ passed: boolean; error: string | null }> {
+  const db = svc.api.deps.db;
+  const before = Number((await db('health_checks').where({ tool_id: toolId }).count('* as n').first())!.n);
+  await enqueue(db, 'health_check', { toolId });
+  return until(
+    async () => {
+      const rows = await db('health_checks').where({ tool_id: toolId }).orderBy('id', 'desc');
+      return rows.length > before ? rows[0] : undefined;
+    },
+    120_000,
+    'the health check',
+  );
+}
+
+test('health: a server that starts and lists the same tools passes its check; one whose tools/list changed within a version is flagged', async (t) => {
+  const good = await importMode('steady', { kind: 'mcp', args: ['good'] });
+  t.is(good.status, 201, good.text);
+  const shout = good.body.data.tools.find((x: { name: string }) => x.name === 'shout');
+  const passed = await checkNow(shout.id);
+  t.true(passed.passed, String(passed.error));
+  const drifting = await importMode('unstable');
+  t.is(drifting.status, 201, drifting.text);
+  const check = await checkNow(drifting.body.data.tools[0].id);
+  t.false(check.passed);
+  t.regex(String(check.error), /tools\/list changed for version 1\.0\.0 since it was imported \(input schema\)/);
 });

@@ -75,6 +75,38 @@ export async function checkTool(deps: WorkerDeps, toolId: string): Promise<void>
   const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name], env });
   const error =
     describeFailure(d, tool.export_name) ??
+    (pkg.mcp && d.kind === 'ok' ? mcpDefinitionChange(tool, d.tools) : null) ??
     (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null, tool.permissions?.network === true));
   await recordHealth(deps.db, tool.id, { error, durationMs: performance.now() - started, atImport: false });
+}
+
+/** JSON with object keys sorted (Postgres jsonb reorders keys), for comparing definitions. */
+function canonical(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v ?? null);
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+    .join(',')}}`;
+}
+
+/**
+ * An MCP server lists its tools at every check: a tool whose definition (description, input or output schema) is not
+ * what the same version listed at import is flagged (the check fails, naming what changed).
+ */
+function mcpDefinitionChange(
+  tool: ToolRow,
+  listed: { exportName: string; description: string; inputSchema: unknown; outputSchema?: unknown }[],
+): string | null {
+  const now = listed.find((t) => t.exportName === tool.export_name);
+  if (!now) return null;
+  const changed = [
+    now.description !== tool.description && 'description',
+    canonical(now.inputSchema) !== canonical(tool.input_schema) && 'input schema',
+    canonical(now.outputSchema ?? null) !== canonical(tool.output_schema) && 'output schema',
+  ].filter(Boolean);
+  return changed.length === 0
+    ? null
+    : `the MCP server's tools/list changed for version ${tool.package_version} since it was imported (${changed.join(', ')}); re-import the package to take the new definition`;
 }
