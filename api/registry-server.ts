@@ -90,6 +90,32 @@ export function toolDefinitions(tools: ToolRow[]) {
   return { tools: withTokens, tokenCount: countJsonTokens({ tools: defs.map((d) => d.def) }) };
 }
 
+/**
+ * The MCP servers from npm whose tools the collection holds, as the registry's `packages[]` (npm, stdio, their
+ * arguments and environment variables): a client may run one itself instead of calling the remote.
+ */
+export function mcpPackages(tools: ToolRow[]): { packages?: Record<string, unknown>[] } {
+  const byName = new Map<string, ToolRow>();
+  for (const t of tools) if (t.package_mcp && !byName.has(t.package_name)) byName.set(t.package_name, t);
+  if (byName.size === 0) return {};
+  const packages = [...byName.values()]
+    .sort((a, b) => a.package_name.localeCompare(b.package_name))
+    .map((t) => ({
+      registryType: 'npm',
+      identifier: t.package_name,
+      version: t.package_version,
+      transport: { type: 'stdio' },
+      ...(t.package_mcp!.args.length > 0 ? { packageArguments: t.package_mcp!.args.map((value) => ({ type: 'positional', value })) } : {}),
+      environmentVariables: (t.package_env ?? []).map((v) => ({
+        name: v.name,
+        ...(v.description ? { description: v.description } : {}),
+        isRequired: v.required,
+        isSecret: v.secret ?? false,
+      })),
+    }));
+  return { packages };
+}
+
 export interface ServerContext {
   namespace: string;
   baseUrl: string;
@@ -125,6 +151,7 @@ export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: Tool
       description: shortDescription(c, tools.length),
       version: versionOf(c.revision),
       remotes: [{ type: 'streamable-http', url: `${ctx.baseUrl}/api/mcp/${c.owner_username}/${c.uid}/http`, headers }],
+      ...mcpPackages(tools),
     },
     _meta: {
       [metaKey(ctx.namespace)]: {

@@ -43,6 +43,8 @@ export interface EnvVarSpec {
   name: string;
   description?: string;
   required: boolean;
+  /** MCP servers: the value is a secret (an API key), from the import's `env` or server.json. */
+  secret?: boolean;
 }
 
 /** The authenticated caller of a request, when a key was given. */

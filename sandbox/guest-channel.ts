@@ -43,6 +43,23 @@ export interface GuestChannel {
    * it prints too much. One request at a time.
    */
   exchange(request: Record<string, unknown>): Promise<ChannelEnd>;
+  /**
+   * Sends one request whose answer is a raw pipe (op `mcp`, guest/mcp-pipe.cjs): resolves, once the guest says the
+   * pipe is open, with the pipe, or with the guest's exit. Afterwards the channel is the pipe's alone.
+   */
+  pipe(request: Record<string, unknown>): Promise<GuestPipe | ExitEnd>;
+}
+
+export const PIPE_MARKER = '@@toolshed-pipe';
+
+/** A guest's stdio handed over raw: what the host writes goes to the program the guest started, and back. */
+export interface GuestPipe {
+  write(data: string): void;
+  /** Receives everything the program writes to stdout from now on (what came with the marker first). */
+  onData(listener: (chunk: string) => void): void;
+  /** The guest's end (the program exited, or the sandbox was killed), with the tail of what it wrote to stderr. */
+  readonly exited: Promise<ExitEnd>;
+  stderrTail(): string;
 }
 
 interface Pending {
@@ -56,6 +73,10 @@ export function openGuestChannel(child: ChildProcess): GuestChannel {
   let stderrTail = '';
   let isReady = false;
   let pending: Pending | undefined;
+  // Pipe mode: the marker awaited, then where stdout goes.
+  let pipeWait: { marker: string; resolve: (p: GuestPipe | ExitEnd) => void } | undefined;
+  let piped: ((chunk: string) => void) | undefined;
+  let pipeBacklog = '';
   let exitEnd: ExitEnd | undefined;
   let markReady!: () => void;
   let failReady!: (err: Error) => void;
@@ -81,6 +102,20 @@ export function openGuestChannel(child: ChildProcess): GuestChannel {
         markReady();
       }
     }
+    if (pipeWait) {
+      const at = stdout.indexOf(pipeWait.marker);
+      if (at === -1) return;
+      const rest = stdout.slice(at + pipeWait.marker.length);
+      stdout = '';
+      const open = pipeWait.resolve;
+      pipeWait = undefined;
+      pipeBacklog = rest;
+      piped = (chunk) => {
+        pipeBacklog += chunk;
+      };
+      open(guestPipe);
+      return;
+    }
     if (!pending) return;
     const at = stdout.indexOf(pending.prefix);
     const eol = at === -1 ? -1 : stdout.indexOf('\n', at);
@@ -97,6 +132,7 @@ export function openGuestChannel(child: ChildProcess): GuestChannel {
 
   child.stdout?.setEncoding('utf8');
   child.stdout?.on('data', (chunk: string) => {
+    if (piped) return piped(chunk);
     stdoutBytes += Buffer.byteLength(chunk);
     if (stdoutBytes > STDOUT_CAP_BYTES) {
       stdout = '';
@@ -115,14 +151,36 @@ export function openGuestChannel(child: ChildProcess): GuestChannel {
     exitEnd = { kind: 'exit', code, signal, stderrTail: why ?? stderrTail };
     failReady(new Error(`guest ended before it was ready (code ${code}, signal ${signal}): ${lastLines(exitEnd.stderrTail)}`));
     settle(exitEnd);
+    pipeWait?.resolve(exitEnd);
+    pipeWait = undefined;
     markExited(exitEnd);
   };
   child.on('error', (err) => onGone(null, null, err.message));
   child.on('close', (code, signal) => onGone(code, signal));
 
+  const guestPipe: GuestPipe = {
+    write: (data) => void child.stdin?.write(data),
+    onData(listener) {
+      piped = listener;
+      const backlog = pipeBacklog;
+      pipeBacklog = '';
+      if (backlog) listener(backlog);
+    },
+    exited,
+    stderrTail: () => stderrTail,
+  };
+
   return {
     ready,
     exited,
+    pipe(request) {
+      if (pending || pipeWait || piped) throw new Error('guest channel: one request at a time');
+      if (exitEnd) return Promise.resolve(exitEnd);
+      const nonce = randomBytes(12).toString('hex');
+      const opened = new Promise<GuestPipe | ExitEnd>((resolve) => (pipeWait = { marker: `${PIPE_MARKER} ${nonce}\n`, resolve }));
+      child.stdin?.write(`${JSON.stringify({ ...request, nonce })}\n`);
+      return opened;
+    },
     exchange(request) {
       if (pending) throw new Error('guest channel: one request at a time');
       if (exitEnd) return Promise.resolve(exitEnd);

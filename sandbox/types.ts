@@ -9,6 +9,14 @@ export interface PackageRef {
   version: string;
   /** Absolute path of the installed package directory (contains package.json and node_modules, if any). */
   dir: string;
+  /** Set for an MCP server: the package is run as a server (see mcp-run.ts), its tools are the server's tools. */
+  mcp?: McpLaunch;
+}
+
+/** How an MCP server package is started: its bin (relative to the package dir) with Node, and its arguments. */
+export interface McpLaunch {
+  bin: string;
+  args?: string[];
 }
 
 export interface DescribedTool {
@@ -18,6 +26,9 @@ export interface DescribedTool {
   inputSchema: Record<string, unknown>;
   /** JSON Schema of the tool's output, when the tool has an `outputSchema`. */
   outputSchema?: Record<string, unknown>;
+  /** MCP servers' tools: their title and annotations (readOnlyHint, destructiveHint, …). */
+  title?: string;
+  annotations?: Record<string, unknown>;
 }
 
 export type DescribeOutcome =
@@ -54,7 +65,8 @@ export type ExecuteOutcome =
 
 export interface SandboxRunner {
   readonly kind: 'gvisor' | 'process';
-  describe(pkg: PackageRef, opts: { timeoutMs: number; exportNames?: string[] }): Promise<DescribeOutcome>;
+  /** `env`: what an MCP server is started with while it is described (placeholders of its declared variables). */
+  describe(pkg: PackageRef, opts: { timeoutMs: number; exportNames?: string[]; env?: Record<string, string> }): Promise<DescribeOutcome>;
   execute(req: ExecuteRequest): Promise<ExecuteOutcome>;
   close(): Promise<void>;
 }

@@ -6,6 +6,8 @@
  */
 import { parseManifest, type Manifest } from '../core/packages/manifest.js';
 import { parseSource } from '../core/packages/source.js';
+import { importOptionsSchema, isMcpServer } from '../core/packages/mcp-server.js';
+import { importMcpServer } from './mcp-import.js';
 import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import type { ErrorDetail } from '../core/errors.js';
@@ -20,7 +22,13 @@ export type ImportResult =
   | { ok: true; packageId: string; toolIds: string[] }
   | { ok: false; error: { code: 'VALIDATION_ERROR' | 'INTERNAL'; message: string; details?: ErrorDetail[] } };
 
-export async function importPackage(deps: WorkerDeps, req: { source: string; official: boolean }): Promise<ImportResult> {
+export async function importPackage(deps: WorkerDeps, req: { source: string; official: boolean; options?: Record<string, unknown> }): Promise<ImportResult> {
+  const options = importOptionsSchema.safeParse(req.options ?? {});
+  if (!options.success)
+    return invalid(
+      'Invalid import options',
+      options.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    );
   const source = parseSource(req.source);
   if ('error' in source) return invalid(source.error, [{ path: 'source', message: source.error }]);
   let installed;
@@ -31,6 +39,8 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
     deps.logger.error({ err: (err as Error).message, source: req.source }, 'package install failed');
     return { ok: false, error: { code: 'INTERNAL', message: (err as Error).message } };
   }
+  // MCP servers have an import of their own (worker/mcp-import.ts).
+  if (isMcpServer(installed.packageJson, options.data)) return importMcpServer(deps, { ...req, options: options.data }, installed);
   const parsed = parseManifest(installed.packageJson);
   if ('errors' in parsed) return invalid(`Invalid package manifest: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);
   const m = parsed.manifest;

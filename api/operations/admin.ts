@@ -12,6 +12,7 @@ import { findPackage } from '../../core/repos/packages.js';
 import { listPackageTools } from '../../core/repos/tools.js';
 import { requestImport } from '../../core/packages/request-import.js';
 import { sourceSchema } from '../../core/packages/source.js';
+import { importOptionsShape, serverJsonPackage } from '../../core/packages/mcp-server.js';
 
 // ---- response schemas and mapper ----
 
@@ -27,7 +28,7 @@ const createdUserSchema = z.object({
 });
 
 const importedSchema = z.object({
-  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES) }),
+  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES), kind: z.enum(['tools', 'mcp']) }),
   tools: z.array(toolListItemSchema),
 });
 
@@ -35,7 +36,16 @@ const pendingImportSchema = z.object({ importId: uuid, status: z.enum(['queued',
 
 // ---- input schemas ----
 
-const importBody = z.object({ source: sourceSchema, official: z.boolean().optional() }).strict();
+// `source` may be left out when `serverJson` names the npm package (and its version).
+const importBody = z
+  .object({ source: sourceSchema.optional(), official: z.boolean().optional(), ...importOptionsShape })
+  .strict()
+  .superRefine((b, ctx) => {
+    if (b.source !== undefined) return;
+    if (!b.serverJson) return ctx.addIssue({ code: 'custom', path: ['source'], message: 'is required (or give a serverJson)' });
+    const named = serverJsonPackage(b.serverJson);
+    if ('error' in named) ctx.addIssue({ code: 'custom', path: ['serverJson', 'packages'], message: named.error });
+  });
 /** How long an import is waited for before the answer is 202 with the import to look up. */
 const IMPORT_WAIT_MS = 180_000;
 
@@ -72,7 +82,10 @@ export const adminOperations: Operation[] = [
     responses: { 201: ok(importedSchema), 202: ok(pendingImportSchema) },
     errors: BODY,
     handler: async (_ctx, deps, { body }) => {
-      const imp = await requestImport(deps, { source: body.source, official: body.official ?? false }, IMPORT_WAIT_MS);
+      const { source, official, ...options } = body;
+      const fromJson = body.serverJson ? serverJsonPackage(body.serverJson) : undefined;
+      const named = fromJson && 'name' in fromJson ? `npm:${fromJson.name}@${fromJson.version ?? 'latest'}` : undefined;
+      const imp = await requestImport(deps, { source: source ?? named!, official: official ?? false, options }, IMPORT_WAIT_MS);
       if (imp.status === 'failed') {
         const e = imp.error!;
         if (e.code === 'VALIDATION_ERROR') throw errors.validation(e.message, e.details);
@@ -84,7 +97,10 @@ export const adminOperations: Operation[] = [
       const tools = await listPackageTools(deps.db, pkg.id);
       return reply(201, {
         success: true,
-        data: { package: { name: pkg.name, version: pkg.version, category: pkg.category }, tools: tools.map(toToolListItem) },
+        data: {
+          package: { name: pkg.name, version: pkg.version, category: pkg.category, kind: pkg.manifest?.format === 'mcp' ? 'mcp' : 'tools' },
+          tools: tools.map(toToolListItem),
+        },
       });
     },
   }),

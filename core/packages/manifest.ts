@@ -31,16 +31,22 @@ export interface ManifestTool {
   description?: string;
   healthExample?: HealthExample;
   permissions?: ToolPermissions;
+  /** MCP servers' tools (format `mcp`): their title and annotations as the server lists them. */
+  title?: string;
+  annotations?: Record<string, unknown>;
 }
 
 export interface Manifest {
-  format: 'toolshed' | 'tpmjs';
+  /** `mcp`: an MCP server (core/packages/mcp-server.ts); its tools are what the server lists. */
+  format: 'toolshed' | 'tpmjs' | 'mcp';
   name: string;
   version: string;
   description: string | null;
   category: Category;
   env: EnvVarSpec[];
   tools: ManifestTool[];
+  /** An MCP server: how it is started (read from `packages.manifest` when one of its tools runs). */
+  mcp?: { bin: string; args: string[]; network: boolean };
 }
 
 const EXPORT_NAME = /^[A-Za-z_$][\w$]*$/;

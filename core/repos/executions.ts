@@ -108,6 +108,8 @@ export interface ClaimedExecution extends ExecutionRow {
   package_name: string | null;
   package_version: string | null;
   package_install_path: string | null;
+  /** An MCP server's launch (packages.manifest.mcp), null for other packages. */
+  package_mcp: { bin: string; args: string[] } | null;
   /** The tool's declared permissions (network, secrets…); null when undeclared. */
   tool_permissions: ToolPermissions | null;
 }
@@ -120,7 +122,7 @@ export async function markExecutionRunning(db: Db, id: string, workerId: string)
         where id = ? and status in ('queued', 'running')
        returning *)
      select u.*, t.export_name as tool_export_name, t.permissions as tool_permissions, p.name as package_name, p.version as package_version,
-            p.install_path as package_install_path, pg_notify('toolshed_jobs', ${notifyPayload('running')}) as notified
+            p.install_path as package_install_path, p.manifest->'mcp' as package_mcp, pg_notify('toolshed_jobs', ${notifyPayload('running')}) as notified
        from u left join tools t on t.id = u.tool_id left join packages p on p.id = t.package_id`,
     [workerId, id],
   );

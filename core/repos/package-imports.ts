@@ -5,6 +5,8 @@ export interface PackageImportRow {
   id: string;
   source: string;
   official: boolean;
+  /** What the request said beyond its source (core/packages/mcp-server.ts ImportOptions); null when nothing. */
+  options: Record<string, unknown> | null;
   status: 'queued' | 'running' | 'succeeded' | 'failed';
   package_id: string | null;
   error: { code: string; message: string; details?: { path: string; message: string }[] } | null;
@@ -12,8 +14,10 @@ export interface PackageImportRow {
   completed_at: Date | null;
 }
 
-export async function insertImport(db: Db, source: string, official: boolean): Promise<PackageImportRow> {
-  const [row] = await db('package_imports').insert({ source, official }).returning('*');
+export async function insertImport(db: Db, source: string, official: boolean, options?: Record<string, unknown>): Promise<PackageImportRow> {
+  const [row] = await db('package_imports')
+    .insert({ source, official, options: options && Object.keys(options).length > 0 ? JSON.stringify(options) : null })
+    .returning('*');
   return row;
 }
 

@@ -14,6 +14,8 @@ export interface PackageRow {
   env: unknown;
   install_path: string;
   import_error: string | null;
+  /** The manifest as imported (Manifest: `format`, and `mcp` for an MCP server). */
+  manifest?: { format?: string; mcp?: unknown } | null;
 }
 
 export async function upsertPackage(
