@@ -135,8 +135,8 @@ export async function bootProcess(env: Record<string, string | undefined>, parse
  * process stops an embedded database (at most EMBEDDED_STOP_MS more) and exits 1; its 'exit' handlers detach the
  * mounts (sandbox/package-view.ts). Executions it was running are run again by the reaper after their lease.
  */
-export const STOP_DEADLINE_MS = 8000;
-const EMBEDDED_STOP_MS = 1500;
+export const STOP_DEADLINE_MS = 9000;
+const EMBEDDED_STOP_MS = 1000;
 
 /** On SIGINT/SIGTERM: close what the process runs (in order), stop an embedded database last, exit 0. */
 export function closeOnSignals(logger: Logger, database: Database, ...closers: (() => Promise<void>)[]): void {
