@@ -10,7 +10,7 @@ import { requestId } from './middleware/request-id.js';
 import { canonicalRequest } from './middleware/canonical.js';
 import { authMiddleware } from './middleware/auth.js';
 import { sessionMiddleware } from './middleware/session.js';
-import { rateLimitMiddleware } from './middleware/rate-limit.js';
+import { rateLimitHeaders, rateLimitMiddleware } from './middleware/rate-limit.js';
 import { jsonBody } from './middleware/body.js';
 import { webApp } from '../web/serve.js';
 import { OPERATIONS } from './operations/index.js';
@@ -24,6 +24,8 @@ export function createApp(deps: AppDeps): Koa {
   mountOperations(router, deps, OPERATIONS);
   docsRoutes(router);
   app.use(requestId(deps.logger));
+  // X-RateLimit-* on every response: those that spent no budget (web pages, assets, /health, …) report the caller's.
+  app.use(rateLimitHeaders(deps));
   app.use(errorMiddleware(deps.logger, errorShapeOf(router, OPERATIONS)));
   app.use(canonicalRequest());
   // The web app's pages and hashed assets: static files, served before authentication and rate limits.

@@ -199,7 +199,7 @@ export function buildOpenApi(ops: readonly Operation[], info: OpenApiInfo): Json
       title: 'Toolshed',
       version: info.version,
       description:
-        'A self-hostable registry of executable tools for AI agents: search, ratings, health, sandboxed execution, collections served as MCP endpoints, and scenarios judged by an evaluator. Every response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.',
+        'A self-hostable registry of executable tools for AI agents: search, ratings, health, sandboxed execution, collections served as MCP endpoints, and scenarios judged by an evaluator. Every response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset, always as integers (an unlimited caller: 2147483647 as limit and remaining).',
     },
     ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
     tags: [...new Set(ops.map((o) => o.tag))].map((name) => ({ name })),

@@ -3,17 +3,32 @@
  * per client address (IPv6 by /64; see identity.ts). Counters are fixed windows in the Postgres table `rate_limits` (key, points, expire), shared by every API process; both windows are taken in ONE
  * statement per request. (rate-limiter-flexible's Postgres store uses the same table layout but needs one round trip
  * per window; measured here it cost ~25 % of GET /api/tools/search throughput, see README "Rate limits".)
- * Sets X-RateLimit-* on every limited response; over a limit, 429 RATE_LIMITED with Retry-After.
+ * Sets X-RateLimit-* on every response, always as integers: a charged one from the point it took; over a limit, 429
+ * RATE_LIMITED with Retry-After. A response that spends no budget (web pages and assets, /health, the admin token's
+ * requests, a request refused before the limiter) reports the caller's budget as it stands, without spending
+ * (rateLimitHeaders). An unlimited caller (a tier whose minute limit is 0, the admin token) gets UNLIMITED as its
+ * limit and remaining.
  */
 import type { Context, Next } from 'koa';
 import pg from 'pg';
 import { errors } from '../../core/errors.js';
 import type { Config } from '../../core/config.js';
-import type { Tier } from '../../core/types.js';
-import { callerIdentity } from './identity.js';
+import type { Caller, Tier } from '../../core/types.js';
+import { API_KEY_PATTERN, hashApiKey, safeEqual } from '../../core/crypto.js';
+import { findSessionCaller, SESSION_COOKIE } from '../../core/auth/sessions.js';
+import type { AppDeps } from '../deps.js';
+import { addressBucket, callerIdentity } from './identity.js';
+
+/**
+ * X-RateLimit-Limit and -Remaining of an unlimited caller: the largest 32-bit signed integer, so that the headers are
+ * integers every client can parse and no client ever reaches.
+ */
+export const UNLIMITED = 2_147_483_647;
 
 export interface RateLimiter {
   consume(identity: string, tier: Tier): Promise<RateDecision>;
+  /** The minute window of `identity` as it stands, spending nothing. */
+  peek(identity: string, tier: Tier): Promise<RateDecision>;
   close(): Promise<void>;
 }
 
@@ -81,6 +96,20 @@ export function createRateLimiter(config: Config, connectionString: string): Rat
         retryAfterSeconds: Math.max(1, Math.ceil((retryAt - now) / 1000)),
       };
     },
+    async peek(identity, tier) {
+      const { minute } = limitsOf(config, tier);
+      const now = Date.now();
+      const fresh = { allowed: true, limit: minute === 0 ? null : minute, remaining: minute === 0 ? null : minute, retryAfterSeconds: 0 };
+      if (minute === 0) return { ...fresh, resetAt: Math.ceil((now + WINDOWS.minute) / 1000) };
+      const { rows } = await pool.query<{ points: number; expire: string }>('select points, expire from rate_limits where key = $1 and expire > $2', [
+        `rl:minute:${identity}`,
+        now,
+      ]);
+      const m = rows[0];
+      // No window open: the next charged request opens one, a minute from then.
+      if (!m) return { ...fresh, resetAt: Math.ceil((now + WINDOWS.minute) / 1000) };
+      return { ...fresh, remaining: Math.max(0, minute - m.points), resetAt: Math.ceil(Number(m.expire) / 1000) };
+    },
     async close() {
       clearInterval(cleanup);
       await pool.end();
@@ -94,29 +123,71 @@ export function createRateLimiter(config: Config, connectionString: string): Rat
  */
 export async function charge(ctx: Context, limiter: RateLimiter, identity: string, tier: Tier): Promise<void> {
   const d = await limiter.consume(identity, tier);
-  ctx.set('X-RateLimit-Limit', d.limit === null ? 'unlimited' : String(d.limit));
-  ctx.set('X-RateLimit-Remaining', d.remaining === null ? 'unlimited' : String(d.remaining));
-  ctx.set('X-RateLimit-Reset', String(d.resetAt));
+  setHeaders(ctx, d);
   if (!d.allowed) {
     ctx.state.authError = true; // keeps shape A on scenario routes too
     throw errors.rateLimited(d.retryAfterSeconds);
   }
 }
 
+function setHeaders(ctx: Context, d: Pick<RateDecision, 'limit' | 'remaining' | 'resetAt'>): void {
+  ctx.set('X-RateLimit-Limit', String(d.limit ?? UNLIMITED));
+  ctx.set('X-RateLimit-Remaining', String(d.remaining ?? UNLIMITED));
+  ctx.set('X-RateLimit-Reset', String(d.resetAt));
+}
+
 export function rateLimitMiddleware(limiter: RateLimiter) {
   return async (ctx: Context, next: Next) => {
-    // The operator (admin token) and the health probe are not limited, and their headers say so; every other
-    // request is, whatever its path (a path that matches no route still costs a point, so no spelling of a path is a
-    // free request). A request with a bad credential was charged to its address before its 401 (auth.ts).
-    if (ctx.state.admin === true || ctx.path === '/health') {
-      ctx.set('X-RateLimit-Limit', 'unlimited');
-      ctx.set('X-RateLimit-Remaining', 'unlimited');
-      ctx.set('X-RateLimit-Reset', String(Math.ceil(Date.now() / 60_000) * 60));
-      return next();
-    }
+    // The operator (admin token) and the health probe are not limited (rateLimitHeaders reports their budget); every
+    // other request is, whatever its path (a path that matches no route still costs a point, so no spelling of a
+    // path is a free request). A request with a bad credential was charged to its address before its 401 (auth.ts).
+    if (ctx.state.admin === true || ctx.path === '/health') return next();
     const caller = ctx.state.caller as { tier: Tier } | undefined;
     // One budget per user, shared by all of their keys (so minting keys buys nothing), or per client address.
     await charge(ctx, limiter, callerIdentity(ctx), caller?.tier ?? 'free');
     return next();
+  };
+}
+
+/**
+ * Who a response that spent no budget reports on, when the request did not get as far as authentication (web pages
+ * and assets are served before it; a request refused before it): the key's user, the admin token, the signed-in
+ * browser's user, or the client address. Nothing is refused or charged here: an unknown key or cookie is anonymous.
+ */
+async function uncharged(ctx: Context, deps: AppDeps): Promise<{ admin: true } | { caller: Caller | undefined }> {
+  if (ctx.state.admin === true) return { admin: true };
+  if (ctx.state.caller) return { caller: ctx.state.caller as Caller };
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1];
+  if (token && API_KEY_PATTERN.test(token)) return { caller: await deps.callers.get(hashApiKey(token)) };
+  if (token && deps.config.ADMIN_TOKEN && safeEqual(token, deps.config.ADMIN_TOKEN)) return { admin: true };
+  const cookie = ctx.get('authorization') ? undefined : ctx.cookies.get(SESSION_COOKIE);
+  return { caller: cookie ? (await findSessionCaller(deps.db, cookie))?.caller : undefined };
+}
+
+/**
+ * Outermost (after the request id): fills in X-RateLimit-* on a response that spent no budget, with the caller's
+ * budget as it stands. A charged response already carries them. If the counters cannot be read (the database is
+ * down), the tier's limit is reported as remaining.
+ */
+export function rateLimitHeaders(deps: AppDeps) {
+  return async (ctx: Context, next: Next) => {
+    await next();
+    if (ctx.headerSent || ctx.response.get('X-RateLimit-Limit')) return;
+    const minuteEnd = Math.ceil((Date.now() + 60_000) / 1000);
+    let who: Awaited<ReturnType<typeof uncharged>>;
+    try {
+      who = await uncharged(ctx, deps);
+    } catch {
+      who = { caller: undefined };
+    }
+    if ('admin' in who) return setHeaders(ctx, { limit: null, remaining: null, resetAt: minuteEnd });
+    const tier = who.caller?.tier ?? 'free';
+    const identity = who.caller ? `user:${who.caller.userId}` : `ip:${addressBucket(ctx.ip)}`;
+    try {
+      setHeaders(ctx, await deps.rateLimiter.peek(identity, tier));
+    } catch {
+      const minute = limitsOf(deps.config, tier).minute;
+      setHeaders(ctx, { limit: minute || null, remaining: minute || null, resetAt: minuteEnd });
+    }
   };
 }
