@@ -139,6 +139,8 @@ async function main() {
     const coldPlain = await calls(api.url, plain[0], plain[1], Math.max(5, N / 2), 200);
     Object.assign(out, { mcp_cold_p50_ms: pct(coldMcp.ms, 50), plain_cold_p50_ms: pct(coldPlain.ms, 50), mcp_cold_failed: coldMcp.failed });
     await svc.swapWorker({});
+    // The headline figures, also on stderr: the server list that follows can take tens of minutes.
+    process.stderr.write(`${JSON.stringify(out)}\n`);
 
     const servers: Record<string, unknown>[] = [];
     for (const s of SERVERS) {
