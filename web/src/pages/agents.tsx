@@ -276,7 +276,7 @@ function Chat({ id }: { id: string }) {
               if (e.key === 'Enter' && !e.shiftKey) send(e);
             }}
           />
-          <small>Enter sends; Shift+Enter starts a new line. The agent sees the conversation so far.</small>
+          <small>Enter sends; Shift+Enter starts a new line. Each message is sent with the conversation so far.</small>
         </div>
         <button type="submit" disabled={busy}>
           Send
@@ -296,6 +296,7 @@ function ToolCard({ call }: { call: ToolCall }) {
           Tool <code>{call.name}</code>
         </span>
         <span class={`badge ${call.state === 'failed' ? 'health-broken' : call.state === 'succeeded' ? 'health-healthy' : 'health-unknown'}`}>
+          <span aria-hidden="true">{call.state === 'failed' ? '✗ ' : call.state === 'succeeded' ? '✓ ' : '… '}</span>
           {label}
           {call.ms !== undefined ? ` · ${call.ms} ms` : ''}
         </span>
