@@ -108,6 +108,7 @@ test('sign up, create a key, search, open a tool, Try it, revoke the key', async
 
   // Revoke the key in the UI: the API refuses it at once.
   await page.getByRole('link', { name: 'ada' }).click();
+  page.once('dialog', (d) => void d.accept()); // revoking asks first
   await page.getByRole('button', { name: /^Revoke/ }).click();
   await page.getByText(/^revoked /).waitFor();
   lap('revoked');

@@ -111,16 +111,21 @@ function App() {
   const [loaded, setLoaded] = useState(false);
   const [limitedUntil, setLimitedUntil] = useState(0);
   const retry = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const asked = useRef(0);
   const refresh = useCallback(async () => {
     clearTimeout(retry.current);
     forget();
+    // Only the newest question counts: an answer to an older one (from before signing in) must not win.
+    const n = ++asked.current;
     try {
       const me = await loadMe();
+      if (n !== asked.current) return;
       setUser(me.user);
       setLlm(me.llm);
       setLoaded(true);
     } catch (err) {
       // Not an answer about the session (refused, failed): keep what we knew and ask again later.
+      if (n !== asked.current) return;
       const wait = err instanceof ApiError && err.retryAfter ? err.retryAfter * 1000 : 10_000;
       retry.current = setTimeout(() => void refresh(), wait);
     }
