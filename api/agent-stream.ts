@@ -13,7 +13,7 @@ import { AppError } from '../core/errors.js';
 import { enqueueExecution, redactSecrets, waitForExecution } from '../core/executions.js';
 import { callerIdentity } from './middleware/identity.js';
 import { LlmError, llmLogFields } from '../core/llm/index.js';
-import type { ToolCallResult } from '../core/llm/provider.js';
+import type { ChatTurn, ToolCallResult } from '../core/llm/provider.js';
 import { isFinalExecution, type ExecutionRow } from '../core/repos/executions.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import type { Caller } from '../core/types.js';
@@ -27,6 +27,8 @@ const WAIT_SLACK_MS = 15_000;
 export interface AgentStreamRequest {
   tools: ToolRow[];
   prompt: string;
+  /** Earlier turns of the conversation (agent chat), oldest first. */
+  history?: ChatTurn[];
   system?: string;
   model?: string;
   explicitParameters?: Record<string, unknown>;
@@ -113,6 +115,7 @@ export async function streamAgent(ctx: Context, deps: AppDeps, req: AgentStreamR
     const result = await deps.llm.runAgent({
       system: req.system,
       prompt: req.prompt,
+      ...(req.history?.length ? { history: req.history } : {}),
       tools: set.specs,
       maxSteps: AGENT_MAX_STEPS,
       explicitParameters: req.explicitParameters,

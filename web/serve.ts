@@ -1,7 +1,9 @@
 /**
  * Serves the built web app (WEB_DIR, made by web/build.ts) from the API process: hashed assets under /assets/ with
  * year-long immutable caching (pre-compressed .br/.gz siblings when the client takes them), and index.html, never
- * cached, for every page route of the app. Every answer carries a strict Content-Security-Policy: scripts, styles,
+ * cached, for every page route of the app. A browser (Accept: text/html) asking for a path nothing answers (`/tools`,
+ * a mistyped link) gets the app too, with status 404, and the app says "Not found"; /api/* and every other client
+ * keep the JSON 404. Every answer carries a strict Content-Security-Policy: scripts, styles,
  * fonts and connections from this origin only, no inline script, no framing.
  */
 import fs from 'node:fs/promises';
@@ -31,7 +33,7 @@ const ASSET = /^\/assets\/[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9]+)+$/;
 
 /** Client-side routes: each answers with index.html and the app renders the page. */
 const PAGE =
-  /^\/(?:|search|login|signup|settings|agents|agents\/[^/]+|collections|scenarios|tools\/.+|collections\/[^/]+(?:\/scenarios)?|scenarios\/[^/]+)\/?$/;
+  /^\/(?:|search|login|signup|settings|agents|agents\/[^/]+|collections|scenarios|tools\/.+|collections\/[^/]+(?:\/scenarios)?|scenarios\/[^/]+|scenario-runs\/[^/]+)\/?$/;
 
 function secureHeaders(ctx: Context) {
   ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
@@ -49,22 +51,28 @@ export function webApp(webDir: string) {
     immutable: true,
     defer: false,
   });
+  const page = async (ctx: Context, status = 200) => {
+    secureHeaders(ctx);
+    ctx.set('Cache-Control', 'no-cache');
+    try {
+      ctx.body = await fs.readFile(path.join(webDir, 'index.html'), 'utf8');
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.status = status;
+    } catch {
+      ctx.status = 503;
+      ctx.type = 'text/plain';
+      ctx.body = 'The web app is not built: run `npm run build:web`.\n';
+    }
+  };
   return async (ctx: Context, next: Next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     if (ASSET.test(ctx.path)) {
       secureHeaders(ctx);
       return assets(ctx, next);
     }
-    if (!PAGE.test(ctx.path)) return next();
-    secureHeaders(ctx);
-    ctx.set('Cache-Control', 'no-cache');
-    try {
-      ctx.body = await fs.readFile(path.join(webDir, 'index.html'), 'utf8');
-      ctx.type = 'text/html; charset=utf-8';
-    } catch {
-      ctx.status = 503;
-      ctx.type = 'text/plain';
-      ctx.body = 'The web app is not built: run `npm run build:web`.\n';
-    }
+    if (PAGE.test(ctx.path)) return page(ctx);
+    await next();
+    const browser = (ctx.get('accept') || '').includes('text/html');
+    if (ctx.status === 404 && ctx.body == null && browser && !/^\/(?:api|assets|v0\.1|docs)(?:\/|$)/.test(ctx.path)) await page(ctx, 404);
   };
 }

@@ -49,7 +49,26 @@ const createBody = z
     model: z.string().trim().min(1).max(200).nullable().optional().meta({ description: 'One of the models the server allows (LLM_MODEL, LLM_MODELS)' }),
   })
   .strict();
-const chatBody = z.object({ message: z.string().trim().min(1, 'must not be empty').max(8000), env: scopedEnvSchema.optional() }).strict();
+/** The conversation a chat request may carry: this many earlier turns at most, of this many characters together. */
+export const CHAT_HISTORY_MAX_TURNS = 40;
+export const CHAT_HISTORY_MAX_CHARS = 64_000;
+const chatTurn = z.object({ role: z.enum(['user', 'assistant']), content: z.string().min(1, 'must not be empty').max(8000) }).strict();
+const chatBody = z
+  .object({
+    message: z.string().trim().min(1, 'must not be empty').max(8000),
+    history: z
+      .array(chatTurn)
+      .max(CHAT_HISTORY_MAX_TURNS)
+      .refine((turns) => turns.reduce((n, t) => n + t.content.length, 0) <= CHAT_HISTORY_MAX_CHARS, {
+        message: `must hold at most ${CHAT_HISTORY_MAX_CHARS} characters in all`,
+      })
+      .optional()
+      .meta({
+        description: `The conversation before \`message\`, oldest first (at most ${CHAT_HISTORY_MAX_TURNS} turns, ${CHAT_HISTORY_MAX_CHARS} characters in all). The server keeps no conversation: send it with every message. A model reads it as earlier messages; the offline agent acts on \`message\` alone.`,
+      }),
+    env: scopedEnvSchema.optional(),
+  })
+  .strict();
 const idParams = z.object({ id: z.string().meta({ description: "The agent's id" }) });
 
 const base = { tag: 'Agents', errorShape: 'A', auth: 'key' } as const;
@@ -128,6 +147,7 @@ export const agentOperations: Operation[] = [
       await streamAgent(ctx, deps, {
         tools,
         prompt: body.message,
+        history: body.history,
         system: agent.system_prompt ?? undefined,
         model: agent.model ?? undefined,
         env: givenEnvOf(body.env, tools),

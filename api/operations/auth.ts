@@ -47,6 +47,9 @@ const meSchema = z.object({
     remaining: z.number().int().nullable(),
     resetAt: timestamp,
   }),
+  llm: z
+    .object({ provider: z.enum(['offline', 'openai-compatible']), model: z.string() })
+    .meta({ description: 'The language model behind agent runs, judging and chat; `offline`: rules, no model (no LLM_BASE_URL configured)' }),
 });
 
 const optionsSchema = z.object({
@@ -249,6 +252,7 @@ export const authOperations: Operation[] = [
           ...(session ? { csrfToken: session.csrfToken } : {}),
           rateLimits: rateLimitsOf(deps, caller.tier),
           scenarioQuota: { limit, used, remaining: remainingOf(limit, used), resetAt: quotaResetAt() },
+          llm: { provider: deps.llm.provider, model: deps.llm.chatModel },
         },
       };
     },

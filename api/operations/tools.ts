@@ -14,6 +14,7 @@ import { TRENDING_PERIODS } from '../../core/scoring.js';
 import { rateTool } from '../../core/tool-feedback.js';
 import { trendingScores } from '../../core/repos/feedback.js';
 import { listToolIds } from '../../core/repos/tool-list.js';
+import { GOOD_MATCH, queryCoverage } from '../../core/search/match.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 
 // ---- response schemas ----
@@ -95,7 +96,20 @@ export const toolOperations: Operation[] = [
         query: z.string(),
         /** Only with SEARCH_QUERY_REWRITE=llm, when the model's keywords were used to rank (they come first, then q). */
         rewrittenQuery: z.string().optional(),
-        results: z.object({ total: z.number().int(), tools: z.array(toolListItemSchema) }),
+        results: z.object({
+          total: z.number().int(),
+          tools: z.array(
+            toolListItemSchema.extend({
+              match: z.number().meta({
+                description:
+                  "Share (0–1) of the query's words (stop words dropped, stemmed, synonyms counted) found in the tool's name, description or parameters",
+              }),
+            }),
+          ),
+          goodMatch: z.boolean().meta({
+            description: `Whether any tool returned covers at least ${Math.round(GOOD_MATCH * 100)} % of the query's words (its \`match\`; docs/search.md)`,
+          }),
+        }),
       }),
     },
     errors: REQUEST,
@@ -104,7 +118,9 @@ export const toolOperations: Operation[] = [
       const ids = result.hits.map((h) => h.id);
       const tools = inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN');
       const rewritten = result.rewrittenQuery === undefined ? {} : { rewrittenQuery: result.rewrittenQuery };
-      return { success: true, query: query.q, ...rewritten, results: { total: result.total, tools: tools.map(toToolListItem) } };
+      const items = tools.map((t) => ({ ...toToolListItem(t), match: queryCoverage(query.q, t) }));
+      const goodMatch = items.some((t) => t.match >= GOOD_MATCH);
+      return { success: true, query: query.q, ...rewritten, results: { total: result.total, tools: items, goodMatch } };
     },
   }),
   defineOperation({

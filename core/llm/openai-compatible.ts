@@ -126,7 +126,9 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
       const stream = streamText({
         model: openai.chat(model),
         system: opts.system,
-        prompt: opts.prompt,
+        ...(opts.history?.length
+          ? { messages: [...opts.history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: opts.prompt }] }
+          : { prompt: opts.prompt }),
         tools,
         stopWhen: stepCountIs(opts.maxSteps),
         temperature,

@@ -44,9 +44,20 @@ export interface ModelInfo {
   temperature: number;
 }
 
+/** An earlier turn of a conversation (agent chat): what the user said, or what the agent answered. */
+export interface ChatTurn {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
 export interface AgentRunOptions {
   system?: string;
   prompt: string;
+  /**
+   * The conversation before `prompt`, oldest first. A model reads it as earlier messages; the offline agent acts on
+   * `prompt` alone (its rules read one request).
+   */
+  history?: ChatTurn[];
   tools: LlmToolSpec[];
   /** Runs one tool call; never throws for a tool's own failure (that is `result.error`). */
   callTool: (toolName: string, input: unknown) => Promise<ToolCallResult>;

@@ -1,6 +1,10 @@
 /**
  * The web app's only way to the service: the public JSON API, same origin, with the session cookie. Writes carry the
  * session's CSRF token (X-CSRF-Token). Errors of either contract shape become ApiError.
+ *
+ * Every API call spends the caller's per-minute budget (60 for a free user), so GETs are shared: a GET already in
+ * flight is joined, and an answer is reused for GET_TTL_MS. Any write empties the cache (what it changed is read
+ * again), and so does `forget()` (a page's explicit reload).
  */
 let csrfToken: string | undefined;
 
@@ -14,12 +18,62 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly details: { path: string; message: string }[] = [],
+    /** Seconds to wait before asking again (429: from Retry-After). */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
 }
 
+/** How long a GET's answer is reused: long enough for a person clicking back and forth, short enough to stay fresh. */
+export const GET_TTL_MS = 30_000;
+const cache = new Map<string, { at: number; value: Promise<unknown> }>();
+
+/** Forgets every cached answer. */
+export function forget(): void {
+  cache.clear();
+}
+
+type LimitListener = (until: number) => void;
+const limitListeners = new Set<LimitListener>();
+
+/** Called with the time (ms epoch) until which the service refuses this caller (a 429 with Retry-After). */
+export function onRateLimited(fn: LimitListener): () => void {
+  limitListeners.add(fn);
+  return () => limitListeners.delete(fn);
+}
+
+/** What a refused call (429) means for a person: what happened and when to try again. */
+export function rateLimitMessage(retryAfter: number | undefined): string {
+  const seconds = Math.max(1, retryAfter ?? 60);
+  const at = new Date(Date.now() + seconds * 1000).toLocaleTimeString();
+  return `Too many requests: your account's limit of API calls per minute is used up, so the service is refusing new ones for now. Nothing was lost and you are still signed in. Try again in ${seconds} seconds (at ${at}).`;
+}
+
+function refusal(res: Response, code: string, message: string, details?: { path: string; message: string }[]): ApiError {
+  if (res.status !== 429 || code !== 'RATE_LIMITED' || !res.headers.has('retry-after')) return new ApiError(res.status, code, message, details);
+  const retryAfter = Number(res.headers.get('retry-after')) || 60;
+  for (const fn of limitListeners) fn(Date.now() + retryAfter * 1000);
+  return new ApiError(429, code, rateLimitMessage(retryAfter), details, retryAfter);
+}
+
 export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  if (method !== 'GET') {
+    forget();
+    return request<T>(method, path, body);
+  }
+  const hit = cache.get(path);
+  if (hit && Date.now() - hit.at < GET_TTL_MS) return hit.value as Promise<T>;
+  const value = request<T>(method, path);
+  cache.set(path, { at: Date.now(), value });
+  // A failure is not kept: the next visit asks again.
+  value.catch(() => {
+    if (cache.get(path)?.value === value) cache.delete(path);
+  });
+  return value;
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
@@ -33,8 +87,8 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
   }
   if (!res.ok || json.success === false) {
     const e = json.error;
-    if (e && typeof e === 'object') throw new ApiError(res.status, e.code, e.message, e.details);
-    throw new ApiError(res.status, String(e ?? res.status), json.message ?? `Request failed (${res.status})`);
+    if (e && typeof e === 'object') throw refusal(res, e.code, e.message, e.details);
+    throw refusal(res, String(e ?? res.status), json.message ?? `Request failed (${res.status})`);
   }
   return json as T;
 }
@@ -83,10 +137,11 @@ export async function postStream(path: string, body: unknown, handlers: StreamHa
   const headers: Record<string, string> = { accept: 'text/event-stream', 'content-type': 'application/json' };
   if (csrfToken) headers['x-csrf-token'] = csrfToken;
   const res = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body), credentials: 'same-origin', signal });
+  forget();
   if (!res.headers.get('content-type')?.startsWith('text/event-stream') || !res.body) {
     const json = await res.json().catch(() => ({}));
     const e = json.error;
-    throw new ApiError(res.status, e?.code ?? String(res.status), e?.message ?? json.message ?? `Request failed (${res.status})`, e?.details);
+    throw refusal(res, e?.code ?? String(res.status), e?.message ?? json.message ?? `Request failed (${res.status})`, e?.details);
   }
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';

@@ -1,7 +1,7 @@
 /** Small pieces every page uses: data loading, errors, health and rating badges, copy buttons, dates. */
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import { ApiError, forget } from '../api.js';
 
 export interface Async<T> {
   data?: T;
@@ -10,28 +10,49 @@ export interface Async<T> {
   reload: () => void;
 }
 
-/** Runs `load` when `deps` change; stale answers (from earlier deps) are dropped. */
+/**
+ * Runs `load` when `deps` change; stale answers (from earlier deps) are dropped. A load refused by the rate limit
+ * (429) is tried again by itself once the wait it was given is over.
+ */
 export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
+    let again: ReturnType<typeof setTimeout> | undefined;
     setState((s) => ({ ...s, loading: true }));
     load().then(
       (data) => live && setState({ data, loading: false }),
-      (error) => live && setState({ error, loading: false }),
+      (error) => {
+        if (!live) return;
+        setState({ error, loading: false });
+        if (error instanceof ApiError && error.retryAfter) again = setTimeout(() => setTick((n) => n + 1), error.retryAfter * 1000 + 250);
+      },
     );
     return () => {
       live = false;
+      clearTimeout(again);
     };
   }, [...deps, tick]);
-  const reload = useCallback(() => setTick((n) => n + 1), []);
+  // A reload asks the service again (not the app's short-lived cache of GETs).
+  const reload = useCallback(() => {
+    forget();
+    setTick((n) => n + 1);
+  }, []);
   return { ...state, reload };
 }
 
 export function ErrorMessage({ error }: { error?: unknown }) {
   if (!error) return null;
   const e = error as Error;
+  // The page-wide notice says what a refusal by the rate limit means; here, only that this part waits for it.
+  if (e instanceof ApiError && e.retryAfter) {
+    return (
+      <p class="muted" role="status">
+        Refused for now: the request limit was reached (see the notice at the top). Possible again in {e.retryAfter} seconds.
+      </p>
+    );
+  }
   const details = e instanceof ApiError ? e.details : [];
   return (
     <div class="error" role="alert">
@@ -64,10 +85,32 @@ export function Show<T>({ value, children }: { value: Async<T>; children: (data:
   return <>{children(value.data)}</>;
 }
 
+/** "1 tool", "2 tools". */
+export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 const HEALTH_LABEL: Record<string, string> = { HEALTHY: 'Healthy', BROKEN: 'Broken', UNKNOWN: 'Not checked yet' };
+/** Each status has its own mark as well as its colour, so pills differ without colour vision. */
+const MARK: Record<string, string> = { healthy: '✓', pass: '✓', succeeded: '✓', broken: '✗', fail: '✗', failed: '✗', unknown: '?', running: '…' };
 
 export function HealthBadge({ status }: { status: string }) {
-  return <span class={`badge health-${status.toLowerCase()}`}>{HEALTH_LABEL[status] ?? status}</span>;
+  const s = status.toLowerCase();
+  return (
+    <span class={`badge health-${s}`}>
+      <span aria-hidden="true">{MARK[s] ?? '•'} </span>
+      {HEALTH_LABEL[status] ?? status}
+    </span>
+  );
+}
+
+/** A run's verdict (pass / fail) as a pill with its mark. */
+export function VerdictBadge({ verdict, prefix = '' }: { verdict: string; prefix?: string }) {
+  return (
+    <span class={`badge verdict-${verdict}`}>
+      <span aria-hidden="true">{MARK[verdict] ?? '•'} </span>
+      {prefix}
+      {verdict}
+    </span>
+  );
 }
 
 export function Rating({ average, count }: { average: number | null; count: number }) {

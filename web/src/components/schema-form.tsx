@@ -21,10 +21,18 @@ export type FieldValues = Record<string, string | boolean>;
 
 const typeOf = (s: JsonSchema): string => (Array.isArray(s.type) ? (s.type.find((t) => t !== 'null') ?? 'string') : (s.type ?? 'string'));
 
+/** The type a schema declares, for people: one with no `type` is known by its keywords, or takes any JSON value. */
+function declaredType(s: JsonSchema): string {
+  if (s.type !== undefined) return typeOf(s);
+  if (s.properties) return 'object';
+  if (s.items) return 'array';
+  return 'any JSON value';
+}
+
 export function describeType(s: JsonSchema): string {
-  const t = typeOf(s);
+  const t = declaredType(s);
   if (s.enum) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(', ')}`;
-  if (t === 'array' && s.items) return `array of ${typeOf(s.items)}`;
+  if (t === 'array' && s.items) return `array of ${declaredType(s.items)}`;
   return s.format ? `${t} (${s.format})` : t;
 }
 
@@ -135,7 +143,7 @@ export function SchemaTable({ schema }: { schema: JsonSchema }) {
   if (props.length === 0) return <p class="muted">No parameters.</p>;
   const required = new Set(schema.required ?? []);
   return (
-    <table>
+    <table class="stack">
       <caption class="visually-hidden">Input parameters</caption>
       <thead>
         <tr>
@@ -151,9 +159,9 @@ export function SchemaTable({ schema }: { schema: JsonSchema }) {
             <th scope="row">
               <code>{name}</code>
             </th>
-            <td>{describeType(s)}</td>
-            <td>{required.has(name) ? 'yes' : 'no'}</td>
-            <td>
+            <td data-label="Type">{describeType(s)}</td>
+            <td data-label="Required">{required.has(name) ? 'yes' : 'no'}</td>
+            <td data-label="Description">
               {s.description ?? ''}
               {s.default !== undefined && <span class="muted"> Default: {JSON.stringify(s.default)}.</span>}
             </td>

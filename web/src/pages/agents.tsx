@@ -1,12 +1,15 @@
 /**
  * Agents: the signed-in user's agents and a form to make one (name, description, system prompt, collections); an
  * agent's page is a chat whose answer streams in (`POST /api/agents/:id/chat`): text as it arrives, each tool call
- * as a card that fills in when the call completes.
+ * as a card that fills in when the call completes. Each message carries the conversation so far (the server keeps
+ * none), cut to the API's bounds.
  */
 import { useRef, useState } from 'preact/hooks';
 import { get, post, postStream } from '../api.js';
-import { ErrorMessage, Show, useAsync } from '../components/common.js';
+import { ErrorMessage, plural, Show, useAsync } from '../components/common.js';
 import { navigate } from '../router.js';
+import { useSession } from '../session.js';
+import { OfflineNotice } from './run.js';
 
 export function AgentsPage() {
   const agents = useAsync(async () => (await get('/api/agents')).data as any[], []);
@@ -88,7 +91,7 @@ function CreateAgent() {
                 <div class="field checkbox">
                   <input id={`agent-col-${c.id}`} type="checkbox" checked={chosen.includes(c.id)} onChange={(e) => toggle(c.id, e.currentTarget.checked)} />
                   <label for={`agent-col-${c.id}`}>
-                    {c.name} <span class="muted">({c.toolCount} tools)</span>
+                    {c.name} <span class="muted">({plural(c.toolCount, 'tool')})</span>
                   </label>
                 </div>
               ))
@@ -121,7 +124,33 @@ interface Turn {
   error?: string;
 }
 
+/** The API's bounds on a chat request's history (CHAT_HISTORY_MAX_TURNS and _CHARS in api/operations/agents.ts). */
+const HISTORY_TURNS = 40;
+const HISTORY_CHARS = 64_000;
+
+/** The finished turns as chat history, oldest first: the newest that fit the API's bounds. */
+export function historyOf(turns: Turn[]): { role: 'user' | 'assistant'; content: string }[] {
+  const out: { role: 'user' | 'assistant'; content: string }[] = [];
+  let chars = 0;
+  for (const t of [...turns].reverse()) {
+    if (t.state !== 'done') continue;
+    const answer = t.parts
+      .filter((p): p is { kind: 'text'; text: string } => p.kind === 'text')
+      .map((p) => p.text)
+      .join('')
+      .trim()
+      .slice(0, 8000);
+    const pair = [{ role: 'user' as const, content: t.question.slice(0, 8000) }, ...(answer ? [{ role: 'assistant' as const, content: answer }] : [])];
+    const size = pair.reduce((n, m) => n + m.content.length, 0);
+    if (out.length + pair.length > HISTORY_TURNS || chars + size > HISTORY_CHARS) break;
+    out.unshift(...pair);
+    chars += size;
+  }
+  return out;
+}
+
 export function AgentPage({ id }: { id: string }) {
+  const { llm } = useSession();
   const agent = useAsync(async () => (await get(`/api/agents/${encodeURIComponent(id)}`)).data, [id]);
   return (
     <Show value={agent}>
@@ -131,6 +160,7 @@ export function AgentPage({ id }: { id: string }) {
             <a href="/agents">Agents</a>
           </p>
           <h1>{a.name}</h1>
+          <OfflineNotice provider={llm?.provider} />
           {a.description && <p class="lead">{a.description}</p>}
           <p class="meta">
             Tools from:{' '}
@@ -159,11 +189,12 @@ function Chat({ id }: { id: string }) {
     if (!question || busy) return;
     setError(undefined);
     setMessage('');
+    const history = historyOf(turns);
     setTurns((ts) => [...ts, { question, parts: [], state: 'streaming' }]);
     try {
       await postStream(
         `/api/agents/${encodeURIComponent(id)}/chat`,
-        { message: question },
+        { message: question, ...(history.length ? { history } : {}) },
         {
           'tools.discovered': (d) => update((t) => ({ ...t, tools: d.tools.length })),
           'tool.started': (d) =>
@@ -245,7 +276,7 @@ function Chat({ id }: { id: string }) {
               if (e.key === 'Enter' && !e.shiftKey) send(e);
             }}
           />
-          <small>Enter sends; Shift+Enter starts a new line. Each message is answered on its own.</small>
+          <small>Enter sends; Shift+Enter starts a new line. Each message is sent with the conversation so far.</small>
         </div>
         <button type="submit" disabled={busy}>
           Send
@@ -265,6 +296,7 @@ function ToolCard({ call }: { call: ToolCall }) {
           Tool <code>{call.name}</code>
         </span>
         <span class={`badge ${call.state === 'failed' ? 'health-broken' : call.state === 'succeeded' ? 'health-healthy' : 'health-unknown'}`}>
+          <span aria-hidden="true">{call.state === 'failed' ? '✗ ' : call.state === 'succeeded' ? '✓ ' : '… '}</span>
           {label}
           {call.ms !== undefined ? ` · ${call.ms} ms` : ''}
         </span>

@@ -4,7 +4,7 @@
  */
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, qs } from '../api.js';
-import { CodeBlock, CopyButton, ErrorMessage, Show, toolHref, useAsync } from '../components/common.js';
+import { CodeBlock, CopyButton, ErrorMessage, plural, Show, toolHref, useAsync } from '../components/common.js';
 import { navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { ScenarioList } from './scenarios.js';
@@ -33,7 +33,7 @@ function CollectionView({ c, reload }: { c: any; reload: () => void }) {
       <header class="page-head">
         <h1>{c.name}</h1>
         <p class="pkg">
-          by {c.owner.username} · {c.isPublic ? 'public' : 'private'} · {c.tools.length} tools · {c.likeCount} likes
+          by {c.owner.username} · {c.isPublic ? 'public' : 'private'} · {plural(c.tools.length, 'tool')} · {plural(c.likeCount, 'like')}
         </p>
         {c.description && <p class="lead">{c.description}</p>}
         {user && (
@@ -62,7 +62,7 @@ function CollectionView({ c, reload }: { c: any; reload: () => void }) {
             ))}
           </ul>
         )}
-        {owner && <AddTools base={base} onAdded={reload} />}
+        {owner && <AddTools base={base} have={new Set(c.tools.map((t: any) => t.id))} onAdded={reload} />}
       </section>
       <McpSection c={c} />
       <ScenarioList collection={c} owner={owner} />
@@ -71,7 +71,8 @@ function CollectionView({ c, reload }: { c: any; reload: () => void }) {
   );
 }
 
-function AddTools({ base, onAdded }: { base: string; onAdded: () => void }) {
+/** Search and add; a tool already in the collection shows "Added" and cannot be added again. */
+function AddTools({ base, have, onAdded }: { base: string; have: Set<string>; onAdded: () => void }) {
   const [q, setQ] = useState('');
   const [results, setResults] = useState<any[]>();
   const [error, setError] = useState<unknown>();
@@ -111,9 +112,15 @@ function AddTools({ base, onAdded }: { base: string; onAdded: () => void }) {
               <span>
                 <strong>{t.name}</strong> <span class="muted">{t.package.npmPackageName}</span>
               </span>
-              <button type="button" class="small" onClick={() => add(t)}>
-                Add<span class="visually-hidden"> {t.name}</span>
-              </button>
+              {have.has(t.id) ? (
+                <button type="button" class="small added" disabled>
+                  <span aria-hidden="true">✓ </span>Added<span class="visually-hidden"> {t.name} (already in this collection)</span>
+                </button>
+              ) : (
+                <button type="button" class="small" onClick={() => add(t)}>
+                  Add<span class="visually-hidden"> {t.name}</span>
+                </button>
+              )}
             </li>
           ))}
           {results.length === 0 && <li class="muted">No tools match.</li>}

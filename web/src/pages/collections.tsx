@@ -1,7 +1,7 @@
 /** Collections: the signed-in user's own (with a create form) and the public ones. */
 import { useState } from 'preact/hooks';
 import { get, post } from '../api.js';
-import { ErrorMessage, Show, useAsync } from '../components/common.js';
+import { ErrorMessage, plural, Show, useAsync } from '../components/common.js';
 import { navigate } from '../router.js';
 import { useSession } from '../session.js';
 
@@ -19,7 +19,7 @@ function CollectionCards({ list, empty }: { list: any[]; empty: string }) {
           </p>
           {c.description && <p>{c.description}</p>}
           <p class="meta">
-            {c.toolCount} tools · {c.likeCount} likes
+            {plural(c.toolCount, 'tool')} · {plural(c.likeCount, 'like')}
           </p>
         </li>
       ))}

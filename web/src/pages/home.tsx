@@ -1,8 +1,9 @@
 /** Home: search box, counts, trending tools, featured scenarios. */
 import { get } from '../api.js';
-import { Show, useAsync } from '../components/common.js';
+import { Show, useAsync, VerdictBadge } from '../components/common.js';
 import { ToolList, type ToolItem } from '../components/tool-list.js';
 import { SearchForm } from './search.js';
+import { scenarioRecord } from './scenarios.js';
 
 const countOf = (r: { data: unknown[]; pagination?: { hasMore: boolean } }) => `${r.data.length}${r.pagination?.hasMore ? '+' : ''}`;
 
@@ -14,9 +15,8 @@ export function HomePage() {
   const trending = useAsync(async () => {
     const week = await get('/api/tools/trending?period=week&limit=6');
     if (week.data.length) return week.data as ToolItem[];
-    const all = await get('/api/tools/trending?period=all&limit=6');
-    // A new registry has no activity yet: show the best-scored tools instead.
-    return (all.data.length ? all.data : (await get('/api/tools?limit=6')).data) as ToolItem[];
+    // Nothing used this week: the best-scored tools, from the list the counts already fetched (one shared call).
+    return (await get('/api/tools?limit=100')).data.slice(0, 6) as ToolItem[];
   }, []);
   const featured = useAsync(async () => (await get('/api/scenarios/featured?limit=6')).data as any[], []);
   return (
@@ -28,7 +28,8 @@ export function HomePage() {
         <Show value={counts}>
           {(c) => (
             <p class="counts">
-              <strong>{c.tools}</strong> tools · <strong>{c.collections}</strong> public collections · <strong>{c.scenarios}</strong> public scenarios
+              <strong>{c.tools}</strong> {c.tools === '1' ? 'tool' : 'tools'} · <strong>{c.collections}</strong> public{' '}
+              {c.collections === '1' ? 'collection' : 'collections'} · <strong>{c.scenarios}</strong> public {c.scenarios === '1' ? 'scenario' : 'scenarios'}
             </p>
           )}
         </Show>
@@ -53,10 +54,10 @@ export function HomePage() {
                     <p class="pkg">
                       in {s.collection.username}/{s.collection.slug}
                     </p>
-                    <p>{s.prompt}</p>
+                    <p class="prompt">{s.prompt}</p>
                     <p class="meta">
-                      Quality {Math.round(s.qualityScore * 100)}% · {s.totalRuns} runs
-                      {s.lastRunStatus && <span class={`badge verdict-${s.lastRunStatus}`}>last: {s.lastRunStatus}</span>}
+                      {scenarioRecord(s)}
+                      {s.lastRunStatus && <VerdictBadge verdict={s.lastRunStatus} prefix="last: " />}
                     </p>
                   </li>
                 ))}

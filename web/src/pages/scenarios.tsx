@@ -4,9 +4,22 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, post, stream } from '../api.js';
-import { ErrorMessage, formatDate, Show, useAsync } from '../components/common.js';
+import { ErrorMessage, formatDate, plural, Show, useAsync, VerdictBadge } from '../components/common.js';
 import { navigate } from '../router.js';
 import { useSession } from '../session.js';
+import { OfflineNotice, Outcome, Steps, type RunStep } from './run.js';
+
+/**
+ * A scenario's record in words. Its qualityScore is (passes + 1) / (runs + 2) over the newest 20 owner runs — 50 %
+ * before any run — so it is shown as a score beside the plain count of passes, never alone like a pass rate.
+ */
+export function scenarioRecord(s: { qualityScore: number; totalRuns: number }): string {
+  const score = `quality score ${Math.round(s.qualityScore * 100)}%`;
+  if (s.totalRuns === 0) return 'Not run yet';
+  if (s.totalRuns > 20) return `${plural(s.totalRuns, 'run')} · ${score} over the last 20`;
+  const passes = Math.max(0, Math.round(s.qualityScore * (s.totalRuns + 2) - 1));
+  return `${passes} of ${plural(s.totalRuns, 'run')} passed · ${score}`;
+}
 
 export function ScenarioList({ collection, owner }: { collection: any; owner: boolean }) {
   const list = useAsync(async () => (await get(`/api/collections/${collection.id}/scenarios`)).data.scenarios as any[], [collection.id]);
@@ -23,8 +36,7 @@ export function ScenarioList({ collection, owner }: { collection: any; owner: bo
               <thead>
                 <tr>
                   <th scope="col">Scenario</th>
-                  <th scope="col">Runs</th>
-                  <th scope="col">Quality</th>
+                  <th scope="col">Record</th>
                   <th scope="col">Last verdict</th>
                 </tr>
               </thead>
@@ -34,9 +46,8 @@ export function ScenarioList({ collection, owner }: { collection: any; owner: bo
                     <th scope="row">
                       <a href={`/scenarios/${s.id}`}>{s.name}</a>
                     </th>
-                    <td>{s.totalRuns}</td>
-                    <td>{Math.round(s.qualityScore * 100)}%</td>
-                    <td>{s.lastRunStatus ? <span class={`badge verdict-${s.lastRunStatus}`}>{s.lastRunStatus}</span> : '—'}</td>
+                    <td>{scenarioRecord(s)}</td>
+                    <td>{s.lastRunStatus ? <VerdictBadge verdict={s.lastRunStatus} /> : 'not run'}</td>
                   </tr>
                 ))}
               </tbody>
@@ -99,17 +110,19 @@ function CreateScenario({ collection }: { collection: any }) {
 
 interface LiveRun {
   runId: string;
-  steps: { toolName?: string; toolId: string; params: unknown; output?: unknown; error?: { message: string } }[];
+  steps: RunStep[];
   verdict?: { success: boolean; verdict: string; reason: string; model: string };
   failure?: string;
   done: boolean;
 }
 
 export function ScenarioPage({ id }: { id: string }) {
-  const { user } = useSession();
+  const { user, llm } = useSession();
   const scenario = useAsync(async () => (await get(`/api/scenarios/${id}`)).data, [id]);
   const history = useAsync(async () => (await get(`/api/scenarios/${id}/runs?limit=10`)).data as any[], [id]);
   const [live, setLive] = useState<LiveRun>();
+  // The finished run as the service recorded it: answer, judge's reasoning, assertions.
+  const [record, setRecord] = useState<any>();
   const [error, setError] = useState<unknown>();
   const close = useRef<(() => void) | undefined>(undefined);
   useEffect(() => () => close.current?.(), []);
@@ -120,17 +133,28 @@ export function ScenarioPage({ id }: { id: string }) {
       const r = await post(`/api/scenarios/${id}/run?wait=false`);
       const runId = r.data.runId as string;
       setLive({ runId, steps: [], done: false });
+      setRecord(undefined);
       close.current?.();
       close.current = stream(`/api/scenario-runs/${runId}/events`, {
         step: (d) => setLive((l) => l && { ...l, steps: [...l.steps, { toolName: d.toolName, toolId: d.toolId, params: d.params }] }),
         'tool.completed': (d) =>
-          setLive((l) => l && { ...l, steps: l.steps.map((s, i) => (i === l.steps.length - 1 ? { ...s, output: d.output, error: d.error } : s)) }),
+          setLive(
+            (l) =>
+              l && {
+                ...l,
+                steps: l.steps.map((s, i) => (i === l.steps.length - 1 ? { ...s, output: d.output, error: d.error, executionTimeMs: d.executionTimeMs } : s)),
+              },
+          ),
         verdict: (d) => setLive((l) => l && { ...l, verdict: d }),
         error: (d) => setLive((l) => l && { ...l, failure: d.message ?? 'The run failed' }),
         done: () => {
           setLive((l) => l && { ...l, done: true });
           history.reload();
           scenario.reload();
+          get(`/api/scenario-runs/${runId}`).then(
+            (res) => setRecord(res.data),
+            () => undefined,
+          );
         },
         failed: (d) => setLive((l) => l && { ...l, failure: d.message, done: true }),
       });
@@ -150,10 +174,11 @@ export function ScenarioPage({ id }: { id: string }) {
               <a href={`/collections/${s.collection.slug}`}>
                 {s.collection.username}/{s.collection.slug}
               </a>{' '}
-              · {s.totalRuns} runs · quality {Math.round(s.qualityScore * 100)}%
+              · {scenarioRecord(s)}
             </p>
           </header>
-          <p class="lead">{s.prompt}</p>
+          <OfflineNotice provider={llm?.provider} />
+          <p class="lead prompt">{s.prompt}</p>
           {s.assertions && (
             <ul>
               {s.assertions.map((a: any) => (
@@ -174,21 +199,24 @@ export function ScenarioPage({ id }: { id: string }) {
           {live && (
             <section aria-live="polite" aria-labelledby="live-h" class="panel">
               <h2 id="live-h">This run</h2>
-              <ol class="steps">
-                {live.steps.map((st) => (
-                  <li>
-                    <code>{st.toolName ?? st.toolId}</code>({JSON.stringify(st.params)}){' '}
-                    {st.error ? <span class="badge verdict-fail">error: {st.error.message}</span> : st.output !== undefined ? '✓' : '…'}
-                  </li>
-                ))}
-              </ol>
+              <h3>Tool calls</h3>
+              <Steps steps={record ? record.steps : live.steps} done={live.done} />
               {!live.verdict && !live.failure && <p role="status">Waiting for the verdict…</p>}
-              {live.verdict && (
-                <p class={`verdict verdict-${live.verdict.verdict}`} data-testid="verdict">
-                  Verdict: <strong>{live.verdict.verdict}</strong> — {live.verdict.reason} <span class="muted">({live.verdict.model})</span>
-                </p>
+              {record ? (
+                <Outcome run={record} />
+              ) : (
+                live.verdict && (
+                  <p class={`verdict verdict-${live.verdict.verdict}`} data-testid="verdict">
+                    Verdict: <VerdictBadge verdict={live.verdict.verdict} /> — {live.verdict.reason} <span class="muted">({live.verdict.model})</span>
+                  </p>
+                )
               )}
               {live.failure && <p class="error">{live.failure}</p>}
+              {live.done && (
+                <p>
+                  <a href={`/scenario-runs/${live.runId}`}>Open this run</a>
+                </p>
+              )}
             </section>
           )}
           <section aria-labelledby="hist-h">
@@ -211,9 +239,11 @@ export function ScenarioPage({ id }: { id: string }) {
                     <tbody>
                       {runs.map((r) => (
                         <tr>
-                          <td>{formatDate(r.timestamps.createdAt)}</td>
+                          <td>
+                            <a href={`/scenario-runs/${r.id}`}>{formatDate(r.timestamps.createdAt)}</a>
+                          </td>
                           <td>{r.status}</td>
-                          <td>{r.evaluator?.verdict ? <span class={`badge verdict-${r.evaluator.verdict}`}>{r.evaluator.verdict}</span> : '—'}</td>
+                          <td>{r.evaluator?.verdict ? <VerdictBadge verdict={r.evaluator.verdict} /> : '—'}</td>
                           <td>{r.steps.length}</td>
                         </tr>
                       ))}

@@ -8,6 +8,7 @@ import { useSession } from '../session.js';
 export function SettingsPage() {
   const session = useSession();
   const me = useAsync(async () => (await get('/api/auth/me')).data, []);
+  const keyName = (k: any) => k.name ?? 'Unnamed key';
   const keys = useAsync(async () => (await get('/api/keys')).data as any[], []);
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ key: string; name: string }>();
@@ -16,7 +17,8 @@ export function SettingsPage() {
     e.preventDefault();
     setError(undefined);
     try {
-      const r = await post('/api/keys', name ? { name } : {});
+      // A key with no name would be hard to tell apart later: name it after when it was made.
+      const r = await post('/api/keys', { name: name.trim() || `Key made ${new Date().toLocaleString()}` });
       setCreated({ key: r.data.key, name: r.data.name ?? '' });
       setName('');
       keys.reload();
@@ -25,6 +27,7 @@ export function SettingsPage() {
     }
   };
   const revoke = async (k: any) => {
+    if (!confirm(`Revoke the key “${keyName(k)}” (${k.prefix}…)? Programs using it stop working at once; this cannot be undone.`)) return;
     setError(undefined);
     try {
       await del(`/api/keys/${k.id}`);
@@ -91,7 +94,7 @@ export function SettingsPage() {
         <ErrorMessage error={error} />
         <Show value={keys}>
           {(list) => (
-            <table>
+            <table class="stack">
               <caption class="visually-hidden">Your API keys</caption>
               <thead>
                 <tr>
@@ -107,18 +110,18 @@ export function SettingsPage() {
               <tbody>
                 {list.map((k) => (
                   <tr>
-                    <th scope="row">{k.name ?? '—'}</th>
-                    <td>
+                    <th scope="row">{keyName(k)}</th>
+                    <td data-label="Key">
                       <code>{k.prefix}…</code>
                     </td>
-                    <td>{formatDate(k.createdAt)}</td>
-                    <td>{k.lastUsedAt ? formatDate(k.lastUsedAt) : 'never'}</td>
+                    <td data-label="Created">{formatDate(k.createdAt)}</td>
+                    <td data-label="Last used">{k.lastUsedAt ? formatDate(k.lastUsedAt) : 'never'}</td>
                     <td>
                       {k.revokedAt ? (
                         <span class="muted">revoked {formatDate(k.revokedAt)}</span>
                       ) : (
                         <button type="button" class="danger small" onClick={() => revoke(k)}>
-                          Revoke<span class="visually-hidden"> key {k.name ?? k.prefix}</span>
+                          Revoke<span class="visually-hidden"> key {keyName(k)}</span>
                         </button>
                       )}
                     </td>

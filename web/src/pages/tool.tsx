@@ -1,7 +1,7 @@
 /** A tool: description, schema table, env names, health, ratings and reviews, snippets, Try it, add to a collection. */
 import { useState } from 'preact/hooks';
 import { get, post, slugPath } from '../api.js';
-import { CodeBlock, ErrorMessage, formatDate, HealthBadge, Rating, Show, useAsync } from '../components/common.js';
+import { CodeBlock, ErrorMessage, formatDate, HealthBadge, plural, Rating, Show, useAsync } from '../components/common.js';
 import { exampleParams, SchemaTable } from '../components/schema-form.js';
 import { useSession } from '../session.js';
 import { TryIt } from './try-it.js';
@@ -29,7 +29,7 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
         <p class="meta">
           <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} /> ·{' '}
           <span class="muted">
-            {t.executionCount} {t.executionCount === 1 ? 'run' : 'runs'} · checked {formatDate(t.lastHealthCheckAt)}
+            {plural(t.executionCount, 'run')} · checked {formatDate(t.lastHealthCheckAt)}
           </span>
         </p>
       </header>
@@ -96,7 +96,7 @@ function AddToCollection({ toolId }: { toolId: string }) {
     setMsg(undefined);
     try {
       const r = await post(`/api/collections/${encodeURIComponent(uid)}/tools`, { toolId });
-      setMsg(`Added; the collection now has ${r.data.toolCount} tools.`);
+      setMsg(`Added; the collection now has ${plural(r.data.toolCount, 'tool')}.`);
     } catch (err) {
       setError(err);
     }
