@@ -143,16 +143,10 @@ export async function setEmbedding(db: Db, id: string, prompt: string, embedding
   await db('scenarios').where({ id, prompt }).update({ embedding, embedding_model: model });
 }
 
-/**
- * Featured means proven: only scenarios whose last run passed are featured at all (a new or failing scenario's 50 %
- * quality score proves nothing).
- */
-
-/** The best-quality proven scenario of each public collection, best first (ties: more runs, then newest). */
+/** The best-quality scenario of each public collection, best first (ties: more runs, then newest). */
 export async function bestPerCollection(db: Db, limit: number): Promise<ScenarioRow[]> {
   const best = scenariosQuery(db)
     .where('c.is_public', true)
-    .where('s.last_run_status', 'pass')
     .distinctOn('s.collection_id')
     .orderByRaw('s.collection_id, s.quality_score desc, s.total_runs desc, s.created_at desc');
   return db.select('*').from(best.as('b')).orderByRaw('quality_score desc, total_runs desc, created_at desc').limit(limit);
@@ -170,9 +164,9 @@ export async function recentPasses(db: Db, limit: number, exclude: string[]): Pr
     .limit(limit);
 }
 
-/** Proven public scenarios by quality, leaving out `exclude` (fills featured when there are few collections). */
+/** Public scenarios by quality, leaving out `exclude` (fills featured when there are few collections and passes). */
 export async function bestOverall(db: Db, limit: number, exclude: string[]): Promise<ScenarioRow[]> {
-  const q = scenariosQuery(db).where('c.is_public', true).where('s.last_run_status', 'pass');
+  const q = scenariosQuery(db).where('c.is_public', true);
   if (exclude.length) q.whereNotIn('s.id', exclude);
   return q.orderByRaw('s.quality_score desc, s.total_runs desc, s.created_at desc, s.id desc').limit(limit);
 }

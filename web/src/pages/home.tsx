@@ -18,7 +18,12 @@ export function HomePage() {
     // Nothing used this week: the best-scored tools, from the list the counts already fetched (one shared call).
     return (await get('/api/tools?limit=100')).data.slice(0, 6) as ToolItem[];
   }, []);
-  const featured = useAsync(async () => (await get('/api/scenarios/featured?limit=6')).data as any[], []);
+  // Featured on the home page means proven: the API mixes in the best-scored scenarios (SPEC), but a scenario whose
+  // last run did not pass (or that never ran) proves nothing to a visitor.
+  const featured = useAsync(
+    async () => ((await get('/api/scenarios/featured?limit=20')).data as any[]).filter((s) => s.lastRunStatus === 'pass').slice(0, 6),
+    [],
+  );
   return (
     <>
       <section class="hero">
