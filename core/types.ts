@@ -43,6 +43,8 @@ export interface EnvVarSpec {
   name: string;
   description?: string;
   required: boolean;
+  /** The value a caller who sets none gets (TPMJS `env[].default`); never a secret. */
+  default?: string;
 }
 
 /** The authenticated caller of a request, when a key was given. */

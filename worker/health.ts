@@ -4,6 +4,7 @@
  */
 import type { Db } from '../core/db.js';
 import { scrubHostPaths } from '../core/host-paths.js';
+import { placeholderEnv } from '../core/packages/discovery.js';
 import { matchesExpectation, type HealthExample } from '../core/packages/manifest.js';
 import { findToolByRef, refreshQualityScore, type ToolRow } from '../core/repos/tools.js';
 import { recordHealthCheck } from '../core/repos/health-checks.js';
@@ -69,7 +70,9 @@ export async function checkTool(deps: WorkerDeps, toolId: string): Promise<void>
   if (!tool) return;
   const started = performance.now();
   const pkg = packageRefOf(tool);
-  const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name] });
+  // A factory or class that insists on its key while loading gets a placeholder (discovery.ts), never a real value.
+  const env = placeholderEnv(tool.package_env ?? []);
+  const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name], env });
   const error =
     describeFailure(d, tool.export_name) ??
     (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null, tool.permissions?.network === true));

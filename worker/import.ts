@@ -2,7 +2,8 @@
  * Imports a package: install into the cache, read its manifest, describe its tools in a sandbox (module loads,
  * exports, JSON Schemas), record package and tools, then health-check each tool. Shared by the import job and the CLI.
  */
-import { parseManifest, type Manifest } from '../core/packages/manifest.js';
+import { parseManifest, type Manifest, type ManifestDefaults } from '../core/packages/manifest.js';
+import { applyDiscovery, placeholderEnv } from '../core/packages/discovery.js';
 import { parseSource } from '../core/packages/source.js';
 import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
@@ -13,12 +14,17 @@ import type { WorkerDeps } from './deps.js';
 import { describeFailure, recordHealth, runHealthExample } from './health.js';
 
 const DESCRIBE_TIMEOUT_MS = 30_000;
+/** Discovery loads the whole module and examines every export (factories get 5 s each): a larger bound. */
+const DISCOVER_TIMEOUT_MS = 60_000;
 
 export type ImportResult =
   | { ok: true; packageId: string; toolIds: string[] }
   | { ok: false; error: { code: 'VALIDATION_ERROR' | 'INTERNAL'; message: string; details?: ErrorDetail[] } };
 
-export async function importPackage(deps: WorkerDeps, req: { source: string; official: boolean }): Promise<ImportResult> {
+export async function importPackage(
+  deps: WorkerDeps,
+  req: { source: string; official: boolean; publishedBy?: string | null } & ManifestDefaults,
+): Promise<ImportResult> {
   const source = parseSource(req.source);
   if ('error' in source) return invalid(source.error, [{ path: 'source', message: source.error }]);
   let installed;
@@ -29,16 +35,37 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
     deps.logger.error({ err: (err as Error).message, source: req.source }, 'package install failed');
     return { ok: false, error: { code: 'INTERNAL', message: (err as Error).message } };
   }
-  const parsed = parseManifest(installed.packageJson);
+  const parsed = parseManifest(installed.packageJson, { category: req.category, env: req.env });
   if ('errors' in parsed) return invalid(`Invalid package manifest: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);
-  const m = parsed.manifest;
+  let m = parsed.manifest;
   const pkgRef: PackageRef = { name: m.name, version: m.version, dir: installed.dir };
-  const d = await deps.sandbox.describe(pkgRef, { timeoutMs: DESCRIBE_TIMEOUT_MS, exportNames: m.tools.map((t) => t.exportName) });
+  const d = await deps.sandbox.describe(pkgRef, {
+    timeoutMs: m.discover ? DISCOVER_TIMEOUT_MS : DESCRIBE_TIMEOUT_MS,
+    exportNames: m.tools.map((t) => t.exportName),
+    discover: m.discover,
+    env: placeholderEnv(m.env),
+  });
+  if (m.discover) {
+    // Nothing is recorded for a package whose tools cannot be found: the import fails with the reason.
+    if (d.kind !== 'ok') {
+      const why = describeFailure(d, '') ?? 'describing failed';
+      return invalid(`Cannot discover the package's tools: ${why}`, [{ path: 'source', message: why }]);
+    }
+    const found = applyDiscovery(m, d);
+    if ('error' in found) return invalid(`The package ${found.error}`, [{ path: 'package.json', message: found.error }]);
+    m = found.manifest;
+  }
   const loadError = d.kind === 'ok' ? null : describeFailure(d, '');
   const described = new Map<string, DescribedTool>(d.kind === 'ok' ? d.tools.map((t) => [t.exportName, t]) : []);
 
   const { packageId, toolIds } = await deps.db.transaction(async (trx) => {
-    const pkg = await upsertPackage(trx, m, { source: req.source, official: req.official, installPath: installed.dir, importError: loadError });
+    const pkg = await upsertPackage(trx, m, {
+      source: req.source,
+      official: req.official,
+      installPath: installed.dir,
+      importError: loadError,
+      publishedBy: req.publishedBy ?? null,
+    });
     const ids: string[] = [];
     for (const t of m.tools) {
       const found = described.get(t.exportName);
@@ -81,6 +108,8 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
 
 /** A TPMJS legacy single-tool package exports `default`; its tool is named after the package. */
 function toolName(exportName: string, m: Manifest): string {
+  const discovered = m.tools.find((t) => t.exportName === exportName)?.name;
+  if (discovered) return discovered;
   return exportName === 'default' ? m.name.split('/').pop()! : exportName;
 }
 

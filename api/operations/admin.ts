@@ -12,6 +12,7 @@ import { findPackage } from '../../core/repos/packages.js';
 import { listPackageTools } from '../../core/repos/tools.js';
 import { requestImport } from '../../core/packages/request-import.js';
 import { sourceSchema } from '../../core/packages/source.js';
+import { discoveryOf, discoverySchema, importOptionsShape } from './package-schemas.js';
 
 // ---- response schemas and mapper ----
 
@@ -29,13 +30,14 @@ const createdUserSchema = z.object({
 const importedSchema = z.object({
   package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES) }),
   tools: z.array(toolListItemSchema),
+  discovery: discoverySchema,
 });
 
 const pendingImportSchema = z.object({ importId: uuid, status: z.enum(['queued', 'running']) });
 
 // ---- input schemas ----
 
-const importBody = z.object({ source: sourceSchema, official: z.boolean().optional() }).strict();
+const importBody = z.object({ source: sourceSchema, official: z.boolean().optional(), ...importOptionsShape }).strict();
 /** How long an import is waited for before the answer is 202 with the import to look up. */
 const IMPORT_WAIT_MS = 180_000;
 
@@ -72,7 +74,11 @@ export const adminOperations: Operation[] = [
     responses: { 201: ok(importedSchema), 202: ok(pendingImportSchema) },
     errors: BODY,
     handler: async (_ctx, deps, { body }) => {
-      const imp = await requestImport(deps, { source: body.source, official: body.official ?? false }, IMPORT_WAIT_MS);
+      const imp = await requestImport(
+        deps,
+        { source: body.source, official: body.official ?? false, options: { category: body.category, env: body.env } },
+        IMPORT_WAIT_MS,
+      );
       if (imp.status === 'failed') {
         const e = imp.error!;
         if (e.code === 'VALIDATION_ERROR') throw errors.validation(e.message, e.details);
@@ -84,7 +90,11 @@ export const adminOperations: Operation[] = [
       const tools = await listPackageTools(deps.db, pkg.id);
       return reply(201, {
         success: true,
-        data: { package: { name: pkg.name, version: pkg.version, category: pkg.category }, tools: tools.map(toToolListItem) },
+        data: {
+          package: { name: pkg.name, version: pkg.version, category: pkg.category },
+          tools: tools.map(toToolListItem),
+          discovery: discoveryOf(pkg),
+        },
       });
     },
   }),

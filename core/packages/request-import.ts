@@ -6,15 +6,15 @@ import type { Knex } from 'knex';
 import { enqueue } from '../jobs.js';
 import type { Notifier } from '../notify.js';
 import { waitForFinal } from '../wait-final.js';
-import { findImport, insertImport, type PackageImportRow } from '../repos/package-imports.js';
+import { findImport, insertImport, type ImportOptions, type PackageImportRow } from '../repos/package-imports.js';
 
 export async function requestImport(
   deps: { db: Knex; notifier: Notifier },
-  req: { source: string; official: boolean },
+  req: { source: string; official: boolean; options?: ImportOptions; requestedBy?: string },
   waitMs: number,
 ): Promise<PackageImportRow> {
   const row = await deps.db.transaction(async (trx) => {
-    const r = await insertImport(trx, req.source, req.official);
+    const r = await insertImport(trx, req.source, req.official, { options: req.options, requestedBy: req.requestedBy });
     // The task records every failure itself and never throws one, so further attempts happen only when the worker
     // running it died (the reaper frees the job).
     await enqueue(trx, 'import_package', { importId: r.id }, { maxAttempts: 3, queueName: 'imports' });

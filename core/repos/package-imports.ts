@@ -1,19 +1,35 @@
 /** package_imports: one row per requested import; the worker job fills it in, the API waits on it. */
 import type { Db } from '../db.js';
+import type { Category, EnvVarSpec } from '../types.js';
 
 export interface PackageImportRow {
   id: string;
   source: string;
   official: boolean;
   status: 'queued' | 'running' | 'succeeded' | 'failed';
+  /** What the request says about a package that does not (category, env): see manifest.ts ManifestDefaults. */
+  options: ImportOptions;
+  requested_by: string | null;
   package_id: string | null;
   error: { code: string; message: string; details?: { path: string; message: string }[] } | null;
   created_at: Date;
   completed_at: Date | null;
 }
 
-export async function insertImport(db: Db, source: string, official: boolean): Promise<PackageImportRow> {
-  const [row] = await db('package_imports').insert({ source, official }).returning('*');
+export interface ImportOptions {
+  category?: Category;
+  env?: EnvVarSpec[];
+}
+
+export async function insertImport(
+  db: Db,
+  source: string,
+  official: boolean,
+  extra: { options?: ImportOptions; requestedBy?: string } = {},
+): Promise<PackageImportRow> {
+  const [row] = await db('package_imports')
+    .insert({ source, official, options: JSON.stringify(extra.options ?? {}), requested_by: extra.requestedBy ?? null })
+    .returning('*');
   return row;
 }
 

@@ -12,14 +12,19 @@ export interface PackageRow {
   source: string;
   official: boolean;
   env: unknown;
+  manifest: unknown;
   install_path: string;
   import_error: string | null;
+  published_by: string | null;
+  hidden: boolean;
+  created_at: Date;
+  updated_at: Date;
 }
 
 export async function upsertPackage(
   db: Db,
   m: Manifest,
-  extra: { source: string; official: boolean; installPath: string; importError: string | null },
+  extra: { source: string; official: boolean; installPath: string; importError: string | null; publishedBy?: string | null },
 ): Promise<PackageRow> {
   // Import and health errors are stored without host paths or stack frames (see host-paths.ts).
   const importError = extra.importError === null ? null : scrubHostPaths(extra.importError, extra.installPath);
@@ -35,6 +40,7 @@ export async function upsertPackage(
       manifest: JSON.stringify(m),
       install_path: extra.installPath,
       import_error: importError,
+      published_by: extra.publishedBy ?? null,
     })
     .onConflict('name')
     .merge({
