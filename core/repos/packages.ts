@@ -54,7 +54,8 @@ export async function upsertPackage(
       manifest: JSON.stringify(m),
       install_path: extra.installPath,
       import_error: importError,
-      updated_at: db.fn.now(),
+      // Re-importing the version already there changes nothing, its import time included.
+      updated_at: db.raw('case when packages.version = excluded.version then packages.updated_at else now() end'),
     })
     .returning('*');
   return row;

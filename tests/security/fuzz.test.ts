@@ -85,6 +85,12 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/health', query: ['verbose'] },
   { method: 'POST', path: '/api/admin/users', admin: true, body: () => ({ username: 'fuzzer', name: 'F', tier: 'pro' }) },
   { method: 'POST', path: '/api/admin/packages', admin: true, body: () => ({ source: 'path:/nonexistent/fuzz', official: true }) },
+  // Publishing: a path: source is refused before anything is queued (a real npm import per fuzz case would be slow).
+  { method: 'POST', path: '/api/packages', body: () => ({ source: 'path:/nonexistent/fuzz', category: 'automation', env: [{ name: 'A_KEY' }] }) },
+  { method: 'GET', path: '/api/packages', query: ['limit', 'offset'] },
+  { method: 'GET', path: '/api/packages/*name', real: { name: () => ['@fixtures/nul-tools', 'no-such-package'] } },
+  { method: 'PATCH', path: '/api/packages/*name', real: { name: () => ['@fixtures/nul-tools', 'no-such-package'] }, body: () => ({ hidden: false }) },
+  { method: 'GET', path: '/api/package-imports/:id', real: { id: () => ['00000000-0000-4000-8000-000000000000'] } },
   { method: 'POST', path: '/api/keys', body: () => ({ name: 'k' }) },
   { method: 'GET', path: '/api/keys' },
   { method: 'DELETE', path: '/api/keys/:id', real: { id: () => [ids.bobKey] } },

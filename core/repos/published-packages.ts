@@ -1,0 +1,39 @@
+/** Packages as their publishers and the public see them (issue 24): lists, details, hiding, deprecating, quotas. */
+import type { Db } from '../db.js';
+import type { PackageRow } from './packages.js';
+
+export interface PublishedPackageRow extends PackageRow {
+  publisher_username: string | null;
+  deprecated: string | null;
+}
+
+const withPublisher = (db: Db) => db('packages as p').leftJoin('users as u', 'u.id', 'p.published_by').select('p.*', 'u.username as publisher_username');
+
+/** Visible packages by name (hidden ones leave lists), one more than `limit` to tell whether there is more. */
+export async function listPublishedPackages(db: Db, page: { limit: number; offset: number }): Promise<PublishedPackageRow[]> {
+  return withPublisher(db)
+    .where('p.hidden', false)
+    .orderBy('p.name')
+    .limit(page.limit + 1)
+    .offset(page.offset);
+}
+
+export async function findPackageByName(db: Db, name: string): Promise<PublishedPackageRow | undefined> {
+  return withPublisher(db).where('p.name', name).first();
+}
+
+export async function updatePackageFlags(db: Db, id: string, patch: { hidden?: boolean; deprecated?: string | null }): Promise<void> {
+  const set: Record<string, unknown> = {};
+  if (patch.hidden !== undefined) set.hidden = patch.hidden;
+  if (patch.deprecated !== undefined) set.deprecated = patch.deprecated;
+  if (Object.keys(set).length === 0) return;
+  await db('packages').where({ id }).update(set);
+  // Touching the tools notifies every process: caches drop the list pages, search re-reads (and drops hidden) tools.
+  if (patch.hidden !== undefined) await db('tools').where({ package_id: id }).update({ updated_at: db.fn.now() });
+}
+
+/** Imports a user requested since `since` (the daily publish quota counts them, failed ones too). */
+export async function countImportsSince(db: Db, userId: string, since: Date): Promise<number> {
+  const row = await db('package_imports').where('requested_by', userId).where('created_at', '>=', since).count('* as n').first();
+  return Number(row?.n ?? 0);
+}
