@@ -4,6 +4,8 @@
  */
 import { parseManifest, type Manifest, type ManifestDefaults } from '../core/packages/manifest.js';
 import { applyDiscovery, placeholderEnv } from '../core/packages/discovery.js';
+import { compareVersions } from '../core/packages/compatibility.js';
+import { currentVersionTools, setCompatibility } from '../core/repos/published-packages.js';
 import { parseSource } from '../core/packages/source.js';
 import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
@@ -56,6 +58,7 @@ export async function importPackage(
     m = found.manifest;
   }
   const loadError = d.kind === 'ok' ? null : describeFailure(d, '');
+  const previous = await currentVersionTools(deps.db, m.name);
   const described = new Map<string, DescribedTool>(d.kind === 'ok' ? d.tools.map((t) => [t.exportName, t]) : []);
 
   const { packageId, toolIds } = await deps.db.transaction(async (trx) => {
@@ -83,6 +86,14 @@ export async function importPackage(
         }),
       );
     }
+    // A new version is compared with the one it replaces (the same version keeps its earlier comparison).
+    if (previous && previous.version !== m.version) {
+      const next = m.tools.map((t) => {
+        const f = described.get(t.exportName);
+        return { name: toolName(t.exportName, m), inputSchema: f?.inputSchema ?? { type: 'object' }, outputSchema: f?.outputSchema ?? null };
+      });
+      await setCompatibility(trx, pkg.id, compareVersions(previous, { version: m.version, tools: next }));
+    } else if (!previous) await setCompatibility(trx, pkg.id, null);
     await markRemovedTools(
       trx,
       pkg.id,

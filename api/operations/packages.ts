@@ -54,12 +54,22 @@ const packageSummary = z.object({
   hidden: z.boolean(),
   importedAt: timestamp,
 });
+const compatibilitySchema = z
+  .object({
+    from: z.string(),
+    to: z.string(),
+    compatible: z.boolean(),
+    changes: z.array(z.object({ tool: z.string(), path: z.string(), change: z.string(), breaking: z.boolean() })),
+  })
+  .nullable()
+  .meta({ description: 'This version compared with the one it replaced (null for the first version imported)' });
 const packageDetail = packageSummary.extend({
   versions: z.array(
     z.object({
       version: z.string(),
       importedAt: timestamp,
       deprecated: z.string().nullable().meta({ description: "The publisher's deprecation message, if any" }),
+      compatibility: compatibilitySchema,
       tools: z.array(toolListItemSchema),
       discovery: discoverySchema,
     }),
@@ -232,6 +242,7 @@ export const packageOperations: Operation[] = [
         version: p.version,
         importedAt: new Date(p.updated_at).toISOString(),
         deprecated: p.deprecated,
+        compatibility: (p.compatibility ?? null) as z.infer<typeof compatibilitySchema>,
         tools: tools.map(toToolListItem),
         discovery: discoveryOf(p),
       };

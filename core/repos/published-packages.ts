@@ -5,6 +5,7 @@ import type { PackageRow } from './packages.js';
 export interface PublishedPackageRow extends PackageRow {
   publisher_username: string | null;
   deprecated: string | null;
+  compatibility: unknown;
 }
 
 const withPublisher = (db: Db) => db('packages as p').leftJoin('users as u', 'u.id', 'p.published_by').select('p.*', 'u.username as publisher_username');
@@ -36,4 +37,24 @@ export async function updatePackageFlags(db: Db, id: string, patch: { hidden?: b
 export async function countImportsSince(db: Db, userId: string, since: Date): Promise<number> {
   const row = await db('package_imports').where('requested_by', userId).where('created_at', '>=', since).count('* as n').first();
   return Number(row?.n ?? 0);
+}
+
+/** The package's current version and tools (those it still declares), to compare a new version with. */
+export async function currentVersionTools(
+  db: Db,
+  name: string,
+): Promise<{ version: string; tools: { name: string; inputSchema: unknown; outputSchema: unknown }[] } | undefined> {
+  const p = await db('packages').where({ name }).first('id', 'version');
+  if (!p) return undefined;
+  const rows = await db('tools')
+    .where({ package_id: p.id })
+    .where((w) => w.whereNull('health_error').orWhereNot('health_error', 'like', 'not declared by version %'))
+    .select('name', 'input_schema', 'output_schema');
+  return { version: p.version, tools: rows.map((r) => ({ name: r.name, inputSchema: r.input_schema, outputSchema: r.output_schema })) };
+}
+
+export async function setCompatibility(db: Db, packageId: string, compatibility: unknown): Promise<void> {
+  await db('packages')
+    .where({ id: packageId })
+    .update({ compatibility: compatibility === null ? null : JSON.stringify(compatibility) });
 }
