@@ -44,7 +44,7 @@ export async function importPackage(
   const d = await deps.sandbox.describe(pkgRef, {
     timeoutMs: m.discover ? DISCOVER_TIMEOUT_MS : DESCRIBE_TIMEOUT_MS,
     exportNames: m.tools.map((t) => t.exportName),
-    discover: m.discover,
+    discover: m.discover === true,
     env: placeholderEnv(m.env),
   });
   if (m.discover) {

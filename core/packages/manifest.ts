@@ -44,7 +44,7 @@ export interface ManifestTool {
 export interface Manifest {
   format: 'toolshed' | 'tpmjs' | 'none';
   /** The package lists no tools: they are discovered among its exports in the sandbox (and `tools` is empty). */
-  discover: boolean;
+  discover?: boolean;
   name: string;
   version: string;
   description: string | null;
