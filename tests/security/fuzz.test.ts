@@ -444,6 +444,9 @@ const KNOWN: { name: string; request: () => FuzzRequest; status?: number }[] = [
     }),
     status: 400,
   },
+  // Found by the fuzzer (seed 1176): an asset name that is an Object.prototype key was looked up as one (500).
+  { name: 'a docs asset named __proto__', request: () => ({ method: 'GET', path: '/docs/assets/__proto__', auth: 'anonymous' }), status: 404 },
+  { name: 'a docs asset named constructor', request: () => ({ method: 'GET', path: '/docs/assets/constructor', auth: 'anonymous' }), status: 404 },
   { name: 'offset beyond bigint', request: () => ({ method: 'GET', path: `/api/tools?offset=${'9'.repeat(30)}`, auth: 'anonymous' }), status: 400 },
   {
     name: 'offset beyond int64 on reviews',
