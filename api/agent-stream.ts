@@ -17,6 +17,7 @@ import type { ToolCallResult } from '../core/llm/provider.js';
 import { isFinalExecution, type ExecutionRow } from '../core/repos/executions.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import type { Caller } from '../core/types.js';
+import { allEnvValues, declaringPackages, envForTool, type GivenEnv } from '../core/tool-env.js';
 
 /** Model steps an agent may take per request (as a scenario run). */
 export const AGENT_MAX_STEPS = 10;
@@ -29,15 +30,12 @@ export interface AgentStreamRequest {
   system?: string;
   model?: string;
   explicitParameters?: Record<string, unknown>;
-  /** Env for the calls; `envFor` picks what one tool gets. */
-  env: Record<string, string>;
-  envFor: (tool: ToolRow, env: Record<string, string>) => Record<string, string>;
+  /**
+   * Env for the calls, scoped per package (core/tool-env.ts): a tool gets the values scoped to its package, and
+   * unscoped ones only for names no other package of `tools` declares.
+   */
+  env: GivenEnv;
   caller?: Caller;
-}
-
-/** Only the variables the tool's package declares (so one package's secret never reaches another's tool). */
-export function declaredEnv(tool: ToolRow, env: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(tool.package_env.filter((v) => v.name in env).map((v) => [v.name, env[v.name]]));
 }
 
 function toResult(e: ExecutionRow): ToolCallResult {
@@ -54,7 +52,7 @@ async function callTool(
   deps: AppDeps,
   send: Send,
   signal: AbortSignal,
-  set: AgentToolSet,
+  set: AgentToolSet & { declarers: Map<string, string[]> },
   req: AgentStreamRequest,
   limit: { client: string; maxActive: number },
   name: string,
@@ -76,7 +74,7 @@ async function callTool(
     execution = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, {
       tool,
       params: input ?? {},
-      env: req.envFor(tool, req.env),
+      env: envForTool(tool, req.env, set.declarers).env,
       caller: req.caller,
       origin: 'agent',
       // The caller's cap on queued work and its fair share count agent calls like any other.
@@ -102,13 +100,14 @@ function failure(err: unknown): { code: string; message: string } {
 
 /** Opens the stream and runs the agent on it; resolves when the stream has ended. */
 export async function streamAgent(ctx: Context, deps: AppDeps, req: AgentStreamRequest): Promise<void> {
-  const set = agentToolSet(req.tools);
+  const set = { ...agentToolSet(req.tools), declarers: declaringPackages(req.tools) };
+  const secrets = allEnvValues(req.env);
   const sse = openSse(ctx, deps.config);
   // The client going away or the server stopping ends the agent: no further model step or tool call.
   const signal = AbortSignal.any([sse.signal, deps.shutdown]);
   const limit = { client: callerIdentity(ctx), maxActive: deps.config.MAX_ACTIVE_EXECUTIONS };
   // Every event passes through the redaction of the request's env values, whatever a model or tool put in it.
-  const send: Send = (event, data) => sse.send(event, redactSecrets(data, req.env));
+  const send: Send = (event, data) => sse.send(event, redactSecrets(data, secrets));
   send('tools.discovered', { tools: set.specs.map((s) => ({ toolId: set.byName.get(s.name)!.id, name: s.name })) });
   try {
     const result = await deps.llm.runAgent({

@@ -11,8 +11,8 @@ import { enqueueExecution, waitForExecution } from '../core/executions.js';
 import { isFinalExecution, type ExecutionRow } from '../core/repos/executions.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import type { Caller } from '../core/types.js';
-import { envFromHeaders, envHeaderName } from './mcp-tools.js';
-import { toolEnv } from '../core/tool-env.js';
+import { envHeaderFor, envHeaderName, givenEnvFromHeaders } from './mcp-tools.js';
+import { ambiguityMessage, declaringPackages, envForTool, toolEnv } from '../core/tool-env.js';
 
 /** As `tools.execute`: the execution's own time limit plus queueing and sandbox start. */
 const WAIT_SLACK_MS = 15_000;
@@ -51,11 +51,11 @@ export function resultOf(e: ExecutionRow): CallToolResult {
 }
 
 /** A refusal before anything was queued (400 invalid params, 422 BROKEN or missing env, 413) as a tool result. */
-function refusal(err: AppError, tool: ToolRow, env: Record<string, string>): CallToolResult {
+function refusal(err: AppError, tool: ToolRow, env: Record<string, string>, declarers: Map<string, string[]>): CallToolResult {
   if (err.code !== 'TOOL_UNAVAILABLE') return errorResult(err.message);
   const missing = toolEnv(tool)
     .filter((v) => v.required && v.default === undefined && !(v.name in env))
-    .map((v) => envHeaderName(v.name));
+    .map((v) => envHeaderFor(v.name, tool.package_name, declarers));
   const hint = missing.length > 0 ? ` (send ${missing.length === 1 ? 'the header' : 'the headers'} ${missing.join(', ')} with the request)` : '';
   return errorResult(`${err.message}${hint}`);
 }
@@ -68,7 +68,11 @@ export async function callCollectionTool(
 ): Promise<CallToolResult> {
   const tool = tools.get(name);
   if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'; tools/list gives the tools of this collection`);
-  const env = envFromHeaders(tool, c.headers);
+  // Env is scoped per package of the collection (core/tool-env.ts): an unscoped header for a name that several
+  // packages declare reaches none of them, and a call that would have used it is refused, naming the packages.
+  const declarers = declaringPackages(tools.values());
+  const { env, ambiguous } = envForTool(tool, givenEnvFromHeaders(c.headers, tools.values()), declarers);
+  if (ambiguous.length > 0) return errorResult(ambiguityMessage(ambiguous, (pkg, name) => envHeaderName(name, pkg)));
   let execution: ExecutionRow;
   try {
     execution = await enqueueExecution(c.deps.db, c.deps.config.SECRETS_KEY!, {
@@ -80,7 +84,7 @@ export async function callCollectionTool(
       limit: { client: c.client, maxActive: c.deps.config.MAX_ACTIVE_EXECUTIONS },
     });
   } catch (err) {
-    if (err instanceof AppError && err.status < 500) return refusal(err, tool, env);
+    if (err instanceof AppError && err.status < 500) return refusal(err, tool, env, declarers);
     c.deps.logger.error({ err, toolId: tool.id }, 'mcp tools/call failed to enqueue');
     throw new McpError(ErrorCode.InternalError, 'Internal error');
   }

@@ -1,6 +1,6 @@
 /**
  * How a collection's tools look to an MCP client: unique, stable names (the tool's name; on a clash, prefixed with
- * its package), their JSON Schemas as `inputSchema`, and the env a call gets from `X-Tool-Env-<NAME>` headers.
+ * its package), their JSON Schemas as `inputSchema`, and the env a call gets from `X-Tool-Env-<NAME>` and `X-Tool-Env-<package>--<NAME>` headers.
  * Everything here is a pure function of the tool set and the request, so that names never depend on order or time.
  */
 import type { IncomingHttpHeaders } from 'node:http';
@@ -8,7 +8,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import { uniqueToolNames } from '../core/tool-names.js';
 import { countJsonTokens } from '../core/tokens.js';
-import { toolEnv } from '../core/tool-env.js';
+import type { GivenEnv } from '../core/tool-env.js';
 
 /** MCP tool names: 1–128 letters, digits, `_`, `-` and `.`; clashes resolved by the shared rules (core/tool-names.ts). */
 export function mcpToolNames(tools: ToolRow[]): Map<string, ToolRow> {
@@ -71,28 +71,57 @@ export function toolsListTokenCount(tools: ToolRow[]): number {
 
 /** Turns a header suffix (`WEBHOOK_SECRET`, `webhook-secret`) into an env var name (`WEBHOOK_SECRET`). */
 const envKey = (s: string) => s.toUpperCase().replace(/-/g, '_');
-const ENV_HEADER = 'x-tool-env-';
+export const ENV_HEADER = 'x-tool-env-';
+/** Between the package and the variable in a scoped header: `X-Tool-Env-<package>--<NAME>`. */
+const SCOPE_SEPARATOR = '--';
+/** Header names are case-insensitive, and `-` may stand for `_` (for proxies that drop underscores). */
+const headerForm = (s: string) => s.toLowerCase().replace(/_/g, '-');
 
 /**
- * The env of one call: for each env var that the tool's package declares, the value of its `X-Tool-Env-<NAME>`
- * header (header names are case-insensitive; `-` may stand for `_`, for proxies that drop underscores). Headers for
- * variables the package does not declare are not passed, so a tool never sees another package's secrets.
+ * A package name as it appears in a header name: `@scope/name` → `scope.name` (`@` and `/` are not allowed in
+ * header names; any other such character becomes `.` too).
  */
-export function envFromHeaders(t: ToolRow, headers: IncomingHttpHeaders): Record<string, string> {
-  const given = new Map<string, string>();
-  for (const [header, value] of Object.entries(headers)) {
-    if (!header.startsWith(ENV_HEADER) || value === undefined) continue;
-    given.set(envKey(header.slice(ENV_HEADER.length)), Array.isArray(value) ? value.join(', ') : value);
-  }
-  const env: Record<string, string> = {};
-  for (const spec of toolEnv(t)) {
-    const value = given.get(envKey(spec.name));
-    if (value !== undefined) env[spec.name] = value;
-  }
-  return env;
+export function packageHeaderToken(packageName: string): string {
+  return packageName.replace(/^@/, '').replace(/[^A-Za-z0-9!#$%&'*+.^_`|~-]/g, '.');
 }
 
-/** The header a client sends for an env var. */
-export function envHeaderName(name: string): string {
-  return `X-Tool-Env-${name}`;
+/**
+ * The env values the request's headers give: `X-Tool-Env-<package>--<NAME>` is scoped to the package of the tool set
+ * whose header token it names (and that declares NAME); any other `X-Tool-Env-<NAME>` is unscoped.
+ */
+export function givenEnvFromHeaders(headers: IncomingHttpHeaders, tools: Iterable<Pick<ToolRow, 'package_name' | 'package_env'>>): GivenEnv {
+  const packages = new Map<string, { name: string; declares: Set<string> }>();
+  for (const t of tools) {
+    const token = headerForm(packageHeaderToken(t.package_name)) + SCOPE_SEPARATOR;
+    const seen = packages.get(token) ?? { name: t.package_name, declares: new Set<string>() };
+    for (const v of t.package_env ?? []) seen.declares.add(v.name);
+    packages.set(token, seen);
+  }
+  const given: GivenEnv = { unscoped: {}, scoped: {} };
+  for (const [header, raw] of Object.entries(headers)) {
+    if (!header.startsWith(ENV_HEADER) || raw === undefined) continue;
+    const value = Array.isArray(raw) ? raw.join(', ') : raw;
+    const suffix = header.slice(ENV_HEADER.length);
+    const form = headerForm(suffix);
+    let scopedTo: string | undefined;
+    for (const [token, p] of packages) {
+      if (form.startsWith(token) && p.declares.has(envKey(suffix.slice(token.length)))) {
+        scopedTo = p.name;
+        (given.scoped[p.name] ??= {})[envKey(suffix.slice(token.length))] = value;
+        break;
+      }
+    }
+    if (!scopedTo) given.unscoped[envKey(suffix)] = value;
+  }
+  return given;
+}
+
+/** The header a client sends for an env var: unscoped, or scoped to one package when a package is given. */
+export function envHeaderName(name: string, packageName?: string): string {
+  return packageName === undefined ? `X-Tool-Env-${name}` : `X-Tool-Env-${packageHeaderToken(packageName)}${SCOPE_SEPARATOR}${name}`;
+}
+
+/** The header that gives `name` to `packageName`'s tools in this tool set: unscoped when only it declares the name. */
+export function envHeaderFor(name: string, packageName: string, declarers: Map<string, string[]>): string {
+  return (declarers.get(name)?.length ?? 0) > 1 ? envHeaderName(name, packageName) : envHeaderName(name);
 }

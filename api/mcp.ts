@@ -12,11 +12,12 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import type { AppDeps } from './deps.js';
 import { callerOf } from './middleware/auth.js';
 import { callerIdentity } from './middleware/identity.js';
+import { assertEnvBounds } from '../core/env-bounds.js';
 import { errors } from '../core/errors.js';
 import { collectionTools, isOwner } from '../core/collections.js';
 import { findCollectionOfUser, type CollectionRow } from '../core/repos/collections.js';
 import type { ToolRow } from '../core/repos/tools.js';
-import { mcpTool, mcpToolNames } from './mcp-tools.js';
+import { ENV_HEADER, mcpTool, mcpToolNames } from './mcp-tools.js';
 import { callCollectionTool, type CallContext } from './mcp-call.js';
 import { callMetaTool, metaTools, MCP_MODES, type McpMode } from './mcp-modes.js';
 import { versionOf } from './registry-server.js';
@@ -75,6 +76,12 @@ export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void
     };
     return;
   }
+  // The env headers are bounded as the REST body's `env` is (core/env-bounds.ts): a clear 400 before anything runs.
+  const envHeaders = Object.entries(ctx.req.headers).filter(([h, v]) => h.startsWith(ENV_HEADER) && v !== undefined);
+  assertEnvBounds(
+    envHeaders.map(([h, v]) => [h.slice(ENV_HEADER.length), Array.isArray(v) ? v.join(', ') : v!]),
+    'X-Tool-Env-* headers',
+  );
   const c = await loadMcpCollection(ctx, deps);
   const invalid = invalidParams(ctx.request.body);
   if (invalid) {

@@ -8,8 +8,8 @@ import type { CollectionRow } from '../core/repos/collections.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import type { ScenarioFigures } from '../core/repos/registry.js';
 import { countJsonTokens, TOKEN_ENCODING } from '../core/tokens.js';
-import { mcpTool, mcpToolNames, envHeaderName } from './mcp-tools.js';
-import { toolEnv } from '../core/tool-env.js';
+import { mcpTool, mcpToolNames, envHeaderFor } from './mcp-tools.js';
+import { declaringPackages, toolEnv } from '../core/tool-env.js';
 import { cutAtWord } from '../core/text-cut.js';
 
 export const DESCRIPTION_MAX = 100;
@@ -58,16 +58,29 @@ function ratingOf(tools: ToolRow[]) {
   return { average: count === 0 ? null : Math.round((sum / count) * 100) / 100, count };
 }
 
-/** Env vars of the collection's packages, once each; required when any package requires it. */
+/**
+ * Env vars of the collection's packages, once per header a client sends: `X-Tool-Env-<NAME>` where one package
+ * declares the name, else one `X-Tool-Env-<package>--<NAME>` per package (core/tool-env.ts); required when a tool
+ * requires it.
+ */
 function envOf(tools: ToolRow[]) {
-  const byName = new Map<string, { name: string; required: boolean; description: string | null }>();
+  const declarers = declaringPackages(tools);
+  type Entry = { name: string; required: boolean; description: string | null; header: string; packages: string[] };
+  const byHeader = new Map<string, Entry>();
   for (const t of tools) {
     for (const v of toolEnv(t)) {
-      const seen = byName.get(v.name);
-      byName.set(v.name, { name: v.name, required: (seen?.required ?? false) || v.required, description: seen?.description ?? v.description ?? null });
+      const header = envHeaderFor(v.name, t.package_name, declarers);
+      const seen = byHeader.get(header);
+      byHeader.set(header, {
+        name: v.name,
+        required: (seen?.required ?? false) || v.required,
+        description: seen?.description ?? v.description ?? null,
+        header,
+        packages: [...new Set([...(seen?.packages ?? []), t.package_name])].sort(),
+      });
     }
   }
-  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return { declarers, env: [...byHeader.values()].sort((a, b) => a.name.localeCompare(b.name) || a.header.localeCompare(b.header)) };
 }
 
 /** The MCP tools of a collection as `tools/list` gives them, with each one's token weight and the listing's. */
@@ -77,6 +90,32 @@ export function toolDefinitions(tools: ToolRow[]) {
   return { tools: withTokens, tokenCount: countJsonTokens({ tools: defs.map((d) => d.def) }) };
 }
 
+/**
+ * The MCP servers from npm whose tools the collection holds, as the registry's `packages[]` (npm, stdio, their
+ * arguments and environment variables): a client may run one itself instead of calling the remote.
+ */
+export function mcpPackages(tools: ToolRow[]): { packages?: Record<string, unknown>[] } {
+  const byName = new Map<string, ToolRow>();
+  for (const t of tools) if (t.package_mcp && !byName.has(t.package_name)) byName.set(t.package_name, t);
+  if (byName.size === 0) return {};
+  const packages = [...byName.values()]
+    .sort((a, b) => a.package_name.localeCompare(b.package_name))
+    .map((t) => ({
+      registryType: 'npm',
+      identifier: t.package_name,
+      version: t.package_version,
+      transport: { type: 'stdio' },
+      ...(t.package_mcp!.args.length > 0 ? { packageArguments: t.package_mcp!.args.map((value) => ({ type: 'positional', value })) } : {}),
+      environmentVariables: (t.package_env ?? []).map((v) => ({
+        name: v.name,
+        ...(v.description ? { description: v.description } : {}),
+        isRequired: v.required,
+        isSecret: v.secret ?? false,
+      })),
+    }));
+  return { packages };
+}
+
 export interface ServerContext {
   namespace: string;
   baseUrl: string;
@@ -84,7 +123,7 @@ export interface ServerContext {
 
 export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: ToolRow[], scenarios: ScenarioFigures | undefined) {
   const defs = toolDefinitions(tools);
-  const env = envOf(tools);
+  const { env, declarers } = envOf(tools);
   const s = scenarios ?? { scenarios: 0, run: 0, passing: 0 };
   const headers = [
     {
@@ -98,8 +137,8 @@ export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: Tool
       variables: { toolshed_api_key: { description: 'A Toolshed API key', isRequired: true, isSecret: true } },
     },
     ...env.map((v) => ({
-      name: envHeaderName(v.name),
-      description: v.description ?? `Environment variable ${v.name} for the tools that declare it; never stored`,
+      name: v.header,
+      description: v.description ?? `Environment variable ${v.name} for the tools of ${v.packages.join(', ')}; never stored`,
       isRequired: v.required,
       isSecret: true,
     })),
@@ -112,6 +151,7 @@ export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: Tool
       description: shortDescription(c, tools.length),
       version: versionOf(c.revision),
       remotes: [{ type: 'streamable-http', url: `${ctx.baseUrl}/api/mcp/${c.owner_username}/${c.uid}/http`, headers }],
+      ...mcpPackages(tools),
     },
     _meta: {
       [metaKey(ctx.namespace)]: {
@@ -124,7 +164,7 @@ export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: Tool
         tokenEncoding: TOKEN_ENCODING,
         tokenCount: defs.tokenCount,
         toolCount: tools.length,
-        requiredEnv: env.filter((v) => v.required).map((v) => v.name),
+        requiredEnv: [...new Set(env.filter((v) => v.required).map((v) => v.name))],
         env,
         health: healthOf(tools),
         rating: ratingOf(tools),
@@ -136,6 +176,13 @@ export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: Tool
           requiredEnv: toolEnv(row)
             .filter((v) => v.required)
             .map((v) => v.name),
+          // Every variable the tool may read, optional ones too, with the header that gives it in this collection.
+          env: toolEnv(row).map((v) => ({
+            name: v.name,
+            required: v.required,
+            description: v.description ?? null,
+            header: envHeaderFor(v.name, row.package_name, declarers),
+          })),
           permissions: row.permissions,
           healthStatus: row.health_status,
           rating: { average: row.rating_count === 0 ? null : Math.round((row.rating_sum / row.rating_count) * 100) / 100, count: row.rating_count },

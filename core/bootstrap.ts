@@ -129,13 +129,28 @@ export async function bootProcess(env: Record<string, string | undefined>, parse
   return { config, logger, database };
 }
 
+/**
+ * How long a stop may take before the process gives up on closing in order: supervisors wait about 10 s before
+ * SIGKILL (docker stop, Kubernetes' default is 30 s), and a SIGKILL leaves the sandbox's mounts behind. Past it the
+ * process stops an embedded database (at most EMBEDDED_STOP_MS more) and exits 1; its 'exit' handlers detach the
+ * mounts (sandbox/package-view.ts). Executions it was running are run again by the reaper after their lease.
+ */
+export const STOP_DEADLINE_MS = 9000;
+const EMBEDDED_STOP_MS = 1000;
+
 /** On SIGINT/SIGTERM: close what the process runs (in order), stop an embedded database last, exit 0. */
 export function closeOnSignals(logger: Logger, database: Database, ...closers: (() => Promise<void>)[]): void {
   let stopping = false;
+  const stopDatabase = () =>
+    Promise.race([database.embedded?.stop(), new Promise((resolve) => setTimeout(resolve, EMBEDDED_STOP_MS).unref())]).catch(() => undefined);
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      logger.error({ deadlineMs: STOP_DEADLINE_MS }, 'shutdown took too long: stopping now');
+      void stopDatabase().finally(() => process.exit(1));
+    }, STOP_DEADLINE_MS).unref();
     for (const close of closers) await close().catch((err) => logger.error({ err }, 'shutdown step failed'));
     await database.embedded?.stop();
     process.exit(0);

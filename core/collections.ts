@@ -12,9 +12,12 @@ import {
   insertCollection,
   insertCollectionTool,
   isUuid,
+  lockAndCountCollectionTools,
+  lockAndCountOwnedCollections,
   takenUids,
   toggleLike,
   type CollectionRow,
+  type NewCollection,
 } from './repos/collections.js';
 import type { ToolRow } from './repos/tools.js';
 import type { ToolCache } from './tool-cache.js';
@@ -58,11 +61,24 @@ export interface CreateCollectionInput {
   isPublic?: boolean;
 }
 
-/** Creates the collection; a given uid that is taken is a 409, a default uid is made unique. Returns its id. */
-export async function createCollection(db: Knex, ownerId: string, input: CreateCollectionInput): Promise<string> {
+/**
+ * Creates the collection; a given uid that is taken is a 409, a default uid is made unique, and an owner already at
+ * `maxPerUser` collections gets a 409 (counted under a lock on the owner, so a parallel burst cannot overshoot).
+ * Returns its id.
+ */
+export async function createCollection(db: Knex, ownerId: string, input: CreateCollectionInput, maxPerUser: number): Promise<string> {
   const row = { ownerId, name: input.name, description: input.description ?? null, isPublic: input.isPublic ?? true };
+  return db.transaction(async (trx) => {
+    if ((await lockAndCountOwnedCollections(trx, ownerId)) >= maxPerUser) {
+      throw errors.conflict(`A user may own at most ${maxPerUser} collections; delete one first`);
+    }
+    return insertWithUid(trx, row, input);
+  });
+}
+
+async function insertWithUid(trx: Knex.Transaction, row: Omit<NewCollection, 'uid'>, input: CreateCollectionInput): Promise<string> {
   if (input.uid !== undefined) {
-    const id = await insertCollection(db, { ...row, uid: input.uid });
+    const id = await insertCollection(trx, { ...row, uid: input.uid });
     if (!id) throw errors.conflict(`Collection uid '${input.uid}' is already taken`);
     return id;
   }
@@ -70,15 +86,13 @@ export async function createCollection(db: Knex, ownerId: string, input: CreateC
   // Requests making a uid from the same base take turns (a transaction-scoped advisory lock), so a burst of
   // collections with one name gets base, base-2, base-3… instead of racing for the same free uid. A uid given
   // explicitly by someone else can still land between the read and the insert: then read again.
-  return db.transaction(async (trx) => {
-    await trx.raw(`select pg_advisory_xact_lock(hashtext('collection-uid:' || ?))`, [base]);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const uid = firstFreeUid(base, new Set(await takenUids(trx, base)));
-      const id = await insertCollection(trx, { ...row, uid });
-      if (id) return id;
-    }
-    throw errors.conflict(`Could not find a free uid for '${base}'; give one explicitly`);
-  });
+  await trx.raw(`select pg_advisory_xact_lock(hashtext('collection-uid:' || ?))`, [base]);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const uid = firstFreeUid(base, new Set(await takenUids(trx, base)));
+    const id = await insertCollection(trx, { ...row, uid });
+    if (id) return id;
+  }
+  throw errors.conflict(`Could not find a free uid for '${base}'; give one explicitly`);
 }
 
 export function isOwner(c: CollectionRow, caller: Caller | undefined): boolean {
@@ -100,11 +114,14 @@ export async function loadOwnedCollection(db: Knex, ref: string, caller: Caller)
 }
 
 /**
- * Adds a tool (409 when already there) and records the trending event (once per owner, tool and day), in one
- * transaction; returns the tool count.
+ * Adds a tool (409 when already there, or when the collection already holds `maxTools`: counted under a lock on the
+ * collection) and records the trending event (once per owner, tool and day), in one transaction; returns the tool count.
  */
-export async function addToolToCollection(db: Knex, collectionId: string, toolId: string): Promise<number> {
+export async function addToolToCollection(db: Knex, collectionId: string, toolId: string, maxTools: number): Promise<number> {
   return db.transaction(async (trx) => {
+    const count = await lockAndCountCollectionTools(trx, collectionId);
+    if (count === undefined) throw errors.notFound('Collection', collectionId);
+    if (count >= maxTools) throw errors.conflict(`A collection may hold at most ${maxTools} tools; remove one first`);
     if (!(await insertCollectionTool(trx, collectionId, toolId))) throw errors.conflict('The tool is already in this collection');
     await recordCollectionAdd(trx, collectionId, toolId, TRENDING_WEIGHTS.collectionAdd);
     return countCollectionTools(trx, collectionId);

@@ -80,6 +80,11 @@ const schema = z.object({
   PUBLISH_DAILY_QUOTA: intFrom(20),
   /** Executions (queued or running) one caller — a user, or an anonymous client address — may have at once. */
   MAX_ACTIVE_EXECUTIONS: intFrom(20),
+  /** Collections one user may own; tools one collection may hold (the next create or add is a 409). */
+  MAX_COLLECTIONS_PER_USER: intFrom(100),
+  MAX_TOOLS_PER_COLLECTION: intFrom(200),
+  /** Characters a tool's description may have; an import with a longer one is refused (400). */
+  MAX_TOOL_DESCRIPTION_CHARS: intFrom(10_000),
   /** Open server-sent-event streams per caller and in total per API process. */
   SSE_MAX_STREAMS_PER_CALLER: intFrom(8),
   SSE_MAX_STREAMS: intFrom(1000),

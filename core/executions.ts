@@ -7,6 +7,7 @@ import { toolEnv } from './tool-env.js';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { withDbRetry } from './db.js';
+import { assertEnvBounds } from './env-bounds.js';
 import { errors } from './errors.js';
 import { sealJson } from './crypto.js';
 import { validateAgainstSchema } from './json-schema.js';
@@ -46,6 +47,7 @@ export function checkExecutable(tool: ToolRow, params: unknown, env: Record<stri
 }
 
 export async function enqueueExecution(db: Knex, secretsKey: string, req: ExecutionRequest): Promise<ExecutionRow> {
+  assertEnvBounds(Object.entries(req.env), 'env');
   checkExecutable(req.tool, req.params, req.env);
   // A declared default (TPMJS env[].default) stands in for a variable the caller does not set.
   const defaults = Object.fromEntries(toolEnv(req.tool).flatMap((v) => (v.default !== undefined ? [[v.name, v.default]] : [])));

@@ -1,13 +1,14 @@
 /**
  * Validates execution params against a tool's JSON Schema (ajv, compiled once per schema) and reports failures as
- * the contract's `details`.
+ * the contract's `details`. Patterns run on a linear-time engine (safe-regex.ts).
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { ErrorDetail } from './errors.js';
+import { linearRegExpEngine } from './safe-regex.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const ajv = addFormats(new Ajv({ allErrors: true, strict: false, validateSchema: false }));
+const ajv = addFormats(new Ajv({ allErrors: true, strict: false, validateSchema: false, code: { regExp: linearRegExpEngine } }));
 const compiled = new Map<string, ValidateFunction | Error>();
 
 export function validateAgainstSchema(schema: unknown, value: unknown, prefix = 'params'): ErrorDetail[] {

@@ -26,7 +26,10 @@ export interface Notifier {
 export const CHANNELS = {
   /** payload: JSON { kind: 'execution'|'package_import'|'scenario_run'|'scenario_batch', id, status } */
   jobs: 'toolshed_jobs',
-  /** payload: tool id (insert/update of indexed fields) or `-<id>` (delete) */
+  /**
+   * payload: tool id (insert, or an update of a field the list order or the search index sees, or of its package),
+   * `~<id>` (an update of other fields only: counters, health check time and error, …) or `-<id>` (delete)
+   */
   tools: 'toolshed_tools',
   /** payload: the key hash of a revoked or deleted key, or `*` (a user changed: drop every cached caller) */
   keys: 'toolshed_keys',

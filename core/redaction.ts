@@ -13,6 +13,8 @@
  * characters vanished would tell the value anyway. Such values are not secrets (a 3-character value can be guessed).
  */
 
+import { createMultiMatcher } from './multi-match.js';
+
 /** Env values shorter than this are passed to the tool but not redacted (see above). */
 export const MIN_REDACTED_LENGTH = 4;
 const MARK = '[redacted]';
@@ -61,47 +63,101 @@ export function secretForms(value: string): string[] {
   return [...new Set(forms.filter((f) => f.length >= MIN_REDACTED_LENGTH))];
 }
 
-/** The forms of all values, longest first (so that a form is replaced before a shorter form inside it). */
-function allForms(env: Record<string, string> | undefined): string[] {
-  const forms = new Set<string>();
-  for (const v of Object.values(env ?? {})) for (const f of secretForms(v)) forms.add(f);
-  return [...forms].sort((a, b) => b.length - a.length);
+/**
+ * One automaton for all forms of all values of an env (Aho-Corasick, leftmost-longest): a text is scanned once,
+ * whatever the number of values, so redaction costs time linear in the text (bench/redaction.ts measures the worst
+ * case the env bounds of core/env-bounds.ts allow). Built once per env object and kept while that object lives: the
+ * agent stream redacts every event with the request's env.
+ */
+interface Matcher {
+  replace(text: string): string;
 }
 
-function replaceForms(text: string, forms: string[]): string {
-  let out = text;
-  for (const f of forms) if (out.includes(f)) out = out.split(f).join(MARK);
-  return out;
+const NOTHING: Matcher = { replace: (text) => text };
+const matchers = new WeakMap<Record<string, string>, Matcher>();
+
+function matcherFor(env: Record<string, string> | undefined): Matcher {
+  if (!env) return NOTHING;
+  let m = matchers.get(env);
+  if (!m) {
+    const forms = new Set<string>();
+    for (const v of Object.values(env)) for (const f of secretForms(v)) forms.add(f);
+    m = forms.size === 0 ? NOTHING : automaton([...forms]);
+    matchers.set(env, m);
+  }
+  return m;
+}
+
+function automaton(forms: string[]): Matcher {
+  const matcher = createMultiMatcher(forms);
+  return {
+    replace(text) {
+      const ranges = matcher.covered(text);
+      if (ranges.length === 0) return text;
+      let out = '';
+      let at = 0;
+      for (const [begin, end] of ranges) {
+        out += text.slice(at, begin) + MARK;
+        at = end;
+      }
+      return out + text.slice(at);
+    },
+  };
 }
 
 /** Replaces every form of every env value in a text (an error message, a log line). */
 export function redactText(text: string, env: Record<string, string> | undefined): string {
-  return replaceForms(text, allForms(env));
+  return matcherFor(env).replace(text);
 }
+
+/** Defines an own property (a key `__proto__` from JSON.parse is an own property; assigning it would not replace it). */
+function setOwn(container: Record<string, unknown> | unknown[], key: string | number, value: unknown): void {
+  if (Array.isArray(container)) container[key as number] = value;
+  else Object.defineProperty(container, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+type Container = Record<string, unknown> | unknown[];
 
 /**
  * Replaces every form of every env value in a JSON-able value: in strings and object keys, and a number whose digits
- * contain a value becomes a redacted string. Works on the parsed value, never on its JSON text, so a value that looks
- * like JSON syntax (`null`, digits, a quote) cannot break the result. Returns the input itself when nothing matched.
+ * contain a value becomes a redacted string. Works on the value, never on its JSON text, so a value that looks like
+ * JSON syntax (`null`, digits, a quote) cannot break the result; what is returned is what JSON would carry (toJSON
+ * applied, undefined and functions left out). Returns the input itself when nothing matched. Iterative (an explicit
+ * stack, not recursion, not JSON.stringify): a tool's output nested thousands deep is redacted like any other.
  */
 export function redactSecrets<T>(value: T, env: Record<string, string>): T {
-  const forms = allForms(env);
-  if (forms.length === 0 || value === undefined) return value;
-  const text = JSON.stringify(value);
-  if (text === undefined) return value;
+  const m = matcherFor(env);
+  if (m === NOTHING || value === undefined) return value;
+  const root: unknown[] = [null];
+  const stack: Array<[unknown, Container, string | number]> = [[value, root, 0]];
   let changed = false;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string' || typeof v === 'number') {
+  while (stack.length > 0) {
+    const [from, into, key] = stack.pop()!;
+    let v = from;
+    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') v = (v as { toJSON(): unknown }).toJSON();
+    if (typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) {
       const s = String(v);
-      const r = replaceForms(s, forms);
-      if (r === s) return v;
-      changed = true;
-      return r;
-    }
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
-    return v;
-  };
-  const out = walk(JSON.parse(text));
-  return changed ? (out as T) : value;
+      const r = m.replace(s);
+      if (r !== s) changed = true;
+      setOwn(into, key, r === s ? v : r);
+    } else if (Array.isArray(v)) {
+      const copy: unknown[] = new Array(v.length).fill(null);
+      setOwn(into, key, copy);
+      for (let i = 0; i < v.length; i++) if (isJsonValue(v[i])) stack.push([v[i], copy, i]);
+    } else if (v !== null && typeof v === 'object') {
+      const copy: Record<string, unknown> = {};
+      setOwn(into, key, copy);
+      for (const [k, x] of Object.entries(v)) {
+        if (!isJsonValue(x)) continue;
+        const name = m.replace(k);
+        if (name !== k) changed = true;
+        setOwn(copy, name, null); // the key's place, in the original order; its value is set when popped
+        stack.push([x, copy, name]);
+      }
+    } else setOwn(into, key, typeof v === 'boolean' ? v : null);
+  }
+  return changed ? (root[0] as T) : value;
 }
+
+/** What JSON keeps as a value (undefined, functions and symbols are dropped from objects, null in arrays). */
+const isJsonValue = (v: unknown) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';

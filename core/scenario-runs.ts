@@ -10,7 +10,7 @@ import type { Notifier } from './notify.js';
 import { waitForFinal } from './wait-final.js';
 import { quotaResetAt, takeRun, tryTakeRun, type QuotaConfig } from './scenario-quota.js';
 import { findBatch, insertBatch, setBatchTotal, type BatchRow } from './repos/scenario-batches.js';
-import { findRun, insertRun, isFinalRun, type RunRow } from './repos/scenario-runs.js';
+import { countActiveRuns, findRun, insertRun, isFinalRun, type RunRow } from './repos/scenario-runs.js';
 import { isUuid } from './repos/collections.js';
 import { loadVisibleScenario } from './scenarios.js';
 import type { Caller } from './types.js';
@@ -22,11 +22,22 @@ import type { Caller } from './types.js';
 export const RUN_PRIORITY = 5;
 const RUN_ATTEMPTS = 3;
 
+/**
+ * Fair share, as for executions (insertExecutionWithJobCapped): a run's job priority grows with the runs its user
+ * already has queued or running, so one user's first run goes ahead of another user's queued batch and waits at most
+ * for one worker slot to free, not for the whole batch.
+ */
+async function enqueueRun(trx: Knex.Transaction, run: RunRow, userId: string): Promise<void> {
+  const ahead = (await countActiveRuns(trx, userId)) - 1; // the run itself is counted
+  const priority = RUN_PRIORITY + Math.min(Math.max(ahead, 0), 32767 - RUN_PRIORITY);
+  await enqueue(trx, 'scenario_run', { runId: run.id }, { priority, maxAttempts: RUN_ATTEMPTS });
+}
+
 export async function startRun(db: Knex, config: QuotaConfig, caller: Caller, scenarioId: string): Promise<{ run: RunRow; quotaRemaining: number | null }> {
   return db.transaction(async (trx) => {
     const { remaining } = await takeRun(trx, config, caller);
     const run = await insertRun(trx, { scenarioId, userId: caller.userId });
-    await enqueue(trx, 'scenario_run', { runId: run.id }, { priority: RUN_PRIORITY, maxAttempts: RUN_ATTEMPTS });
+    await enqueueRun(trx, run, caller.userId);
     return { run, quotaRemaining: remaining };
   });
 }
@@ -53,7 +64,7 @@ export async function startBatch(db: Knex, config: QuotaConfig, caller: Caller, 
       if (!taken) break;
       quotaRemaining = taken.remaining;
       const run = await insertRun(trx, { scenarioId, userId: caller.userId, batchId });
-      await enqueue(trx, 'scenario_run', { runId: run.id }, { priority: RUN_PRIORITY, maxAttempts: RUN_ATTEMPTS });
+      await enqueueRun(trx, run, caller.userId);
       runIds.push(run.id);
     }
     if (runIds.length === 0) throw errors.quotaExceeded(quotaResetAt());

@@ -1,8 +1,10 @@
 /**
- * An in-process cache of tool rows for the hot read paths (search results, the list, trending), kept exact by the
- * `toolshed_tools` NOTIFY that a trigger sends on every change of a tool (and of its counters). It also keeps the
- * pages of the list's order (ids only), dropped on any change of any tool: a page read from the cache costs no
- * database round trip. (A package's category or official flag changes only by an import, which writes its tools.)
+ * An in-process cache of tool rows for the hot read paths (search results, the list, trending, the detail by id), kept
+ * exact by the `toolshed_tools` NOTIFY that triggers send on every change of any column of a tool and, for each of its
+ * tools, of any served column of its package (migration 20261126010001). It also keeps the pages of the list's order
+ * (ids only), dropped on any change the order or its filters see (`<id>`, `-<id>`), kept on a change of another column
+ * only (`~<id>`: an execution's count, a health check's time and error, …): a page read from the cache costs no
+ * database round trip.
  */
 import type { Knex } from 'knex';
 import { CHANNELS, type Notifier } from './notify.js';
@@ -22,11 +24,16 @@ export interface ToolCache {
 export async function createToolCache(db: Knex, notifier: Notifier): Promise<ToolCache> {
   const rows = new Map<string, ToolRow>();
   const pages = new Map<string, string[]>();
-  // Bumped on every notification: a fetch that started before a change must not store what it read.
+  // Bumped on every notification (rows) and on those that change the list (pages): a fetch that started before a
+  // change must not store what it read.
   let generation = 0;
+  let pageGeneration = 0;
   const unsubscribe = await notifier.subscribe(CHANNELS.tools, (payload) => {
     generation++;
-    rows.delete(payload.startsWith('-') ? payload.slice(1) : payload);
+    const rowOnly = payload.startsWith('~');
+    rows.delete(rowOnly || payload.startsWith('-') ? payload.slice(1) : payload);
+    if (rowOnly) return;
+    pageGeneration++;
     pages.clear();
   });
   return {
@@ -47,9 +54,9 @@ export async function createToolCache(db: Knex, notifier: Notifier): Promise<Too
     async ids(key, load) {
       const cached = pages.get(key);
       if (cached) return cached;
-      const gen = generation;
+      const gen = pageGeneration;
       const ids = await load();
-      if (gen === generation) {
+      if (gen === pageGeneration) {
         if (pages.size >= MAX_PAGES) pages.clear();
         pages.set(key, ids);
       }

@@ -45,6 +45,8 @@ export interface EnvVarSpec {
   required: boolean;
   /** The value a caller who sets none gets (TPMJS `env[].default`); never a secret. */
   default?: string;
+  /** MCP servers: the value is a secret (an API key), from the import's `env` or server.json. */
+  secret?: boolean;
 }
 
 /** The authenticated caller of a request, when a key was given. */
@@ -56,3 +58,6 @@ export interface Caller {
   /** The API key used; null for a browser session (sessions are not keys). */
   keyId: string | null;
 }
+
+/** What a user's work counts against (executions' `caller`, rate limits): `user:<id>` (anonymous callers: `ip:<bucket>`). */
+export const userCaller = (userId: string) => `user:${userId}`;

@@ -1,13 +1,11 @@
 import type { Knex } from 'knex';
 
 /**
- * Publishing by anyone (issue 24): an import request carries what the requester says about a package that does not
- * (category, env) and who asked; a package records who published it and whether they hid it.
+ * Publishing by anyone (issue 24): an import request records who asked (what it says beyond its source is `options`,
+ * added by 20261126060001); a package records who published it and whether they hid it.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('package_imports', (t) => {
-    /** { category?, env? } from the request. */
-    t.jsonb('options').notNullable().defaultTo('{}');
     t.uuid('requested_by').references('users.id').onDelete('SET NULL');
   });
   await knex.raw('create index package_imports_requested_by_created on package_imports (requested_by, created_at)');
@@ -28,6 +26,5 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('drop index if exists package_imports_requested_by_created');
   await knex.schema.alterTable('package_imports', (t) => {
     t.dropColumn('requested_by');
-    t.dropColumn('options');
   });
 }

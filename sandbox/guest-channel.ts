@@ -45,6 +45,23 @@ export interface GuestChannel {
    * it prints too much. One request at a time.
    */
   exchange(request: Record<string, unknown>): Promise<ChannelEnd>;
+  /**
+   * Sends one request whose answer is a raw pipe (op `mcp`, guest/mcp-pipe.cjs): resolves, once the guest says the
+   * pipe is open, with the pipe, or with the guest's exit. Afterwards the channel is the pipe's alone.
+   */
+  pipe(request: Record<string, unknown>): Promise<GuestPipe | ExitEnd>;
+}
+
+export const PIPE_MARKER = '@@toolshed-pipe';
+
+/** A guest's stdio handed over raw: what the host writes goes to the program the guest started, and back. */
+export interface GuestPipe {
+  write(data: string): void;
+  /** Receives everything the program writes to stdout from now on (what came with the marker first). */
+  onData(listener: (chunk: string) => void): void;
+  /** The guest's end (the program exited, or the sandbox was killed), with the tail of what it wrote to stderr. */
+  readonly exited: Promise<ExitEnd>;
+  stderrTail(): string;
 }
 
 interface Pending {
@@ -58,6 +75,10 @@ export function openGuestChannel(child: ChildProcess): GuestChannel {
   let stderrTail = '';
   let isReady = false;
   let pending: Pending | undefined;
+  // Pipe mode: the marker awaited, then where stdout goes.
+  let pipeWait: { marker: string; resolve: (p: GuestPipe | ExitEnd) => void } | undefined;
+  let piped: ((chunk: string) => void) | undefined;
+  let pipeBacklog = '';
   let exitEnd: ExitEnd | undefined;
   let markReady!: () => void;
   let failReady!: (err: Error) => void;
@@ -83,6 +104,20 @@ export function openGuestChannel(child: ChildProcess): GuestChannel {
         markReady();
       }
     }
+    if (pipeWait) {
+      const at = stdout.indexOf(pipeWait.marker);
+      if (at === -1) return;
+      const rest = stdout.slice(at + pipeWait.marker.length);
+      stdout = '';
+      const open = pipeWait.resolve;
+      pipeWait = undefined;
+      pipeBacklog = rest;
+      piped = (chunk) => {
+        pipeBacklog += chunk;
+      };
+      open(guestPipe);
+      return;
+    }
     if (!pending) return;
     const at = stdout.indexOf(pending.prefix);
     const eol = at === -1 ? -1 : stdout.indexOf('\n', at);
@@ -99,6 +134,7 @@ export function openGuestChannel(child: ChildProcess): GuestChannel {
 
   child.stdout?.setEncoding('utf8');
   child.stdout?.on('data', (chunk: string) => {
+    if (piped) return piped(chunk);
     stdoutBytes += Buffer.byteLength(chunk);
     if (stdoutBytes > STDOUT_CAP_BYTES) {
       stdout = '';
@@ -117,14 +153,36 @@ export function openGuestChannel(child: ChildProcess): GuestChannel {
     exitEnd = { kind: 'exit', code, signal, stderrTail: why ?? stderrTail };
     failReady(new Error(`guest ended before it was ready (code ${code}, signal ${signal}): ${lastLines(exitEnd.stderrTail)}`));
     settle(exitEnd);
+    pipeWait?.resolve(exitEnd);
+    pipeWait = undefined;
     markExited(exitEnd);
   };
   child.on('error', (err) => onGone(null, null, err.message));
   child.on('close', (code, signal) => onGone(code, signal));
 
+  const guestPipe: GuestPipe = {
+    write: (data) => void child.stdin?.write(data),
+    onData(listener) {
+      piped = listener;
+      const backlog = pipeBacklog;
+      pipeBacklog = '';
+      if (backlog) listener(backlog);
+    },
+    exited,
+    stderrTail: () => stderrTail,
+  };
+
   return {
     ready,
     exited,
+    pipe(request) {
+      if (pending || pipeWait || piped) throw new Error('guest channel: one request at a time');
+      if (exitEnd) return Promise.resolve(exitEnd);
+      const nonce = randomBytes(12).toString('hex');
+      const opened = new Promise<GuestPipe | ExitEnd>((resolve) => (pipeWait = { marker: `${PIPE_MARKER} ${nonce}\n`, resolve }));
+      child.stdin?.write(`${JSON.stringify({ ...request, nonce })}\n`);
+      return opened;
+    },
     exchange(request) {
       if (pending) throw new Error('guest channel: one request at a time');
       if (exitEnd) return Promise.resolve(exitEnd);
@@ -151,19 +209,62 @@ function exitWasOom(end: ExitEnd, killedForMemory: boolean): boolean {
   return HEAP_OOM.test(end.stderrTail) || killedForMemory;
 }
 
+/**
+ * Signals a process raises on itself when its code crashes (a failed assertion or `process.abort()`, a bad memory
+ * access, an illegal instruction, a division trap, a breakpoint, a bad system call): the tool's failure, not ours. We
+ * never send these; our own kills (timeout, memory limit, shutdown) are SIGKILL/SIGTERM and are told apart before this.
+ */
+const CRASH_SIGNALS: Record<string, number> = { SIGABRT: 6, SIGSEGV: 11, SIGBUS: 7, SIGILL: 4, SIGFPE: 8, SIGTRAP: 5, SIGSYS: 31 };
+
+/**
+ * The crash signal a guest died of: seen directly (the process runner), or as exit status 128 + signal number
+ * (runsc exits with the status of the container's process, a signalled one as 128 + its number).
+ */
+export function crashSignal(end: ExitEnd): string | undefined {
+  if (end.signal && end.signal in CRASH_SIGNALS) return end.signal;
+  if (end.code === null) return undefined;
+  return Object.entries(CRASH_SIGNALS).find(([, n]) => end.code === 128 + n)?.[0];
+}
+
 function crashMessage(end: ExitEnd): string {
   const how = end.signal ? `signal ${end.signal}` : `code ${end.code}`;
   return `the sandbox ended without a result (${how})${end.stderrTail ? `: ${lastLines(end.stderrTail)}` : ''}`;
+}
+
+/** How deep a tool's output may nest arrays and objects (real outputs stay far below; see toExecuteOutcome). */
+export const MAX_OUTPUT_DEPTH = 512;
+
+/** The nesting depth of a parsed JSON value (a scalar is 0), measured without recursion. */
+export function nestingDepth(value: unknown): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) max = depth + 1;
+    for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return max;
 }
 
 export function toExecuteOutcome(end: ChannelEnd, durationMs: number, env: Record<string, string>, killedForMemory = false): ExecuteOutcome {
   if (end.kind === 'overflow') return { kind: 'output_too_large', durationMs };
   if (end.kind === 'exit') {
     if (exitWasOom(end, killedForMemory)) return { kind: 'oom', durationMs };
+    // A tool that crashes its process fails like one that throws: it is not run again (only our failures are).
+    const crashed = crashSignal(end);
+    if (crashed) return { kind: 'tool_error', message: `The tool crashed its process (${crashed}) and returned no result`, durationMs };
     return { kind: 'sandbox_error', message: redact(crashMessage(end), env), durationMs };
   }
   const r = end.result;
-  if (r.ok) return { kind: 'ok', output: r.output ?? null, durationMs };
+  if (r.ok) {
+    // Deeper than this, JSON.stringify (storing the result, answering the caller) overflows the stack: the tool's
+    // failure, told once, instead of a worker error that would run it again.
+    if (nestingDepth(r.output) > MAX_OUTPUT_DEPTH) {
+      return { kind: 'tool_error', message: `The tool's output is nested more than ${MAX_OUTPUT_DEPTH} levels deep`, durationMs };
+    }
+    return { kind: 'ok', output: r.output ?? null, durationMs };
+  }
   const message = redact(r.error ?? 'unknown error', env);
   switch (r.code) {
     case 'oom':

@@ -21,6 +21,7 @@ import { DEFAULT_EGRESS_SUBNET, setupEgress } from './egress.js';
 import { createWarmPool, type WarmPool } from './pool.js';
 import { createReuseSlots, type ReuseOptions, type ReuseSlots } from './reuse.js';
 import { listIds, type RunscOptions } from './runsc.js';
+import { describeMcp, executeMcp, mcpRequest, type OpenPipe } from './mcp-run.js';
 import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
 
 export interface GvisorRunnerOptions {
@@ -151,6 +152,25 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     return result;
   }
 
+  /** An MCP server's operation: a sandbox of its own, started for it and destroyed after it (mcp-run.ts). */
+  async function withServer<T>(pkg: PackageRef, env: Record<string, string>, network: boolean, use: (open: OpenPipe) => Promise<T>): Promise<T> {
+    let sandbox: GvisorSandbox | undefined;
+    const open: OpenPipe = async () => {
+      try {
+        sandbox = await (network && egressPool ? egressPool : pool).acquire();
+        const pkgDir = await sandbox.attach(path.resolve(pkg.dir));
+        return await sandbox.pipe({ ...mcpRequest(pkg.mcp!, env), pkgDir });
+      } catch (err) {
+        return asError(err);
+      }
+    };
+    try {
+      return await use(open);
+    } finally {
+      void sandbox?.destroy();
+    }
+  }
+
   return {
     kind: 'gvisor',
     runsc,
@@ -158,6 +178,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     egressPool,
     reuse,
     async describe(pkg, o): Promise<DescribeOutcome> {
+      if (pkg.mcp) return withServer(pkg, o.env ?? {}, false, (open) => describeMcp(open, o.timeoutMs, o.exportNames));
       const started = performance.now();
       const r = await oneShot(pkg, { op: 'describe', exportNames: o.exportNames, discover: o.discover === true, env: o.env ?? {} }, o.timeoutMs);
       const durationMs = Math.round(performance.now() - started);
@@ -167,6 +188,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       return toDescribeOutcome(r.end, durationMs);
     },
     async execute(req: ExecuteRequest): Promise<ExecuteOutcome> {
+      if (req.pkg.mcp) return withServer(req.pkg, req.env, req.network === true && egressPool !== undefined, (open) => executeMcp(open, req));
       const started = performance.now();
       const request = { op: 'execute', exportName: req.exportName, params: req.params, env: req.env };
       let r: RunResult | Error;

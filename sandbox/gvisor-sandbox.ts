@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { buildSpec, writeBundle } from './bundle.js';
-import { executionLimit, openGuestChannel, type ChannelEnd, type GuestChannel } from './guest-channel.js';
+import { executionLimit, openGuestChannel, type ChannelEnd, type ExitEnd, type GuestChannel, type GuestPipe } from './guest-channel.js';
 import type { EgressNetwork, NetLease } from './egress.js';
 import type { PackageViews } from './package-view.js';
 import { deleteForce, killContainer, spawnRun, type RunscOptions } from './runsc.js';
@@ -150,6 +150,13 @@ export class GvisorSandbox {
     } finally {
       limit.clear();
     }
+  }
+
+  /** Starts a program whose stdio the guest hands over raw (op `mcp`, see mcp-run.ts); one per sandbox. */
+  pipe(request: Record<string, unknown>): Promise<GuestPipe | ExitEnd> {
+    if (!this.channel) return Promise.reject(new Error(`sandbox ${this.id} is not started`));
+    this.executions += 1;
+    return this.channel.pipe(request);
   }
 
   /**

@@ -58,28 +58,47 @@ function removeDirs(dir: string): void {
   }
 }
 
-function pidAlive(pid: number): boolean {
+/** A process's start time (clock ticks after boot, /proc/<pid>/stat field 22), or undefined when it is gone. */
+function startTimeOf(pid: number | 'self'): string | undefined {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after its closing one.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the runner that made a views directory is still alive. Its name is `<pid>-<start time>-<random>`: a pid
+ * alone is not enough, since after a restart (a container above all) the dead runner's pid is often another live
+ * process's, and its mounts were then kept for ever. A name of the older `<pid>-<random>` form goes by the pid alone.
+ */
+function ownerAlive(name: string): boolean {
+  const [pidText, started, random] = name.split('-');
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) return true; // not ours: leave it
+  if (random === undefined) return startTimeOf(pid) !== undefined;
+  return startTimeOf(pid) === started;
+}
+
+/** Lazily unmounts every mount at or below `dir` (the mounts stay usable by whoever still holds them). */
+function detachAll(dir: string, umount: string): void {
+  for (const mountPoint of mountsUnder(dir)) {
+    try {
+      execFileSync(umount, ['-l', mountPoint], { stdio: 'ignore', env: {} });
+    } catch {
+      // already gone
+    }
   }
 }
 
 /** Unmounts and removes the views of runners that died without closing (a crash, `kill -9`). */
 function cleanStale(viewsDir: string, umount: string): void {
   for (const name of fs.readdirSync(viewsDir)) {
-    const pid = Number(name.split('-')[0]);
-    if (!Number.isInteger(pid) || pidAlive(pid)) continue;
+    if (ownerAlive(name)) continue;
     const root = path.join(viewsDir, name);
-    for (const mountPoint of mountsUnder(root)) {
-      try {
-        execFileSync(umount, ['-l', mountPoint], { stdio: 'ignore', env: {} });
-      } catch {
-        // already gone
-      }
-    }
+    detachAll(root, umount);
     if (fs.existsSync(root)) {
       for (const view of fs.readdirSync(root)) removeDirs(path.join(root, view));
       removeDirs(root);
@@ -88,8 +107,8 @@ function cleanStale(viewsDir: string, umount: string): void {
 }
 
 /**
- * The package views of one runner, under `<stateDir>/views/<pid>-<random>` (one per runner, so that runners sharing
- * a state dir never touch each other's mounts). Needs root, like runsc.
+ * The package views of one runner, under `<stateDir>/views/<pid>-<start time>-<random>` (one per runner, so that
+ * runners sharing a state dir never touch each other's mounts). Needs root, like runsc.
  */
 export function createPackageViews(stateDir: string): PackageViews {
   const mount = binary('mount');
@@ -97,13 +116,17 @@ export function createPackageViews(stateDir: string): PackageViews {
   const viewsDir = path.join(stateDir, 'views');
   fs.mkdirSync(viewsDir, { recursive: true, mode: 0o700 });
   cleanStale(viewsDir, umount);
-  const root = path.join(viewsDir, `${process.pid}-${randomBytes(3).toString('hex')}`);
+  const root = path.join(viewsDir, `${process.pid}-${startTimeOf('self')}-${randomBytes(3).toString('hex')}`);
   fs.mkdirSync(root);
   fs.chmodSync(root, 0o755);
   execFileSync(mount, ['--bind', root, root], { stdio: 'ignore', env: {} });
   execFileSync(mount, ['--make-rshared', root], { stdio: 'ignore', env: {} });
   const mounter = createMounter();
   const attached = new Map<string, string>();
+  // However the process ends short of close() (a stop deadline's exit, an uncaught error), its mounts go with it;
+  // only SIGKILL leaves them, for the next start's cleanStale.
+  const onExit = () => detachAll(root, umount);
+  process.once('exit', onExit);
 
   async function remove(id: string): Promise<void> {
     const target = attached.get(id);
@@ -133,9 +156,10 @@ export function createPackageViews(stateDir: string): PackageViews {
     },
     remove,
     async close() {
+      process.off('exit', onExit);
       await Promise.all([...attached.keys()].map(remove));
       mounter.close();
-      for (const mountPoint of mountsUnder(root)) execFileSync(umount, ['-l', mountPoint], { stdio: 'ignore', env: {} });
+      detachAll(root, umount);
       for (const view of fs.existsSync(root) ? fs.readdirSync(root) : []) removeDirs(path.join(root, view));
       removeDirs(root);
     },

@@ -98,10 +98,15 @@ async function installDependencies(cacheDir: string, pkgDir: string, pkg: Record
   try {
     await fs.writeFile(path.join(work, 'package.json'), JSON.stringify(manifest));
     try {
-      await run('npm', ['install', ...NPM_FLAGS], { cwd: work, timeout: 300_000, env: npmEnv() });
+      await npmInstall(work);
     } catch (err) {
       const msg = firstLine(err);
-      if (!/EALLOW/.test(msg)) throw new InstallError(`installing dependencies failed: ${msg}`, false);
+      // A package whose install fails (a version that does not exist, a peer conflict even --force cannot settle)
+      // is the package's problem: a 400 with npm's own words, never a 500.
+      if (!/EALLOW/.test(msg)) {
+        const said = npmErrorText(err);
+        throw new InstallError(`installing dependencies failed: ${said}`, true, [{ path: 'package.json.dependencies', message: said }]);
+      }
       // A registry package further down the tree names a git, URL, file or folder dependency; npm refused to fetch it.
       const refused = String((err as { stderr?: string }).stderr ?? '').match(/Refusing to fetch "([^"\n]{1,200})"/)?.[1] ?? msg;
       throw new InstallError(`a dependency of this package is not a registry package, and is not installed: ${refused}`, true, [
@@ -112,6 +117,30 @@ async function installDependencies(cacheDir: string, pkgDir: string, pkg: Record
   } finally {
     await fs.rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * `npm install` of the vetted dependency list. The package's dependencies are the root project's here, where npm is
+ * strict about peer conflicts (ERESOLVE) that a plain `npm install <package>` (the package as a dependency) settles
+ * with a warning by overriding the peer: on ERESOLVE it runs again with --force, which does just that.
+ */
+async function npmInstall(cwd: string): Promise<void> {
+  try {
+    await run('npm', ['install', ...NPM_FLAGS], { cwd, timeout: 300_000, env: npmEnv() });
+  } catch (err) {
+    if (!/ERESOLVE/.test(String((err as { stderr?: string }).stderr ?? ''))) throw err;
+    await run('npm', ['install', '--force', ...NPM_FLAGS], { cwd, timeout: 300_000, env: npmEnv() });
+  }
+}
+
+/** npm's error lines, without its log-file pointers (host paths), cut to a readable length. */
+function npmErrorText(err: unknown): string {
+  const e = err as { stderr?: string; message?: string };
+  const lines = String(e.stderr || e.message || err)
+    .split('\n')
+    .map((l) => l.replace(/^npm (error|ERR!)\s?/, '').trim())
+    .filter((l) => l && !/A complete log|For a full report|_logs\/|nodedir|^code [A-Z]/.test(l));
+  return lines.slice(0, 12).join(' | ').slice(0, 1500) || 'unknown npm error';
 }
 
 let npmChecked: Promise<void> | undefined;

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { GUEST_NODE_FLAGS, GUEST_SOURCE_DIR, v8Flags } from './bundle.js';
 import { executionLimit, openGuestChannel, toDescribeOutcome, toExecuteOutcome, type ChannelEnd } from './guest-channel.js';
+import { describeMcp, executeMcp, mcpRequest, type OpenPipe } from './mcp-run.js';
 import type { DescribeOptions, DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
 
 export const warning =
@@ -64,16 +65,37 @@ export function createProcessRunner(opts: ProcessRunnerOptions = {}): SandboxRun
     }
   }
 
+  /** An MCP server's operation in a child process of its own, killed afterwards (mcp-run.ts). */
+  async function withServer<T>(pkg: PackageRef, env: Record<string, string>, use: (open: OpenPipe) => Promise<T>): Promise<T> {
+    const cwd = await fs.mkdtemp(path.join(tmpRoot, 'toolshed-exec-'));
+    const child = spawn(nodeBinary, [...GUEST_NODE_FLAGS, ...v8Flags(memoryMb), path.join(GUEST_SOURCE_DIR, 'main.cjs')], {
+      cwd,
+      env: {},
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    if (child.pid) live.add(child.pid);
+    try {
+      return await use(() => openGuestChannel(child).pipe({ ...mcpRequest(pkg.mcp!, env), pkgDir: pkg.dir }));
+    } finally {
+      killGroup(child.pid);
+      if (child.pid) live.delete(child.pid);
+      await fs.rm(cwd, { recursive: true, force: true }).catch(() => {});
+    }
+  }
+
   return {
     kind: 'process',
     async describe(pkg: PackageRef, o: DescribeOptions): Promise<DescribeOutcome> {
       const env = o.env ?? {};
+      if (pkg.mcp) return withServer(pkg, env, (open) => describeMcp(open, o.timeoutMs, o.exportNames));
       const r = await run({ op: 'describe', pkgDir: pkg.dir, exportNames: o.exportNames, discover: o.discover === true, env }, env, o.timeoutMs);
       if ('timedOut' in r) return { kind: 'timeout', durationMs: r.durationMs };
       if ('aborted' in r) return { kind: 'sandbox_error', message: 'aborted', durationMs: r.durationMs };
       return toDescribeOutcome(r.end, r.durationMs);
     },
     async execute(req: ExecuteRequest): Promise<ExecuteOutcome> {
+      if (req.pkg.mcp) return withServer(req.pkg, req.env, (open) => executeMcp(open, req));
       const request = { op: 'execute', pkgDir: req.pkg.dir, exportName: req.exportName, params: req.params, env: req.env };
       const r = await run(request, req.env, req.timeoutMs, req.signal);
       if ('timedOut' in r) return { kind: 'timeout', durationMs: r.durationMs };

@@ -9,6 +9,14 @@ export interface PackageRef {
   version: string;
   /** Absolute path of the installed package directory (contains package.json and node_modules, if any). */
   dir: string;
+  /** Set for an MCP server: the package is run as a server (see mcp-run.ts), its tools are the server's tools. */
+  mcp?: McpLaunch;
+}
+
+/** How an MCP server package is started: its bin (relative to the package dir) with Node, and its arguments. */
+export interface McpLaunch {
+  bin: string;
+  args?: string[];
 }
 
 export interface DescribedTool {
@@ -21,6 +29,9 @@ export interface DescribedTool {
   /** Discovery only (a package that lists no tools): the tool's name, and how it was found (guest/discover.cjs). */
   name?: string;
   how?: DiscoveredHow;
+  /** MCP servers' tools: their title and annotations (readOnlyHint, destructiveHint, …). */
+  title?: string;
+  annotations?: Record<string, unknown>;
 }
 
 export type DiscoveredHow = 'ai-sdk-tool' | 'factory' | 'factory-record' | 'record' | 'agentic-function' | 'agentic-provider';
@@ -31,7 +42,10 @@ export interface DescribeOptions {
   exportNames?: string[];
   /** Find every tool among the exports (see guest/discover.cjs), ignoring exportNames. */
   discover?: boolean;
-  /** Env while the package loads: placeholders for its declared variables, never real values. */
+  /**
+   * Env while the package loads (an MCP server: while it starts and lists its tools): placeholders for its declared
+   * variables, never real values.
+   */
   env?: Record<string, string>;
 }
 

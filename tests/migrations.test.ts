@@ -2,6 +2,7 @@ import test from 'ava';
 import pg from 'pg';
 import { createDb } from '../core/db.js';
 import { createTestDatabase } from './helpers/postgres.js';
+import { until } from './helpers/processes.js';
 
 test('migrations run latest → rollback → latest, and rollback removes every app table', async (t) => {
   const database = await createTestDatabase();
@@ -63,9 +64,17 @@ test('the tools trigger notifies listeners of changes', async (t) => {
     const [pkg] = await db('packages').insert({ name: 'p', version: '1.0.0', category: 'automation', source: 'path:/x', install_path: '/x' }).returning('id');
     const [tool] = await db('tools').insert({ package_id: pkg.id, name: 'a', export_name: 'a' }).returning('id');
     await db('tools').where({ id: tool.id }).update({ health_status: 'BROKEN' });
+    // Any other column: the row changed, not the list order nor the search index (`~`); an update that changes
+    // nothing sends nothing; a served column of the package notifies each of its tools.
+    await db('tools').where({ id: tool.id }).increment('execution_count', 1);
+    await db('tools').where({ id: tool.id }).update({ last_health_check_at: db.fn.now(), health_error: 'x' });
+    await db('tools').where({ id: tool.id }).update({ health_status: 'BROKEN' });
+    await db('packages').where({ id: pkg.id }).update({ version: '1.0.1' });
+    await db('packages').where({ id: pkg.id }).update({ import_error: null });
     await db('tools').where({ id: tool.id }).delete();
-    for (let i = 0; i < 50 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
-    t.deepEqual(seen, [tool.id, tool.id, `-${tool.id}`]);
+    // Sent in commit order: once the delete's has arrived, every earlier one has.
+    await until(async () => seen.includes(`-${tool.id}`), 30_000, 'the notifications');
+    t.deepEqual(seen, [tool.id, tool.id, `~${tool.id}`, `~${tool.id}`, tool.id, `-${tool.id}`]);
   } finally {
     await listener.end();
     await db.destroy();

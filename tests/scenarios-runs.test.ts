@@ -6,11 +6,13 @@ import test from 'ava';
 import path from 'node:path';
 import { EXAMPLES_DIR, startService, type Service } from './helpers/service.js';
 import { readSse } from './helpers/sse.js';
+import { up as recomputeStatistics } from '../migrations/20261126010002_scenario_stats_every_run.js';
 
 type User = { key: string; id: string; username: string };
 let svc: Service;
 let owner: User;
 let collectionId: string;
+let toolIds: string[];
 
 const PASSING = 'Slugify "Hello World" with slugify';
 
@@ -21,6 +23,7 @@ test.before(async () => {
   owner = await svc.createUser({ tier: 'pro' });
   const c = await svc.request('POST', '/api/collections', { key: owner.key, body: { name: 'Run tests' } });
   collectionId = c.body.data.id;
+  toolIds = res.body.data.tools.map((x: { id: string }) => x.id);
   for (const tool of res.body.data.tools) await svc.request('POST', `/api/collections/${collectionId}/tools`, { key: owner.key, body: { toolId: tool.id } });
 });
 test.after.always(() => svc?.close());
@@ -96,7 +99,6 @@ test('statistics after pass and fail sequences: totals, last status, consecutive
 
 test('quality is over the newest 20 completed runs', async (t) => {
   const s = await scenario({ prompt: PASSING });
-  // The owner's runs (only those count toward the statistics).
   await svc.api.deps.db('scenario_runs').insert(
     Array.from({ length: 25 }, (_, i) => ({
       scenario_id: s.id,
@@ -201,4 +203,111 @@ test('run errors in shape B: no key 401, private 404, unknown run 404; others ca
   expectB(await svc.request('GET', '/api/scenario-runs/00000000-0000-4000-8000-000000000000'), 404, 'Not Found');
   expectB(await svc.request('POST', `/api/scenarios/${s.body.data.id}/run?wait=maybe`, { key: owner.key }), 400, 'Bad Request');
   t.is((await svc.request('GET', `/api/scenario-runs/${r.runId}`, { key: owner.key })).status, 200);
+});
+
+const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
+
+/** The statistics the run history implies (SPEC.md, Scenarios), next to the scenario's own. */
+async function statisticsAndHistory(id: string) {
+  const d = await detail(id);
+  const history = await svc.request('GET', `/api/scenarios/${id}/runs?limit=50`);
+  const done: { success: boolean; timestamps: { completedAt: string } }[] = history.body.data.filter((r: { status: string }) => r.status === 'completed');
+  const streak = (passed: boolean) => {
+    const i = done.findIndex((r) => r.success !== passed);
+    return i === -1 ? done.length : i;
+  };
+  const window = done.slice(0, 20);
+  return {
+    statistics: {
+      totalRuns: d.totalRuns,
+      lastRunAt: d.lastRunAt,
+      lastRunStatus: d.lastRunStatus,
+      consecutivePasses: d.consecutivePasses,
+      consecutiveFails: d.consecutiveFails,
+      qualityScore: d.qualityScore,
+    },
+    fromHistory: {
+      totalRuns: done.length,
+      lastRunAt: done[0]?.timestamps.completedAt ?? null,
+      lastRunStatus: done.length === 0 ? null : done[0].success ? 'pass' : 'fail',
+      consecutivePasses: streak(true),
+      consecutiveFails: streak(false),
+      qualityScore: round4((window.filter((r) => r.success).length + 1) / (window.length + 2)),
+    },
+  };
+}
+
+test('every completed run counts, whoever ran it: statistics match the history, and sorting by totalRuns sees them', async (t) => {
+  const [bob, carol] = [await svc.createUser({ tier: 'pro' }), await svc.createUser({ tier: 'pro' })];
+  const c = await svc.createCollection(owner.key, { name: 'Runs by anyone' }, toolIds);
+  const make = async () => {
+    const res = await svc.request('POST', '/api/scenarios', { key: owner.key, body: { collectionId: c.id, prompt: PASSING } });
+    if (res.status !== 201) throw new Error(res.text);
+    return res.body.data.id as string;
+  };
+  const popular = await make();
+  const quiet = await make();
+  const assertions = (value: unknown) => svc.request('PATCH', `/api/scenarios/${popular}`, { key: owner.key, body: { assertions: value } });
+
+  // A public scenario run by two users who are not its owner: three passes, then two fails.
+  for (let i = 0; i < 3; i++) t.true((await run(popular, bob.key)).body.data.success);
+  t.is((await assertions([{ type: 'outputContains', text: 'no such text anywhere' }])).status, 200);
+  for (let i = 0; i < 2; i++) t.false((await run(popular, carol.key)).body.data.success);
+  let both = await statisticsAndHistory(popular);
+  t.like(both.statistics, { totalRuns: 5, lastRunStatus: 'fail', consecutivePasses: 0, consecutiveFails: 2, qualityScore: round4(4 / 7) });
+  t.truthy(Date.parse(both.statistics.lastRunAt));
+  t.deepEqual(both.statistics, both.fromHistory, 'the statistics describe the runs of the history');
+
+  // The owner's runs count the same way, next to everyone else's.
+  t.is((await assertions(null)).status, 200);
+  t.true((await run(quiet)).body.data.success);
+  t.true((await run(popular, bob.key)).body.data.success);
+  both = await statisticsAndHistory(popular);
+  t.like(both.statistics, { totalRuns: 6, lastRunStatus: 'pass', consecutivePasses: 1, consecutiveFails: 0, qualityScore: round4(5 / 8) });
+  t.deepEqual(both.statistics, both.fromHistory);
+
+  // Sorting by totalRuns sees them: the newer scenario (first by createdAt) has one run, the other six.
+  const byRuns = await svc.request('GET', `/api/scenarios?collectionId=${c.id}&sortBy=totalRuns`);
+  t.is(byRuns.status, 200, byRuns.text);
+  t.deepEqual(
+    byRuns.body.data.map((x: { id: string; totalRuns: number }) => [x.id, x.totalRuns]),
+    [
+      [popular, 6],
+      [quiet, 1],
+    ],
+  );
+  const list = await svc.request('GET', `/api/collections/${c.uid}/scenarios`);
+  t.like(
+    list.body.data.scenarios.find((x: { id: string }) => x.id === popular),
+    { totalRuns: 6, lastRunStatus: 'pass', qualityScore: round4(5 / 8) },
+  );
+});
+
+test.serial('statistics recorded before every run counted are recomputed from the history (migration 20261126010002)', async (t) => {
+  const bob = await svc.createUser();
+  const c = await svc.createCollection(owner.key, { name: 'Recomputed' }, toolIds);
+  const created = await svc.request('POST', '/api/scenarios', { key: owner.key, body: { collectionId: c.id, prompt: PASSING } });
+  const id = created.body.data.id;
+  // As the old code left it: six completed runs by another user (pass, pass, fail, pass, pass, pass, oldest first)
+  // and one run that could not be judged, with statistics that ignore them all.
+  const db = svc.api.deps.db;
+  const base = Date.now() - 600_000;
+  await db('scenario_runs').insert([
+    ...[true, true, false, true, true, true].map((success, i) => ({
+      scenario_id: id,
+      user_id: bob.id,
+      status: 'completed',
+      success,
+      created_at: new Date(base + i * 1000),
+      completed_at: new Date(base + i * 1000 + 500),
+    })),
+    { scenario_id: id, user_id: bob.id, status: 'failed', created_at: new Date(base + 9000), completed_at: new Date(base + 9500) },
+  ]);
+  t.like((await statisticsAndHistory(id)).statistics, { totalRuns: 0, lastRunStatus: null, qualityScore: 0.5 });
+
+  await recomputeStatistics(db);
+  const both = await statisticsAndHistory(id);
+  t.like(both.statistics, { totalRuns: 6, lastRunStatus: 'pass', consecutivePasses: 3, consecutiveFails: 0, qualityScore: round4(6 / 8) });
+  t.is(both.statistics.lastRunAt, new Date(base + 5500).toISOString());
+  t.deepEqual(both.statistics, both.fromHistory);
 });

@@ -4,10 +4,10 @@
  */
 import type { Db } from '../core/db.js';
 import { scrubHostPaths } from '../core/host-paths.js';
-import { placeholderEnv } from '../core/packages/discovery.js';
 import { matchesExpectation, type HealthExample } from '../core/packages/manifest.js';
 import { findToolByRef, refreshQualityScore, type ToolRow } from '../core/repos/tools.js';
 import { recordHealthCheck } from '../core/repos/health-checks.js';
+import { placeholderEnv } from '../core/packages/mcp-server.js';
 import type { DescribeOutcome, PackageRef, SandboxRunner } from '../sandbox/types.js';
 import type { WorkerDeps } from './deps.js';
 
@@ -15,7 +15,7 @@ export const BROKEN_AFTER_FAILURES = 3;
 const CHECK_TIMEOUT_MS = 20_000;
 
 export function packageRefOf(t: ToolRow): PackageRef {
-  return { name: t.package_name, version: t.package_version, dir: t.package_install_path };
+  return { name: t.package_name, version: t.package_version, dir: t.package_install_path, ...(t.package_mcp ? { mcp: t.package_mcp } : {}) };
 }
 
 /** Runs the tool's health example (if any) and says what failed, or null when it passed. */
@@ -70,11 +70,44 @@ export async function checkTool(deps: WorkerDeps, toolId: string): Promise<void>
   if (!tool) return;
   const started = performance.now();
   const pkg = packageRefOf(tool);
-  // A factory or class that insists on its key while loading gets a placeholder (discovery.ts), never a real value.
-  const env = placeholderEnv(tool.package_env ?? []);
+  // Placeholders for the declared variables, as at import, never a real value: an MCP server that needs its key to
+  // start, or a factory or class that insists on its key while loading (discovery.ts).
+  const env = placeholderEnv(tool.package_env);
   const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name], env });
   const error =
     describeFailure(d, tool.export_name) ??
+    (pkg.mcp && d.kind === 'ok' ? mcpDefinitionChange(tool, d.tools) : null) ??
     (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null, tool.permissions?.network === true));
   await recordHealth(deps.db, tool.id, { error, durationMs: performance.now() - started, atImport: false });
+}
+
+/** JSON with object keys sorted (Postgres jsonb reorders keys), for comparing definitions. */
+function canonical(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v ?? null);
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+    .join(',')}}`;
+}
+
+/**
+ * An MCP server lists its tools at every check: a tool whose definition (description, input or output schema) is not
+ * what the same version listed at import is flagged (the check fails, naming what changed).
+ */
+function mcpDefinitionChange(
+  tool: ToolRow,
+  listed: { exportName: string; description: string; inputSchema: unknown; outputSchema?: unknown }[],
+): string | null {
+  const now = listed.find((t) => t.exportName === tool.export_name);
+  if (!now) return null;
+  const changed = [
+    now.description !== tool.description && 'description',
+    canonical(now.inputSchema) !== canonical(tool.input_schema) && 'input schema',
+    canonical(now.outputSchema ?? null) !== canonical(tool.output_schema) && 'output schema',
+  ].filter(Boolean);
+  return changed.length === 0
+    ? null
+    : `the MCP server's tools/list changed for version ${tool.package_version} since it was imported (${changed.join(', ')}); re-import the package to take the new definition`;
 }

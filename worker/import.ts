@@ -1,12 +1,16 @@
 /**
  * Imports a package: install into the cache, read its manifest, describe its tools in a sandbox (module loads,
  * exports, JSON Schemas), record package and tools, then health-check each tool. Shared by the import job and the CLI.
+ * A tool description over MAX_TOOL_DESCRIPTION_CHARS refuses the whole import (400, nothing recorded): every list,
+ * search answer and MCP `tools/list` carries descriptions, so one huge one would weigh on every reader.
  */
 import { parseManifest, type Manifest, type ManifestDefaults } from '../core/packages/manifest.js';
 import { applyDiscovery, placeholderEnv } from '../core/packages/discovery.js';
 import { compareVersions } from '../core/packages/compatibility.js';
 import { currentVersionTools, setCompatibility } from '../core/repos/published-packages.js';
 import { parseSource } from '../core/packages/source.js';
+import { importOptionsSchema, isMcpServer } from '../core/packages/mcp-server.js';
+import { importMcpServer } from './mcp-import.js';
 import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import type { ErrorDetail } from '../core/errors.js';
@@ -23,10 +27,20 @@ export type ImportResult =
   | { ok: true; packageId: string; toolIds: string[] }
   | { ok: false; error: { code: 'VALIDATION_ERROR' | 'INTERNAL'; message: string; details?: ErrorDetail[] } };
 
+/**
+ * `options`: what the request said beyond its source (core/packages/mcp-server.ts ImportOptions): `category` and `env`
+ * for a package that does not say them, the rest for an MCP server. `publishedBy`: the user who published it.
+ */
 export async function importPackage(
   deps: WorkerDeps,
-  req: { source: string; official: boolean; publishedBy?: string | null } & ManifestDefaults,
+  req: { source: string; official: boolean; options?: Record<string, unknown>; publishedBy?: string | null },
 ): Promise<ImportResult> {
+  const options = importOptionsSchema.safeParse(req.options ?? {});
+  if (!options.success)
+    return invalid(
+      'Invalid import options',
+      options.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    );
   const source = parseSource(req.source);
   if ('error' in source) return invalid(source.error, [{ path: 'source', message: source.error }]);
   let installed;
@@ -37,7 +51,18 @@ export async function importPackage(
     deps.logger.error({ err: (err as Error).message, source: req.source }, 'package install failed');
     return { ok: false, error: { code: 'INTERNAL', message: (err as Error).message } };
   }
-  const parsed = parseManifest(installed.packageJson, { category: req.category, env: req.env });
+  // MCP servers have an import of their own (worker/mcp-import.ts).
+  if (isMcpServer(installed.packageJson, options.data)) return importMcpServer(deps, { ...req, options: options.data }, installed);
+  const defaults: ManifestDefaults = {
+    category: options.data.category,
+    env: options.data.env?.map((v) => ({
+      name: v.name,
+      required: v.required,
+      ...(v.secret ? { secret: true } : {}),
+      ...('description' in v && v.description ? { description: v.description } : {}),
+    })),
+  };
+  const parsed = parseManifest(installed.packageJson, defaults);
   if ('errors' in parsed) return invalid(`Invalid package manifest: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);
   let m = parsed.manifest;
   const pkgRef: PackageRef = { name: m.name, version: m.version, dir: installed.dir };
@@ -60,6 +85,15 @@ export async function importPackage(
   const loadError = d.kind === 'ok' ? null : describeFailure(d, '');
   const previous = await currentVersionTools(deps.db, m.name);
   const described = new Map<string, DescribedTool>(d.kind === 'ok' ? d.tools.map((t) => [t.exportName, t]) : []);
+  const descriptionOf = (t: Manifest['tools'][number]) => described.get(t.exportName)?.description || t.description || '';
+  const max = deps.config.MAX_TOOL_DESCRIPTION_CHARS;
+  const tooLong = m.tools.filter((t) => descriptionOf(t).length > max);
+  if (tooLong.length > 0) {
+    return invalid(
+      `A tool's description may have at most ${max} characters: ${tooLong.map((t) => `${t.exportName} has ${descriptionOf(t).length}`).join(', ')}`,
+      tooLong.map((t) => ({ path: `tools.${t.exportName}.description`, message: `has ${descriptionOf(t).length} characters; at most ${max}` })),
+    );
+  }
 
   const { packageId, toolIds } = await deps.db.transaction(async (trx) => {
     const pkg = await upsertPackage(trx, m, {
@@ -77,7 +111,7 @@ export async function importPackage(
         await upsertTool(trx, pkg.id, {
           name: toolName(t.exportName, m),
           exportName: t.exportName,
-          description: found?.description || t.description || '',
+          description: descriptionOf(t),
           inputSchema: found?.inputSchema ?? { type: 'object' },
           outputSchema: found?.outputSchema ?? null,
           permissions: t.permissions ?? null,

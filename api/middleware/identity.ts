@@ -6,7 +6,7 @@
  */
 import type { Context } from 'koa';
 import ipaddr from 'ipaddr.js';
-import type { Caller } from '../../core/types.js';
+import { userCaller, type Caller } from '../../core/types.js';
 
 /** The address bucket of a client: IPv4 as is, IPv6 by its /64 (IPv4-mapped IPv6 as the IPv4 address). */
 export function addressBucket(ip: string): string {
@@ -20,5 +20,5 @@ export function addressBucket(ip: string): string {
 /** `user:<id>` for a caller with a key, else `ip:<bucket>`. */
 export function callerIdentity(ctx: Context): string {
   const caller = ctx.state.caller as Caller | undefined;
-  return caller ? `user:${caller.userId}` : `ip:${addressBucket(ctx.ip)}`;
+  return caller ? userCaller(caller.userId) : `ip:${addressBucket(ctx.ip)}`;
 }

@@ -12,7 +12,8 @@ import { findPackage } from '../../core/repos/packages.js';
 import { listPackageTools } from '../../core/repos/tools.js';
 import { requestImport } from '../../core/packages/request-import.js';
 import { sourceSchema } from '../../core/packages/source.js';
-import { discoveryOf, discoverySchema, importOptionsShape } from './package-schemas.js';
+import { importOptionsShape, serverJsonPackage } from '../../core/packages/mcp-server.js';
+import { discoveryOf, discoverySchema, kindOf, packageKindSchema } from './package-schemas.js';
 
 // ---- response schemas and mapper ----
 
@@ -28,7 +29,7 @@ const createdUserSchema = z.object({
 });
 
 const importedSchema = z.object({
-  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES) }),
+  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES), kind: packageKindSchema }),
   tools: z.array(toolListItemSchema),
   discovery: discoverySchema,
 });
@@ -37,7 +38,16 @@ const pendingImportSchema = z.object({ importId: uuid, status: z.enum(['queued',
 
 // ---- input schemas ----
 
-const importBody = z.object({ source: sourceSchema, official: z.boolean().optional(), ...importOptionsShape }).strict();
+// `source` may be left out when `serverJson` names the npm package (and its version).
+const importBody = z
+  .object({ source: sourceSchema.optional(), official: z.boolean().optional(), ...importOptionsShape })
+  .strict()
+  .superRefine((b, ctx) => {
+    if (b.source !== undefined) return;
+    if (!b.serverJson) return ctx.addIssue({ code: 'custom', path: ['source'], message: 'is required (or give a serverJson)' });
+    const named = serverJsonPackage(b.serverJson);
+    if ('error' in named) ctx.addIssue({ code: 'custom', path: ['serverJson', 'packages'], message: named.error });
+  });
 /** How long an import is waited for before the answer is 202 with the import to look up. */
 const IMPORT_WAIT_MS = 180_000;
 
@@ -74,11 +84,10 @@ export const adminOperations: Operation[] = [
     responses: { 201: ok(importedSchema), 202: ok(pendingImportSchema) },
     errors: BODY,
     handler: async (_ctx, deps, { body }) => {
-      const imp = await requestImport(
-        deps,
-        { source: body.source, official: body.official ?? false, options: { category: body.category, env: body.env } },
-        IMPORT_WAIT_MS,
-      );
+      const { source, official, ...options } = body;
+      const fromJson = body.serverJson ? serverJsonPackage(body.serverJson) : undefined;
+      const named = fromJson && 'name' in fromJson ? `npm:${fromJson.name}@${fromJson.version ?? 'latest'}` : undefined;
+      const imp = await requestImport(deps, { source: source ?? named!, official: official ?? false, options }, IMPORT_WAIT_MS);
       if (imp.status === 'failed') {
         const e = imp.error!;
         if (e.code === 'VALIDATION_ERROR') throw errors.validation(e.message, e.details);
@@ -91,7 +100,7 @@ export const adminOperations: Operation[] = [
       return reply(201, {
         success: true,
         data: {
-          package: { name: pkg.name, version: pkg.version, category: pkg.category },
+          package: { name: pkg.name, version: pkg.version, category: pkg.category, kind: kindOf(pkg) },
           tools: tools.map(toToolListItem),
           discovery: discoveryOf(pkg),
         },

@@ -7,9 +7,9 @@ import { singleLine } from '../validate.js';
 import { defineOperation, HANDLED, type Operation } from './define.js';
 import { ok, timestamp, uuid } from './envelope.js';
 import { agentStreamEvents } from './agent-events.js';
-import { envSchema } from './shared.js';
+import { givenEnvOf, scopedEnvSchema } from '../scoped-env.js';
 import { requireCaller } from '../middleware/auth.js';
-import { declaredEnv, streamAgent } from '../agent-stream.js';
+import { streamAgent } from '../agent-stream.js';
 import { agentChatTools, createAgent, loadOwnAgent } from '../../core/agents.js';
 import { agentCollections, findAgent, listAgents, type AgentCollectionRow, type AgentRow } from '../../core/repos/agents.js';
 
@@ -49,7 +49,7 @@ const createBody = z
     model: z.string().trim().min(1).max(200).nullable().optional().meta({ description: 'One of the models the server allows (LLM_MODEL, LLM_MODELS)' }),
   })
   .strict();
-const chatBody = z.object({ message: z.string().trim().min(1, 'must not be empty').max(8000), env: envSchema.optional() }).strict();
+const chatBody = z.object({ message: z.string().trim().min(1, 'must not be empty').max(8000), env: scopedEnvSchema.optional() }).strict();
 const idParams = z.object({ id: z.string().meta({ description: "The agent's id" }) });
 
 const base = { tag: 'Agents', errorShape: 'A', auth: 'key' } as const;
@@ -110,7 +110,7 @@ export const agentOperations: Operation[] = [
     path: '/api/agents/:id/chat',
     summary: 'Chats with an agent: a stream of its tool calls and answer',
     description:
-      'The agent (its system prompt and model) gets the tools of its collections still visible to its owner; every tool call runs through the queue and the sandbox. `env` values reach only the tools whose package declares them and never appear in an event.',
+      'The agent (its system prompt and model) gets the tools of its collections still visible to its owner; every tool call runs through the queue and the sandbox. `env` values reach only the tools of the package they are given for (`{ NAME: value }`: the one package of these tools that declares NAME; `{ "<package>": { NAME: value } }`: that package) and never appear in an event.',
     params: idParams,
     body: chatBody,
     responses: {
@@ -130,8 +130,7 @@ export const agentOperations: Operation[] = [
         prompt: body.message,
         system: agent.system_prompt ?? undefined,
         model: agent.model ?? undefined,
-        env: body.env ?? {},
-        envFor: declaredEnv,
+        env: givenEnvOf(body.env, tools),
         caller,
       });
       return HANDLED;

@@ -185,7 +185,7 @@ export const collectionOperations: Operation[] = [
     responses: { 201: ok(collectionDetailSchema) },
     errors: [...BODY, 409],
     handler: async (ctx, deps, { body }) => {
-      const id = await createCollection(deps.db, caller(ctx).userId, body);
+      const id = await createCollection(deps.db, caller(ctx).userId, body, deps.config.MAX_COLLECTIONS_PER_USER);
       return { success: true, data: await detailFor(deps, id, caller(ctx)) };
     },
   }),
@@ -236,7 +236,7 @@ export const collectionOperations: Operation[] = [
     handler: async (ctx, deps, { params, body }) => {
       const c = await loadOwnedCollection(deps.db, params.uid, caller(ctx));
       const tool = await loadTool(deps, body.toolId);
-      const toolCount = await addToolToCollection(deps.db, c.id, tool.id);
+      const toolCount = await addToolToCollection(deps.db, c.id, tool.id, deps.config.MAX_TOOLS_PER_COLLECTION);
       return { success: true, data: { collectionId: c.id, toolId: tool.id, toolCount } };
     },
   }),

@@ -1,23 +1,17 @@
 /** Schemas shared by the import operations (admin import, publishing): what a request may say, how tools were found. */
 import { z } from 'zod';
 import type { Discovery } from '../../core/packages/discovery.js';
-import { CATEGORIES } from '../../core/types.js';
 
-/** For a package that does not say them itself (no manifest, a TPMJS field without env): its category and env. */
-export const importOptionsShape = {
-  category: z.enum(CATEGORIES).optional().meta({ description: 'Category of a package that names none' }),
-  env: z
-    .array(
-      z.strictObject({
-        name: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an UPPER_SNAKE_CASE name'),
-        description: z.string().max(1000).optional(),
-        required: z.boolean().default(true),
-      }),
-    )
-    .max(50)
-    .optional()
-    .meta({ description: 'Environment variables the package reads (declared: they get placeholders while it is described)' }),
-};
+/**
+ * What an import request may say beyond its source (admin import and publishing alike): `category` and `env` for a
+ * package that does not say them itself (no manifest, a TPMJS field without env), and `kind`, `args`, `network`,
+ * `serverJson` for an MCP server (core/packages/mcp-server.ts).
+ */
+export { importOptionsShape } from '../../core/packages/mcp-server.js';
+
+/** `mcp` for an MCP server, `tools` for every other package. */
+export const packageKindSchema = z.enum(['tools', 'mcp']);
+export const kindOf = (pkg: { manifest?: { format?: string } | null }): z.infer<typeof packageKindSchema> => (pkg.manifest?.format === 'mcp' ? 'mcp' : 'tools');
 
 export const discoverySchema = z
   .object({

@@ -25,7 +25,7 @@ import { requireCaller } from '../middleware/auth.js';
 import { pageOf, paging } from '../validate.js';
 import { defineOperation, reply, type Operation } from './define.js';
 import { nullableTimestamp, ok, okPage, timestamp, uuid } from './envelope.js';
-import { discoveryOf, discoverySchema, importOptionsShape } from './package-schemas.js';
+import { discoveryOf, discoverySchema, importOptionsShape, kindOf, packageKindSchema } from './package-schemas.js';
 import { toolListItemSchema, toToolListItem } from './tool-schemas.js';
 
 /** How long a publish request waits for its import before answering 202 with the import to follow. */
@@ -86,7 +86,7 @@ const importStatus = z.object({
 });
 const publishedSchema = z.object({
   importId: uuid.nullable().meta({ description: 'null when this exact version was imported already: nothing was done' }),
-  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES) }),
+  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES), kind: packageKindSchema }),
   tools: z.array(toolListItemSchema),
   discovery: discoverySchema,
 });
@@ -138,7 +138,7 @@ async function publishedData(deps: { db: Knex }, pkg: PackageRow, importId: stri
   const tools = await listPackageTools(deps.db, pkg.id);
   return {
     importId,
-    package: { name: pkg.name, version: pkg.version, category: pkg.category as z.infer<typeof packageSummary>['category'] },
+    package: { name: pkg.name, version: pkg.version, category: pkg.category as z.infer<typeof packageSummary>['category'], kind: kindOf(pkg) },
     tools: tools.map(toToolListItem),
     discovery: discoveryOf(pkg),
   };
@@ -176,11 +176,8 @@ export const packageOperations: Operation[] = [
       if (used >= deps.config.PUBLISH_DAILY_QUOTA) {
         throw new AppError('QUOTA_EXCEEDED', 429, `Daily package import quota (${deps.config.PUBLISH_DAILY_QUOTA}) exhausted`);
       }
-      const imp = await requestImport(
-        deps,
-        { source: body.source, official: false, options: { category: body.category, env: body.env }, requestedBy: caller.userId },
-        PUBLISH_WAIT_MS,
-      );
+      const { source: _source, ...options } = body;
+      const imp = await requestImport(deps, { source: body.source, official: false, options, requestedBy: caller.userId }, PUBLISH_WAIT_MS);
       if (imp.status === 'failed') {
         const e = imp.error!;
         if (e.code === 'VALIDATION_ERROR') throw errors.validation(e.message, e.details);

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
+import { envBoundsProblem } from '../../core/env-bounds.js';
 import { errors } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import { findToolByRef, type ToolRow } from '../../core/repos/tools.js';
@@ -27,5 +28,10 @@ export async function loadToolCached(deps: AppDeps, ref: string): Promise<ToolRo
   return tool;
 }
 
-/** Env for a call: variable names to values, never stored. */
-export const envSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string().max(8192));
+/** Env for a call: variable names to values, never stored; bounded (core/env-bounds.ts). */
+export const envSchema = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string().max(8192))
+  .superRefine((env, ctx) => {
+    const problem = envBoundsProblem(Object.entries(env));
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });

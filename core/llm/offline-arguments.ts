@@ -4,6 +4,7 @@
  * URL parameters, quoted strings for text, numbers for numbers, JSON for objects...), and when several parameters
  * could take a value, the words next to the value decide ("background 'white'", "24 characters").
  */
+import { matchesPattern } from '../safe-regex.js';
 import type { Candidate, PromptAnalysis } from './offline-analysis.js';
 import { fillBooleans, fillEnums } from './offline-mentions.js';
 import { contextScore, describeParam, nameWords, typeOf, type Param, type Schema, type StringKind } from './offline-params.js';
@@ -21,11 +22,7 @@ function fitsString(s: Schema, v: unknown): v is string {
   if (typeof v !== 'string') return false;
   const n = [...v].length;
   if ((s.minLength !== undefined && n < s.minLength) || (s.maxLength !== undefined && n > s.maxLength)) return false;
-  try {
-    return s.pattern === undefined || new RegExp(s.pattern, 'u').test(v);
-  } catch {
-    return true;
-  }
+  return s.pattern === undefined || matchesPattern(s.pattern, v);
 }
 
 function fitsNumber(s: Schema, v: unknown): boolean {

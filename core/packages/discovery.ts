@@ -6,12 +6,11 @@
 import type { EnvVarSpec } from '../types.js';
 import type { Manifest, ManifestTool } from './manifest.js';
 
-/** What a package's env reads as while it is described: its default, else a placeholder; never a real value. */
-export const ENV_PLACEHOLDER = 'toolshed-placeholder';
-
-export function placeholderEnv(env: EnvVarSpec[]): Record<string, string> {
-  return Object.fromEntries(env.map((v) => [v.name, v.default ?? ENV_PLACEHOLDER]));
-}
+/**
+ * What a package's env reads as while it is described: its default, else a placeholder; never a real value. One rule
+ * for discovered packages and MCP servers (mcp-server.ts).
+ */
+export { placeholderEnv } from './mcp-server.js';
 
 /** How a discovered tool was found, as the import answer says it. */
 export interface DiscoveredTool {

@@ -39,10 +39,14 @@ export interface ManifestTool {
   description?: string;
   healthExample?: HealthExample;
   permissions?: ToolPermissions;
+  /** MCP servers' tools (format `mcp`): their title and annotations as the server lists them. */
+  title?: string;
+  annotations?: Record<string, unknown>;
 }
 
 export interface Manifest {
-  format: 'toolshed' | 'tpmjs' | 'none';
+  /** `none`: the package lists no tools (discovered); `mcp`: an MCP server (core/packages/mcp-server.ts), its tools are what the server lists. */
+  format: 'toolshed' | 'tpmjs' | 'none' | 'mcp';
   /** The package lists no tools: they are discovered among its exports in the sandbox (and `tools` is empty). */
   discover?: boolean;
   name: string;
@@ -53,6 +57,8 @@ export interface Manifest {
   tools: ManifestTool[];
   /** Set when the tools were discovered: how each was found (the import answer shows it). */
   discovery?: Discovery;
+  /** An MCP server: how it is started (read from `packages.manifest` when one of its tools runs). */
+  mcp?: { bin: string; args: string[]; network: boolean };
 }
 
 const EXPORT_NAME = /^[A-Za-z_$][\w$]*$/;

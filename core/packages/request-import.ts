@@ -6,11 +6,11 @@ import type { Knex } from 'knex';
 import { enqueue } from '../jobs.js';
 import type { Notifier } from '../notify.js';
 import { waitForFinal } from '../wait-final.js';
-import { findImport, insertImport, type ImportOptions, type PackageImportRow } from '../repos/package-imports.js';
+import { findImport, insertImport, type PackageImportRow } from '../repos/package-imports.js';
 
 export async function requestImport(
   deps: { db: Knex; notifier: Notifier },
-  req: { source: string; official: boolean; options?: ImportOptions; requestedBy?: string },
+  req: { source: string; official: boolean; options?: Record<string, unknown>; requestedBy?: string },
   waitMs: number,
 ): Promise<PackageImportRow> {
   const row = await deps.db.transaction(async (trx) => {

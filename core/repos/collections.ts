@@ -146,6 +146,20 @@ export async function deleteCollectionTool(db: Db, collectionId: string, toolId:
   return true;
 }
 
+/** Locks the owner's user row (so that creations by one owner take turns) and counts their collections. */
+export async function lockAndCountOwnedCollections(db: Db, ownerId: string): Promise<number> {
+  await db.raw('select 1 from users where id = ? for update', [ownerId]);
+  const row = await db('collections').where({ owner_id: ownerId }).count<{ count: number }[]>('* as count').first();
+  return Number(row?.count ?? 0);
+}
+
+/** Locks the collection row (so that adds to one collection take turns) and counts its tools; undefined if it is gone. */
+export async function lockAndCountCollectionTools(db: Db, collectionId: string): Promise<number | undefined> {
+  const { rows } = await db.raw('select id from collections where id = ? for update', [collectionId]);
+  if (rows.length === 0) return undefined;
+  return countCollectionTools(db, collectionId);
+}
+
 export async function countCollectionTools(db: Db, collectionId: string): Promise<number> {
   const row = await db('collection_tools').where({ collection_id: collectionId }).count<{ count: number }[]>('* as count').first();
   return Number(row?.count ?? 0);

@@ -108,6 +108,8 @@ export interface ClaimedExecution extends ExecutionRow {
   package_name: string | null;
   package_version: string | null;
   package_install_path: string | null;
+  /** An MCP server's launch (packages.manifest.mcp), null for other packages. */
+  package_mcp: { bin: string; args: string[] } | null;
   /** The tool's declared permissions (network, secrets…); null when undeclared. */
   tool_permissions: ToolPermissions | null;
 }
@@ -120,7 +122,7 @@ export async function markExecutionRunning(db: Db, id: string, workerId: string)
         where id = ? and status in ('queued', 'running')
        returning *)
      select u.*, t.export_name as tool_export_name, t.permissions as tool_permissions, p.name as package_name, p.version as package_version,
-            p.install_path as package_install_path, pg_notify('toolshed_jobs', ${notifyPayload('running')}) as notified
+            p.install_path as package_install_path, p.manifest->'mcp' as package_mcp, pg_notify('toolshed_jobs', ${notifyPayload('running')}) as notified
        from u left join tools t on t.id = u.tool_id left join packages p on p.id = t.package_id`,
     [workerId, id],
   );
@@ -142,7 +144,10 @@ export interface ExecutionFinish {
    * it final, so a late or duplicate attempt changes nothing. Unset for the reaper's and shutdown's own verdicts.
    */
   attempt?: number;
-  /** When the tool ran: count it on the tool and as a trending event of this weight. */
+  /**
+   * When the tool ran: count it on the tool and as a trending event of this weight, from the execution's caller (its
+   * user for calls with no caller of their own, such as a scenario run's; `anonymous` when it has neither).
+   */
   countAs?: { kind: 'execution_succeeded' | 'execution_failed'; weight: number };
   /** The reaper's verdict on a record no job will run: it may be `queued` as well as `running`. */
   alsoQueued?: boolean;
@@ -155,13 +160,14 @@ export interface ExecutionFinish {
 export async function finishExecution(db: Db, id: string, f: ExecutionFinish): Promise<boolean> {
   const counting = f.countAs
     ? `, c as (update tools set execution_count = execution_count + 1 where id = (select tool_id from u))
-       , ev as (insert into tool_events (tool_id, kind, weight) select tool_id, ?, ? from u)`
+       , ev as (insert into tool_events (tool_id, kind, weight, caller)
+                select tool_id, ?, ?, coalesce(caller, 'user:' || user_id::text, 'anonymous') from u)`
     : '';
   const { rows } = await db.raw(
     `with u as (
        update executions set status = ?, result = ?::json, error = ?::jsonb, execution_time_ms = ?, completed_at = clock_timestamp()
         where id = ? and status ${f.alsoQueued ? "in ('running', 'queued')" : "= 'running'"}${f.attempt === undefined ? '' : ' and attempts = ?'}
-       returning id, tool_id)${counting}
+       returning id, tool_id, caller, user_id)${counting}
      select pg_notify('toolshed_jobs', ${notifyPayload(f.status)}) from u`,
     [
       f.status,

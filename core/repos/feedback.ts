@@ -90,14 +90,22 @@ export async function listReviews(db: Db, toolId: string, limit: number, offset:
 
 /**
  * Tool ids with their summed event weight over the period, best first (limit + 1 rows). A user's collection adds of
- * one tool count once per period (the heaviest), however often they were removed and added again.
+ * one tool count once per period (the heaviest), however often they were removed and added again; so do a caller's
+ * executions of one tool (1 if any succeeded, else 0.25), however often they were repeated: trending counts callers,
+ * not calls.
  */
 export async function trendingScores(db: Db, f: { period: TrendingPeriod; category?: Category; limit: number }): Promise<{ tool_id: string; score: number }[]> {
   const days = TRENDING_PERIODS[f.period];
-  // One weight per event, except one per (tool, user) for a user's collection adds.
+  // One weight per event, except one per (tool, user) for a user's collection adds and one per (tool, caller) for a
+  // caller's executions.
   const events = db('tool_events as e')
     .select('e.tool_id', db.raw('max(e.weight) as weight'))
-    .groupBy('e.tool_id', db.raw(`case when e.kind = 'collection_add' and e.user_id is not null then 'u' || e.user_id::text else 'e' || e.id::text end`));
+    .groupBy(
+      'e.tool_id',
+      db.raw(`case when e.kind = 'collection_add' and e.user_id is not null then 'u' || e.user_id::text
+                   when e.kind in ('execution_succeeded', 'execution_failed') and e.caller is not null then 'x' || e.caller
+                   else 'e' || e.id::text end`),
+    );
   if (days !== null) events.where('e.created_at', '>=', db.raw(`now() - interval '${days} days'`));
   const q = db
     .from(events.as('e'))

@@ -1,14 +1,14 @@
 /** package_imports: one row per requested import; the worker job fills it in, the API waits on it. */
 import type { Db } from '../db.js';
-import type { Category, EnvVarSpec } from '../types.js';
 
 export interface PackageImportRow {
   id: string;
   source: string;
   official: boolean;
+  /** What the request said beyond its source (core/packages/mcp-server.ts ImportOptions); null when nothing. */
+  options: Record<string, unknown> | null;
   status: 'queued' | 'running' | 'succeeded' | 'failed';
-  /** What the request says about a package that does not (category, env): see manifest.ts ManifestDefaults. */
-  options: ImportOptions;
+  /** Who asked (POST /api/packages): the publisher of the package it imports; null for the admin's imports. */
   requested_by: string | null;
   package_id: string | null;
   error: { code: string; message: string; details?: { path: string; message: string }[] } | null;
@@ -16,19 +16,15 @@ export interface PackageImportRow {
   completed_at: Date | null;
 }
 
-export interface ImportOptions {
-  category?: Category;
-  env?: EnvVarSpec[];
-}
-
 export async function insertImport(
   db: Db,
   source: string,
   official: boolean,
-  extra: { options?: ImportOptions; requestedBy?: string } = {},
+  extra: { options?: Record<string, unknown>; requestedBy?: string } = {},
 ): Promise<PackageImportRow> {
+  const options = extra.options && Object.values(extra.options).some((v) => v !== undefined) ? JSON.stringify(extra.options) : null;
   const [row] = await db('package_imports')
-    .insert({ source, official, options: JSON.stringify(extra.options ?? {}), requested_by: extra.requestedBy ?? null })
+    .insert({ source, official, options, requested_by: extra.requestedBy ?? null })
     .returning('*');
   return row;
 }

@@ -12,7 +12,8 @@ export interface PackageRow {
   source: string;
   official: boolean;
   env: unknown;
-  manifest: unknown;
+  /** The manifest as imported (Manifest: `format`, `mcp` for an MCP server, `discovery` for discovered tools). */
+  manifest: { format?: string; mcp?: unknown; discovery?: unknown } | null;
   install_path: string;
   import_error: string | null;
   published_by: string | null;

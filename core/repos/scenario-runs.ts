@@ -74,6 +74,12 @@ export async function insertRun(db: Db, r: { scenarioId: string; userId: string;
   return row;
 }
 
+/** How many runs the user has queued or running (the one just inserted in this transaction included). */
+export async function countActiveRuns(db: Db, userId: string): Promise<number> {
+  const [row] = await db('scenario_runs').where({ user_id: userId }).whereIn('status', ['queued', 'running']).count<{ n: string }[]>('* as n');
+  return Number(row.n);
+}
+
 export async function findRun(db: Db, id: string): Promise<RunRow | undefined> {
   return db('scenario_runs').where({ id }).first();
 }

@@ -184,9 +184,8 @@ export const QUALITY_WINDOW = 20;
  * totalRuns + 1, last run time and status, consecutive counts, and qualityScore = (passes + 1) / (runs + 2) over the
  * newest QUALITY_WINDOW completed runs.
  *
- * Only runs by the scenario's owner (its collection's owner) count: anyone may run a public scenario, but the public
- * statistics are the owner's record, so another user's runs (which get their own run record and take their quota)
- * neither count nor enter the quality window. A run by anyone else changes nothing here.
+ * Every completed run counts, whoever ran it (SPEC.md, Scenarios): the statistics describe the same runs as the run
+ * history, which lists everyone's. A run that could not be judged (`failed`) counts in neither.
  */
 export async function recordRunStats(trx: Db, runId: string): Promise<void> {
   await trx.raw(
@@ -199,11 +198,10 @@ export async function recordRunStats(trx: Db, runId: string): Promise<void> {
         quality_score = (
           select (count(*) filter (where w.success) + 1)::float8 / (count(*) + 2)
             from (select r.success from scenario_runs r
-                   where r.scenario_id = s.id and r.status = 'completed' and r.user_id = c.owner_id
+                   where r.scenario_id = s.id and r.status = 'completed'
                    order by r.completed_at desc, r.id desc limit ?) w)
-       from scenario_runs fin, collections c
-      where fin.id = ? and fin.status = 'completed' and s.id = fin.scenario_id
-        and c.id = s.collection_id and fin.user_id = c.owner_id`,
+       from scenario_runs fin
+      where fin.id = ? and fin.status = 'completed' and s.id = fin.scenario_id`,
     [QUALITY_WINDOW, runId],
   );
 }

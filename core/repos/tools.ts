@@ -36,6 +36,8 @@ export interface ToolRow {
   package_env: EnvVarSpec[];
   package_official: boolean;
   package_install_path: string;
+  /** An MCP server's launch (packages.manifest.mcp: bin, args, network); null for other packages. */
+  package_mcp: { bin: string; args: string[]; network?: boolean } | null;
 }
 
 const COLUMNS = [
@@ -47,6 +49,8 @@ const COLUMNS = [
   'p.official as package_official',
   'p.install_path as package_install_path',
 ];
+/** COLUMNS and an MCP server's launch (ToolRow.package_mcp). */
+const columns = (db: Db) => [...COLUMNS, db.raw(`p.manifest->'mcp' as package_mcp`)];
 
 export function toolsQuery(db: Db) {
   return db('tools as t').join('packages as p', 'p.id', 't.package_id');
@@ -54,21 +58,21 @@ export function toolsQuery(db: Db) {
 
 export async function findToolsByIds(db: Db, ids: string[]): Promise<ToolRow[]> {
   if (ids.length === 0) return [];
-  return toolsQuery(db).select(COLUMNS).whereIn('t.id', ids);
+  return toolsQuery(db).select(columns(db)).whereIn('t.id', ids);
 }
 
 /**
  * Resolves a tool reference: its id, `<package>/<tool>` (scoped: `@scope/pkg/tool`), or `<package>::<tool>`.
  */
 export async function findToolByRef(db: Db, ref: string): Promise<ToolRow | undefined> {
-  if (isUuid(ref)) return toolsQuery(db).select(COLUMNS).where('t.id', ref).first();
+  if (isUuid(ref)) return toolsQuery(db).select(columns(db)).where('t.id', ref).first();
   const split = splitToolRef(ref);
   if (!split) return undefined;
   return findToolByName(db, split.packageName, split.toolName);
 }
 
 export async function findToolByName(db: Db, packageName: string, toolName: string): Promise<ToolRow | undefined> {
-  return toolsQuery(db).select(COLUMNS).where({ 'p.name': packageName, 't.name': toolName }).first();
+  return toolsQuery(db).select(columns(db)).where({ 'p.name': packageName, 't.name': toolName }).first();
 }
 
 /** Whether `ref` has the form of a tool reference (an id, `<package>/<tool>` or `<package>::<tool>`); a package alone has not. */
@@ -138,5 +142,5 @@ export async function toolNamesAndHealth(db: Db, ids: string[]): Promise<{ name:
 
 /** A package's tools by name (the admin import's answer). */
 export async function listPackageTools(db: Db, packageId: string): Promise<ToolRow[]> {
-  return toolsQuery(db).select(COLUMNS).where('t.package_id', packageId).orderBy('t.name');
+  return toolsQuery(db).select(columns(db)).where('t.package_id', packageId).orderBy('t.name');
 }

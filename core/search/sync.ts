@@ -44,6 +44,8 @@ export async function startSearchSync(db: Knex, notifier: Notifier, engine: Sear
   };
 
   const unsubscribe = await notifier.subscribe(CHANNELS.tools, (payload) => {
+    // `~<id>`: a column the index does not hold changed (a counter, the last health check, …).
+    if (payload.startsWith('~')) return;
     if (payload.startsWith('-')) {
       removed.add(payload.slice(1));
       changed.delete(payload.slice(1));

@@ -13,6 +13,7 @@ const { createLoader, createModuleCache } = require('./modules.cjs');
 const { serveReuse } = require('./reuse.cjs');
 const { initHome, looksLikeOom, messageOf, runOp, setEnv } = require('./run-op.cjs');
 const { warmUp, warmUpForSnapshot } = require('./warm.cjs');
+const { serveMcp } = require('./mcp-pipe.cjs');
 
 const READY_MARKER = '@@toolshed-ready';
 const RESULT_MARKER = '@@toolshed-result';
@@ -86,6 +87,11 @@ async function main() {
   if (req.reuse === true) {
     await serveReuse(req, nextLine, writeOut, cache);
     realExit(0);
+    return;
+  }
+  if (req.op === 'mcp') {
+    // An MCP server: the guest only starts it and pipes its stdio (mcp-pipe.cjs).
+    serveMcp(req, writeOut, (code) => writeOut('', () => realExit(code)));
     return;
   }
   setEnv(req.env);

@@ -57,7 +57,12 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
       const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
       const declared = execution.tool_permissions;
       const outcome = await deps.sandbox.execute({
-        pkg: { name: execution.package_name!, version: execution.package_version!, dir: execution.package_install_path! },
+        pkg: {
+          name: execution.package_name!,
+          version: execution.package_version!,
+          dir: execution.package_install_path!,
+          ...(execution.package_mcp ? { mcp: execution.package_mcp } : {}),
+        },
         exportName: execution.tool_export_name,
         params: execution.params,
         // A tool that declares its secrets gets those only; egress only for a tool that declares `network`.

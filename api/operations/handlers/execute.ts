@@ -19,6 +19,7 @@ import { AppError, errors } from '../../../core/errors.js';
 import { checkExecutable, enqueueExecution, waitForExecution } from '../../../core/executions.js';
 import { executionError, type ExecutionError } from '../../../core/execution-errors.js';
 import { isFinalExecution, type ExecutionRow } from '../../../core/repos/executions.js';
+import { declaringPackages, envForTool } from '../../../core/tool-env.js';
 
 export const paramsBody = z.object({ params: z.record(z.string(), z.unknown()), env: envSchema.optional() }).strict();
 export const promptBody = z
@@ -85,12 +86,14 @@ export async function execute(ctx: Context, deps: AppDeps, ref: string, wait: bo
     } catch (err) {
       if (err instanceof AppError && err.code === 'TOOL_UNAVAILABLE') throw err;
     }
-    await streamAgent(ctx, deps, { tools: [tool], prompt: body.prompt, explicitParameters: body.parameters, env, envFor: (_tool, e) => e, caller });
+    await streamAgent(ctx, deps, { tools: [tool], prompt: body.prompt, explicitParameters: body.parameters, env: { unscoped: env, scoped: {} }, caller });
     return HANDLED;
   }
   const body = validate(paramsBody, ctx.request.body, 'body');
   const limit = { client: callerIdentity(ctx), maxActive: deps.config.MAX_ACTIVE_EXECUTIONS };
-  const execution = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, { tool, params: body.params, env: body.env ?? {}, caller, origin: 'api', limit });
+  // The call names its package, so `env` is for it; only the variables the tool may read reach it.
+  const env = envForTool(tool, { unscoped: body.env ?? {}, scoped: {} }, declaringPackages([tool])).env;
+  const execution = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, { tool, params: body.params, env, caller, origin: 'api', limit });
   if (!wait) return reply(202, { success: true, data: { executionId: execution.id, status: 'queued' } });
   return renderExecuteResult(await waitForExecution(deps, execution.id, deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS, deps.shutdown));
 }

@@ -1,0 +1,167 @@
+/**
+ * `npm run bench:mcp-servers`: MCP servers from npm, over HTTP against the real service (embedded Postgres, API and
+ * Graphile Worker in this process, gVisor sandboxes). Figures: import time of server-everything (from node_modules);
+ * boot-to-ready (a sandbox from the warm pool, the server started, initialize + tools/list answered); warm call
+ * p50/p99 and cold call p50 (pool off) of server-everything's `echo` beside the plain tool text-tools/slugify in the
+ * same run; then BENCH_MCP_SERVERS real servers (the list below) imported from npm one after the other, each with its
+ * import time, tool count, or failure and why; a failure is also tried as a plain `node <bin>` outside the sandbox
+ * (the official client over stdio), to tell our failures from the server's own. Prints one JSON line.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { placeholderEnv, planMcpServer } from '../core/packages/mcp-server.js';
+import { installPackage } from '../sandbox/packages.js';
+import { parseSource } from '../core/packages/source.js';
+import { startBenchService, TEXT_TOOLS_DIR } from './service.js';
+
+const N = Number(process.env.BENCH_CALLS ?? 20);
+const EVERYTHING_DIR = path.resolve(new URL('../node_modules/@modelcontextprotocol/server-everything', import.meta.url).pathname);
+const KEY = (name: string) => [{ name, secret: true }];
+
+/** Real servers from npm, with what each needs to start. */
+const SERVERS: { source: string; body?: Record<string, unknown> }[] = [
+  { source: 'npm:@modelcontextprotocol/server-everything' },
+  { source: 'npm:@modelcontextprotocol/server-memory' },
+  { source: 'npm:@modelcontextprotocol/server-sequential-thinking' },
+  { source: 'npm:@modelcontextprotocol/server-filesystem', body: { args: ['/tmp'] } },
+  { source: 'npm:@modelcontextprotocol/server-github', body: { env: KEY('GITHUB_PERSONAL_ACCESS_TOKEN') } },
+  { source: 'npm:@modelcontextprotocol/server-brave-search', body: { env: KEY('BRAVE_API_KEY') } },
+  { source: 'npm:@modelcontextprotocol/server-slack', body: { env: [...KEY('SLACK_BOT_TOKEN'), { name: 'SLACK_TEAM_ID' }] } },
+  { source: 'npm:@modelcontextprotocol/server-postgres', body: { args: ['postgresql://localhost/db'] } },
+  { source: 'npm:@playwright/mcp' },
+  { source: 'npm:chrome-devtools-mcp' },
+  { source: 'npm:tavily-mcp', body: { env: KEY('TAVILY_API_KEY') } },
+  { source: 'npm:@upstash/context7-mcp' },
+  { source: 'npm:firecrawl-mcp', body: { env: KEY('FIRECRAWL_API_KEY') } },
+  { source: 'npm:mongodb-mcp-server' },
+  { source: 'npm:@notionhq/notion-mcp-server', body: { env: KEY('NOTION_TOKEN') } },
+  { source: 'npm:exa-mcp-server', body: { env: KEY('EXA_API_KEY') } },
+  { source: 'npm:@supabase/mcp-server-supabase', body: { env: KEY('SUPABASE_ACCESS_TOKEN') } },
+  { source: 'npm:mcp-server-kubernetes' },
+  { source: 'npm:@wonderwhy-er/desktop-commander' },
+  { source: 'npm:figma-developer-mcp', body: { args: ['--stdio'], env: KEY('FIGMA_API_KEY') } },
+].slice(0, Number(process.env.BENCH_MCP_SERVERS ?? 20));
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]) : null;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function request(base: string, p: string, body: unknown, token?: string) {
+  const t0 = performance.now();
+  const res = await fetch(base + p, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as any, ms: performance.now() - t0 };
+}
+
+/** `n` calls one after the other, spaced below the pool's refill rate. */
+async function calls(base: string, tool: string, params: unknown, n: number, spacingMs: number): Promise<{ ms: number[]; failed: number }> {
+  const ms: number[] = [];
+  let failed = 0;
+  for (let i = 0; i < n; i++) {
+    const r = await request(base, `/api/tools/execute/${tool}`, { params });
+    if (r.status === 200 && r.body.success) ms.push(r.ms);
+    else failed++;
+    await sleep(spacingMs);
+  }
+  return { ms, failed };
+}
+
+/** The same server as a plain `node <bin>` outside any sandbox: does it list its tools? */
+async function outsideSandbox(cacheDir: string, source: string, body: Record<string, unknown> = {}): Promise<string> {
+  try {
+    const parsed = parseSource(source);
+    if ('error' in parsed) return parsed.error;
+    const installed = await installPackage(cacheDir, parsed);
+    const plan = planMcpServer(installed.packageJson, { kind: 'mcp', ...body } as never);
+    if ('errors' in plan) return plan.errors[0].message;
+    const env = placeholderEnv(plan.plan.env);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [path.join(installed.dir, plan.plan.bin), ...plan.plan.args],
+      env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), ...env },
+      stderr: 'ignore',
+    });
+    const client = new Client({ name: 'bench', version: '1' });
+    await client.connect(transport, { timeout: 30_000 });
+    const listed = await client.listTools(undefined, { timeout: 30_000 });
+    await client.close();
+    return `lists ${listed.tools.length} tools outside the sandbox`;
+  } catch (err) {
+    return `fails outside the sandbox too: ${(err as Error).message.slice(0, 200)}`;
+  }
+}
+
+async function main() {
+  const svc = await startBenchService();
+  const api = svc.api;
+  const admin = svc.config.ADMIN_TOKEN;
+  const out: Record<string, unknown> = { bench: 'mcp-servers', cpus: os.availableParallelism(), calls: N };
+  try {
+    await request(api.url, '/api/admin/packages', { source: `path:${TEXT_TOOLS_DIR}` }, admin);
+    const imp = await request(api.url, '/api/admin/packages', { source: `path:${EVERYTHING_DIR}` }, admin);
+    if (imp.status !== 201) throw new Error(`server-everything import: ${JSON.stringify(imp.body)}`);
+    out.everything_import_ms = Math.round(imp.ms);
+    out.everything_tools = imp.body.data.tools.length;
+
+    // Boot-to-ready: a pooled sandbox, the server started, initialize and tools/list answered.
+    const row = await svc.worker.deps.db('packages').where({ name: '@modelcontextprotocol/server-everything' }).first();
+    const ref = { name: row.name, version: row.version, dir: row.install_path, mcp: row.manifest.mcp };
+    const ready: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const d = await svc.worker.deps.sandbox.describe(ref, { timeoutMs: 30_000 });
+      if (d.kind === 'ok') ready.push(d.durationMs);
+      await sleep(800);
+    }
+    out.boot_to_ready_p50_ms = pct(ready, 50);
+
+    const echo = ['@modelcontextprotocol/server-everything/echo', { message: 'bench' }] as const;
+    const plain = ['@toolshed-examples/text-tools/slugify', { text: 'Bench run' }] as const;
+    await calls(api.url, echo[0], echo[1], 2, 800);
+    await calls(api.url, plain[0], plain[1], 2, 800);
+    const warmMcp = await calls(api.url, echo[0], echo[1], N, 800);
+    const warmPlain = await calls(api.url, plain[0], plain[1], N, 800);
+    Object.assign(out, {
+      mcp_warm_p50_ms: pct(warmMcp.ms, 50),
+      mcp_warm_p99_ms: pct(warmMcp.ms, 99),
+      mcp_warm_failed: warmMcp.failed,
+      plain_warm_p50_ms: pct(warmPlain.ms, 50),
+      plain_warm_p99_ms: pct(warmPlain.ms, 99),
+    });
+    await svc.swapWorker({ SANDBOX_POOL_SIZE: '0' });
+    const coldMcp = await calls(api.url, echo[0], echo[1], Math.max(5, N / 2), 200);
+    const coldPlain = await calls(api.url, plain[0], plain[1], Math.max(5, N / 2), 200);
+    Object.assign(out, { mcp_cold_p50_ms: pct(coldMcp.ms, 50), plain_cold_p50_ms: pct(coldPlain.ms, 50), mcp_cold_failed: coldMcp.failed });
+    await svc.swapWorker({});
+
+    const servers: Record<string, unknown>[] = [];
+    for (const s of SERVERS) {
+      const r = await request(api.url, '/api/admin/packages', { source: s.source, ...(s.body ?? {}) }, admin);
+      const entry: Record<string, unknown> = { source: s.source, status: r.status, import_ms: Math.round(r.ms) };
+      if (r.status === 201) entry.tools = r.body.data.tools.length;
+      else {
+        entry.error = String(r.body?.error?.message ?? JSON.stringify(r.body)).slice(0, 300);
+        entry.outside = await outsideSandbox(path.join(svc.dir, 'outside-cache'), s.source, s.body);
+      }
+      servers.push(entry);
+      process.stderr.write(`${JSON.stringify(entry)}\n`);
+    }
+    out.servers_imported = servers.filter((x) => x.status === 201).length;
+    out.servers_tried = servers.length;
+    out.servers = servers;
+  } finally {
+    await svc.close();
+  }
+  console.log(JSON.stringify(out));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,208 @@
+/**
+ * MCP servers published on npm: what makes a package one, how it is started, and what an import may say about it.
+ *
+ * A package is an MCP server when the import says so (`kind: "mcp"`, `args` or `serverJson`), when its package.json
+ * has an `mcpName` (the MCP Registry's mark), or when it has a `bin` and depends on an MCP server library
+ * (MCP_LIBRARIES). A package with a `toolshed` or `tpmjs` field is imported by that field unless the import says
+ * `kind: "mcp"`. The server is started as `node <bin> <args>`: `bin` is the package's bin entry named like the package
+ * (or its only one, or the first naming `mcp`, or the first), falling back to `main` for an `mcpName` package without
+ * a bin.
+ *
+ * Category, when the import gives none, is inferred by a fixed rule (CATEGORY_RULES): the first category whose
+ * pattern matches the package's name, description or keywords; `api-integration` when none does. It never fails.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { CATEGORIES, type Category, type EnvVarSpec } from '../types.js';
+import type { ErrorDetail } from '../errors.js';
+
+/** Libraries an MCP server is built with: a package with a bin that depends on one of them is taken for a server. */
+export const MCP_LIBRARIES = ['@modelcontextprotocol/sdk', 'fastmcp', 'mcp-framework', 'tmcp', '@tmcp/transport-stdio', 'mcp-use', '@mastra/mcp'];
+
+/** The variable value a declared variable gets while the server is described (never while it runs). */
+export const PLACEHOLDER_VALUE = 'toolshed-placeholder';
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const envVar = z.union([
+  z
+    .string()
+    .regex(ENV_NAME, 'must be an environment variable name')
+    .transform((name) => ({ name, required: true, secret: false })),
+  z.object({
+    name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+    required: z.boolean().default(true),
+    secret: z.boolean().default(false),
+    description: z.string().max(1000).optional(),
+  }),
+]);
+
+/** The MCP Registry's server.json, as far as an import reads it (camelCase, and the older snake_case names). */
+const serverArgument = z.looseObject({
+  type: z.string().optional(),
+  name: z.string().max(200).optional(),
+  value: z.string().max(1000).optional(),
+  default: z.string().max(1000).optional(),
+  valueHint: z.string().max(200).optional(),
+  value_hint: z.string().max(200).optional(),
+});
+const serverEnv = z.looseObject({
+  name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+  description: z.string().max(1000).optional(),
+  isRequired: z.boolean().optional(),
+  is_required: z.boolean().optional(),
+  isSecret: z.boolean().optional(),
+  is_secret: z.boolean().optional(),
+  default: z.string().max(1000).optional(),
+});
+const serverPackage = z.looseObject({
+  registryType: z.string().optional(),
+  registry_type: z.string().optional(),
+  registry_name: z.string().optional(),
+  identifier: z.string().optional(),
+  name: z.string().optional(),
+  version: z.string().max(100).optional(),
+  transport: z.looseObject({ type: z.string() }).optional(),
+  packageArguments: z.array(serverArgument).max(50).optional(),
+  package_arguments: z.array(serverArgument).max(50).optional(),
+  environmentVariables: z.array(serverEnv).max(50).optional(),
+  environment_variables: z.array(serverEnv).max(50).optional(),
+});
+export const serverJsonSchema = z.looseObject({
+  name: z.string().max(200).optional(),
+  description: z.string().max(2000).optional(),
+  version: z.string().max(100).optional(),
+  packages: z.array(serverPackage).max(20).optional(),
+});
+
+/** What an import request may say beyond its source (POST /api/admin/packages). */
+export const importOptionsShape = {
+  kind: z.enum(['tools', 'mcp']).optional(),
+  category: z.enum(CATEGORIES, { message: `must be one of: ${CATEGORIES.join(', ')}` }).optional(),
+  env: z.array(envVar).max(50).optional(),
+  args: z.array(z.string().max(1000)).max(50).optional(),
+  network: z.boolean().optional(),
+  serverJson: serverJsonSchema.optional(),
+};
+export const importOptionsSchema = z.object(importOptionsShape);
+export type ImportOptions = z.infer<typeof importOptionsSchema>;
+
+export interface McpEnvVar extends EnvVarSpec {
+  secret?: boolean;
+  /** A default from server.json: used as the placeholder while describing. */
+  default?: string;
+}
+
+/** Everything needed to start and describe one server. */
+export interface McpServerPlan {
+  bin: string;
+  args: string[];
+  env: McpEnvVar[];
+  network: boolean;
+  category: Category;
+}
+
+/** The npm package of a server.json (the first npm, stdio one). */
+export function serverJsonPackage(json: z.infer<typeof serverJsonSchema>): { name: string; version?: string } | { error: string } {
+  const pkg = (json.packages ?? []).find((p) => (p.registryType ?? p.registry_type ?? p.registry_name) === 'npm');
+  if (!pkg) return { error: 'serverJson.packages has no npm package' };
+  if (pkg.transport && pkg.transport.type !== 'stdio') return { error: `serverJson's npm package uses the ${pkg.transport.type} transport; only stdio is run` };
+  const name = pkg.identifier ?? pkg.name;
+  if (!name) return { error: "serverJson's npm package has no identifier" };
+  return { name, version: pkg.version };
+}
+
+/** The arguments and variables a server.json's npm package declares. */
+function fromServerJson(json: z.infer<typeof serverJsonSchema>): { args: string[]; env: McpEnvVar[] } {
+  const pkg = (json.packages ?? []).find((p) => (p.registryType ?? p.registry_type ?? p.registry_name) === 'npm');
+  const args: string[] = [];
+  for (const a of pkg?.packageArguments ?? pkg?.package_arguments ?? []) {
+    const value = a.value ?? a.default ?? a.valueHint ?? a.value_hint;
+    if (a.type === 'named') {
+      if (a.name) args.push(a.name);
+      if (value !== undefined) args.push(value);
+    } else if (value !== undefined) args.push(value);
+  }
+  const env = (pkg?.environmentVariables ?? pkg?.environment_variables ?? []).map((v) => ({
+    name: v.name,
+    required: v.isRequired ?? v.is_required ?? false,
+    secret: v.isSecret ?? v.is_secret ?? false,
+    ...(v.description ? { description: v.description } : {}),
+    ...(v.default !== undefined ? { default: v.default } : {}),
+  }));
+  return { args, env };
+}
+
+const deps = (pkg: Record<string, unknown>): string[] =>
+  ['dependencies', 'peerDependencies', 'optionalDependencies'].flatMap((f) => {
+    const d = pkg[f];
+    return d && typeof d === 'object' && !Array.isArray(d) ? Object.keys(d) : [];
+  });
+
+/** Whether this package is to be imported as an MCP server. */
+export function isMcpServer(pkg: Record<string, unknown>, opts: ImportOptions): boolean {
+  if (opts.kind) return opts.kind === 'mcp';
+  if (opts.serverJson || opts.args) return true;
+  if (pkg.toolshed !== undefined || pkg.tpmjs !== undefined) return false;
+  if (typeof pkg.mcpName === 'string') return true;
+  return pkg.bin !== undefined && deps(pkg).some((d) => MCP_LIBRARIES.includes(d));
+}
+
+/** The bin file the server is started with, relative to the package dir; null when there is none. */
+export function serverEntry(pkg: Record<string, unknown>): string | null {
+  const name = typeof pkg.name === 'string' ? pkg.name : '';
+  const base = name.slice(name.lastIndexOf('/') + 1);
+  let file: unknown;
+  if (typeof pkg.bin === 'string') file = pkg.bin;
+  else if (pkg.bin && typeof pkg.bin === 'object') {
+    const bins = Object.entries(pkg.bin as Record<string, unknown>).filter(([, v]) => typeof v === 'string');
+    file = (bins.find(([k]) => k === base) ?? (bins.length === 1 ? bins[0] : undefined) ?? bins.find(([k]) => /mcp/i.test(k)) ?? bins[0])?.[1];
+  }
+  if (file === undefined && typeof pkg.mcpName === 'string') file = typeof pkg.main === 'string' ? pkg.main : 'index.js';
+  if (typeof file !== 'string' || file === '') return null;
+  const rel = path.posix.normalize(file.replace(/\\/g, '/')).replace(/^\.\//, '');
+  if (rel.startsWith('../') || rel === '..' || path.posix.isAbsolute(rel)) return null;
+  return rel;
+}
+
+/** Category rule: the first that matches the package's name, description and keywords. */
+export const CATEGORY_RULES: [Category, RegExp][] = [
+  ['database', /\b(sql|postgres\w*|mysql|mongo\w*|redis|sqlite|database|supabase|neo4j|clickhouse|bigquery|prisma)\b/i],
+  ['web-scraping', /(scrap|crawl|browser|playwright|puppeteer|chrome|firecrawl|tavily|web[- ]search|fetch)/i],
+  ['file-operations', /(file ?system|filesystem|\bfiles?\b|director(y|ies)|\bfs\b|drive|storage)/i],
+  ['communication', /(slack|e-?mail|gmail|discord|telegram|\bsms\b|whatsapp|teams|notification)/i],
+  ['monitoring', /(monitor|observab|metrics|sentry|grafana|datadog|prometheus|\blogs?\b)/i],
+  ['security', /(securit|vulnerab|pentest|\bcve\b|malware)/i],
+  ['image-processing', /(image|photo|figma|screenshot|video|svg)/i],
+  ['ai-ml', /(\bllm\b|openai|anthropic|embedding|\bai\b|memory|knowledge graph|reasoning|thinking|context7|docs?\b)/i],
+  ['text-analysis', /(\btext\b|nlp|translat|summar|sentiment)/i],
+  ['data-processing', /(\bjson\b|\bcsv\b|excel|spreadsheet|transform|convert|\bdata\b)/i],
+  ['automation', /(automat|workflow|devtools|github|gitlab|\bgit\b|shell|terminal|command|notion|jira|linear)/i],
+];
+
+export function inferCategory(pkg: Record<string, unknown>): Category {
+  const keywords = Array.isArray(pkg.keywords) ? pkg.keywords.filter((k) => typeof k === 'string').join(' ') : '';
+  const text = [pkg.name, pkg.description, keywords].filter((s) => typeof s === 'string').join(' ');
+  return CATEGORY_RULES.find(([, re]) => re.test(text))?.[0] ?? 'api-integration';
+}
+
+/** How to start and describe the server, or what is wrong. */
+export function planMcpServer(pkg: Record<string, unknown>, opts: ImportOptions): { plan: McpServerPlan } | { errors: ErrorDetail[] } {
+  const bin = serverEntry(pkg);
+  if (!bin) return { errors: [{ path: 'package.json.bin', message: 'an MCP server needs a bin (the file started with node) inside the package' }] };
+  const fromJson = opts.serverJson ? fromServerJson(opts.serverJson) : { args: [], env: [] };
+  const env: McpEnvVar[] = opts.env ?? fromJson.env;
+  return {
+    plan: {
+      bin,
+      args: opts.args ?? fromJson.args,
+      env,
+      network: opts.network ?? false,
+      category: opts.category ?? inferCategory(pkg),
+    },
+  };
+}
+
+/** Placeholder values of the declared variables, for describing. */
+export function placeholderEnv(env: McpEnvVar[] | EnvVarSpec[] | null | undefined): Record<string, string> {
+  return Object.fromEntries((env ?? []).map((v) => [v.name, (v as McpEnvVar).default ?? PLACEHOLDER_VALUE]));
+}

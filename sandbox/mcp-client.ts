@@ -1,0 +1,230 @@
+/**
+ * The host side of an MCP server running in a sandbox: the official MCP client (@modelcontextprotocol/sdk `Client`)
+ * over the sandbox's stdio (a GuestPipe, see guest/mcp-pipe.cjs). `listServerTools` runs `initialize` and `tools/list`
+ * (following `nextCursor`); `callServerTool` runs `initialize` and one `tools/call`. Both hold the server to the
+ * limits below and end with a closed outcome (types.ts), never an exception: a server that never answers, floods its
+ * stdout, lists too much, sends requests of its own, or exits is a clear error.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { lastLines, redact, type ExitEnd, type GuestPipe } from './guest-channel.js';
+import type { DescribedTool, DescribeOutcome, ExecuteOutcome } from './types.js';
+
+/** What an MCP server may send and list. A real server lists 118 tools with ~300 KB of schemas: these fit it. */
+export const MCP_LIMITS = {
+  /** Tools one server may list (over all pages). */
+  maxTools: 1000,
+  /** Pages of tools/list followed. */
+  maxPages: 100,
+  /** One JSON-RPC message (one line of stdout). */
+  maxMessageBytes: 4 * 1024 * 1024,
+  /** Everything the server writes to stdout in one session. */
+  maxStdoutBytes: 16 * 1024 * 1024,
+  /** Messages (responses, notifications, requests) the server may send in one session. */
+  maxMessages: 5000,
+  /** Lines of stdout that are not JSON-RPC (log lines printed to stdout by mistake). */
+  maxGarbageLines: 200,
+  /** A tool's input or output schema, as JSON. */
+  maxSchemaBytes: 256 * 1024,
+  /** A tool's description (longer ones are cut). */
+  maxDescriptionChars: 10_000,
+  /** A tool's name (MCP allows 1–128 characters). */
+  maxNameChars: 128,
+  /** A tool's result (as JSON), as for every tool. */
+  maxOutputBytes: 1024 * 1024,
+};
+
+const CLIENT_INFO = { name: 'toolshed', version: '0.1.0' };
+
+/** A tool as an MCP server lists it, with what the registry keeps of it. */
+export interface McpTool extends DescribedTool {
+  title?: string;
+  annotations?: Record<string, unknown>;
+}
+
+/** Why the session was cut short by us (a limit), if it was. */
+class PipeTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  violation: string | undefined;
+  private readonly buffer = new ReadBuffer({ maxBufferSize: MCP_LIMITS.maxMessageBytes });
+  private bytes = 0;
+  private messages = 0;
+  private garbage = 0;
+  private closed = false;
+
+  constructor(
+    private readonly pipe: GuestPipe,
+    private readonly onViolation: (why: string) => void,
+  ) {}
+
+  async start(): Promise<void> {
+    this.pipe.onData((chunk) => this.receive(chunk));
+    void this.pipe.exited.then(() => this.close());
+  }
+
+  private stop(why: string): void {
+    if (this.violation) return;
+    this.violation = why;
+    this.onViolation(why);
+    void this.close();
+  }
+
+  private receive(chunk: string): void {
+    if (this.violation || this.closed) return;
+    const buf = Buffer.from(chunk, 'utf8');
+    this.bytes += buf.length;
+    if (this.bytes > MCP_LIMITS.maxStdoutBytes) return this.stop(`the server wrote more than ${MCP_LIMITS.maxStdoutBytes / 1024 / 1024} MiB to stdout`);
+    try {
+      this.buffer.append(buf);
+    } catch {
+      return this.stop(`the server sent a message over ${MCP_LIMITS.maxMessageBytes / 1024 / 1024} MiB`);
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.buffer.readMessage();
+      } catch {
+        if (++this.garbage > MCP_LIMITS.maxGarbageLines)
+          return this.stop(`the server wrote more than ${MCP_LIMITS.maxGarbageLines} lines of stdout that are not MCP messages`);
+        continue;
+      }
+      if (message === null) break;
+      if (++this.messages > MCP_LIMITS.maxMessages) return this.stop(`the server sent more than ${MCP_LIMITS.maxMessages} messages`);
+      this.onmessage?.(message);
+      if (this.violation || this.closed) return;
+    }
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (!this.closed) this.pipe.write(serializeMessage(message));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.buffer.clear();
+    this.onclose?.();
+  }
+}
+
+type Session<T> = { kind: 'ok'; value: T } | { kind: 'failed'; message: string; durationMs?: number };
+
+/**
+ * Connects the official client to the pipe and runs `work`. Fails with the reason: a limit we enforced, the server's
+ * exit (with its last stderr lines), or the client's error (a timeout, a JSON-RPC error).
+ */
+async function session<T>(pipe: GuestPipe, timeoutMs: number, work: (client: Client) => Promise<T>): Promise<Session<T>> {
+  let violation: string | undefined;
+  let exited: ExitEnd | undefined;
+  void pipe.exited.then((e) => (exited = e));
+  const transport = new PipeTransport(pipe, (why) => (violation = why));
+  // No capabilities: a server's sampling, elicitation or roots request is answered "method not found" by the client.
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const opts = { timeout: timeoutMs, maxTotalTimeout: timeoutMs };
+  try {
+    await client.connect(transport, opts);
+    return { kind: 'ok', value: await work(client) };
+  } catch (err) {
+    // Let an exit that caused the error be seen (its close event comes with the pipe's end).
+    await Promise.race([pipe.exited, new Promise((r) => setTimeout(r, 200).unref())]);
+    if (violation) return { kind: 'failed', message: violation };
+    const stderr = lastLines(pipe.stderrTail());
+    if (exited) {
+      const how = exited.signal ? `signal ${exited.signal}` : `code ${exited.code}`;
+      return { kind: 'failed', message: `the MCP server exited (${how})${stderr ? `: ${stderr}` : ' without writing anything to stderr'}` };
+    }
+    const msg = (err as Error).message || String(err);
+    return { kind: 'failed', message: /timed out|RequestTimeout/i.test(msg) ? `the MCP server did not answer in time (${msg})` : msg };
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+const schemaSize = (s: unknown) => (s === undefined ? 0 : Buffer.byteLength(JSON.stringify(s)));
+
+/** `initialize`, then `tools/list` page by page. */
+export async function listServerTools(pipe: GuestPipe, timeoutMs: number): Promise<DescribeOutcome & { tools?: McpTool[] }> {
+  const started = performance.now();
+  const durationMs = () => Math.round(performance.now() - started);
+  const r = await session(pipe, timeoutMs, async (client) => {
+    if (!client.getServerCapabilities()?.tools) throw new ServerProblem('the MCP server offers no tools (no `tools` capability)');
+    const tools: McpTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; ; page++) {
+      if (page >= MCP_LIMITS.maxPages) throw new ServerProblem(`tools/list has more than ${MCP_LIMITS.maxPages} pages`);
+      const res = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+      for (const t of res.tools) {
+        if (tools.length >= MCP_LIMITS.maxTools) throw new ServerProblem(`the MCP server lists more than ${MCP_LIMITS.maxTools} tools`);
+        tools.push(toMcpTool(t));
+      }
+      if (!res.nextCursor) break;
+      cursor = res.nextCursor;
+    }
+    const names = new Set<string>();
+    for (const t of tools) {
+      if (names.has(t.exportName)) throw new ServerProblem(`the MCP server lists the tool '${t.exportName}' twice`);
+      names.add(t.exportName);
+    }
+    return tools;
+  });
+  if (r.kind === 'failed') return { kind: 'load_error', message: r.message, durationMs: durationMs() };
+  return { kind: 'ok', tools: r.value, missing: [], durationMs: durationMs() };
+}
+
+class ServerProblem extends Error {}
+
+function toMcpTool(t: { name: string; title?: string; description?: string; inputSchema: unknown; outputSchema?: unknown; annotations?: unknown }): McpTool {
+  if (t.name.length === 0 || t.name.length > MCP_LIMITS.maxNameChars || !/^[\w.-]+$/.test(t.name)) {
+    throw new ServerProblem(`the MCP server lists a tool named '${t.name.slice(0, 140)}': names are 1–128 of A–Z a–z 0–9 _ - .`);
+  }
+  for (const [what, schema] of [
+    ['input', t.inputSchema],
+    ['output', t.outputSchema],
+  ] as const) {
+    if (schemaSize(schema) > MCP_LIMITS.maxSchemaBytes) {
+      throw new ServerProblem(`the ${what} schema of tool '${t.name}' is over ${MCP_LIMITS.maxSchemaBytes / 1024} KiB`);
+    }
+  }
+  const description = (t.description ?? t.title ?? '').slice(0, MCP_LIMITS.maxDescriptionChars);
+  return {
+    exportName: t.name,
+    description,
+    inputSchema: (t.inputSchema as Record<string, unknown>) ?? { type: 'object' },
+    ...(t.outputSchema ? { outputSchema: t.outputSchema as Record<string, unknown> } : {}),
+    ...(t.title ? { title: t.title } : {}),
+    ...(t.annotations && typeof t.annotations === 'object' ? { annotations: t.annotations as Record<string, unknown> } : {}),
+  };
+}
+
+/** `initialize`, then one `tools/call`; the outcome as for every tool. */
+export async function callServerTool(pipe: GuestPipe, name: string, params: unknown, env: Record<string, string>, timeoutMs: number): Promise<ExecuteOutcome> {
+  const started = performance.now();
+  const durationMs = () => Math.round(performance.now() - started);
+  const args = params && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+  const r = await session(pipe, timeoutMs, (client) =>
+    client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, maxTotalTimeout: timeoutMs }),
+  );
+  if (r.kind === 'failed') {
+    if (/did not answer in time/.test(r.message)) return { kind: 'timeout', durationMs: durationMs() };
+    // The server's own failure (it exited, broke a limit, answered an error): the tool's, not retried as ours.
+    return { kind: 'tool_error', message: redact(r.message, env), durationMs: durationMs() };
+  }
+  const res = r.value as { content?: unknown[]; structuredContent?: unknown; isError?: boolean };
+  if (res.isError) return { kind: 'tool_error', message: redact(contentText(res.content) || 'the tool reported an error', env), durationMs: durationMs() };
+  const output = res.structuredContent !== undefined ? res.structuredContent : { content: res.content ?? [] };
+  if (schemaSize(output) > MCP_LIMITS.maxOutputBytes) return { kind: 'output_too_large', durationMs: durationMs() };
+  return { kind: 'ok', output, durationMs: durationMs() };
+}
+
+/** The text of MCP content blocks (what an error says). */
+export function contentText(content: unknown[] | undefined): string {
+  return (content ?? [])
+    .map((c) => (c && typeof c === 'object' && (c as { type?: unknown }).type === 'text' ? String((c as { text?: unknown }).text ?? '') : ''))
+    .filter(Boolean)
+    .join('\n')
+    .slice(0, 4000);
+}

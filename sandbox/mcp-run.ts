@@ -1,0 +1,57 @@
+/**
+ * Runs an MCP server's operation in a sandbox, for both runners: `open` gives the guest's pipe to a freshly started
+ * server (guest/mcp-pipe.cjs), the whole operation is bounded by its time limit (and abort signal), and the caller
+ * destroys the sandbox afterwards, whatever happened: every sandbox serves one describe or one call.
+ */
+import { executionLimit, lastLines, type ExitEnd, type GuestPipe } from './guest-channel.js';
+import { callServerTool, listServerTools } from './mcp-client.js';
+import type { DescribeOutcome, ExecuteOutcome, McpLaunch } from './types.js';
+
+export type OpenPipe = () => Promise<GuestPipe | ExitEnd | Error>;
+
+/** The guest request that starts the server (the runner adds `pkgDir`). */
+export function mcpRequest(launch: McpLaunch, env: Record<string, string>): Record<string, unknown> {
+  return { op: 'mcp', bin: launch.bin, args: launch.args ?? [], env };
+}
+
+async function bounded<T>(open: OpenPipe, timeoutMs: number, signal: AbortSignal | undefined, use: (pipe: GuestPipe) => Promise<T>) {
+  const limit = executionLimit(timeoutMs, signal);
+  try {
+    const work = (async () => {
+      const pipe = await open();
+      if (pipe instanceof Error) return { error: `cannot start a sandbox: ${pipe.message}` };
+      if ('kind' in pipe) return { error: `the sandbox ended before the server started: ${lastLines(pipe.stderrTail)}` };
+      return { value: await use(pipe) };
+    })();
+    const first = await Promise.race([work, limit.reached]);
+    return first;
+  } finally {
+    limit.clear();
+  }
+}
+
+/** Lists the server's tools; `exportNames` (a health check's tool) that it no longer lists are `missing`. */
+export async function describeMcp(open: OpenPipe, timeoutMs: number, exportNames?: string[]): Promise<DescribeOutcome> {
+  const started = performance.now();
+  const durationMs = () => Math.round(performance.now() - started);
+  const r = await bounded(open, timeoutMs, undefined, (pipe) => listServerTools(pipe, timeoutMs));
+  if (r === 'timeout' || r === 'aborted') return { kind: 'timeout', durationMs: durationMs() };
+  if ('error' in r) return { kind: 'sandbox_error', message: r.error!, durationMs: durationMs() };
+  const d = r.value!;
+  if (d.kind !== 'ok' || !exportNames) return d;
+  const listed = new Set(d.tools.map((t) => t.exportName));
+  return { ...d, missing: exportNames.filter((n) => !listed.has(n)) };
+}
+
+export async function executeMcp(
+  open: OpenPipe,
+  req: { exportName: string; params: unknown; env: Record<string, string>; timeoutMs: number; signal?: AbortSignal },
+): Promise<ExecuteOutcome> {
+  const started = performance.now();
+  const durationMs = () => Math.round(performance.now() - started);
+  const r = await bounded(open, req.timeoutMs, req.signal, (pipe) => callServerTool(pipe, req.exportName, req.params, req.env, req.timeoutMs));
+  if (r === 'timeout') return { kind: 'timeout', durationMs: durationMs() };
+  if (r === 'aborted') return { kind: 'sandbox_error', message: 'aborted', durationMs: durationMs() };
+  if ('error' in r) return { kind: 'sandbox_error', message: r.error!, durationMs: durationMs() };
+  return r.value!;
+}

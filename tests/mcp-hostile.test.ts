@@ -1,0 +1,196 @@
+/**
+ * MCP servers that misbehave, each a mode of one hand-written stdio server (fixtures/mcp-servers/server.cjs) copied
+ * into a package of its own and imported with `args: [mode]`: every one ends with a clear error, the limits of
+ * sandbox/mcp-client.ts hold, and the API and worker keep answering. Also the import rules a user meets: a server
+ * that exits without its key at start, placeholders for declared variables, serverJson, paging, isError.
+ */
+import test from 'ava';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { enqueue } from '../core/jobs.js';
+import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { until } from './helpers/processes.js';
+
+let svc: Service;
+let root: string;
+
+test.before(async () => {
+  svc = await startService({ env: { EXECUTION_TIMEOUT_MS: '20000' } });
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'mcp-fixtures-'));
+});
+test.after.always(async () => {
+  await svc?.close();
+  if (root) await fs.rm(root, { recursive: true, force: true });
+});
+
+/** A package `@fixtures/mcp-<mode>` holding the fixture server as its bin. */
+async function fixturePackage(mode: string): Promise<string> {
+  const dir = path.join(root, mode);
+  await fs.mkdir(dir, { recursive: true });
+  await fs.copyFile(path.join(FIXTURES_DIR, 'mcp-servers', 'server.cjs'), path.join(dir, 'server.cjs'));
+  await fs.writeFile(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: `@fixtures/mcp-${mode}`, version: '1.0.0', description: `fixture server: ${mode}`, bin: { [`mcp-${mode}`]: 'server.cjs' } }),
+  );
+  return dir;
+}
+
+const importMode = async (mode: string, extra: Record<string, unknown> = {}) =>
+  svc.request('POST', '/api/admin/packages', {
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+    body: { source: `path:${await fixturePackage(mode)}`, args: [mode], ...extra },
+  });
+const execute = (mode: string, tool: string, params: unknown = {}, env?: Record<string, string>) =>
+  svc.request('POST', `/api/tools/execute/@fixtures/mcp-${mode}/${tool}`, { body: { params, ...(env ? { env } : {}) } });
+
+async function stillServing(t: { is: (a: unknown, b: unknown, m?: string) => void }) {
+  const health = await svc.request('GET', '/health');
+  t.is(health.status, 200, 'the API keeps answering');
+}
+
+test('a well-behaved server: title, annotations and output schema are kept; structuredContent is the result; isError is TOOL_ERROR', async (t) => {
+  const res = await importMode('good');
+  t.is(res.status, 201, res.text);
+  t.deepEqual(res.body.data.tools.map((x: { name: string }) => x.name).sort(), ['fail', 'misbehave', 'shout']);
+  const shout = await svc.request('GET', '/api/tools/@fixtures/mcp-good/shout');
+  t.like(shout.body.data.outputSchema, { type: 'object' });
+  const ok = await execute('good', 'shout', { text: 'quiet' });
+  t.is(ok.status, 200, ok.text);
+  t.deepEqual(ok.body.result, { text: 'QUIET' });
+  const failed = await execute('good', 'fail', { text: 'this' });
+  t.is(failed.body.error.code, 'TOOL_ERROR');
+  t.is(failed.body.error.message, 'cannot do that with this');
+});
+
+test('tools/list is followed page by page (nextCursor)', async (t) => {
+  const res = await importMode('paged');
+  t.is(res.status, 201, res.text);
+  t.deepEqual(res.body.data.tools.map((x: { name: string }) => x.name).sort(), ['first', 'second', 'third']);
+});
+
+test('a server that exits at start without its key: 400 naming its stderr; declared, it gets a placeholder and imports', async (t) => {
+  const refused = await importMode('needs-key');
+  t.is(refused.status, 400, refused.text);
+  t.is(refused.body.error.code, 'VALIDATION_ERROR');
+  t.regex(refused.body.error.message, /FIXTURE_API_KEY environment variable is required/);
+  const declared = await importMode('needs-key', { env: [{ name: 'FIXTURE_API_KEY', secret: true, description: 'the key' }] });
+  t.is(declared.status, 201, declared.text);
+  const run = await execute('needs-key', 'shout', { text: 'with key' }, { FIXTURE_API_KEY: 'k-123' });
+  t.is(run.status, 200, run.text);
+  t.deepEqual(run.body.result, { text: 'WITH KEY' });
+  const missing = await execute('needs-key', 'shout', { text: 'no key' });
+  t.is(missing.status, 422, 'a required variable the caller does not pass is refused before the sandbox');
+});
+
+test('serverJson (MCP Registry server.json) gives the arguments and variables', async (t) => {
+  const dir = await fixturePackage('from-json');
+  const res = await svc.request('POST', '/api/admin/packages', {
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+    body: {
+      source: `path:${dir}`,
+      serverJson: {
+        name: 'io.github.fixtures/needs-key',
+        version: '1.0.0',
+        packages: [
+          {
+            registryType: 'npm',
+            identifier: '@fixtures/mcp-from-json',
+            version: '1.0.0',
+            transport: { type: 'stdio' },
+            packageArguments: [{ type: 'positional', value: 'needs-key' }],
+            environmentVariables: [{ name: 'FIXTURE_API_KEY', isRequired: true, isSecret: true, description: 'the key' }],
+          },
+        ],
+      },
+    },
+  });
+  t.is(res.status, 201, res.text);
+  const tool = await svc.request('GET', '/api/tools/@fixtures/mcp-from-json/shout');
+  t.true(JSON.stringify(tool.body.data).includes('FIXTURE_API_KEY'), 'the variable is declared on the package');
+});
+
+test('never answers initialize: the import ends with a time-out error, and the service keeps answering', async (t) => {
+  const res = await importMode('silent');
+  t.is(res.status, 400, res.text);
+  t.regex(res.body.error.message, /did not list its tools within|did not answer in time/);
+  await stillServing(t);
+});
+
+test('floods stdout with garbage: cut off with a clear error', async (t) => {
+  const res = await importMode('flood');
+  t.is(res.status, 400, res.text);
+  t.regex(res.body.error.message, /not MCP messages|more than \d+ MiB to stdout/);
+  await stillServing(t);
+});
+
+test('lists 10,000 tools: refused at the tools-per-server limit', async (t) => {
+  const res = await importMode('many-tools');
+  t.is(res.status, 400, res.text);
+  t.regex(res.body.error.message, /more than 1000 tools/);
+});
+
+test('a 5 MB schema: refused at the message size limit', async (t) => {
+  const res = await importMode('big-schema');
+  t.is(res.status, 400, res.text);
+  t.regex(res.body.error.message, /message over 4 MiB|schema of tool 'huge' is over/);
+});
+
+test('requests to the client (sampling, elicitation, roots) are answered "method not found"; the call ends', async (t) => {
+  t.is((await importMode('asks')).status, 201);
+  const res = await execute('asks', 'misbehave');
+  t.is(res.body.error.code, 'TOOL_ERROR', res.text);
+  t.regex(res.body.error.message, /sampling\/createMessage: .*not found.*elicitation\/create: .*not found.*roots\/list: .*not found/i);
+});
+
+test('a flood of notifications during a call: cut off at the message limit', async (t) => {
+  t.is((await importMode('notifies')).status, 201);
+  const res = await execute('notifies', 'misbehave');
+  t.is(res.body.error.code, 'TOOL_ERROR', res.text);
+  t.regex(res.body.error.message, /more than \d+ messages/);
+});
+
+test('exits in the middle of a call: TOOL_ERROR naming its exit and stderr', async (t) => {
+  t.is((await importMode('exits')).status, 201);
+  const res = await execute('exits', 'misbehave');
+  t.is(res.body.error.code, 'TOOL_ERROR', res.text);
+  t.regex(res.body.error.message, /exited \(code 3\).*giving up in the middle of a call/);
+});
+
+test('forks children and leaves them: the call answers, and the next call gets a fresh sandbox', async (t) => {
+  t.is((await importMode('forks')).status, 201);
+  const first = await execute('forks', 'misbehave');
+  t.is(first.status, 200, first.text);
+  t.deepEqual(first.body.result, { content: [{ type: 'text', text: 'left three children behind' }] });
+  const second = await execute('forks', 'misbehave');
+  t.is(second.status, 200, second.text);
+  await stillServing(t);
+});
+
+/** Runs a health check job of the tool on the real worker and waits for its row. */
+async function checkNow(toolId: string): Promise<{ passed: boolean; error: string | null }> {
+  const db = svc.api.deps.db;
+  const before = Number((await db('health_checks').where({ tool_id: toolId }).count('* as n').first())!.n);
+  await enqueue(db, 'health_check', { toolId });
+  return until(
+    async () => {
+      const rows = await db('health_checks').where({ tool_id: toolId }).orderBy('id', 'desc');
+      return rows.length > before ? rows[0] : undefined;
+    },
+    120_000,
+    'the health check',
+  );
+}
+
+test('health: a server that starts and lists the same tools passes its check; one whose tools/list changed within a version is flagged', async (t) => {
+  const good = await importMode('steady', { kind: 'mcp', args: ['good'] });
+  t.is(good.status, 201, good.text);
+  const shout = good.body.data.tools.find((x: { name: string }) => x.name === 'shout');
+  const passed = await checkNow(shout.id);
+  t.true(passed.passed, String(passed.error));
+  const drifting = await importMode('unstable');
+  t.is(drifting.status, 201, drifting.text);
+  const check = await checkNow(drifting.body.data.tools[0].id);
+  t.false(check.passed);
+  t.regex(String(check.error), /tools\/list changed for version 1\.0\.0 since it was imported \(input schema\)/);
+});

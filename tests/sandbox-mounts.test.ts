@@ -1,0 +1,77 @@
+/**
+ * Issue 21, item 4: a stopped worker leaves no mount behind. Each sandbox runner bind-mounts its views directory
+ * (`<DATA_DIR>/sandbox/views/<pid>-<start time>-<random>`) and packages below it. A graceful stop (SIGTERM) removes
+ * them all; a kill -9 leaves them to the next start, which removes them even when the dead runner's pid has since
+ * gone to another live process (a restart in a container often hands out the same pids; they were kept for ever).
+ * Real worker processes, real mounts, read from /proc/self/mountinfo.
+ */
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startService, type Service } from './helpers/service.js';
+import { killAll, serviceEnv, spawnProcess, stopProcess, unmountBelow, until, type Child } from './helpers/processes.js';
+
+let svc: Service;
+let dataDir: string;
+test.before(async () => {
+  svc = await startService({ worker: false });
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolshed-mounts-'));
+  fs.chmodSync(dataDir, 0o755);
+});
+test.after.always(async () => {
+  await killAll();
+  if (dataDir) {
+    unmountBelow(dataDir);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  await svc?.close();
+});
+
+/** Mount points at or below the test's data dir, as this (root) process's mount namespace has them. */
+function mountsUnderDataDir(): string[] {
+  return fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[4] ?? '')
+    .filter((p) => p.startsWith(`${dataDir}/`));
+}
+
+const startWorker = (): Child => spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { DATA_DIR: dataDir, LOG_LEVEL: 'info' }));
+const viewsOf = (c: Child) => mountsUnderDataDir().filter((m) => path.basename(m).startsWith(`${c.process.pid}-`));
+const started = (c: Child) =>
+  until(async () => /worker started/.test(c.output()) && viewsOf(c).length > 0, 120_000, 'the worker to start with its views mounted');
+
+test.serial('a graceful stop (SIGTERM) leaves no mount under the data dir', async (t) => {
+  const w = startWorker();
+  await started(w);
+  t.true(viewsOf(w).length > 0, 'the running worker has its views mounted');
+  const code = await stopProcess(w, 'SIGTERM');
+  t.is(code, 0, w.output().slice(-2000));
+  t.deepEqual(mountsUnderDataDir(), [], 'no mount is left');
+});
+
+test.serial('after kill -9 the next start removes the leftovers, also of a runner whose pid is now a live process', async (t) => {
+  const killed = startWorker();
+  await started(killed);
+  const left = viewsOf(killed);
+  await stopProcess(killed, 'SIGKILL');
+  t.deepEqual(viewsOf(killed), left, 'a SIGKILL leaves the mounts (nothing can run at a SIGKILL)');
+  // A runner that died while its pid is now someone else's: this test process's pid with another start time.
+  const reused = path.join(dataDir, 'sandbox', 'views', `${process.pid}-1-abcdef`);
+  fs.mkdirSync(reused);
+  execFileSync('mount', ['--bind', reused, reused]);
+  t.true(mountsUnderDataDir().includes(reused));
+
+  const next = startWorker();
+  await started(next);
+  t.deepEqual(
+    mountsUnderDataDir().filter((m) => !path.basename(m).startsWith(`${next.process.pid}-`)),
+    [],
+    "only the new worker's own views are mounted",
+  );
+  t.false(fs.existsSync(reused), 'the dead runner’s directory is removed');
+  t.is(await stopProcess(next, 'SIGTERM'), 0);
+  t.deepEqual(mountsUnderDataDir(), []);
+});

@@ -1,0 +1,128 @@
+/**
+ * Imports an MCP server (core/packages/mcp-server.ts says what is one): starts it in a sandbox with placeholders for
+ * its declared variables, lists its tools with the official MCP client (sandbox/mcp-client.ts), and records the
+ * package (its launch in the manifest's `mcp`) and one tool per server tool, named as the server names it. A server
+ * that cannot start or list is a 400 naming what it wrote to stderr; nothing is recorded then.
+ */
+import type { Manifest } from '../core/packages/manifest.js';
+import { placeholderEnv, planMcpServer, type ImportOptions } from '../core/packages/mcp-server.js';
+import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
+import { currentVersionTools, setCompatibility } from '../core/repos/published-packages.js';
+import { compareVersions } from '../core/packages/compatibility.js';
+import { refreshQualityScore } from '../core/repos/tools.js';
+import { scrubHostPaths } from '../core/host-paths.js';
+import type { ToolPermissions } from '../core/packages/manifest.js';
+import type { InstalledPackage } from '../sandbox/packages.js';
+import type { PackageRef } from '../sandbox/types.js';
+import type { WorkerDeps } from './deps.js';
+import { recordHealth } from './health.js';
+import type { ImportResult } from './import.js';
+import { packageJsonProblems } from '../core/packages/npm-rules.js';
+
+/** Starting a server and listing its tools, in the sandbox. */
+export const MCP_DESCRIBE_TIMEOUT_MS = 30_000;
+
+export async function importMcpServer(
+  deps: WorkerDeps,
+  req: { source: string; official: boolean; options: ImportOptions; publishedBy?: string | null },
+  installed: InstalledPackage,
+): Promise<ImportResult> {
+  const pkg = installed.packageJson;
+  const problems = packageJsonProblems(pkg);
+  if (problems.length > 0) return invalid(`Invalid package.json: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, problems);
+  const planned = planMcpServer(pkg, req.options);
+  if ('errors' in planned) return invalid(`Not a runnable MCP server: ${planned.errors.map((e) => e.message).join('; ')}`, planned.errors);
+  const plan = planned.plan;
+  const launch = { bin: plan.bin, args: plan.args };
+  const ref: PackageRef = { name: String(pkg.name), version: String(pkg.version), dir: installed.dir, mcp: launch };
+  const started = performance.now();
+  const d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
+  if (d.kind !== 'ok') {
+    const why = d.kind === 'timeout' ? `it did not list its tools within ${MCP_DESCRIBE_TIMEOUT_MS / 1000} s` : d.message;
+    const message = scrubHostPaths(`The MCP server could not be started and described: ${why}`, installed.dir);
+    return invalid(message, [{ path: 'source', message }]);
+  }
+  if (d.tools.length === 0) return invalid('The MCP server lists no tools', [{ path: 'source', message: 'the MCP server lists no tools' }]);
+  const manifest: Manifest = {
+    format: 'mcp',
+    name: ref.name,
+    version: ref.version,
+    description: typeof pkg.description === 'string' ? pkg.description : null,
+    category: plan.category,
+    env: plan.env.map((v) => ({
+      name: v.name,
+      required: v.required,
+      ...(v.secret ? { secret: true } : {}),
+      ...(v.description ? { description: v.description } : {}),
+    })),
+    tools: d.tools.map((t) => ({
+      exportName: t.exportName,
+      ...(t.description ? { description: t.description.slice(0, 1000) } : {}),
+      ...(t.title ? { title: t.title } : {}),
+      ...(t.annotations ? { annotations: t.annotations } : {}),
+    })),
+    mcp: { bin: plan.bin, args: plan.args, network: plan.network },
+  };
+  const declared = plan.env.map((v) => v.name);
+  const previous = await currentVersionTools(deps.db, manifest.name);
+  const { packageId, toolIds } = await deps.db.transaction(async (trx) => {
+    const row = await upsertPackage(trx, manifest, {
+      source: req.source,
+      official: req.official,
+      installPath: installed.dir,
+      importError: null,
+      publishedBy: req.publishedBy ?? null,
+    });
+    const ids: string[] = [];
+    for (const t of d.tools) {
+      ids.push(
+        await upsertTool(trx, row.id, {
+          name: t.exportName,
+          exportName: t.exportName,
+          description: t.description,
+          inputSchema: t.inputSchema,
+          outputSchema: t.outputSchema ?? null,
+          permissions: permissionsOf(t.annotations, plan.network, declared),
+          healthExample: null,
+          brokenReason: null,
+        }),
+      );
+    }
+    // A new version is compared with the one it replaces, as for every package (worker/import.ts).
+    if (previous && previous.version !== manifest.version) {
+      const next = d.tools.map((t) => ({ name: t.exportName, inputSchema: t.inputSchema, outputSchema: t.outputSchema ?? null }));
+      await setCompatibility(trx, row.id, compareVersions(previous, { version: manifest.version, tools: next }));
+    } else if (!previous) await setCompatibility(trx, row.id, null);
+    await markRemovedTools(
+      trx,
+      row.id,
+      d.tools.map((t) => t.exportName),
+      manifest.version,
+    );
+    return { packageId: row.id, toolIds: ids };
+  });
+  // The server started and listed these tools: that is their health check at import.
+  const durationMs = performance.now() - started;
+  for (const id of toolIds) {
+    await recordHealth(deps.db, id, { error: null, durationMs, atImport: true });
+    await refreshQualityScore(deps.db, id);
+  }
+  return { ok: true, packageId, toolIds };
+}
+
+/**
+ * MCP annotations as our permissions: readOnlyHint, destructiveHint, idempotentHint; `network` from the import (the
+ * server gets egress only when the import allows it); `secrets`: only the declared variables reach the server.
+ */
+function permissionsOf(annotations: Record<string, unknown> | undefined, network: boolean, secrets: string[]): ToolPermissions {
+  const a = annotations ?? {};
+  const p: ToolPermissions = { network, secrets };
+  if (typeof a.readOnlyHint === 'boolean') p.readOnly = a.readOnlyHint;
+  if (typeof a.destructiveHint === 'boolean' && !(p.readOnly && a.destructiveHint)) p.destructive = a.destructiveHint;
+  if (typeof a.idempotentHint === 'boolean') p.idempotent = a.idempotentHint;
+  return p;
+}
+
+function invalid(message: string, details: { path: string; message: string }[]): ImportResult {
+  return { ok: false, error: { code: 'VALIDATION_ERROR', message, details } };
+}
