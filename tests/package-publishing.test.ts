@@ -5,6 +5,7 @@
 import test from 'ava';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { until } from './helpers/processes.js';
 
 let svc: Service;
 let alice: { id: string; username: string; key: string };
@@ -78,6 +79,10 @@ test.serial('the publisher hides the package (it leaves the lists, stays runnabl
   t.is((await svc.request('PATCH', '/api/packages/@exalabs/ai-sdk', { key: bob.key, body: { hidden: true } })).status, 403);
   t.is((await svc.request('PATCH', '/api/packages/@exalabs/ai-sdk', { body: { hidden: true } })).status, 401);
   t.is((await svc.request('PATCH', '/api/packages/@exalabs/ai-sdk', { key: alice.key, body: {} })).status, 400);
+  // The list and search have served the tool (each process caches list pages and keeps a search index) before it hides.
+  const listsIt = async (query: string) => JSON.stringify((await svc.request('GET', `/api/tools?limit=100${query}`)).body.data).includes('@exalabs/ai-sdk');
+  t.true(await listsIt(''), 'listed before hiding');
+  t.true(await listsIt('&q=webSearch'), 'found by search before hiding');
   const hidden = await svc.request('PATCH', '/api/packages/@exalabs/ai-sdk', { key: alice.key, body: { hidden: true, deprecated: 'Use 3.x' } });
   t.is(hidden.status, 200, hidden.text);
   t.like(hidden.body.data, { hidden: true, deprecated: 'Use 3.x' });
@@ -86,17 +91,16 @@ test.serial('the publisher hides the package (it leaves the lists, stays runnabl
     list.body.data.some((p: { name: string }) => p.name === '@exalabs/ai-sdk'),
     'hidden packages leave the list',
   );
-  const tools = await svc.request('GET', '/api/tools?limit=100&q=webSearch');
-  t.false(
-    tools.body.data.some((x: { packageName?: string; package?: { name: string } }) => JSON.stringify(x).includes('@exalabs/ai-sdk')),
-    'and the tool list',
-  );
+  // Every process hears of it (a NOTIFY): the cached list pages and the search index drop the tool.
+  await until(async () => !(await listsIt('')), 15_000, 'the hidden package to leave the cached tool list');
+  await until(async () => !(await listsIt('&q=webSearch')), 15_000, 'the hidden package to leave search');
   const run = await svc.request('POST', '/api/tools/execute/@exalabs/ai-sdk/webSearch', { body: { params: { query: 'x' } } });
   t.is(run.status, 200, run.text);
   t.regex(run.body.error?.message ?? '', /EXA_API_KEY is required/, 'the tool still runs by reference');
   const shown = await svc.request('GET', '/api/packages/@exalabs/ai-sdk');
   t.is(shown.body.data.versions[0].deprecated, 'Use 3.x');
   t.is((await svc.request('PATCH', '/api/packages/@exalabs/ai-sdk', { key: alice.key, body: { hidden: false } })).body.data.hidden, false);
+  await until(async () => (await listsIt('')) && (await listsIt('&q=webSearch')), 15_000, 'the shown package to be listed and found again');
 });
 
 test.serial('path: sources stay admin-only; bad sources are 400s; the daily quota is a 429 that queues nothing', async (t) => {

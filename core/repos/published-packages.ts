@@ -28,9 +28,9 @@ export async function updatePackageFlags(db: Db, id: string, patch: { hidden?: b
   if (patch.hidden !== undefined) set.hidden = patch.hidden;
   if (patch.deprecated !== undefined) set.deprecated = patch.deprecated;
   if (Object.keys(set).length === 0) return;
+  // A change of `hidden` notifies each of the package's tools (migration 20261126070001's trigger): every process
+  // drops its cached list pages, and search re-reads (and drops hidden) tools.
   await db('packages').where({ id }).update(set);
-  // Touching the tools notifies every process: caches drop the list pages, search re-reads (and drops hidden) tools.
-  if (patch.hidden !== undefined) await db('tools').where({ package_id: id }).update({ updated_at: db.fn.now() });
 }
 
 /** Imports a user requested since `since` (the daily publish quota counts them, failed ones too). */
