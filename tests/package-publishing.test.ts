@@ -128,3 +128,19 @@ test.serial('path: sources stay admin-only; bad sources are 400s; the daily quot
   t.is(await importsOf(carol.id), 3, 'over the quota nothing is queued');
   t.is(await svc.api.deps.db('packages').where({ name: 'is-number' }).first(), undefined, 'nothing half-imported');
 });
+
+test.serial('an MCP server publishes like any package: its answer says kind mcp, it records its publisher, others get a 403', async (t) => {
+  const dave = await svc.createUser();
+  const source = 'npm:@modelcontextprotocol/server-sequential-thinking@2026.8.31';
+  const res = await publish(dave.key, { source });
+  t.is(res.status, 201, res.text);
+  t.like(res.body.data.package, { name: '@modelcontextprotocol/server-sequential-thinking', kind: 'mcp' });
+  t.deepEqual(
+    res.body.data.tools.map((x: { name: string }) => x.name),
+    ['sequentialthinking'],
+  );
+  const detail = await svc.request('GET', '/api/packages/@modelcontextprotocol/server-sequential-thinking');
+  t.is(detail.body.data.publisher, dave.username, 'the publisher is recorded for an MCP server too');
+  const other = await publish(alice.key, { source: 'npm:@modelcontextprotocol/server-sequential-thinking@latest' });
+  t.is(other.status, 403, other.text);
+});
