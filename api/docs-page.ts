@@ -48,10 +48,12 @@ export function docsRoutes(router: Router): void {
     ctx.body = INIT;
   });
   router.get('/docs/assets/:file', async (ctx) => {
-    const type = ASSETS[String(ctx.params.file)];
+    const file = String(ctx.params.file);
+    // Own keys only: `__proto__` or `constructor` are not assets (they were looked up on Object.prototype: a 500).
+    const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
     if (!type) return; // not ours to serve: the error middleware's 404
     ctx.set('Cache-Control', 'public, max-age=86400');
     ctx.type = type;
-    ctx.body = await fs.readFile(path.join(ASSET_DIR, String(ctx.params.file)));
+    ctx.body = await fs.readFile(path.join(ASSET_DIR, file));
   });
 }

@@ -54,7 +54,7 @@ export function resultOf(e: ExecutionRow): CallToolResult {
 function refusal(err: AppError, tool: ToolRow, env: Record<string, string>, declarers: Map<string, string[]>): CallToolResult {
   if (err.code !== 'TOOL_UNAVAILABLE') return errorResult(err.message);
   const missing = toolEnv(tool)
-    .filter((v) => v.required && !(v.name in env))
+    .filter((v) => v.required && v.default === undefined && !(v.name in env))
     .map((v) => envHeaderFor(v.name, tool.package_name, declarers));
   const hint = missing.length > 0 ? ` (send ${missing.length === 1 ? 'the header' : 'the headers'} ${missing.join(', ')} with the request)` : '';
   return errorResult(`${err.message}${hint}`);

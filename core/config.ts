@@ -76,6 +76,8 @@ const schema = z.object({
   WORKER_LEASE_SECONDS: z.coerce.number().int().min(4).max(600).default(20),
   /** Keys one user may hold unrevoked at once. */
   MAX_KEYS_PER_USER: intFrom(20),
+  /** Package imports a user may request per 24 hours (POST /api/packages). */
+  PUBLISH_DAILY_QUOTA: intFrom(20),
   /** Executions (queued or running) one caller — a user, or an anonymous client address — may have at once. */
   MAX_ACTIVE_EXECUTIONS: intFrom(20),
   /** Collections one user may own; tools one collection may hold (the next create or add is a 409). */

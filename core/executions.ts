@@ -39,7 +39,7 @@ export function checkExecutable(tool: ToolRow, params: unknown, env: Record<stri
     throw errors.toolUnavailable(`Tool '${tool.package_name}/${tool.name}' is BROKEN: ${tool.health_error ?? 'failed its health check'}`);
   }
   const missing = toolEnv(tool)
-    .filter((v) => v.required && !(v.name in env))
+    .filter((v) => v.required && v.default === undefined && !(v.name in env))
     .map((v) => v.name);
   if (missing.length > 0) throw errors.toolUnavailable(`Missing required env: ${missing.join(', ')}`);
   const details = validateAgainstSchema(tool.input_schema, params);
@@ -49,7 +49,10 @@ export function checkExecutable(tool: ToolRow, params: unknown, env: Record<stri
 export async function enqueueExecution(db: Knex, secretsKey: string, req: ExecutionRequest): Promise<ExecutionRow> {
   assertEnvBounds(Object.entries(req.env), 'env');
   checkExecutable(req.tool, req.params, req.env);
-  const sealedEnv = Object.keys(req.env).length ? sealJson(secretsKey, req.env) : undefined;
+  // A declared default (TPMJS env[].default) stands in for a variable the caller does not set.
+  const defaults = Object.fromEntries(toolEnv(req.tool).flatMap((v) => (v.default !== undefined ? [[v.name, v.default]] : [])));
+  const env = { ...defaults, ...req.env };
+  const sealedEnv = Object.keys(env).length ? sealJson(secretsKey, env) : undefined;
   // The id is chosen here, once, so that the enqueue can be repeated after a database blip: a try whose COMMIT
   // reached the server before the connection died has left its row, and the next try finds it instead of queueing
   // the call a second time.

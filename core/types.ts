@@ -43,6 +43,8 @@ export interface EnvVarSpec {
   name: string;
   description?: string;
   required: boolean;
+  /** The value a caller who sets none gets (TPMJS `env[].default`); never a secret. */
+  default?: string;
   /** MCP servers: the value is a secret (an API key), from the import's `env` or server.json. */
   secret?: boolean;
 }

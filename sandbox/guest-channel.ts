@@ -19,6 +19,8 @@ export interface GuestResult {
   output?: unknown;
   tools?: DescribedTool[];
   missing?: string[];
+  notes?: string[];
+  envRead?: string[];
   code?: string;
   error?: string;
   /** Reuse mode: the execution left something the guest could not clean up; the sandbox must not serve again. */
@@ -283,7 +285,7 @@ export function toDescribeOutcome(end: ChannelEnd, durationMs: number): Describe
     return { kind: 'sandbox_error', message: crashMessage(end), durationMs };
   }
   const r = end.result;
-  if (r.ok) return { kind: 'ok', tools: r.tools ?? [], missing: r.missing ?? [], durationMs };
+  if (r.ok) return { kind: 'ok', tools: r.tools ?? [], missing: r.missing ?? [], durationMs, ...(r.notes ? { notes: r.notes, envRead: r.envRead ?? [] } : {}) };
   return { kind: 'load_error', message: r.error ?? 'unknown error', durationMs };
 }
 

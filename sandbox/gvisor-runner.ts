@@ -180,7 +180,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     async describe(pkg, o): Promise<DescribeOutcome> {
       if (pkg.mcp) return withServer(pkg, o.env ?? {}, false, (open) => describeMcp(open, o.timeoutMs, o.exportNames));
       const started = performance.now();
-      const r = await oneShot(pkg, { op: 'describe', exportNames: o.exportNames }, o.timeoutMs);
+      const r = await oneShot(pkg, { op: 'describe', exportNames: o.exportNames, discover: o.discover === true, env: o.env ?? {} }, o.timeoutMs);
       const durationMs = Math.round(performance.now() - started);
       if (r instanceof Error) return { kind: 'sandbox_error', message: `cannot start a sandbox: ${r.message}`, durationMs };
       if (r.kind === 'timeout') return { kind: 'timeout', durationMs };

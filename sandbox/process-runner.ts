@@ -10,7 +10,7 @@ import path from 'node:path';
 import { GUEST_NODE_FLAGS, GUEST_SOURCE_DIR, v8Flags } from './bundle.js';
 import { executionLimit, openGuestChannel, toDescribeOutcome, toExecuteOutcome, type ChannelEnd } from './guest-channel.js';
 import { describeMcp, executeMcp, mcpRequest, type OpenPipe } from './mcp-run.js';
-import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
+import type { DescribeOptions, DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
 
 export const warning =
   "SANDBOX=process: tools run as plain child processes WITHOUT isolation — they can read this machine's files, " +
@@ -86,9 +86,10 @@ export function createProcessRunner(opts: ProcessRunnerOptions = {}): SandboxRun
 
   return {
     kind: 'process',
-    async describe(pkg: PackageRef, o: { timeoutMs: number; exportNames?: string[]; env?: Record<string, string> }): Promise<DescribeOutcome> {
-      if (pkg.mcp) return withServer(pkg, o.env ?? {}, (open) => describeMcp(open, o.timeoutMs, o.exportNames));
-      const r = await run({ op: 'describe', pkgDir: pkg.dir, exportNames: o.exportNames }, {}, o.timeoutMs);
+    async describe(pkg: PackageRef, o: DescribeOptions): Promise<DescribeOutcome> {
+      const env = o.env ?? {};
+      if (pkg.mcp) return withServer(pkg, env, (open) => describeMcp(open, o.timeoutMs, o.exportNames));
+      const r = await run({ op: 'describe', pkgDir: pkg.dir, exportNames: o.exportNames, discover: o.discover === true, env }, env, o.timeoutMs);
       if ('timedOut' in r) return { kind: 'timeout', durationMs: r.durationMs };
       if ('aborted' in r) return { kind: 'sandbox_error', message: 'aborted', durationMs: r.durationMs };
       return toDescribeOutcome(r.end, r.durationMs);

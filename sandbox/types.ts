@@ -26,13 +26,40 @@ export interface DescribedTool {
   inputSchema: Record<string, unknown>;
   /** JSON Schema of the tool's output, when the tool has an `outputSchema`. */
   outputSchema?: Record<string, unknown>;
+  /** Discovery only (a package that lists no tools): the tool's name, and how it was found (guest/discover.cjs). */
+  name?: string;
+  how?: DiscoveredHow;
   /** MCP servers' tools: their title and annotations (readOnlyHint, destructiveHint, …). */
   title?: string;
   annotations?: Record<string, unknown>;
 }
 
+export type DiscoveredHow = 'ai-sdk-tool' | 'factory' | 'factory-record' | 'record' | 'agentic-function' | 'agentic-provider';
+
+export interface DescribeOptions {
+  timeoutMs: number;
+  /** The declared tools to describe; without it, tool-shaped exports (zero-argument factories called). */
+  exportNames?: string[];
+  /** Find every tool among the exports (see guest/discover.cjs), ignoring exportNames. */
+  discover?: boolean;
+  /**
+   * Env while the package loads (an MCP server: while it starts and lists its tools): placeholders for its declared
+   * variables, never real values.
+   */
+  env?: Record<string, string>;
+}
+
 export type DescribeOutcome =
-  | { kind: 'ok'; tools: DescribedTool[]; missing: string[]; durationMs: number }
+  | {
+      kind: 'ok';
+      tools: DescribedTool[];
+      missing: string[];
+      durationMs: number;
+      /** Discovery: exports that could not be examined (a factory that threw or never returned), and why. */
+      notes?: string[];
+      /** Discovery: credential-like env names the package read while loading (they got placeholders). */
+      envRead?: string[];
+    }
   | { kind: 'load_error'; message: string; durationMs: number }
   | { kind: 'timeout'; durationMs: number }
   | { kind: 'sandbox_error'; message: string; durationMs: number };
@@ -65,8 +92,7 @@ export type ExecuteOutcome =
 
 export interface SandboxRunner {
   readonly kind: 'gvisor' | 'process';
-  /** `env`: what an MCP server is started with while it is described (placeholders of its declared variables). */
-  describe(pkg: PackageRef, opts: { timeoutMs: number; exportNames?: string[]; env?: Record<string, string> }): Promise<DescribeOutcome>;
+  describe(pkg: PackageRef, opts: DescribeOptions): Promise<DescribeOutcome>;
   execute(req: ExecuteRequest): Promise<ExecuteOutcome>;
   close(): Promise<void>;
 }

@@ -70,8 +70,9 @@ export async function checkTool(deps: WorkerDeps, toolId: string): Promise<void>
   if (!tool) return;
   const started = performance.now();
   const pkg = packageRefOf(tool);
-  // An MCP server is started with placeholders for its declared variables, as at import.
-  const env = pkg.mcp ? placeholderEnv(tool.package_env) : undefined;
+  // Placeholders for the declared variables, as at import, never a real value: an MCP server that needs its key to
+  // start, or a factory or class that insists on its key while loading (discovery.ts).
+  const env = placeholderEnv(tool.package_env);
   const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name], env });
   const error =
     describeFailure(d, tool.export_name) ??

@@ -4,7 +4,10 @@
  * A tool description over MAX_TOOL_DESCRIPTION_CHARS refuses the whole import (400, nothing recorded): every list,
  * search answer and MCP `tools/list` carries descriptions, so one huge one would weigh on every reader.
  */
-import { parseManifest, type Manifest } from '../core/packages/manifest.js';
+import { parseManifest, type Manifest, type ManifestDefaults } from '../core/packages/manifest.js';
+import { applyDiscovery, placeholderEnv } from '../core/packages/discovery.js';
+import { compareVersions } from '../core/packages/compatibility.js';
+import { currentVersionTools, setCompatibility } from '../core/repos/published-packages.js';
 import { parseSource } from '../core/packages/source.js';
 import { importOptionsSchema, isMcpServer } from '../core/packages/mcp-server.js';
 import { importMcpServer } from './mcp-import.js';
@@ -17,12 +20,21 @@ import type { WorkerDeps } from './deps.js';
 import { describeFailure, recordHealth, runHealthExample } from './health.js';
 
 const DESCRIBE_TIMEOUT_MS = 30_000;
+/** Discovery loads the whole module and examines every export (factories get 5 s each): a larger bound. */
+const DISCOVER_TIMEOUT_MS = 60_000;
 
 export type ImportResult =
   | { ok: true; packageId: string; toolIds: string[] }
   | { ok: false; error: { code: 'VALIDATION_ERROR' | 'INTERNAL'; message: string; details?: ErrorDetail[] } };
 
-export async function importPackage(deps: WorkerDeps, req: { source: string; official: boolean; options?: Record<string, unknown> }): Promise<ImportResult> {
+/**
+ * `options`: what the request said beyond its source (core/packages/mcp-server.ts ImportOptions): `category` and `env`
+ * for a package that does not say them, the rest for an MCP server. `publishedBy`: the user who published it.
+ */
+export async function importPackage(
+  deps: WorkerDeps,
+  req: { source: string; official: boolean; options?: Record<string, unknown>; publishedBy?: string | null },
+): Promise<ImportResult> {
   const options = importOptionsSchema.safeParse(req.options ?? {});
   if (!options.success)
     return invalid(
@@ -41,12 +53,37 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
   }
   // MCP servers have an import of their own (worker/mcp-import.ts).
   if (isMcpServer(installed.packageJson, options.data)) return importMcpServer(deps, { ...req, options: options.data }, installed);
-  const parsed = parseManifest(installed.packageJson);
+  const defaults: ManifestDefaults = {
+    category: options.data.category,
+    env: options.data.env?.map((v) => ({
+      name: v.name,
+      required: v.required,
+      ...(v.secret ? { secret: true } : {}),
+      ...('description' in v && v.description ? { description: v.description } : {}),
+    })),
+  };
+  const parsed = parseManifest(installed.packageJson, defaults);
   if ('errors' in parsed) return invalid(`Invalid package manifest: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);
-  const m = parsed.manifest;
+  let m = parsed.manifest;
   const pkgRef: PackageRef = { name: m.name, version: m.version, dir: installed.dir };
-  const d = await deps.sandbox.describe(pkgRef, { timeoutMs: DESCRIBE_TIMEOUT_MS, exportNames: m.tools.map((t) => t.exportName) });
+  const d = await deps.sandbox.describe(pkgRef, {
+    timeoutMs: m.discover ? DISCOVER_TIMEOUT_MS : DESCRIBE_TIMEOUT_MS,
+    exportNames: m.tools.map((t) => t.exportName),
+    discover: m.discover === true,
+    env: placeholderEnv(m.env),
+  });
+  if (m.discover) {
+    // Nothing is recorded for a package whose tools cannot be found: the import fails with the reason.
+    if (d.kind !== 'ok') {
+      const why = describeFailure(d, '') ?? 'describing failed';
+      return invalid(`Cannot discover the package's tools: ${why}`, [{ path: 'source', message: why }]);
+    }
+    const found = applyDiscovery(m, d);
+    if ('error' in found) return invalid(`The package ${found.error}`, [{ path: 'package.json', message: found.error }]);
+    m = found.manifest;
+  }
   const loadError = d.kind === 'ok' ? null : describeFailure(d, '');
+  const previous = await currentVersionTools(deps.db, m.name);
   const described = new Map<string, DescribedTool>(d.kind === 'ok' ? d.tools.map((t) => [t.exportName, t]) : []);
   const descriptionOf = (t: Manifest['tools'][number]) => described.get(t.exportName)?.description || t.description || '';
   const max = deps.config.MAX_TOOL_DESCRIPTION_CHARS;
@@ -59,7 +96,13 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
   }
 
   const { packageId, toolIds } = await deps.db.transaction(async (trx) => {
-    const pkg = await upsertPackage(trx, m, { source: req.source, official: req.official, installPath: installed.dir, importError: loadError });
+    const pkg = await upsertPackage(trx, m, {
+      source: req.source,
+      official: req.official,
+      installPath: installed.dir,
+      importError: loadError,
+      publishedBy: req.publishedBy ?? null,
+    });
     const ids: string[] = [];
     for (const t of m.tools) {
       const found = described.get(t.exportName);
@@ -77,6 +120,14 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
         }),
       );
     }
+    // A new version is compared with the one it replaces (the same version keeps its earlier comparison).
+    if (previous && previous.version !== m.version) {
+      const next = m.tools.map((t) => {
+        const f = described.get(t.exportName);
+        return { name: toolName(t.exportName, m), inputSchema: f?.inputSchema ?? { type: 'object' }, outputSchema: f?.outputSchema ?? null };
+      });
+      await setCompatibility(trx, pkg.id, compareVersions(previous, { version: m.version, tools: next }));
+    } else if (!previous) await setCompatibility(trx, pkg.id, null);
     await markRemovedTools(
       trx,
       pkg.id,
@@ -102,6 +153,8 @@ export async function importPackage(deps: WorkerDeps, req: { source: string; off
 
 /** A TPMJS legacy single-tool package exports `default`; its tool is named after the package. */
 function toolName(exportName: string, m: Manifest): string {
+  const discovered = m.tools.find((t) => t.exportName === exportName)?.name;
+  if (discovered) return discovered;
   return exportName === 'default' ? m.name.split('/').pop()! : exportName;
 }
 

@@ -7,6 +7,8 @@
 import type { Manifest } from '../core/packages/manifest.js';
 import { placeholderEnv, planMcpServer, type ImportOptions } from '../core/packages/mcp-server.js';
 import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
+import { currentVersionTools, setCompatibility } from '../core/repos/published-packages.js';
+import { compareVersions } from '../core/packages/compatibility.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import { scrubHostPaths } from '../core/host-paths.js';
 import type { ToolPermissions } from '../core/packages/manifest.js';
@@ -22,7 +24,7 @@ export const MCP_DESCRIBE_TIMEOUT_MS = 30_000;
 
 export async function importMcpServer(
   deps: WorkerDeps,
-  req: { source: string; official: boolean; options: ImportOptions },
+  req: { source: string; official: boolean; options: ImportOptions; publishedBy?: string | null },
   installed: InstalledPackage,
 ): Promise<ImportResult> {
   const pkg = installed.packageJson;
@@ -62,8 +64,15 @@ export async function importMcpServer(
     mcp: { bin: plan.bin, args: plan.args, network: plan.network },
   };
   const declared = plan.env.map((v) => v.name);
+  const previous = await currentVersionTools(deps.db, manifest.name);
   const { packageId, toolIds } = await deps.db.transaction(async (trx) => {
-    const row = await upsertPackage(trx, manifest, { source: req.source, official: req.official, installPath: installed.dir, importError: null });
+    const row = await upsertPackage(trx, manifest, {
+      source: req.source,
+      official: req.official,
+      installPath: installed.dir,
+      importError: null,
+      publishedBy: req.publishedBy ?? null,
+    });
     const ids: string[] = [];
     for (const t of d.tools) {
       ids.push(
@@ -79,6 +88,11 @@ export async function importMcpServer(
         }),
       );
     }
+    // A new version is compared with the one it replaces, as for every package (worker/import.ts).
+    if (previous && previous.version !== manifest.version) {
+      const next = d.tools.map((t) => ({ name: t.exportName, inputSchema: t.inputSchema, outputSchema: t.outputSchema ?? null }));
+      await setCompatibility(trx, row.id, compareVersions(previous, { version: manifest.version, tools: next }));
+    } else if (!previous) await setCompatibility(trx, row.id, null);
     await markRemovedTools(
       trx,
       row.id,

@@ -13,6 +13,7 @@ import { listPackageTools } from '../../core/repos/tools.js';
 import { requestImport } from '../../core/packages/request-import.js';
 import { sourceSchema } from '../../core/packages/source.js';
 import { importOptionsShape, serverJsonPackage } from '../../core/packages/mcp-server.js';
+import { discoveryOf, discoverySchema, kindOf, packageKindSchema } from './package-schemas.js';
 
 // ---- response schemas and mapper ----
 
@@ -28,8 +29,9 @@ const createdUserSchema = z.object({
 });
 
 const importedSchema = z.object({
-  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES), kind: z.enum(['tools', 'mcp']) }),
+  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES), kind: packageKindSchema }),
   tools: z.array(toolListItemSchema),
+  discovery: discoverySchema,
 });
 
 const pendingImportSchema = z.object({ importId: uuid, status: z.enum(['queued', 'running']) });
@@ -98,8 +100,9 @@ export const adminOperations: Operation[] = [
       return reply(201, {
         success: true,
         data: {
-          package: { name: pkg.name, version: pkg.version, category: pkg.category, kind: pkg.manifest?.format === 'mcp' ? 'mcp' : 'tools' },
+          package: { name: pkg.name, version: pkg.version, category: pkg.category, kind: kindOf(pkg) },
           tools: tools.map(toToolListItem),
+          discovery: discoveryOf(pkg),
         },
       });
     },

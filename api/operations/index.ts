@@ -21,6 +21,7 @@ import { toolDetailOperations, toolOperations } from './tools.js';
 import { reviewOperations } from './reviews.js';
 import { executionOperations } from './executions.js';
 import { registryOperations } from './registry.js';
+import { packageOperations } from './packages.js';
 
 /** The service's version, from the package.json above this file (in the sources, or in dist/). */
 function serviceVersion(): string {
@@ -42,6 +43,7 @@ const DECLARED: Operation[] = [
   ...agentOperations,
   ...healthOperations,
   ...adminOperations,
+  ...packageOperations,
   ...keyOperations,
   ...executionOperations,
   ...toolOperations,

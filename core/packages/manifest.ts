@@ -1,11 +1,15 @@
 /**
  * Reads a package's declaration of its tools: our `toolshed` field, or TPMJS's `tpmjs` field (keyword `tpmjs` or
- * `tpmjs-tool`; multi-tool and legacy single-tool forms). Returns what is wrong, path by path, when it is invalid.
+ * `tpmjs-tool`; current multi-tool and legacy single-tool forms, see tpmjs.ts). A package that lists no tools (no
+ * field, a TPMJS field without `tools`, the keyword alone) is `discover`: its tools are found in the sandbox
+ * (worker/import.ts, sandbox/guest/discover.cjs). Returns what is wrong, path by path, when it is invalid.
  */
 import { z } from 'zod';
 import { CATEGORIES, type Category, type EnvVarSpec } from '../types.js';
 import type { ErrorDetail } from '../errors.js';
 import { npmNameProblems, SEMVER } from './npm-rules.js';
+import { tpmjsCategory, tpmjsField } from './tpmjs.js';
+import type { Discovery } from './discovery.js';
 
 export interface HealthExample {
   params: Record<string, unknown>;
@@ -28,6 +32,10 @@ export interface ToolPermissions {
 
 export interface ManifestTool {
   exportName: string;
+  /** The tool's name when it is not its export name (a discovered tool: see discovery.ts). */
+  name?: string;
+  /** How a discovered tool was found (the import answer says it). */
+  how?: string;
   description?: string;
   healthExample?: HealthExample;
   permissions?: ToolPermissions;
@@ -37,14 +45,18 @@ export interface ManifestTool {
 }
 
 export interface Manifest {
-  /** `mcp`: an MCP server (core/packages/mcp-server.ts); its tools are what the server lists. */
-  format: 'toolshed' | 'tpmjs' | 'mcp';
+  /** `none`: the package lists no tools (discovered); `mcp`: an MCP server (core/packages/mcp-server.ts), its tools are what the server lists. */
+  format: 'toolshed' | 'tpmjs' | 'none' | 'mcp';
+  /** The package lists no tools: they are discovered among its exports in the sandbox (and `tools` is empty). */
+  discover?: boolean;
   name: string;
   version: string;
   description: string | null;
   category: Category;
   env: EnvVarSpec[];
   tools: ManifestTool[];
+  /** Set when the tools were discovered: how each was found (the import answer shows it). */
+  discovery?: Discovery;
   /** An MCP server: how it is started (read from `packages.manifest` when one of its tools runs). */
   mcp?: { bin: string; args: string[]; network: boolean };
 }
@@ -100,12 +112,7 @@ const toolshedField = z
     });
   });
 
-const tpmjsMulti = z.object({
-  category,
-  env: z.array(envVar).default([]),
-  tools: z.array(tool).min(1, 'must list at least one tool'),
-});
-const tpmjsLegacy = z.object({ category, description: z.string().min(1), env: z.array(envVar).default([]) });
+const tpmjsLegacy = z.object({ category: tpmjsCategory, description: z.string().min(1), env: z.array(envVar).default([]) });
 
 const packageJson = z.object({
   // npm's own rules: the name becomes a cache directory and part of tool URLs.
@@ -118,7 +125,13 @@ const packageJson = z.object({
   keywords: z.array(z.string()).optional(),
 });
 
-export function parseManifest(pkg: unknown): { manifest: Manifest } | { errors: ErrorDetail[] } {
+/** What an import request may say about a package that does not (see discovery.ts). */
+export interface ManifestDefaults {
+  category?: Category;
+  env?: EnvVarSpec[];
+}
+
+export function parseManifest(pkg: unknown, defaults: ManifestDefaults = {}): { manifest: Manifest } | { errors: ErrorDetail[] } {
   const base = packageJson.safeParse(pkg);
   if (!base.success) return { errors: issues(base.error, 'package.json') };
   const raw = pkg as Record<string, unknown>;
@@ -126,19 +139,19 @@ export function parseManifest(pkg: unknown): { manifest: Manifest } | { errors: 
   if (raw.toolshed !== undefined) {
     const parsed = toolshedField.safeParse(raw.toolshed);
     if (!parsed.success) return { errors: issues(parsed.error, 'package.json.toolshed') };
-    return { manifest: { format: 'toolshed', ...common, ...parsed.data, env: parsed.data.env } };
+    return { manifest: { format: 'toolshed', discover: false, ...common, ...parsed.data, env: parsed.data.env } };
   }
   const isTpmjs = raw.tpmjs !== undefined || base.data.keywords?.some((k) => k === 'tpmjs' || k === 'tpmjs-tool');
-  if (!isTpmjs) {
-    return { errors: [{ path: 'package.json', message: 'declares no tools: add a "toolshed" (or TPMJS "tpmjs") field' }] };
-  }
-  const multi = tpmjsMulti.safeParse(raw.tpmjs);
-  if (multi.success) return { manifest: { format: 'tpmjs', ...common, ...multi.data } };
+  // No tool list anywhere: every tool is found among the exports; the request may name the category and env.
+  const discovered = { discover: true, category: defaults.category ?? DISCOVERED_CATEGORY, env: defaults.env ?? [], tools: [] };
+  if (!isTpmjs) return { manifest: { format: 'none', ...common, ...discovered } };
+  if (raw.tpmjs === undefined) return { manifest: { format: 'tpmjs', ...common, ...discovered } };
   const legacy = tpmjsLegacy.safeParse(raw.tpmjs);
-  if (legacy.success) {
+  if (legacy.success && (raw.tpmjs as Record<string, unknown>).tools === undefined) {
     return {
       manifest: {
         format: 'tpmjs',
+        discover: false,
         ...common,
         category: legacy.data.category,
         env: legacy.data.env,
@@ -146,7 +159,21 @@ export function parseManifest(pkg: unknown): { manifest: Manifest } | { errors: 
       },
     };
   }
-  return { errors: issues(multi.error, 'package.json.tpmjs') };
+  const current = tpmjsField.safeParse(raw.tpmjs);
+  if (!current.success) return { errors: issues(current.error, 'package.json.tpmjs') };
+  const f = current.data;
+  const env = mergeEnv(f.env, defaults.env);
+  if (f.tools.length === 0) return { manifest: { format: 'tpmjs', ...common, ...discovered, category: f.category, env } };
+  return { manifest: { format: 'tpmjs', discover: false, ...common, category: f.category, env, tools: f.tools } };
+}
+
+/** The category of a package that names none (the request may): most tool packages wrap an API. */
+export const DISCOVERED_CATEGORY: Category = 'api-integration';
+
+/** The package's env, plus what the request declares that the package does not. */
+function mergeEnv(own: EnvVarSpec[], extra: EnvVarSpec[] | undefined): EnvVarSpec[] {
+  const names = new Set(own.map((v) => v.name));
+  return [...own, ...(extra ?? []).filter((v) => !names.has(v.name))];
 }
 
 function issues(err: z.ZodError, prefix: string): ErrorDetail[] {

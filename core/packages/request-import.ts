@@ -10,11 +10,11 @@ import { findImport, insertImport, type PackageImportRow } from '../repos/packag
 
 export async function requestImport(
   deps: { db: Knex; notifier: Notifier },
-  req: { source: string; official: boolean; options?: Record<string, unknown> },
+  req: { source: string; official: boolean; options?: Record<string, unknown>; requestedBy?: string },
   waitMs: number,
 ): Promise<PackageImportRow> {
   const row = await deps.db.transaction(async (trx) => {
-    const r = await insertImport(trx, req.source, req.official, req.options);
+    const r = await insertImport(trx, req.source, req.official, { options: req.options, requestedBy: req.requestedBy });
     // The task records every failure itself and never throws one, so further attempts happen only when the worker
     // running it died (the reaper frees the job).
     await enqueue(trx, 'import_package', { importId: r.id }, { maxAttempts: 3, queueName: 'imports' });

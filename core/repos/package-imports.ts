@@ -8,15 +8,23 @@ export interface PackageImportRow {
   /** What the request said beyond its source (core/packages/mcp-server.ts ImportOptions); null when nothing. */
   options: Record<string, unknown> | null;
   status: 'queued' | 'running' | 'succeeded' | 'failed';
+  /** Who asked (POST /api/packages): the publisher of the package it imports; null for the admin's imports. */
+  requested_by: string | null;
   package_id: string | null;
   error: { code: string; message: string; details?: { path: string; message: string }[] } | null;
   created_at: Date;
   completed_at: Date | null;
 }
 
-export async function insertImport(db: Db, source: string, official: boolean, options?: Record<string, unknown>): Promise<PackageImportRow> {
+export async function insertImport(
+  db: Db,
+  source: string,
+  official: boolean,
+  extra: { options?: Record<string, unknown>; requestedBy?: string } = {},
+): Promise<PackageImportRow> {
+  const options = extra.options && Object.values(extra.options).some((v) => v !== undefined) ? JSON.stringify(extra.options) : null;
   const [row] = await db('package_imports')
-    .insert({ source, official, options: options && Object.keys(options).length > 0 ? JSON.stringify(options) : null })
+    .insert({ source, official, options, requested_by: extra.requestedBy ?? null })
     .returning('*');
   return row;
 }

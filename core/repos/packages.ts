@@ -12,16 +12,20 @@ export interface PackageRow {
   source: string;
   official: boolean;
   env: unknown;
+  /** The manifest as imported (Manifest: `format`, `mcp` for an MCP server, `discovery` for discovered tools). */
+  manifest: { format?: string; mcp?: unknown; discovery?: unknown } | null;
   install_path: string;
   import_error: string | null;
-  /** The manifest as imported (Manifest: `format`, and `mcp` for an MCP server). */
-  manifest?: { format?: string; mcp?: unknown } | null;
+  published_by: string | null;
+  hidden: boolean;
+  created_at: Date;
+  updated_at: Date;
 }
 
 export async function upsertPackage(
   db: Db,
   m: Manifest,
-  extra: { source: string; official: boolean; installPath: string; importError: string | null },
+  extra: { source: string; official: boolean; installPath: string; importError: string | null; publishedBy?: string | null },
 ): Promise<PackageRow> {
   // Import and health errors are stored without host paths or stack frames (see host-paths.ts).
   const importError = extra.importError === null ? null : scrubHostPaths(extra.importError, extra.installPath);
@@ -37,6 +41,7 @@ export async function upsertPackage(
       manifest: JSON.stringify(m),
       install_path: extra.installPath,
       import_error: importError,
+      published_by: extra.publishedBy ?? null,
     })
     .onConflict('name')
     .merge({
@@ -50,7 +55,8 @@ export async function upsertPackage(
       manifest: JSON.stringify(m),
       install_path: extra.installPath,
       import_error: importError,
-      updated_at: db.fn.now(),
+      // Re-importing the version already there changes nothing, its import time included.
+      updated_at: db.raw('case when packages.version = excluded.version then packages.updated_at else now() end'),
     })
     .returning('*');
   return row;

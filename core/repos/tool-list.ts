@@ -20,6 +20,8 @@ export async function listToolIds(db: Db, f: ToolListFilter): Promise<string[]> 
   if (f.category || f.official !== undefined || f.q) query.join('packages as p', 'p.id', 't.package_id');
   if (f.category) query.where('p.category', f.category);
   if (f.official !== undefined) query.where('p.official', f.official);
+  // A hidden package's tools leave the list (they stay runnable by reference).
+  query.whereNotIn('t.package_id', db('packages').select('id').where('hidden', true));
   if (f.q) {
     const like = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     query.where((w) => w.whereILike('t.name', like).orWhereILike('t.description', like).orWhereILike('p.name', like));

@@ -103,6 +103,8 @@ export async function listSearchDocuments(db: Db, ids?: string[]): Promise<Searc
     't.quality_score as qualityScore',
   );
   if (ids) q.whereIn('t.id', ids);
+  // A hidden package's tools leave search (they stay runnable by reference).
+  q.where('p.hidden', false);
   const rows = (await q) as (Omit<SearchDocument, 'parameters'> & { inputSchema: unknown })[];
   return rows.map(({ inputSchema, ...doc }) => ({ ...doc, parameters: schemaText(inputSchema) }));
 }

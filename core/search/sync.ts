@@ -29,7 +29,13 @@ export async function startSearchSync(db: Knex, notifier: Notifier, engine: Sear
     changed.clear();
     removed.clear();
     if (down.length) await engine.remove(down);
-    if (up.length) await engine.upsert(await listSearchDocuments(db, up));
+    if (up.length) {
+      const docs = await listSearchDocuments(db, up);
+      // A tool that is not listed any more (its package hidden) leaves the index.
+      const gone = up.filter((id) => !docs.some((d) => d.id === id));
+      if (gone.length) await engine.remove(gone);
+      await engine.upsert(docs);
+    }
   };
   const schedule = () => {
     timer ??= setTimeout(() => {

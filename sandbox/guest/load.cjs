@@ -137,6 +137,17 @@ async function zodConverter(pkgDir, kind, importFile) {
   return undefined;
 }
 
+/** The package's AI SDK `asSchema` (ai v5+), when it can be loaded. */
+async function aiSdkConverter(pkgDir, importFile) {
+  try {
+    const mod = await importFile(createRequire(path.join(pkgDir, 'package.json')).resolve('ai'));
+    const fn = mod.asSchema ?? mod.default?.asSchema;
+    return typeof fn === 'function' ? fn : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Converts a tool's input schema (any supported form) to a plain JSON Schema object. */
 async function toJsonSchema(schema, pkgDir, importFile) {
   if (schema && typeof schema === 'object' && (schema[SCHEMA_SYMBOL] === true || 'jsonSchema' in schema) && !schema._zod) {
@@ -155,6 +166,13 @@ async function toJsonSchema(schema, pkgDir, importFile) {
     const convert = await zodConverter(pkgDir, 'v3', importFile);
     if (convert) {
       const json = plainJson(convert(schema, { $refStrategy: 'none' }));
+      delete json.$schema;
+      return json;
+    }
+    // The AI SDK (a peer of most AI SDK tool packages) converts zod 3 schemas itself.
+    const viaAi = await aiSdkConverter(pkgDir, importFile);
+    if (viaAi) {
+      const json = plainJson(await viaAi(schema).jsonSchema);
       delete json.$schema;
       return json;
     }

@@ -6,6 +6,7 @@
 const fs = require('node:fs');
 const { loadExports, toolFromExport, toJsonSchema, schemaOf } = require('./load.cjs');
 const { validate } = require('./validate.cjs');
+const { discoverTools, exportOf, JSON_HINT, resolveTool, watchEnv } = require('./discover.cjs');
 
 const MAX_OUTPUT_BYTES = 1024 * 1024;
 const MAX_MESSAGE = 4000;
@@ -34,12 +35,15 @@ const looksLikeOom = (err) => isErrorLike(err) && err.name === 'RangeError' && O
 const fail = (code, err) => ({ ok: false, code, error: messageOf(err) });
 
 async function describe(req, io) {
+  // Discovery (a package that declares no tools): credential-like env a factory reads gets a placeholder, reported.
+  const envRead = req.discover === true ? watchEnv() : undefined;
   let exportsMap;
   try {
     exportsMap = await loadExports(req.pkgDir, io);
   } catch (err) {
     return fail('load_error', err);
   }
+  if (envRead) return describeDiscovered(req, io, exportsMap, envRead);
   const tools = [];
   const missing = [];
   const wanted = Array.isArray(req.exportNames) && req.exportNames.length > 0 ? req.exportNames : undefined;
@@ -51,7 +55,7 @@ async function describe(req, io) {
     }
     let tool;
     try {
-      tool = await toolFromExport(exportsMap.get(name), { callFactories: wanted ? 'all' : 'zero-arity' });
+      tool = wanted ? await resolveTool(exportsMap, name, toolFromExport) : await toolFromExport(exportsMap.get(name), { callFactories: 'zero-arity' });
     } catch (err) {
       if (wanted) return fail('load_error', new Error(`factory export "${name}" threw: ${messageOf(err)}`));
       continue;
@@ -61,17 +65,40 @@ async function describe(req, io) {
       continue;
     }
     try {
-      const inputSchema = await toJsonSchema(schemaOf(tool), req.pkgDir, io.importFile);
-      const description = typeof tool.description === 'string' ? tool.description : '';
-      // MCP wants an object schema for structured output; anything else is left out.
-      const outputSchema = tool.outputSchema === undefined ? undefined : await toJsonSchema(tool.outputSchema, req.pkgDir, io.importFile);
-      const hasOutput = outputSchema && outputSchema.type === 'object';
-      tools.push({ exportName: name, description, inputSchema, ...(hasOutput ? { outputSchema } : {}) });
+      tools.push({ exportName: name, ...(await schemasOf(tool, req.pkgDir, io.importFile)) });
     } catch (err) {
       return fail('load_error', new Error(`cannot read the input schema of "${name}": ${messageOf(err)}`));
     }
   }
   return { ok: true, tools, missing };
+}
+
+/** describe for a package without a tool list: every tool found among the exports, with how it was found. */
+async function describeDiscovered(req, io, exportsMap, envRead) {
+  let found;
+  let notes;
+  try {
+    ({ found, notes } = await discoverTools(exportsMap));
+  } catch (err) {
+    return fail('load_error', err);
+  }
+  const tools = [];
+  for (const f of found) {
+    try {
+      tools.push({ exportName: f.locator, name: f.name, how: f.how, ...(await schemasOf(f.tool, req.pkgDir, io.importFile)) });
+    } catch (err) {
+      return fail('load_error', new Error(`cannot read the input schema of "${f.locator}": ${messageOf(err)}`));
+    }
+  }
+  return { ok: true, tools, missing: [], notes, envRead: [...envRead].sort() };
+}
+
+async function schemasOf(tool, pkgDir, importFile) {
+  const inputSchema = tool[JSON_HINT] !== undefined ? JSON.parse(JSON.stringify(tool[JSON_HINT])) : await toJsonSchema(schemaOf(tool), pkgDir, importFile);
+  const description = typeof tool.description === 'string' ? tool.description : '';
+  // MCP wants an object schema for structured output; anything else is left out.
+  const outputSchema = tool.outputSchema === undefined ? undefined : await toJsonSchema(tool.outputSchema, pkgDir, importFile);
+  return { description, inputSchema, ...(outputSchema && outputSchema.type === 'object' ? { outputSchema } : {}) };
 }
 
 /** Validates with the schema's own validator when it has one (zod, AI SDK Schema), else the compact JSON one. */
@@ -138,10 +165,11 @@ async function execute(req, io) {
   } catch (err) {
     return fail('load_error', err);
   }
-  if (!exportsMap.has(req.exportName)) return fail('not_found', new Error(`export "${req.exportName}" not found in the package`));
+  if (!exportsMap.has(exportOf(req.exportName))) return fail('not_found', new Error(`export "${req.exportName}" not found in the package`));
   let tool;
   try {
-    tool = await toolFromExport(exportsMap.get(req.exportName), { callFactories: 'all' });
+    // A discovered tool's export name is a locator (discover.cjs): the factory is called, the class made, here.
+    tool = await resolveTool(exportsMap, req.exportName, toolFromExport);
   } catch (err) {
     return fail('load_error', new Error(`factory export "${req.exportName}" threw: ${messageOf(err)}`));
   }

@@ -39,6 +39,9 @@ test.before(async () => {
   ids.agent = (await must(svc.request('POST', '/api/agents', { key: k, body: { name: 'Mine', collectionIds: [ids.privateCollection] } }), 201)).data.id;
   ids.execution = (await must(svc.request('POST', `/api/tools/execute/${TOOL}?wait=false`, { key: k, body: { params: { ms: 1 } } }), 202)).data.executionId;
   ids.key = (await must(svc.request('GET', '/api/keys', { key: k }), 200)).data[0].id;
+  // The owner published the fixture package, and has an import of theirs (set here: a real npm import is slow).
+  await svc.api.deps.db('packages').where({ name: '@fixtures/nul-tools' }).update({ published_by: owner.id });
+  ids.import = (await svc.api.deps.db('package_imports').insert({ source: 'npm:@fixtures/nul-tools@1.0.0', requested_by: owner.id }).returning('id'))[0].id;
 });
 test.after.always(() => svc?.close());
 
@@ -116,6 +119,10 @@ const CASES: Case[] = [
     body: () => ({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     expect: { anonymous: 404, other: 404, admin: 404 },
   },
+  // Publishing: a package is its publisher's to hide, deprecate and import versions of; an import is its requester's.
+  { method: 'PATCH', path: () => '/api/packages/@fixtures/nul-tools', body: () => ({ hidden: true, deprecated: 'pwned' }), expect: W(401, 403) },
+  { method: 'POST', path: () => '/api/packages', body: () => ({ source: 'npm:@fixtures/nul-tools@1.0.0' }), expect: W(401, 403) },
+  { method: 'GET', path: () => `/api/package-imports/${ids.import}`, expect: W(401, 404) },
   {
     method: 'GET',
     path: () => `/v0.1/servers/${encodeURIComponent(`local.toolshed/${owner.username}.mx-private`)}/versions`,
@@ -196,6 +203,8 @@ test.serial('nothing that was refused changed anything', async (t) => {
   t.false(scenarios.some((s) => s.name === 'pwned'));
   t.is(Number((await db('collection_likes').count('* as n'))[0].n), 0);
   t.is((await svc.request('GET', '/api/keys', { key: owner.key })).status, 200, "the owner's key still works");
+  t.like(await db('packages').where({ name: '@fixtures/nul-tools' }).first(), { hidden: false, deprecated: null, published_by: owner.id });
+  t.is(Number((await db('package_imports').whereNot({ requested_by: owner.id }).whereNotNull('requested_by').count('* as n'))[0].n), 0);
   const runs = await db('scenario_runs').where({ scenario_id: ids.privateScenario }).count('* as n');
   t.is(Number(runs[0].n), 1, "only the owner's run of the private scenario exists");
 });

@@ -85,6 +85,12 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/health', query: ['verbose'] },
   { method: 'POST', path: '/api/admin/users', admin: true, body: () => ({ username: 'fuzzer', name: 'F', tier: 'pro' }) },
   { method: 'POST', path: '/api/admin/packages', admin: true, body: () => ({ source: 'path:/nonexistent/fuzz', official: true }) },
+  // Publishing: a path: source is refused before anything is queued (a real npm import per fuzz case would be slow).
+  { method: 'POST', path: '/api/packages', body: () => ({ source: 'path:/nonexistent/fuzz', category: 'automation', env: [{ name: 'A_KEY' }] }) },
+  { method: 'GET', path: '/api/packages', query: ['limit', 'offset'] },
+  { method: 'GET', path: '/api/packages/*name', real: { name: () => ['@fixtures/nul-tools', 'no-such-package'] } },
+  { method: 'PATCH', path: '/api/packages/*name', real: { name: () => ['@fixtures/nul-tools', 'no-such-package'] }, body: () => ({ hidden: false }) },
+  { method: 'GET', path: '/api/package-imports/:id', real: { id: () => ['00000000-0000-4000-8000-000000000000'] } },
   { method: 'POST', path: '/api/keys', body: () => ({ name: 'k' }) },
   { method: 'GET', path: '/api/keys' },
   { method: 'DELETE', path: '/api/keys/:id', real: { id: () => [ids.bobKey] } },
@@ -438,6 +444,9 @@ const KNOWN: { name: string; request: () => FuzzRequest; status?: number }[] = [
     }),
     status: 400,
   },
+  // Found by the fuzzer (seed 1176): an asset name that is an Object.prototype key was looked up as one (500).
+  { name: 'a docs asset named __proto__', request: () => ({ method: 'GET', path: '/docs/assets/__proto__', auth: 'anonymous' }), status: 404 },
+  { name: 'a docs asset named constructor', request: () => ({ method: 'GET', path: '/docs/assets/constructor', auth: 'anonymous' }), status: 404 },
   { name: 'offset beyond bigint', request: () => ({ method: 'GET', path: `/api/tools?offset=${'9'.repeat(30)}`, auth: 'anonymous' }), status: 400 },
   {
     name: 'offset beyond int64 on reviews',

@@ -13,7 +13,12 @@ export function importPackageTask(deps: WorkerDeps): Task {
     if (!imp || isFinal(imp)) return;
     await markImportRunning(deps.db, importId);
     try {
-      const result = await importPackage(deps, { source: imp.source, official: imp.official, options: imp.options ?? undefined });
+      const result = await importPackage(deps, {
+        source: imp.source,
+        official: imp.official,
+        options: imp.options ?? undefined,
+        publishedBy: imp.requested_by,
+      });
       await finishImport(deps.db, importId, result.ok ? { packageId: result.packageId } : { error: result.error });
     } catch (err) {
       deps.logger.error({ err, importId }, 'import failed');

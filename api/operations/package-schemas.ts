@@ -1,0 +1,34 @@
+/** Schemas shared by the import operations (admin import, publishing): what a request may say, how tools were found. */
+import { z } from 'zod';
+import type { Discovery } from '../../core/packages/discovery.js';
+
+/**
+ * What an import request may say beyond its source (admin import and publishing alike): `category` and `env` for a
+ * package that does not say them itself (no manifest, a TPMJS field without env), and `kind`, `args`, `network`,
+ * `serverJson` for an MCP server (core/packages/mcp-server.ts).
+ */
+export { importOptionsShape } from '../../core/packages/mcp-server.js';
+
+/** `mcp` for an MCP server, `tools` for every other package. */
+export const packageKindSchema = z.enum(['tools', 'mcp']);
+export const kindOf = (pkg: { manifest?: { format?: string } | null }): z.infer<typeof packageKindSchema> => (pkg.manifest?.format === 'mcp' ? 'mcp' : 'tools');
+
+export const discoverySchema = z
+  .object({
+    tools: z.array(
+      z.object({
+        name: z.string(),
+        exportName: z.string().meta({ description: 'The export, or `<export>#<key>` for a member of what it yields' }),
+        how: z.enum(['ai-sdk-tool', 'factory', 'factory-record', 'record', 'agentic-function', 'agentic-provider']),
+      }),
+    ),
+    envRead: z.array(z.string()).meta({ description: 'Credential-like variables the package read while loading' }),
+    notes: z.array(z.string()).meta({ description: 'Exports that could not be examined, and why' }),
+  })
+  .nullable()
+  .meta({ description: 'How the tools of a package that lists none were found; null when the package lists its tools' });
+
+export function discoveryOf(pkg: { manifest?: unknown }): z.infer<typeof discoverySchema> {
+  const d = (pkg.manifest as { discovery?: Discovery } | undefined)?.discovery;
+  return d ? { tools: d.tools as NonNullable<z.infer<typeof discoverySchema>>['tools'], envRead: d.envRead, notes: d.notes } : null;
+}

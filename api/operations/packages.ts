@@ -1,0 +1,270 @@
+/**
+ * Publishing (issue 24): any user imports an npm package with their own key, as a job whose progress they can read;
+ * the package records its publisher, who may hide it or deprecate its version. Lists and details are public; hidden
+ * packages leave the list (their tools stay runnable by reference). `path:` sources stay admin-only
+ * (POST /api/admin/packages).
+ */
+import { z } from 'zod';
+import { AppError, errors } from '../../core/errors.js';
+import { scrubHostPaths } from '../../core/host-paths.js';
+import { requestImport } from '../../core/packages/request-import.js';
+import { parseSource, sourceSchema } from '../../core/packages/source.js';
+import { findImport, type PackageImportRow } from '../../core/repos/package-imports.js';
+import type { Knex } from 'knex';
+import { findPackage, type PackageRow } from '../../core/repos/packages.js';
+import {
+  countImportsSince,
+  findPackageByName,
+  listPublishedPackages,
+  updatePackageFlags,
+  type PublishedPackageRow,
+} from '../../core/repos/published-packages.js';
+import { listPackageTools } from '../../core/repos/tools.js';
+import { CATEGORIES } from '../../core/types.js';
+import { requireCaller } from '../middleware/auth.js';
+import { pageOf, paging } from '../validate.js';
+import { defineOperation, reply, type Operation } from './define.js';
+import { nullableTimestamp, ok, okPage, timestamp, uuid } from './envelope.js';
+import { discoveryOf, discoverySchema, importOptionsShape, kindOf, packageKindSchema } from './package-schemas.js';
+import { toolListItemSchema, toToolListItem } from './tool-schemas.js';
+
+/** How long a publish request waits for its import before answering 202 with the import to follow. */
+const PUBLISH_WAIT_MS = 120_000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+const publishBody = z
+  .object({
+    source: sourceSchema
+      .refine((s) => !s.startsWith('path:'), 'path: sources are imported by the admin only; publish an npm package (npm:<name>[@range])')
+      .meta({
+        description: 'npm:<name>[@range]',
+        example: 'npm:@agentic/calculator@7.6.9',
+      }),
+    ...importOptionsShape,
+  })
+  .strict();
+
+const packageSummary = z.object({
+  name: z.string(),
+  version: z.string(),
+  category: z.enum(CATEGORIES),
+  description: z.string().nullable(),
+  official: z.boolean(),
+  publisher: z.string().nullable().meta({ description: 'Username of the publisher; null for packages the admin imported' }),
+  hidden: z.boolean(),
+  importedAt: timestamp,
+});
+const compatibilitySchema = z
+  .object({
+    from: z.string(),
+    to: z.string(),
+    compatible: z.boolean(),
+    changes: z.array(z.object({ tool: z.string(), path: z.string(), change: z.string(), breaking: z.boolean() })),
+  })
+  .nullable()
+  .meta({ description: 'This version compared with the one it replaced (null for the first version imported)' });
+const packageDetail = packageSummary.extend({
+  versions: z.array(
+    z.object({
+      version: z.string(),
+      importedAt: timestamp,
+      deprecated: z.string().nullable().meta({ description: "The publisher's deprecation message, if any" }),
+      compatibility: compatibilitySchema,
+      tools: z.array(toolListItemSchema),
+      discovery: discoverySchema,
+    }),
+  ),
+});
+const importStatus = z.object({
+  importId: uuid,
+  source: z.string(),
+  status: z.enum(['queued', 'running', 'succeeded', 'failed']),
+  package: z.object({ name: z.string(), version: z.string() }).nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  createdAt: timestamp,
+  completedAt: nullableTimestamp,
+});
+const publishedSchema = z.object({
+  importId: uuid.nullable().meta({ description: 'null when this exact version was imported already: nothing was done' }),
+  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES), kind: packageKindSchema }),
+  tools: z.array(toolListItemSchema),
+  discovery: discoverySchema,
+});
+const pendingSchema = z.object({ importId: uuid, status: z.enum(['queued', 'running']) });
+const nameParams = z.object({ name: z.string().min(1).max(214).meta({ description: 'npm package name (`@scope/name` or `name`)' }) });
+const importParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
+const patchBody = z
+  .object({
+    hidden: z.boolean().optional().meta({ description: 'Hidden packages leave lists and search; their tools stay runnable by reference' }),
+    deprecated: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .nullable()
+      .optional()
+      .meta({ description: 'Deprecates the current version with this message (null: undeprecates)' }),
+  })
+  .strict()
+  .refine((b) => b.hidden !== undefined || b.deprecated !== undefined, 'give hidden or deprecated');
+
+function summary(p: PublishedPackageRow): z.infer<typeof packageSummary> {
+  return {
+    name: p.name,
+    version: p.version,
+    category: p.category as z.infer<typeof packageSummary>['category'],
+    description: p.description,
+    official: p.official,
+    publisher: p.publisher_username,
+    hidden: p.hidden,
+    importedAt: new Date(p.updated_at).toISOString(),
+  };
+}
+
+async function importStatusOf(deps: { db: Knex }, imp: PackageImportRow): Promise<z.infer<typeof importStatus>> {
+  const pkg = imp.package_id ? await findPackage(deps.db, imp.package_id) : undefined;
+  return {
+    importId: imp.id,
+    source: imp.source,
+    status: imp.status,
+    package: pkg ? { name: pkg.name, version: pkg.version } : null,
+    error: imp.error ? { code: imp.error.code, message: scrubHostPaths(imp.error.message) } : null,
+    createdAt: new Date(imp.created_at).toISOString(),
+    completedAt: imp.completed_at ? new Date(imp.completed_at).toISOString() : null,
+  };
+}
+
+async function publishedData(deps: { db: Knex }, pkg: PackageRow, importId: string | null): Promise<z.infer<typeof publishedSchema>> {
+  const tools = await listPackageTools(deps.db, pkg.id);
+  return {
+    importId,
+    package: { name: pkg.name, version: pkg.version, category: pkg.category as z.infer<typeof packageSummary>['category'], kind: kindOf(pkg) },
+    tools: tools.map(toToolListItem),
+    discovery: discoveryOf(pkg),
+  };
+}
+
+const base = { tag: 'Packages', errorShape: 'A' } as const;
+const REQUEST = [400];
+const BODY = [400, 413, 415];
+
+export const packageOperations: Operation[] = [
+  defineOperation({
+    ...base,
+    id: 'packages.publish',
+    method: 'post',
+    path: '/api/packages',
+    summary: 'Publishes an npm package: imports it as a job (201 with its tools, or 202 with the import to follow)',
+    description:
+      'Any key may publish. A package someone else published is theirs: 403. Re-importing a version already imported changes nothing. Counts toward PUBLISH_DAILY_QUOTA imports per user per 24 hours (429 QUOTA_EXCEEDED).',
+    auth: 'key',
+    body: publishBody,
+    responses: { 201: ok(publishedSchema), 202: ok(pendingSchema) },
+    errors: [...BODY, 403, 429],
+    handler: async (ctx, deps, { body }) => {
+      const caller = requireCaller(ctx);
+      const source = parseSource(body.source);
+      if ('error' in source || source.kind !== 'npm') throw errors.validation('source must be npm:<name>[@range]');
+      const existing = await findPackageByName(deps.db, source.name);
+      if (existing && existing.published_by !== caller.userId) {
+        throw errors.forbidden(`'${source.name}' was published by ${existing.publisher_username ?? 'the admin'}; only they import its versions`);
+      }
+      // Re-importing the exact version already there is idempotent: nothing runs, nothing changes, no quota is used.
+      if (existing && existing.version === source.range) return reply(201, { success: true, data: await publishedData(deps, existing, null) });
+      const since = new Date(Date.now() - DAY_MS);
+      const used = await countImportsSince(deps.db, caller.userId, since);
+      if (used >= deps.config.PUBLISH_DAILY_QUOTA) {
+        throw new AppError('QUOTA_EXCEEDED', 429, `Daily package import quota (${deps.config.PUBLISH_DAILY_QUOTA}) exhausted`);
+      }
+      const { source: _source, ...options } = body;
+      const imp = await requestImport(deps, { source: body.source, official: false, options, requestedBy: caller.userId }, PUBLISH_WAIT_MS);
+      if (imp.status === 'failed') {
+        const e = imp.error!;
+        if (e.code === 'VALIDATION_ERROR') throw errors.validation(e.message, e.details);
+        throw new AppError('INTERNAL', 500, `Import failed: ${scrubHostPaths(e.message)}`);
+      }
+      if (imp.status !== 'succeeded') return reply(202, { success: true, data: { importId: imp.id, status: imp.status } });
+      const pkg = (await findPackage(deps.db, imp.package_id!))!;
+      return reply(201, { success: true, data: await publishedData(deps, pkg, imp.id) });
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'packages.importStatus',
+    method: 'get',
+    path: '/api/package-imports/:id',
+    summary: "An import's progress and result (the requester's own imports only)",
+    auth: 'key',
+    params: importParams,
+    responses: { 200: ok(importStatus) },
+    errors: [...REQUEST, 404],
+    handler: async (ctx, deps, { params }) => {
+      const caller = requireCaller(ctx);
+      const imp = await findImport(deps.db, params.id);
+      if (!imp || imp.requested_by !== caller.userId) throw errors.notFound('Import', params.id);
+      return { success: true, data: await importStatusOf(deps, imp) };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'packages.list',
+    method: 'get',
+    path: '/api/packages',
+    summary: 'Packages by name, paged (hidden ones left out)',
+    auth: 'public',
+    query: z.object(paging(20, 100)),
+    responses: { 200: okPage(packageSummary) },
+    errors: REQUEST,
+    handler: async (_ctx, deps, { query }) => {
+      const rows = await listPublishedPackages(deps.db, query);
+      const page = pageOf(rows, query.limit, query.offset);
+      return { success: true, data: page.items.map(summary), pagination: page.pagination };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'packages.get',
+    method: 'get',
+    path: '/api/packages/*name',
+    summary: 'A package: publisher, and its versions, each with its tools and import time',
+    auth: 'public',
+    params: nameParams,
+    responses: { 200: ok(packageDetail) },
+    errors: [...REQUEST, 404],
+    handler: async (_ctx, deps, { params }) => {
+      const p = await findPackageByName(deps.db, params.name);
+      if (!p) throw errors.notFound('Package', params.name);
+      const tools = await listPackageTools(deps.db, p.id);
+      const version = {
+        version: p.version,
+        importedAt: new Date(p.updated_at).toISOString(),
+        deprecated: p.deprecated,
+        compatibility: (p.compatibility ?? null) as z.infer<typeof compatibilitySchema>,
+        tools: tools.map(toToolListItem),
+        discovery: discoveryOf(p),
+      };
+      return { success: true, data: { ...summary(p), versions: [version] } };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'packages.update',
+    method: 'patch',
+    path: '/api/packages/*name',
+    summary: 'Hides (or shows) a package, deprecates its version: its publisher only',
+    auth: 'key',
+    params: nameParams,
+    body: patchBody,
+    responses: { 200: ok(packageSummary.extend({ deprecated: z.string().nullable() })) },
+    errors: [...BODY, 403, 404],
+    handler: async (ctx, deps, { params, body }) => {
+      const caller = requireCaller(ctx);
+      const p = await findPackageByName(deps.db, params.name);
+      if (!p) throw errors.notFound('Package', params.name);
+      if (p.published_by !== caller.userId) throw errors.forbidden("Only the package's publisher may change it");
+      await updatePackageFlags(deps.db, p.id, body);
+      const after = (await findPackageByName(deps.db, params.name))!;
+      return { success: true, data: { ...summary(after), deprecated: after.deprecated } };
+    },
+  }),
+];

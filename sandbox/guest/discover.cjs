@@ -1,0 +1,154 @@
+// Finds the tools of a package that declares none (no `toolshed` field, a TPMJS field without `tools`), and resolves a
+// discovered tool again when it runs. Runs inside the sandbox only. A tool is found as:
+//   ai-sdk-tool        an exported { description, inputSchema | parameters, execute } (an AI SDK tool())
+//   factory            an exported function that, called with no argument, returns such a tool (`webSearch()`)
+//   factory-record     ... or returns a record of tools: one tool per key (locator `<export>#<key>`)
+//   record             an exported plain object whose values are tools (locator `<export>#<key>`)
+//   agentic-function   an Agentic AIFunction: a callable with `spec` { name, description, parameters } and `execute`
+//   agentic-provider   an Agentic AIFunctionsProvider class: each of `new Class().functions` (locator `<export>#<name>`)
+// A locator (the tool's recorded export name) says how to get the tool back at run time: the factory is called, the
+// class instantiated, with the caller's env set, and the tool's own execute runs.
+'use strict';
+const { isToolShaped } = require('./load.cjs');
+
+/** A package exporting more than this is refused rather than scanned (describe must end in bounded time). */
+const MAX_EXPORTS = 1000;
+const MAX_TOOLS = 200;
+/** How long one factory or constructor may take while describing; a slower one is skipped, with a note. */
+const FACTORY_MS = 5000;
+/** Env names that look like credentials: read while describing, they get a placeholder and are reported. */
+const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|ACCESS_KEY_ID|SECRET_ACCESS_KEY)$/;
+const PLACEHOLDER = 'toolshed-placeholder';
+/** A tool's JSON Schema when the tool already carries one (Agentic's spec.parameters). */
+const JSON_HINT = Symbol.for('toolshed.jsonSchema');
+
+const isClass = (fn) => typeof fn === 'function' && /^class[\s{]/.test(Function.prototype.toString.call(fn));
+const isAgenticFunction = (v) =>
+  typeof v === 'function' && v.spec !== null && typeof v.spec === 'object' && typeof v.execute === 'function' && !isClass(v);
+const isProviderClass = (v) => isClass(v) && v.prototype !== null && typeof v.prototype === 'object' && 'functions' in v.prototype;
+const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !isToolShaped(v);
+const isRecordOfTools = (v) => isPlainObject(v) && Object.keys(v).length > 0 && Object.values(v).every((x) => isToolShaped(x) || isAgenticFunction(x));
+
+/** An Agentic AIFunction as a tool: its zod schema validates, its spec's JSON Schema describes, execute runs. */
+function agenticTool(fn) {
+  const spec = fn.spec;
+  return {
+    description: typeof spec.description === 'string' ? spec.description : '',
+    inputSchema: fn.inputSchema ?? spec.parameters ?? { type: 'object' },
+    execute: (input) => fn.execute(input),
+    [JSON_HINT]: spec.parameters,
+  };
+}
+
+const asTool = (v) => (isAgenticFunction(v) ? agenticTool(v) : isToolShaped(v) ? v : undefined);
+
+function withDeadline(work, what) {
+  let timer;
+  const limit = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not return within ${FACTORY_MS / 1000} s`)), FACTORY_MS);
+  });
+  return Promise.race([Promise.resolve().then(work), limit]).finally(() => clearTimeout(timer));
+}
+
+/** The functions of an Agentic provider instance, by spec name. */
+function providerFunctions(instance) {
+  const out = new Map();
+  for (const fn of instance.functions ?? []) if (isAgenticFunction(fn)) out.set(String(fn.spec.name), fn);
+  return out;
+}
+
+/** The members of what an export yields: [key or null, tool][] and how they were found, or a note why none. */
+async function expand(name, value) {
+  const direct = asTool(value);
+  if (direct) return isAgenticFunction(value) ? { how: 'agentic-function', members: [[null, direct, value.spec.name]] } : { how: 'ai-sdk-tool', members: [[null, direct]] };
+  if (isProviderClass(value)) {
+    const instance = await withDeadline(() => new value(), `new ${name}()`);
+    return { how: 'agentic-provider', members: [...providerFunctions(instance)].map(([k, fn]) => [k, agenticTool(fn)]) };
+  }
+  if (isRecordOfTools(value)) return { how: 'record', members: Object.entries(value).map(([k, v]) => [k, asTool(v)]) };
+  if (typeof value === 'function' && !isClass(value) && value.length === 0) {
+    const made = await withDeadline(() => value(), `${name}()`);
+    const tool = asTool(made);
+    if (tool) return { how: 'factory', members: [[null, tool, isAgenticFunction(made) ? made.spec.name : undefined]] };
+    if (isRecordOfTools(made)) return { how: 'factory-record', members: Object.entries(made).map(([k, v]) => [k, asTool(v)]) };
+  }
+  return { how: null, members: [] };
+}
+
+/**
+ * Every tool among the exports: [{ locator, name, how, tool }], plus notes on exports that could not be examined.
+ * Throws when the package exports too much to examine.
+ */
+async function discoverTools(exportsMap) {
+  if (exportsMap.size > MAX_EXPORTS) {
+    throw new Error(`the package has ${exportsMap.size} exports; at most ${MAX_EXPORTS} are examined when discovering tools`);
+  }
+  const found = [];
+  const notes = [];
+  for (const [name, value] of exportsMap) {
+    let r;
+    try {
+      r = await expand(name, value);
+    } catch (err) {
+      notes.push(`${name}: ${err && typeof err.message === 'string' ? err.message : String(err)}`);
+      continue;
+    }
+    for (const [key, tool, ownName] of r.members) {
+      if (!tool) continue;
+      const toolName = key ?? (typeof ownName === 'string' && ownName !== '' ? ownName : name);
+      found.push({ locator: key === null ? name : `${name}#${key}`, name: cleanName(toolName), how: r.how, tool });
+      if (found.length > MAX_TOOLS) throw new Error(`the package yields more than ${MAX_TOOLS} tools`);
+    }
+  }
+  // A factory whose tool is also exported ready-made (`searchTool` and `createSearchTool()`) is the same tool once.
+  const ready = new Set(found.filter((f) => f.how === 'ai-sdk-tool').map((f) => f.tool.description));
+  return { found: found.filter((f) => f.how !== 'factory' || !ready.has(f.tool.description)), notes };
+}
+
+const cleanName = (s) => String(s).replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+
+/** The export a locator starts from. */
+const exportOf = (locator) => (locator.includes('#') ? locator.slice(0, locator.indexOf('#')) : locator);
+
+/**
+ * The tool a discovered locator names (see the header), or undefined. A plain export name is first read by
+ * load.cjs's rules (`toolFromExport`); what those do not take (an Agentic function, a factory returning one) is read here.
+ */
+async function resolveTool(exportsMap, locator, toolFromExport) {
+  const exportName = exportOf(locator);
+  const key = locator.includes('#') ? locator.slice(exportName.length + 1) : null;
+  const value = exportsMap.get(exportName);
+  if (value === undefined) return undefined;
+  if (key === null) {
+    const direct = asTool(value) ?? (await toolFromExport(value, { callFactories: 'all' }));
+    if (direct || typeof value !== 'function' || isClass(value)) return direct;
+    return asTool(await value());
+  }
+  if (isProviderClass(value)) {
+    const fn = providerFunctions(new value()).get(key);
+    return fn ? agenticTool(fn) : undefined;
+  }
+  const record = typeof value === 'function' && !isClass(value) ? await value() : value;
+  return isPlainObject(record) && Object.hasOwn(record, key) ? asTool(record[key]) : undefined;
+}
+
+/**
+ * While describing: credential-like env names that are not set read as a placeholder (so that factories and
+ * constructors that insist on a key can be described) and are recorded. Returns the recorded names.
+ */
+function watchEnv() {
+  const read = new Set();
+  const real = process.env;
+  process.env = new Proxy(real, {
+    get(target, prop) {
+      if (typeof prop === 'string' && !(prop in target) && SECRET_NAME.test(prop)) {
+        read.add(prop);
+        return PLACEHOLDER;
+      }
+      return Reflect.get(target, prop);
+    },
+  });
+  return read;
+}
+
+module.exports = { discoverTools, resolveTool, exportOf, watchEnv, JSON_HINT, PLACEHOLDER };

@@ -1,0 +1,142 @@
+/**
+ * Packages that list no tools import as they are (issue 24): AI SDK tool packages (@tavily/ai-sdk, pinned as a
+ * devDependency), Agentic packages (@agentic/calculator), TPMJS's current `tpmjs` field, and every export form the
+ * sandbox discovers. Their tools run through the real sandbox.
+ */
+import test from 'ava';
+import path from 'node:path';
+import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+
+const NODE_MODULES = path.resolve(new URL('../node_modules', import.meta.url).pathname);
+
+let svc: Service;
+test.before(async () => {
+  svc = await startService({ env: { EXECUTION_TIMEOUT_MS: '20000' } });
+});
+test.after.always(() => svc?.close());
+
+const fixture = (name: string) => `path:${path.join(FIXTURES_DIR, 'packages', name)}`;
+const execute = (slug: string, body: unknown) => svc.request('POST', `/api/tools/execute/${slug}`, { body });
+const byName = (tools: { name: string }[]) => Object.fromEntries(tools.map((x) => [x.name, x]));
+
+test.serial('@tavily/ai-sdk (from node_modules) imports all four factory tools; a call without a real key is a TOOL_ERROR', async (t) => {
+  const res = await svc.importPackage(`path:${path.join(NODE_MODULES, '@tavily/ai-sdk')}`);
+  t.is(res.status, 201, res.text);
+  t.is(res.body.data.package.name, '@tavily/ai-sdk');
+  const names = res.body.data.tools.map((x: { name: string }) => x.name).sort();
+  t.deepEqual(names, ['tavilyCrawl', 'tavilyExtract', 'tavilyMap', 'tavilySearch']);
+  t.deepEqual(res.body.data.discovery.tools.map((x: { name: string; how: string }) => `${x.name}:${x.how}`).sort(), [
+    'tavilyCrawl:factory',
+    'tavilyExtract:factory',
+    'tavilyMap:factory',
+    'tavilySearch:factory',
+  ]);
+  t.deepEqual(res.body.data.discovery.envRead, ['TAVILY_API_KEY'], 'the key the factories read is found');
+  for (const tool of res.body.data.tools) t.not(tool.healthStatus, 'BROKEN', tool.name);
+  const search = await svc.request('GET', '/api/tools/@tavily/ai-sdk/tavilySearch');
+  t.is(search.body.data.inputSchema.properties.query.type, 'string', 'the zod 4 schema is converted to JSON Schema');
+  t.deepEqual(search.body.data.inputSchema.required, ['query']);
+
+  const run = await execute('@tavily/ai-sdk/tavilySearch', { params: { query: 'toolshed' }, env: { TAVILY_API_KEY: 'tvly-not-a-real-key' } });
+  t.is(run.status, 200, run.text);
+  t.false(run.body.success);
+  t.is(run.body.error.code, 'TOOL_ERROR');
+  t.true(run.body.error.message.length > 0);
+  t.false(run.text.includes('tvly-not-a-real-key'), 'the key is never echoed');
+  t.is((await svc.request('GET', '/health')).status, 200, 'the service keeps answering');
+});
+
+test.serial('@agentic/calculator (from node_modules) imports its AIFunction, which computes', async (t) => {
+  const res = await svc.importPackage(`path:${path.join(NODE_MODULES, '@agentic/calculator')}`);
+  t.is(res.status, 201, res.text);
+  t.deepEqual(res.body.data.discovery.tools, [{ name: 'calculator', exportName: 'calculator', how: 'agentic-function' }]);
+  const tool = await svc.request('GET', '/api/tools/@agentic/calculator/calculator');
+  t.is(tool.body.data.inputSchema.properties.expr.type, 'string');
+  const run = await execute('@agentic/calculator/calculator', { params: { expr: '1.5 * (2 + 4)' } });
+  t.is(run.status, 200, run.text);
+  t.true(run.body.success, run.text);
+  t.is(run.body.result, 9);
+});
+
+test.serial('through the real npm: path, @exalabs/ai-sdk imports its webSearch factory (zod 3, converted by its AI SDK)', async (t) => {
+  const res = await svc.importPackage('npm:@exalabs/ai-sdk@2.1.0');
+  t.is(res.status, 201, res.text);
+  t.deepEqual(res.body.data.discovery.tools, [{ name: 'webSearch', exportName: 'webSearch', how: 'factory' }]);
+  t.deepEqual(res.body.data.discovery.envRead, ['EXA_API_KEY']);
+  const tool = await svc.request('GET', '/api/tools/@exalabs/ai-sdk/webSearch');
+  t.like(tool.body.data.inputSchema.properties.query, { type: 'string', minLength: 1, maxLength: 500 });
+  const run = await execute('@exalabs/ai-sdk/webSearch', { params: { query: 'x' } });
+  t.is(run.body.error?.code, 'TOOL_ERROR', 'without a key the tool itself says so');
+  t.regex(run.body.error.message, /EXA_API_KEY is required/);
+});
+
+test.serial("TPMJS's current field: tools[].name and legacy exportName, a TPMJS category mapped onto ours, env defaults", async (t) => {
+  const res = await svc.importPackage(fixture('tpmjs-current'));
+  t.is(res.status, 201, res.text);
+  t.is(res.body.data.package.category, 'web-scraping', "TPMJS's 'research' maps onto web-scraping");
+  t.is(res.body.data.discovery, null, 'the tools are listed, not discovered');
+  const tools = byName(res.body.data.tools);
+  t.deepEqual(Object.keys(tools).sort(), ['countWords', 'lookupNote']);
+  t.is((tools.lookupNote as { description?: string }).description, 'Looks up a note by its title.');
+  const noted = await execute('@fixtures/tpmjs-current/lookupNote', { params: { title: 'plan' } });
+  t.true(noted.body.success, noted.text);
+  t.deepEqual(noted.body.result, { title: 'plan', region: 'EU-WEST' }, 'a required variable with a default runs without being sent');
+  const own = await execute('@fixtures/tpmjs-current/lookupNote', { params: { title: 'plan' }, env: { NOTES_REGION: 'us-east' } });
+  t.deepEqual(own.body.result, { title: 'plan', region: 'US-EAST' });
+  const counted = await execute('@fixtures/tpmjs-current/countWords', { params: { text: 'one two three' } });
+  t.deepEqual(counted.body.result, { words: 3 });
+});
+
+test.serial('a package without a manifest: every export form is discovered and says how; factories and classes run with the caller env', async (t) => {
+  const res = await svc.importPackage(fixture('discover-mixed'));
+  t.is(res.status, 201, res.text);
+  t.is(res.body.data.package.category, 'api-integration');
+  const how = Object.fromEntries(
+    res.body.data.discovery.tools.map((x: { name: string; how: string; exportName: string }) => [x.name, `${x.how} ${x.exportName}`]),
+  );
+  t.deepEqual(how, {
+    shout: 'ai-sdk-tool shout',
+    forecast: 'factory-record weatherTools#forecast',
+    alerts: 'factory-record weatherTools#alerts',
+    multiply_numbers: 'agentic-function multiply',
+    add_numbers: 'agentic-provider MathClient#add_numbers',
+    reverse: 'record textTools#reverse',
+  });
+  t.deepEqual(res.body.data.discovery.envRead, ['MATH_API_KEY', 'WEATHER_API_KEY']);
+  t.deepEqual(res.body.data.discovery.notes, ['neverReturns: neverReturns() did not return within 5 s']);
+  for (const tool of res.body.data.tools) t.not(tool.healthStatus, 'BROKEN', tool.name);
+
+  const forecast = await execute('@fixtures/discover-mixed/forecast', { params: { city: 'Oslo' }, env: { WEATHER_API_KEY: 'abcd' } });
+  t.deepEqual(forecast.body.result, { city: 'Oslo', sky: 'clear', keyLength: 4 }, 'the factory ran with the real key');
+  const keyless = await execute('@fixtures/discover-mixed/forecast', { params: { city: 'Oslo' } });
+  t.is(keyless.body.error?.code, 'TOOL_ERROR', 'without the key the factory refuses, as a tool error');
+  t.regex(keyless.body.error.message, /WEATHER_API_KEY is required/);
+  const added = await execute('@fixtures/discover-mixed/add_numbers', { params: { a: 2, b: 3 }, env: { MATH_API_KEY: 'xyz' } });
+  t.deepEqual(added.body.result, { sum: 5, keyLength: 3 });
+  t.is((await execute('@fixtures/discover-mixed/multiply_numbers', { params: { a: 6, b: 7 } })).body.result, 42);
+  t.is((await execute('@fixtures/discover-mixed/reverse', { params: { text: 'abc' } })).body.result, 'cba');
+  t.is((await execute('@fixtures/discover-mixed/shout', { params: { text: 'hi' } })).body.result, 'HI');
+  const invalid = await execute('@fixtures/discover-mixed/add_numbers', { params: { a: 'two' }, env: { MATH_API_KEY: 'xyz' } });
+  t.is(invalid.status, 400, 'params are checked against the discovered schema');
+});
+
+test.serial('bad packages without a manifest fail with the reason and leave nothing behind', async (t) => {
+  const cases: [string, RegExp][] = [
+    ['discover-throws', /refuses to load without its config/],
+    ['discover-many', /5000 exports; at most 1000/],
+  ];
+  for (const [name, reason] of cases) {
+    const res = await svc.importPackage(fixture(name));
+    t.is(res.status, 400, `${name}: ${res.text}`);
+    t.regex(res.body.error.message, reason);
+    t.is(
+      await svc.api.deps
+        .db('packages')
+        .where({ name: `@fixtures/${name}` })
+        .first(),
+      undefined,
+      name,
+    );
+  }
+  t.is((await svc.request('GET', '/health')).status, 200);
+});
