@@ -1,10 +1,9 @@
 /** Operator operations (ADMIN_TOKEN): create a user with their first key, import a tool package. */
 import { z } from 'zod';
-import { scrubHostPaths } from '../../core/host-paths.js';
 import { defineOperation, reply, type Operation } from './define.js';
 import { ok, timestamp, uuid } from './envelope.js';
 import { toolListItemSchema, toToolListItem } from './tool-schemas.js';
-import { AppError, errors } from '../../core/errors.js';
+import { errors } from '../../core/errors.js';
 import { createUserWithKey, newUserSchema } from '../../core/accounts.js';
 import { CATEGORIES, TIERS } from '../../core/types.js';
 import { findUserByUsername, type UserRow } from '../../core/repos/users.js';
@@ -13,7 +12,7 @@ import { listPackageTools } from '../../core/repos/tools.js';
 import { requestImport } from '../../core/packages/request-import.js';
 import { sourceSchema } from '../../core/packages/source.js';
 import { importOptionsShape, serverJsonPackage } from '../../core/packages/mcp-server.js';
-import { discoveryOf, discoverySchema, kindOf, packageKindSchema } from './package-schemas.js';
+import { discoveryOf, discoverySchema, importFailure, kindOf, packageKindSchema } from './package-schemas.js';
 
 // ---- response schemas and mapper ----
 
@@ -88,12 +87,7 @@ export const adminOperations: Operation[] = [
       const fromJson = body.serverJson ? serverJsonPackage(body.serverJson) : undefined;
       const named = fromJson && 'name' in fromJson ? `npm:${fromJson.name}@${fromJson.version ?? 'latest'}` : undefined;
       const imp = await requestImport(deps, { source: source ?? named!, official: official ?? false, options }, IMPORT_WAIT_MS);
-      if (imp.status === 'failed') {
-        const e = imp.error!;
-        if (e.code === 'VALIDATION_ERROR') throw errors.validation(e.message, e.details);
-        // An unexpected failure's text names host paths (the cache, a staging folder): the answer keeps only its gist.
-        throw new AppError('INTERNAL', 500, `Import failed: ${scrubHostPaths(e.message)}`);
-      }
+      if (imp.status === 'failed') throw importFailure(imp.error!);
       if (imp.status !== 'succeeded') return reply(202, { success: true, data: { importId: imp.id, status: imp.status } });
       const pkg = (await findPackage(deps.db, imp.package_id!))!;
       const tools = await listPackageTools(deps.db, pkg.id);

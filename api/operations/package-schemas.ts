@@ -1,6 +1,9 @@
 /** Schemas shared by the import operations (admin import, publishing): what a request may say, how tools were found. */
 import { z } from 'zod';
+import { AppError, errors } from '../../core/errors.js';
+import { scrubHostPaths } from '../../core/host-paths.js';
 import type { Discovery } from '../../core/packages/discovery.js';
+import type { PackageImportRow } from '../../core/repos/package-imports.js';
 
 /**
  * What an import request may say beyond its source (admin import and publishing alike): `category` and `env` for a
@@ -31,4 +34,13 @@ export const discoverySchema = z
 export function discoveryOf(pkg: { manifest?: unknown }): z.infer<typeof discoverySchema> {
   const d = (pkg.manifest as { discovery?: Discovery } | undefined)?.discovery;
   return d ? { tools: d.tools as NonNullable<z.infer<typeof discoverySchema>>['tools'], envRead: d.envRead, notes: d.notes } : null;
+}
+
+/**
+ * The error a failed import answers with: the package's own fault is the 400 it recorded; an unexpected failure's text
+ * names host paths (the cache, a staging folder), so the answer keeps only its gist.
+ */
+export function importFailure(e: NonNullable<PackageImportRow['error']>): AppError {
+  if (e.code === 'VALIDATION_ERROR') return errors.validation(e.message, e.details);
+  return new AppError('INTERNAL', 500, `Import failed: ${scrubHostPaths(e.message)}`);
 }

@@ -25,7 +25,7 @@ import { requireCaller } from '../middleware/auth.js';
 import { pageOf, paging } from '../validate.js';
 import { defineOperation, reply, type Operation } from './define.js';
 import { nullableTimestamp, ok, okPage, timestamp, uuid } from './envelope.js';
-import { discoveryOf, discoverySchema, importOptionsShape, kindOf, packageKindSchema } from './package-schemas.js';
+import { discoveryOf, discoverySchema, importFailure, importOptionsShape, kindOf, packageKindSchema } from './package-schemas.js';
 import { toolListItemSchema, toToolListItem } from './tool-schemas.js';
 
 /** How long a publish request waits for its import before answering 202 with the import to follow. */
@@ -178,11 +178,7 @@ export const packageOperations: Operation[] = [
       }
       const { source: _source, ...options } = body;
       const imp = await requestImport(deps, { source: body.source, official: false, options, requestedBy: caller.userId }, PUBLISH_WAIT_MS);
-      if (imp.status === 'failed') {
-        const e = imp.error!;
-        if (e.code === 'VALIDATION_ERROR') throw errors.validation(e.message, e.details);
-        throw new AppError('INTERNAL', 500, `Import failed: ${scrubHostPaths(e.message)}`);
-      }
+      if (imp.status === 'failed') throw importFailure(imp.error!);
       if (imp.status !== 'succeeded') return reply(202, { success: true, data: { importId: imp.id, status: imp.status } });
       const pkg = (await findPackage(deps.db, imp.package_id!))!;
       return reply(201, { success: true, data: await publishedData(deps, pkg, imp.id) });
