@@ -44,6 +44,8 @@ const schema = z.object({
     .pipe(z.array(z.ipv4())),
   SANDBOX_POOL_SIZE: intFrom(2),
   SANDBOX_REUSE: z.enum(['off', 'caller-package']).default('off'),
+  /** MCP servers kept started and initialised ahead of their calls, over all packages (sandbox/mcp-warm.ts); 0 = off. */
+  SANDBOX_MCP_WARM: intFrom(2),
   WORKER_CONCURRENCY: intFrom(4),
   EXECUTION_TIMEOUT_MS: intFrom(30_000),
   EXECUTION_WAIT_MS: intFrom(60_000),

@@ -22,6 +22,9 @@ import { createWarmPool, type WarmPool } from './pool.js';
 import { createReuseSlots, type ReuseOptions, type ReuseSlots } from './reuse.js';
 import { listIds, type RunscOptions } from './runsc.js';
 import { describeMcp, executeMcp, mcpRequest, type OpenPipe } from './mcp-run.js';
+import { callOnSession, failedCall } from './mcp-client.js';
+import { createMcpWarm, type McpWarm, type McpWarmOptions, type ServerSpec } from './mcp-warm.js';
+import { executionLimit } from './guest-channel.js';
 import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
 
 export interface GvisorRunnerOptions {
@@ -44,6 +47,8 @@ export interface GvisorRunnerOptions {
   maxConcurrentBoots?: number;
   bootTimeoutMs?: number;
   reuse?: ReuseOptions;
+  /** Warm MCP servers (mcp-warm.ts); `maxServers: 0` starts every server for its call. */
+  mcpWarm?: Partial<Pick<McpWarmOptions, 'maxServers' | 'maxPerKey' | 'idleMs'>>;
   debugLogDir?: string;
   /** Parent cgroup of the sandboxes' cgroups, relative to this process's own (default `toolshed`). */
   cgroupParent?: string;
@@ -62,6 +67,8 @@ export interface GvisorRunner extends SandboxRunner {
   readonly egressPool: WarmPool | undefined;
   /** Reuse slots, when reuse mode is on. */
   readonly reuse: ReuseSlots | undefined;
+  /** MCP servers started ahead of their calls. */
+  readonly mcpWarm: McpWarm;
   /** Ids of containers runsc still knows about (for tests and health checks). */
   listContainers(): Promise<string[]>;
 }
@@ -127,6 +134,66 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
 
   const asError = (err: unknown) => (err instanceof Error ? err : new Error(String(err)));
 
+  /** Starts an MCP server in a sandbox of its own from the pool (for a call, or ahead of one). */
+  async function startServer(spec: ServerSpec) {
+    let sandbox: GvisorSandbox;
+    try {
+      sandbox = await pool.acquire();
+    } catch (err) {
+      return asError(err);
+    }
+    try {
+      const pkgDir = await sandbox.attach(path.resolve(spec.pkg.dir));
+      return { sandbox, pipe: await sandbox.pipe({ ...mcpRequest(spec.pkg.mcp!, spec.env), pkgDir }) };
+    } catch (err) {
+      void sandbox.destroy();
+      return asError(err);
+    }
+  }
+  const mcpWarm = createMcpWarm(
+    {
+      maxServers: opts.mcpWarm?.maxServers ?? 2,
+      maxPerKey: opts.mcpWarm?.maxPerKey ?? 2,
+      idleMs: opts.mcpWarm?.idleMs ?? 5 * 60_000,
+      startTimeoutMs: opts.bootTimeoutMs ?? 30_000,
+      reuse: opts.reuse,
+    },
+    startServer,
+  );
+
+  /**
+   * One tools/call on a server for this caller's env: a warm one when one waits, else started now. The time limit
+   * and the abort signal cover both; a server whose call did not end normally is destroyed (mcp-warm.ts).
+   */
+  async function callMcp(req: ExecuteRequest): Promise<ExecuteOutcome> {
+    const started = performance.now();
+    const durationMs = () => Math.round(performance.now() - started);
+    const spec: ServerSpec = { pkg: req.pkg, env: req.env, reuseKey: req.reuseKey };
+    const limit = executionLimit(req.timeoutMs, req.signal);
+    const stopped = (why: 'timeout' | 'aborted'): ExecuteOutcome =>
+      why === 'timeout' ? { kind: 'timeout', durationMs: durationMs() } : { kind: 'sandbox_error', message: 'aborted', durationMs: durationMs() };
+    try {
+      const acquiring = mcpWarm.acquire(spec, req.timeoutMs);
+      const got = await Promise.race([acquiring, limit.reached]);
+      if (got === 'timeout' || got === 'aborted') {
+        void acquiring.then((r) => 'server' in r && mcpWarm.release(spec, r.server, false));
+        return stopped(got);
+      }
+      if ('error' in got) return { kind: 'sandbox_error', message: `cannot start a sandbox: ${got.error.message}`, durationMs: durationMs() };
+      if ('failed' in got) return failedCall(got.failed, req.env, durationMs());
+      const remaining = Math.max(1, req.timeoutMs - (performance.now() - started));
+      const r = await Promise.race([callOnSession(got.server.session, req.exportName, req.params, req.env, remaining), limit.reached]);
+      if (r === 'timeout' || r === 'aborted') {
+        mcpWarm.release(spec, got.server, false);
+        return stopped(r);
+      }
+      mcpWarm.release(spec, got.server, r.kind === 'ok' || r.kind === 'tool_error');
+      return { ...r, durationMs: durationMs() };
+    } finally {
+      limit.clear();
+    }
+  }
+
   async function oneShot(
     pkg: PackageRef,
     request: Record<string, unknown>,
@@ -177,8 +244,11 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     pool,
     egressPool,
     reuse,
+    mcpWarm,
     async describe(pkg, o): Promise<DescribeOutcome> {
-      if (pkg.mcp) return withServer(pkg, o.env ?? {}, false, (open) => describeMcp(open, o.timeoutMs, o.exportNames));
+      if (pkg.mcp) {
+        return withServer(pkg, o.env ?? {}, false, (open) => describeMcp(open, o.timeoutMs, o.exportNames));
+      }
       const started = performance.now();
       const r = await oneShot(pkg, { op: 'describe', exportNames: o.exportNames, discover: o.discover === true, env: o.env ?? {} }, o.timeoutMs);
       const durationMs = Math.round(performance.now() - started);
@@ -188,7 +258,11 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       return toDescribeOutcome(r.end, durationMs);
     },
     async execute(req: ExecuteRequest): Promise<ExecuteOutcome> {
-      if (req.pkg.mcp) return withServer(req.pkg, req.env, req.network === true && egressPool !== undefined, (open) => executeMcp(open, req));
+      if (req.pkg.mcp) {
+        // A server with network is started for its call in an egress sandbox (cold, as every egress sandbox).
+        if (req.network === true && egressPool !== undefined) return withServer(req.pkg, req.env, true, (open) => executeMcp(open, req));
+        return callMcp(req);
+      }
       const started = performance.now();
       const request = { op: 'execute', exportName: req.exportName, params: req.params, env: req.env };
       let r: RunResult | Error;
@@ -202,8 +276,10 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       if (r.kind === 'aborted') return { kind: 'sandbox_error', message: 'aborted', durationMs };
       return toExecuteOutcome(r.end, durationMs, req.env, r.killedForMemory);
     },
+    prewarm: (pkg) => mcpWarm.prewarm({ pkg, env: {} }),
     listContainers: () => listIds(runsc),
     async close() {
+      await mcpWarm.close();
       await reuse?.close();
       await pool.close();
       await egressPool?.close();

@@ -19,6 +19,7 @@ export type SandboxConfig = Pick<
   | 'SANDBOX_DNS'
   | 'SANDBOX_POOL_SIZE'
   | 'SANDBOX_REUSE'
+  | 'SANDBOX_MCP_WARM'
   | 'SANDBOX_CPUS'
   | 'DATA_DIR'
   | 'PACKAGE_CACHE_DIR'
@@ -56,6 +57,7 @@ export function createSandboxRunner(config: SandboxConfig, logger?: SandboxLogge
     cpus: config.SANDBOX_CPUS,
     runscBinary,
     reuse: config.SANDBOX_REUSE === 'caller-package' ? REUSE_LIMITS : undefined,
+    mcpWarm: { maxServers: config.SANDBOX_MCP_WARM, maxPerKey: Math.min(4, config.SANDBOX_MCP_WARM) },
     onBootError: (err) => logger?.error({ err: err.message }, 'sandbox boot failed'),
   });
 }

@@ -56,6 +56,17 @@ class PipeTransport implements Transport {
   private garbage = 0;
   private closed = false;
 
+  /** The pipe ended or we closed the transport. */
+  get closedByPeer(): boolean {
+    return this.closed;
+  }
+
+  resetBudgets(): void {
+    this.bytes = 0;
+    this.messages = 0;
+    this.garbage = 0;
+  }
+
   constructor(
     private readonly pipe: GuestPipe,
     private readonly onViolation: (why: string) => void,
@@ -113,34 +124,72 @@ class PipeTransport implements Transport {
 
 type Session<T> = { kind: 'ok'; value: T } | { kind: 'failed'; message: string; durationMs?: number };
 
-/**
- * Connects the official client to the pipe and runs `work`. Fails with the reason: a limit we enforced, the server's
- * exit (with its last stderr lines), or the client's error (a timeout, a JSON-RPC error).
- */
-async function session<T>(pipe: GuestPipe, timeoutMs: number, work: (client: Client) => Promise<T>): Promise<Session<T>> {
+/** The official client connected to a server (initialize done), for one or more requests (see mcp-warm.ts). */
+export interface McpSession {
+  readonly client: Client;
+  readonly pipe: GuestPipe;
+  /** False once the server exited, broke a limit, or the session was closed: it serves nothing more. */
+  readonly open: boolean;
+  /** Why a request failed: a limit we enforced, the server's exit (with its last stderr lines), or the client's error. */
+  explain(err: unknown): Promise<string>;
+  /** Starts the per-request budgets (messages, stdout bytes, garbage lines) anew: a reused session's next call. */
+  resetBudgets(): void;
+  close(): Promise<void>;
+}
+
+/** Connects the official client to the pipe (`initialize`); fails with the reason. */
+export async function openSession(pipe: GuestPipe, timeoutMs: number): Promise<McpSession | { failed: string }> {
   let violation: string | undefined;
   let exited: ExitEnd | undefined;
   void pipe.exited.then((e) => (exited = e));
   const transport = new PipeTransport(pipe, (why) => (violation = why));
   // No capabilities: a server's sampling, elicitation or roots request is answered "method not found" by the client.
   const client = new Client(CLIENT_INFO, { capabilities: {} });
-  const opts = { timeout: timeoutMs, maxTotalTimeout: timeoutMs };
+  let closed = false;
+  const s: McpSession = {
+    client,
+    pipe,
+    get open() {
+      return !closed && !violation && !exited && !transport.closedByPeer;
+    },
+    async explain(err) {
+      // Let an exit that caused the error be seen (its close event comes with the pipe's end).
+      await Promise.race([pipe.exited, new Promise((r) => setTimeout(r, 200).unref())]);
+      if (violation) return violation;
+      const stderr = lastLines(pipe.stderrTail());
+      if (exited) {
+        const how = exited.signal ? `signal ${exited.signal}` : `code ${exited.code}`;
+        return `the MCP server exited (${how})${stderr ? `: ${stderr}` : ' without writing anything to stderr'}`;
+      }
+      const msg = (err as Error)?.message || String(err);
+      return /timed out|RequestTimeout/i.test(msg) ? `the MCP server did not answer in time (${msg})` : msg;
+    },
+    resetBudgets: () => transport.resetBudgets(),
+    async close() {
+      closed = true;
+      await client.close().catch(() => {});
+    },
+  };
   try {
-    await client.connect(transport, opts);
-    return { kind: 'ok', value: await work(client) };
+    await client.connect(transport, { timeout: timeoutMs, maxTotalTimeout: timeoutMs });
+    return s;
   } catch (err) {
-    // Let an exit that caused the error be seen (its close event comes with the pipe's end).
-    await Promise.race([pipe.exited, new Promise((r) => setTimeout(r, 200).unref())]);
-    if (violation) return { kind: 'failed', message: violation };
-    const stderr = lastLines(pipe.stderrTail());
-    if (exited) {
-      const how = exited.signal ? `signal ${exited.signal}` : `code ${exited.code}`;
-      return { kind: 'failed', message: `the MCP server exited (${how})${stderr ? `: ${stderr}` : ' without writing anything to stderr'}` };
-    }
-    const msg = (err as Error).message || String(err);
-    return { kind: 'failed', message: /timed out|RequestTimeout/i.test(msg) ? `the MCP server did not answer in time (${msg})` : msg };
+    const failed = await s.explain(err);
+    await s.close();
+    return { failed };
+  }
+}
+
+/** Connects the official client to the pipe and runs `work`, then closes; fails with the reason. */
+async function session<T>(pipe: GuestPipe, timeoutMs: number, work: (client: Client) => Promise<T>): Promise<Session<T>> {
+  const s = await openSession(pipe, timeoutMs);
+  if ('failed' in s) return { kind: 'failed', message: s.failed };
+  try {
+    return { kind: 'ok', value: await work(s.client) };
+  } catch (err) {
+    return { kind: 'failed', message: await s.explain(err) };
   } finally {
-    await client.close().catch(() => {});
+    await s.close();
   }
 }
 
@@ -203,21 +252,39 @@ function toMcpTool(t: { name: string; title?: string; description?: string; inpu
 /** `initialize`, then one `tools/call`; the outcome as for every tool. */
 export async function callServerTool(pipe: GuestPipe, name: string, params: unknown, env: Record<string, string>, timeoutMs: number): Promise<ExecuteOutcome> {
   const started = performance.now();
+  const s = await openSession(pipe, timeoutMs);
+  if ('failed' in s) return failedCall(s.failed, env, Math.round(performance.now() - started));
+  try {
+    const remaining = Math.max(1, timeoutMs - (performance.now() - started));
+    const o = await callOnSession(s, name, params, env, remaining);
+    return { ...o, durationMs: Math.round(performance.now() - started) };
+  } finally {
+    await s.close();
+  }
+}
+
+/** One `tools/call` on a connected session (a warm server's, or one just started); the outcome as for every tool. */
+export async function callOnSession(s: McpSession, name: string, params: unknown, env: Record<string, string>, timeoutMs: number): Promise<ExecuteOutcome> {
+  const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
   const args = params && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
-  const r = await session(pipe, timeoutMs, (client) =>
-    client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, maxTotalTimeout: timeoutMs }),
-  );
-  if (r.kind === 'failed') {
-    if (/did not answer in time/.test(r.message)) return { kind: 'timeout', durationMs: durationMs() };
-    // The server's own failure (it exited, broke a limit, answered an error): the tool's, not retried as ours.
-    return { kind: 'tool_error', message: redact(r.message, env), durationMs: durationMs() };
+  s.resetBudgets();
+  let res: { content?: unknown[]; structuredContent?: unknown; isError?: boolean };
+  try {
+    res = (await s.client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, maxTotalTimeout: timeoutMs })) as typeof res;
+  } catch (err) {
+    return failedCall(await s.explain(err), env, durationMs());
   }
-  const res = r.value as { content?: unknown[]; structuredContent?: unknown; isError?: boolean };
   if (res.isError) return { kind: 'tool_error', message: redact(contentText(res.content) || 'the tool reported an error', env), durationMs: durationMs() };
   const output = res.structuredContent !== undefined ? res.structuredContent : { content: res.content ?? [] };
   if (schemaSize(output) > MCP_LIMITS.maxOutputBytes) return { kind: 'output_too_large', durationMs: durationMs() };
   return { kind: 'ok', output, durationMs: durationMs() };
+}
+
+export function failedCall(message: string, env: Record<string, string>, durationMs: number): ExecuteOutcome {
+  if (/did not answer in time/.test(message)) return { kind: 'timeout', durationMs };
+  // The server's own failure (it exited, broke a limit, answered an error): the tool's, not retried as ours.
+  return { kind: 'tool_error', message: redact(message, env), durationMs };
 }
 
 /** The text of MCP content blocks (what an error says). */

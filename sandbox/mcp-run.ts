@@ -11,7 +11,7 @@ export type OpenPipe = () => Promise<GuestPipe | ExitEnd | Error>;
 
 /** The guest request that starts the server (the runner adds `pkgDir`). */
 export function mcpRequest(launch: McpLaunch, env: Record<string, string>): Record<string, unknown> {
-  return { op: 'mcp', bin: launch.bin, args: launch.args ?? [], env };
+  return { op: 'mcp', bin: launch.bin, args: launch.args ?? [], env, inGuest: launch.inGuest === true };
 }
 
 async function bounded<T>(open: OpenPipe, timeoutMs: number, signal: AbortSignal | undefined, use: (pipe: GuestPipe) => Promise<T>) {

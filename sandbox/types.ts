@@ -17,6 +17,8 @@ export interface PackageRef {
 export interface McpLaunch {
   bin: string;
   args?: string[];
+  /** Run in the guest's own process (faster start, see guest/mcp-pipe.cjs) rather than as a child `node <bin>`. */
+  inGuest?: boolean;
 }
 
 export interface DescribedTool {
@@ -94,5 +96,7 @@ export interface SandboxRunner {
   readonly kind: 'gvisor' | 'process';
   describe(pkg: PackageRef, opts: DescribeOptions): Promise<DescribeOutcome>;
   execute(req: ExecuteRequest): Promise<ExecuteOutcome>;
+  /** An MCP server just imported: start one ahead of its first call by a caller passing no env (mcp-warm.ts). */
+  prewarm?(pkg: PackageRef): void;
   close(): Promise<void>;
 }

@@ -33,10 +33,14 @@ export async function importMcpServer(
   const planned = planMcpServer(pkg, req.options);
   if ('errors' in planned) return invalid(`Not a runnable MCP server: ${planned.errors.map((e) => e.message).join('; ')}`, planned.errors);
   const plan = planned.plan;
-  const launch = { bin: plan.bin, args: plan.args };
-  const ref: PackageRef = { name: String(pkg.name), version: String(pkg.version), dir: installed.dir, mcp: launch };
+  // Run in the guest's own process when the server loads that way (a faster start), else as a child `node <bin>`.
+  let ref: PackageRef = { name: String(pkg.name), version: String(pkg.version), dir: installed.dir, mcp: { bin: plan.bin, args: plan.args, inGuest: true } };
   const started = performance.now();
-  const d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
+  let d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
+  if (d.kind === 'load_error') {
+    ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: false } };
+    d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
+  }
   if (d.kind !== 'ok') {
     const why = d.kind === 'timeout' ? `it did not list its tools within ${MCP_DESCRIBE_TIMEOUT_MS / 1000} s` : d.message;
     const message = scrubHostPaths(`The MCP server could not be started and described: ${why}`, installed.dir);
@@ -61,7 +65,7 @@ export async function importMcpServer(
       ...(t.title ? { title: t.title } : {}),
       ...(t.annotations ? { annotations: t.annotations } : {}),
     })),
-    mcp: { bin: plan.bin, args: plan.args, network: plan.network },
+    mcp: { bin: plan.bin, args: plan.args, network: plan.network, inGuest: ref.mcp?.inGuest === true },
   };
   const declared = plan.env.map((v) => v.name);
   const previous = await currentVersionTools(deps.db, manifest.name);
@@ -107,6 +111,9 @@ export async function importMcpServer(
     await recordHealth(deps.db, id, { error: null, durationMs, atImport: true });
     await refreshQualityScore(deps.db, id);
   }
+  // Its first call should not wait for it to start: one starts now for callers that pass no variables (unless it
+  // needs one to start), and more as calls come (sandbox/mcp-warm.ts).
+  if (!plan.network && plan.env.every((v) => !v.required)) deps.sandbox.prewarm?.(ref);
   return { ok: true, packageId, toolIds };
 }
 

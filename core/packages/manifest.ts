@@ -58,7 +58,8 @@ export interface Manifest {
   /** Set when the tools were discovered: how each was found (the import answer shows it). */
   discovery?: Discovery;
   /** An MCP server: how it is started (read from `packages.manifest` when one of its tools runs). */
-  mcp?: { bin: string; args: string[]; network: boolean };
+  /** inGuest: the server runs in the sandbox guest's own process (sandbox/guest/mcp-pipe.cjs); absent for older imports. */
+  mcp?: { bin: string; args: string[]; network: boolean; inGuest?: boolean };
 }
 
 const EXPORT_NAME = /^[A-Za-z_$][\w$]*$/;

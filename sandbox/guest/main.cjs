@@ -13,7 +13,7 @@ const { createLoader, createModuleCache } = require('./modules.cjs');
 const { serveReuse } = require('./reuse.cjs');
 const { initHome, looksLikeOom, messageOf, runOp, setEnv } = require('./run-op.cjs');
 const { warmUp, warmUpForSnapshot } = require('./warm.cjs');
-const { serveMcp } = require('./mcp-pipe.cjs');
+const { serveMcp, serveMcpInGuest } = require('./mcp-pipe.cjs');
 
 const READY_MARKER = '@@toolshed-ready';
 const RESULT_MARKER = '@@toolshed-result';
@@ -90,8 +90,10 @@ async function main() {
     return;
   }
   if (req.op === 'mcp') {
-    // An MCP server: the guest only starts it and pipes its stdio (mcp-pipe.cjs).
-    serveMcp(req, writeOut, (code) => writeOut('', () => realExit(code)));
+    // An MCP server: the guest runs it, or starts it as a child, and pipes its stdio (mcp-pipe.cjs).
+    const exit = (code) => writeOut('', () => realExit(code));
+    if (req.inGuest === true) await serveMcpInGuest(req, writeOut, createLoader(cache).importFile, exit);
+    else serveMcp(req, writeOut, exit);
     return;
   }
   setEnv(req.env);

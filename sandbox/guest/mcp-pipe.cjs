@@ -1,4 +1,10 @@
-// MCP servers (op `mcp`): the guest starts the package's `bin` with this sandbox's node, as a child process inside
+// MCP servers (op `mcp`). By default (`inGuest`) the guest runs the server itself: it already runs, from its startup
+// snapshot, so the server pays only for loading its own modules (with the guest's loader, modules.cjs), not for
+// starting another Node (about half of a server's start under gVisor). The guest sets the server's env, argv and cwd,
+// gives it the real stdout, prints the pipe marker and loads the bin; stdin chunks that come before the server listens
+// are held and handed over in order. A server that cannot run this way (the import tries both, see
+// worker/mcp-import.ts) is started as a child process instead:
+// the guest starts the package's `bin` with this sandbox's node, as a child process inside
 // the same sandbox (same limits, same read-only package, same private /tmp), with the request's env only, prints
 // `@@toolshed-pipe <nonce>` and from then on is a plain pipe: its stdin goes to the server's stdin, the server's
 // stdout to its stdout (the host's MCP client speaks JSON-RPC over it), the server's stderr to its stderr. When the
@@ -12,18 +18,64 @@ const PIPE_MARKER = '@@toolshed-pipe';
 /** The server's V8 heap: most of the sandbox's memory (the guest itself needs little once it only pipes). */
 const SERVER_HEAP_MB = 160;
 
-function serveMcp(req, writeOut, exit) {
+/** The server's entry, argv and env, or undefined (after saying why) when the entry is outside the package. */
+function launchOf(req) {
   const pkgDir = String(req.pkgDir ?? '');
   const bin = path.resolve(pkgDir, String(req.bin ?? ''));
   if (!pkgDir || !bin.startsWith(`${pkgDir}/`)) {
     process.stderr.write('mcp: the server entry is not inside the package\n');
-    exit(2);
-    return;
+    return undefined;
   }
   const args = Array.isArray(req.args) ? req.args.map(String) : [];
   const home = process.env.HOME || process.cwd();
   const env = { HOME: home, TMPDIR: '/tmp', PATH: '/usr/bin:/bin', NODE_ENV: 'production' };
   for (const [k, v] of Object.entries(req.env && typeof req.env === 'object' ? req.env : {})) env[k] = String(v);
+  return { bin, args, home, env };
+}
+
+/** Runs the server in this process (see above); `importFile` is the guest loader's. */
+async function serveMcpInGuest(req, writeOut, importFile, exit) {
+  const launch = launchOf(req);
+  if (!launch) return exit(2);
+  for (const key of Object.keys(process.env)) delete process.env[key];
+  Object.assign(process.env, launch.env);
+  process.argv = [process.execPath, launch.bin, ...launch.args];
+  process.chdir(launch.home);
+  // The request reader lets go of stdin; chunks until the server listens are held, then replayed before any other.
+  const stdin = process.stdin;
+  stdin.removeAllListeners('data');
+  stdin.removeAllListeners('end');
+  const state = stdin._readableState;
+  if (state) {
+    state.decoder = null;
+    state.encoding = null;
+  }
+  const held = [];
+  const hold = (chunk) => held.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+  stdin.on('data', hold);
+  const handOver = (event, listener) => {
+    if (event !== 'data' || listener === hold) return;
+    stdin.off('newListener', handOver);
+    process.nextTick(() => {
+      stdin.off('data', hold);
+      for (const chunk of held.splice(0)) stdin.emit('data', chunk);
+    });
+  };
+  stdin.on('newListener', handOver);
+  process.stdout.write = writeOut;
+  writeOut(`${PIPE_MARKER} ${String(req.nonce ?? '')}\n`);
+  try {
+    await importFile(launch.bin);
+  } catch (err) {
+    process.stderr.write(`mcp: the server failed to load: ${err && err.stack ? err.stack : String(err)}\n`);
+    exit(1);
+  }
+}
+
+function serveMcp(req, writeOut, exit) {
+  const launch = launchOf(req);
+  if (!launch) return exit(2);
+  const { bin, args, home, env } = launch;
   const child = spawn(process.execPath, [`--max-old-space-size=${SERVER_HEAP_MB}`, bin, ...args], {
     cwd: home,
     env,
@@ -46,4 +98,4 @@ function serveMcp(req, writeOut, exit) {
   });
 }
 
-module.exports = { serveMcp, PIPE_MARKER };
+module.exports = { serveMcp, serveMcpInGuest, PIPE_MARKER };
