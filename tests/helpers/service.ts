@@ -67,6 +67,9 @@ export async function startService(
     SECRETS_KEY: crypto.randomBytes(32).toString('hex'),
     SANDBOX: process.env.TEST_SANDBOX ?? 'gvisor',
     SANDBOX_POOL_SIZE: '1',
+    // No MCP server is started ahead of its call (each costs a server start of CPU on the 2-core machine); the warm
+    // servers have their own tests (mcp-warm.test.ts), and the call path is the same either way.
+    SANDBOX_MCP_WARM: '0',
     WORKER_CONCURRENCY: '2',
     RATE_LIMIT_FREE_MINUTE: '100000',
     RATE_LIMIT_FREE_DAY: '1000000',
