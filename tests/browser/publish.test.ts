@@ -95,8 +95,18 @@ test.serial('publish @agentic/calculator from the page: progress, its tools and 
   await shots(page, 'bad-source');
   t.is(Number((await svc.api.deps.db('package_imports').whereNotNull('requested_by').count('* as n').first())!.n), 0, 'nothing was queued');
 
-  // A bare name with a version is published as npm:<name>@<version>; submitting twice at once sends one request.
+  // A variable that is not a variable name: the message is by that row's name field.
   await source.fill('@agentic/calculator@7.6.9');
+  await page.getByRole('button', { name: 'Add a variable' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('1BAD');
+  await page.getByRole('button', { name: 'Publish' }).click();
+  await page.locator('#err-env-0-name').waitFor();
+  t.regex(await page.locator('#err-env-0-name').innerText(), /must be an environment variable name/);
+  t.true(await page.locator('#err-source').isHidden(), 'the source is fine');
+  await shots(page, 'bad-env');
+  await page.getByRole('button', { name: 'Remove variable 1BAD' }).click();
+
+  // A bare name with a version is published as npm:<name>@<version>; submitting twice at once sends one request.
   await page.getByLabel('Category (used when the package names none)').selectOption('data-processing');
   const before = api.publishes();
   await page.evaluate(() => {
@@ -189,6 +199,7 @@ test.serial('leaving mid-poll stops the polling and coming back shows the result
   t.true(message.length > 0);
   t.true((await failure.innerText()).includes(message.split('\n')[0]), `the whole message is shown: ${message}`);
   t.is(await page.getByTestId('import-status').innerText(), 'The import failed.');
+  t.regex(await page.locator('#err-source').innerText(), /The import of npm:@toolshed-no-such-scope\/no-such-package-xyz@1\.0\.0 failed: /);
   await checkAccessibility(t, page, 'failed import');
   await shots(page, 'failed');
 

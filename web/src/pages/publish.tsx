@@ -222,7 +222,16 @@ export function PublishPage() {
         </button>
         <PublishError error={error} unplaced={unplaced} />
       </form>
-      {importId && <ImportProgress id={importId} key={importId} />}
+      {importId && (
+        <ImportProgress
+          id={importId}
+          key={importId}
+          onFailed={(st) => {
+            // The source in the form is the one that failed: say so by the field too.
+            if (st.source === toSource(source)) setFields({ source: `The import of ${st.source} failed: ${st.error?.message ?? 'see below'}` });
+          }}
+        />
+      )}
       {published && <PublishedResult pkg={published.package} tools={published.tools} discovery={published.discovery} again={published.importId === null} />}
     </>
   );
@@ -278,7 +287,7 @@ const STEPS = [
 ];
 
 /** Follows an import until it is final, then shows the package it made or why it failed. */
-function ImportProgress({ id }: { id: string }) {
+function ImportProgress({ id, onFailed }: { id: string; onFailed?: (status: { source: string; error: { message: string } | null }) => void }) {
   const [status, setStatus] = useState<any>();
   const [error, setError] = useState<unknown>();
   useEffect(() => {
@@ -294,6 +303,7 @@ function ImportProgress({ id }: { id: string }) {
         if (!live) return;
         setError(undefined);
         setStatus(r.data);
+        if (r.data.status === 'failed') onFailed?.(r.data);
         if (r.data.status === 'succeeded' || r.data.status === 'failed') return;
         later(delay);
         delay = Math.min(Math.round(delay * 1.5), 5000);
