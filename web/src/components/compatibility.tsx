@@ -36,7 +36,17 @@ export interface Discovery {
 
 /** The versions a package answer lists (`versions`, newest first), or its single current version when it has none. */
 export function versionsOf(pkg: any): PackageVersion[] {
-  if (Array.isArray(pkg.versions) && pkg.versions.length > 0) return pkg.versions;
+  // Each entry as this page reads it, whatever a version entry leaves out (a list may carry fewer fields than the detail).
+  if (Array.isArray(pkg.versions) && pkg.versions.length > 0) {
+    return pkg.versions.map((v: Partial<PackageVersion> & { version: string }) => ({
+      version: v.version,
+      importedAt: v.importedAt ?? pkg.importedAt,
+      deprecated: v.deprecated ?? null,
+      compatibility: v.compatibility ?? null,
+      tools: v.tools ?? [],
+      discovery: v.discovery ?? null,
+    }));
+  }
   return [
     {
       version: pkg.version,
