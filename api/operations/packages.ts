@@ -15,6 +15,7 @@ import { findPackage, type PackageRow } from '../../core/repos/packages.js';
 import {
   countImportsSince,
   findPackageByName,
+  listPackagesPublishedBy,
   listPublishedPackages,
   updatePackageFlags,
   type PublishedPackageRow,
@@ -43,6 +44,10 @@ const publishBody = z
     ...importOptionsShape,
   })
   .strict();
+
+const publishQuery = z.object({
+  wait: z.enum(['true', 'false']).optional().meta({ description: '`false`: answer 202 at once with the import to follow (the web app shows its progress)' }),
+});
 
 const packageSummary = z.object({
   name: z.string(),
@@ -158,10 +163,11 @@ export const packageOperations: Operation[] = [
     description:
       'Any key may publish. A package someone else published is theirs: 403. Re-importing a version already imported changes nothing. Counts toward PUBLISH_DAILY_QUOTA imports per user per 24 hours (429 QUOTA_EXCEEDED).',
     auth: 'key',
+    query: publishQuery,
     body: publishBody,
     responses: { 201: ok(publishedSchema), 202: ok(pendingSchema) },
     errors: [...BODY, 403, 429],
-    handler: async (ctx, deps, { body }) => {
+    handler: async (ctx, deps, { body, query }) => {
       const caller = requireCaller(ctx);
       const source = parseSource(body.source);
       if ('error' in source || source.kind !== 'npm') throw errors.validation('source must be npm:<name>[@range]');
@@ -177,7 +183,8 @@ export const packageOperations: Operation[] = [
         throw new AppError('QUOTA_EXCEEDED', 429, `Daily package import quota (${deps.config.PUBLISH_DAILY_QUOTA}) exhausted`);
       }
       const { source: _source, ...options } = body;
-      const imp = await requestImport(deps, { source: body.source, official: false, options, requestedBy: caller.userId }, PUBLISH_WAIT_MS);
+      const waitMs = query.wait === 'false' ? 0 : PUBLISH_WAIT_MS;
+      const imp = await requestImport(deps, { source: body.source, official: false, options, requestedBy: caller.userId }, waitMs);
       if (imp.status === 'failed') throw importFailure(imp.error!);
       if (imp.status !== 'succeeded') return reply(202, { success: true, data: { importId: imp.id, status: imp.status } });
       const pkg = (await findPackage(deps.db, imp.package_id!))!;
@@ -214,6 +221,23 @@ export const packageOperations: Operation[] = [
     handler: async (_ctx, deps, { query }) => {
       const rows = await listPublishedPackages(deps.db, query);
       const page = pageOf(rows, query.limit, query.offset);
+      return { success: true, data: page.items.map(summary), pagination: page.pagination };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'packages.mine',
+    method: 'get',
+    path: '/api/auth/me/packages',
+    summary: 'The packages the caller published, hidden ones included, by name',
+    auth: 'key',
+    query: z.object(paging(50, 100)),
+    responses: { 200: okPage(packageSummary) },
+    errors: REQUEST,
+    handler: async (ctx, deps, { query }) => {
+      const caller = requireCaller(ctx);
+      const page = pageOf(await listPackagesPublishedBy(deps.db, caller.userId, query), query.limit, query.offset);
+      ctx.set('Cache-Control', 'no-store');
       return { success: true, data: page.items.map(summary), pagination: page.pagination };
     },
   }),

@@ -19,6 +19,15 @@ export async function listPublishedPackages(db: Db, page: { limit: number; offse
     .offset(page.offset);
 }
 
+/** The packages a user published, hidden ones included (their own list, where they show them again), by name. */
+export async function listPackagesPublishedBy(db: Db, userId: string, page: { limit: number; offset: number }): Promise<PublishedPackageRow[]> {
+  return withPublisher(db)
+    .where('p.published_by', userId)
+    .orderBy('p.name')
+    .limit(page.limit + 1)
+    .offset(page.offset);
+}
+
 export async function findPackageByName(db: Db, name: string): Promise<PublishedPackageRow | undefined> {
   return withPublisher(db).where('p.name', name).first();
 }

@@ -27,7 +27,7 @@ export class ApiError extends Error {
 
 /** How long a GET's answer is reused: long enough for a person clicking back and forth, short enough to stay fresh. */
 export const GET_TTL_MS = 30_000;
-const cache = new Map<string, { at: number; value: Promise<unknown> }>();
+const cache = new Map<string, { at: number; value: Promise<unknown>; settled?: boolean }>();
 
 /** Forgets every cached answer. */
 export function forget(): void {
@@ -65,12 +65,24 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
   const hit = cache.get(path);
   if (hit && Date.now() - hit.at < GET_TTL_MS) return hit.value as Promise<T>;
   const value = request<T>(method, path);
-  cache.set(path, { at: Date.now(), value });
+  const entry: { at: number; value: Promise<unknown>; settled?: boolean } = { at: Date.now(), value };
+  cache.set(path, entry);
   // A failure is not kept: the next visit asks again.
-  value.catch(() => {
-    if (cache.get(path)?.value === value) cache.delete(path);
-  });
+  value.then(
+    () => {
+      entry.settled = true;
+    },
+    () => {
+      if (cache.get(path) === entry) cache.delete(path);
+    },
+  );
   return value;
+}
+
+/** A poll: asks the service again rather than reuse a kept answer, but joins the same GET when it is in flight. */
+export function getFresh<T = any>(path: string): Promise<T> {
+  if (cache.get(path)?.settled) cache.delete(path);
+  return api<T>('GET', path);
 }
 
 async function request<T>(method: string, path: string, body?: unknown): Promise<T> {

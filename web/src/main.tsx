@@ -15,6 +15,8 @@ import { SettingsPage } from './pages/settings.js';
 import { LoginPage, SignupPage } from './pages/auth.js';
 import { AgentPage, AgentsPage } from './pages/agents.js';
 import { RunPage } from './pages/run.js';
+import { PublishPage } from './pages/publish.js';
+import { PackagePage, PackagesPage } from './pages/packages.js';
 
 /** A page only for signed-in users: nothing until the session is known, then the page or a sign-in link. */
 function signedIn(loaded: boolean, user: User | null, path: string, what: string, page: () => ComponentChildren) {
@@ -37,6 +39,9 @@ function Page({ path, user, loaded }: { path: string; user: User | null; loaded:
   if ((m = path.match(/^\/collections\/([^/]+)\/?$/))) return <CollectionPage uid={dec(m[1])} />;
   if ((m = path.match(/^\/scenarios\/([^/]+)\/?$/))) return <ScenarioPage id={dec(m[1])} />;
   if ((m = path.match(/^\/scenario-runs\/([^/]+)\/?$/))) return <RunPage id={dec(m[1])} />;
+  if (path === '/packages') return <PackagesPage />;
+  if ((m = path.match(/^\/packages\/(.+?)\/?$/))) return <PackagePage name={m[1].split('/').map(dec).join('/')} />;
+  if (path === '/publish') return signedIn(loaded, user, path, 'publish a package', () => <PublishPage />);
   if (path === '/login') return <LoginPage />;
   if (path === '/signup') return <SignupPage />;
   if (path === '/settings') return signedIn(loaded, user, path, 'manage your account', () => <SettingsPage />);
@@ -65,6 +70,9 @@ const TITLES: [RegExp, string][] = [
   [/^\/agents\/.+/, 'Agent'],
   [/^\/agents/, 'Agents'],
   [/^\/settings/, 'Account'],
+  [/^\/packages\/.+/, 'Package'],
+  [/^\/packages/, 'Packages'],
+  [/^\/publish/, 'Publish a package'],
   [/^\/login/, 'Sign in'],
   [/^\/signup/, 'Sign up'],
 ];
@@ -176,12 +184,24 @@ function App() {
                   Collections
                 </a>
               </li>
+              <li>
+                <a href="/packages" aria-current={current('/packages')}>
+                  Packages
+                </a>
+              </li>
               {loaded && user && (
-                <li>
-                  <a href="/agents" aria-current={current('/agents')}>
-                    Agents
-                  </a>
-                </li>
+                <>
+                  <li>
+                    <a href="/agents" aria-current={current('/agents')}>
+                      Agents
+                    </a>
+                  </li>
+                  <li>
+                    <a href="/publish" aria-current={current('/publish')}>
+                      Publish
+                    </a>
+                  </li>
+                </>
               )}
               {loaded &&
                 (user ? (

@@ -2,7 +2,9 @@
 import { useState } from 'preact/hooks';
 import { get, post, slugPath } from '../api.js';
 import { CodeBlock, ErrorMessage, formatDate, HealthBadge, plural, Rating, Show, useAsync } from '../components/common.js';
+import { CompatibilityNote, currentVersionOf } from '../components/compatibility.js';
 import { exampleParams, SchemaTable } from '../components/schema-form.js';
+import { packageHref } from './publish.js';
 import { useSession } from '../session.js';
 import { TryIt } from './try-it.js';
 
@@ -23,7 +25,10 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
       <header class="page-head">
         <h1>{t.name}</h1>
         <p class="pkg">
-          {t.package.npmPackageName}@{t.package.version} · {t.package.category}
+          <a href={packageHref(t.package.npmPackageName)}>
+            {t.package.npmPackageName}@{t.package.version}
+          </a>{' '}
+          · {t.package.category}
           {t.package.official && <span class="badge official">Official</span>}
         </p>
         <p class="meta">
@@ -34,6 +39,7 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
         </p>
       </header>
       <p class="lead">{t.description}</p>
+      <VersionNotes tool={t} />
       {t.healthError && <p class="error">Health check: {t.healthError}</p>}
       <section aria-labelledby="schema-h">
         <h2 id="schema-h">Input</h2>
@@ -62,6 +68,31 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
       </section>
       <Reviews tool={t} onChange={reload} />
     </article>
+  );
+}
+
+/**
+ * What the tool's package says of its current version: a deprecation, and its compatibility with the version before
+ * as it concerns this tool. Nothing for a first version that is not deprecated (or when the package cannot be read).
+ */
+function VersionNotes({ tool: t }: { tool: any }) {
+  const pkg = useAsync(async () => (await get(`/api/packages/${slugPath(t.package.npmPackageName)}`)).data, [t.package.npmPackageName]);
+  if (!pkg.data) return null;
+  const v = currentVersionOf(pkg.data);
+  if (!v.deprecated && !v.compatibility) return null;
+  return (
+    <section aria-labelledby="version-h" class="notice version-notes" data-testid="version-notes">
+      <h2 id="version-h">Version {v.version}</h2>
+      {v.deprecated && (
+        <p data-testid="deprecated">
+          <strong>Deprecated</strong> by its publisher: {v.deprecated}
+        </p>
+      )}
+      {v.compatibility && <CompatibilityNote compat={v.compatibility} tool={t.name} version={v.version} />}
+      <p>
+        <a href={packageHref(t.package.npmPackageName)}>The package's versions and changes</a>
+      </p>
+    </section>
   );
 }
 
