@@ -180,7 +180,11 @@ async function main() {
     for (const s of SERVERS) {
       const r = await request(api.url, '/api/admin/packages', { source: s.source, ...(s.body ?? {}) }, admin);
       const entry: Record<string, unknown> = { source: s.source, status: r.status, import_ms: Math.round(r.ms) };
-      if (r.status === 201) entry.tools = r.body.data.tools.length;
+      if (r.status === 201) {
+        entry.tools = r.body.data.tools.length;
+        const row = await svc.worker.deps.db('packages').where({ name: r.body.data.package.name }).first();
+        entry.in_guest = row?.manifest?.mcp?.inGuest === true;
+      }
       else {
         entry.error = String(r.body?.error?.message ?? JSON.stringify(r.body)).slice(0, 300);
         entry.outside = await outsideSandbox(path.join(svc.dir, 'outside-cache'), s.source, s.body);
