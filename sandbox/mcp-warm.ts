@@ -174,7 +174,7 @@ export function createMcpWarm(o: McpWarmOptions, start: StartServer): McpWarm {
       void startOne(state.spec, o.startTimeoutMs).then((r) => {
         state.starting -= 1;
         if ('server' in r) {
-          if (closed || !keys.has(key)) destroy(r.server);
+          if (closed || keys.get(key) !== state) destroy(r.server);
           else park(key, state, r.server);
         } else state.failing = true;
         forgetIfIdle(key, state);
