@@ -13,6 +13,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { until } from './helpers/processes.js';
 import { startNpmRegistry, type StandInRegistry } from './helpers/npm-registry.js';
+import { loadCollectionTools } from '../core/agent-tools.js';
 
 const PKG = 'toolshed-fixture-versioned';
 let svc: Service;
@@ -22,7 +23,7 @@ let bob: { id: string; username: string; key: string };
 
 test.before(async () => {
   const folder = (v: number) => path.join(FIXTURES_DIR, 'packages', `versioned-v${v}`);
-  registry = await startNpmRegistry(PKG, { '1.0.0': folder(1), '2.0.0': folder(2) });
+  registry = await startNpmRegistry(PKG, { '1.0.0': folder(1), '2.0.0': folder(2), '1.1.0': folder(1.1) });
   registry.publish('1.0.0');
   // The poller runs every 1.2 s; it finds nothing new until the registry publishes 2.0.0.
   svc = await startService({ env: { NPM_USERCONFIG: registry.npmrc, NPM_POLL_INTERVAL_MINUTES: '0.02' } });
@@ -119,6 +120,13 @@ test.serial('a collection following the latest stays on a version that the new o
   const pins = await collection(pinned.uid);
   t.like(pins.tools[0], { name: 'count', version: '1.0.0', pinned: true });
   t.deepEqual(pins.notices, []);
+  // Scenario runs and agents load a collection's tools at the versions its entries are on.
+  const forAgents = await loadCollectionTools(svc.api.deps.db, [held.id, moved.id, pins.id]);
+  t.deepEqual(
+    forAgents.map((x) => `${x.name}@${x.package_version}`),
+    ['greet@1.0.0', 'count@2.0.0'],
+    'a tool in two collections appears once, at its first entry',
+  );
 
   // Its MCP endpoint serves (and runs) the version it is on.
   const client = new Client({ name: 'toolshed-tests', version: '1.0.0' });
@@ -177,4 +185,27 @@ test.serial('re-importing a known version (the latest or an older one) changes n
     t.is(admin.status, 201, admin.text);
   }
   t.deepEqual(await snapshot(), before);
+});
+
+test.serial('the latest is the highest version imported, not the last: an older version imported later is only recorded', async (t) => {
+  // 1.1.0 appears on the registry after 2.0.0 (a backport): the poller does not follow it (it is below the latest)…
+  registry.publish('1.1.0');
+  const res = await svc.request('POST', '/api/packages', { key: alice.key, body: { source: `npm:${PKG}@1.1.0` } });
+  t.is(res.status, 201, res.text);
+  // …and importing it by hand records it without making it the latest.
+  const detail = (await svc.request('GET', `/api/packages/${PKG}`)).body.data;
+  t.is(detail.version, '2.0.0');
+  t.deepEqual(
+    detail.versions.map((v: { version: string; latest: boolean }) => [v.version, v.latest]),
+    [
+      ['2.0.0', true],
+      ['1.1.0', false],
+      ['1.0.0', false],
+    ],
+  );
+  t.like(detail.versions[1].compatibility, { from: '1.0.0', to: '1.1.0', compatible: true });
+  t.deepEqual((await run(`${PKG}/count`, { text: 'ab' })).body.result, { length: 2, version: '2.0.0' }, 'unpinned still runs 2.0.0');
+  t.deepEqual((await run(`${PKG}@1.1.0/count`, { text: 'ab' })).body.result, { length: 2, version: '1.1.0' });
+  t.like((await collection(compatible.uid)).tools[0], { version: '2.0.0' }, 'a collection following the latest stays on it');
+  t.is((await svc.api.deps.db('package_imports').where({ source: `npm:${PKG}@1.1.0`, polled: true })).length, 0, 'the poller left it alone');
 });
