@@ -192,6 +192,9 @@ test.serial('the latest is the highest version imported, not the last: an older 
   registry.publish('1.1.0');
   const res = await svc.request('POST', '/api/packages', { key: alice.key, body: { source: `npm:${PKG}@1.1.0` } });
   t.is(res.status, 201, res.text);
+  t.like(res.body.data.package, { name: PKG, version: '1.1.0' }, 'the answer describes the version published');
+  const status = await svc.request('GET', `/api/package-imports/${res.body.data.importId}`, { key: alice.key });
+  t.like(status.body.data, { status: 'succeeded', package: { name: PKG, version: '1.1.0' } });
   // …and importing it by hand records it without making it the latest.
   const detail = (await svc.request('GET', `/api/packages/${PKG}`)).body.data;
   t.is(detail.version, '2.0.0');

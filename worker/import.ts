@@ -12,7 +12,7 @@ import { knownVersion, recordVersion } from './record-version.js';
 import { parseSource } from '../core/packages/source.js';
 import { importOptionsSchema, isMcpServer } from '../core/packages/mcp-server.js';
 import { importMcpServer } from './mcp-import.js';
-import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
+import { findLatestVersion, markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { toolIdsByName } from '../core/repos/package-versions.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import type { ErrorDetail } from '../core/errors.js';
@@ -130,10 +130,10 @@ export async function importPackage(
 
   const { packageId, toolIds, latest } = await deps.db.transaction(async (trx) => {
     // The latest version is the highest imported (by semver), not the last: an older one is only recorded.
-    const current = await trx('packages').where({ name: m.name }).first('id', 'version');
+    const current = await findLatestVersion(trx, m.name);
     if (current && compareVersionsDesc(m.version, current.version) > 0) {
       await recordVersion(trx, { ...version, package_id: current.id }, undefined);
-      return { packageId: current.id as string, toolIds: await toolIdsByName(trx, current.id, snapshot), latest: false };
+      return { packageId: current.id, toolIds: await toolIdsByName(trx, current.id, snapshot), latest: false };
     }
     const pkg = await upsertPackage(trx, m, {
       source: req.source,

@@ -6,7 +6,7 @@
  */
 import type { Manifest } from '../core/packages/manifest.js';
 import { placeholderEnv, planMcpServer, type ImportOptions } from '../core/packages/mcp-server.js';
-import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
+import { findLatestVersion, markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { setCompatibility } from '../core/repos/published-packages.js';
 import { compareVersionsDesc, toolIdsByName, type VersionTool } from '../core/repos/package-versions.js';
 import { recordVersion } from './record-version.js';
@@ -87,10 +87,10 @@ export async function importMcpServer(
   };
   const { packageId, toolIds, latest } = await deps.db.transaction(async (trx) => {
     // As for every package (worker/import.ts): the highest version is the latest; an older one is only recorded.
-    const current = await trx('packages').where({ name: manifest.name }).first('id', 'version');
+    const current = await findLatestVersion(trx, manifest.name);
     if (current && compareVersionsDesc(manifest.version, current.version) > 0) {
       await recordVersion(trx, { ...version, package_id: current.id }, undefined);
-      return { packageId: current.id as string, toolIds: await toolIdsByName(trx, current.id, snapshot), latest: false };
+      return { packageId: current.id, toolIds: await toolIdsByName(trx, current.id, snapshot), latest: false };
     }
     const row = await upsertPackage(trx, manifest, {
       source: req.source,

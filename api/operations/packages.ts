@@ -168,19 +168,33 @@ function assertMayChange(ctx: Context, p: PublishedPackageRow, v?: PackageVersio
 
 async function importStatusOf(deps: { db: Knex }, imp: PackageImportRow): Promise<z.infer<typeof importStatus>> {
   const pkg = imp.package_id ? await findPackage(deps.db, imp.package_id) : undefined;
+  // An import of an exact version names that version (an older one does not become the latest).
+  const source = parseSource(imp.source);
+  const exact = pkg && 'kind' in source && source.kind === 'npm' ? await findPackageVersion(deps.db, pkg.id, source.range) : undefined;
   return {
     importId: imp.id,
     source: imp.source,
     status: imp.status,
-    package: pkg ? { name: pkg.name, version: pkg.version } : null,
+    package: pkg ? { name: pkg.name, version: exact?.version ?? pkg.version } : null,
     error: imp.error ? { code: imp.error.code, message: scrubHostPaths(imp.error.message) } : null,
     createdAt: new Date(imp.created_at).toISOString(),
     completedAt: imp.completed_at ? new Date(imp.completed_at).toISOString() : null,
   };
 }
 
-async function publishedData(deps: { db: Knex }, pkg: PackageRow, importId: string | null): Promise<z.infer<typeof publishedSchema>> {
+/** The published package: at `version` when it names a recorded version other than the latest, else the latest. */
+async function publishedData(deps: { db: Knex }, pkg: PackageRow, importId: string | null, version?: string): Promise<z.infer<typeof publishedSchema>> {
   const tools = await listPackageTools(deps.db, pkg.id);
+  const v = version && version !== pkg.version ? await findPackageVersion(deps.db, pkg.id, version) : undefined;
+  if (v) {
+    const category = pkg.category as z.infer<typeof packageSummary>['category'];
+    return {
+      importId,
+      package: { name: pkg.name, version: v.version, category, kind: kindOf(v) },
+      tools: versionOf(pkg, v, tools).tools,
+      discovery: discoveryOf(v),
+    };
+  }
   return {
     importId,
     package: { name: pkg.name, version: pkg.version, category: pkg.category as z.infer<typeof packageSummary>['category'], kind: kindOf(pkg) },
@@ -216,7 +230,7 @@ export const packageOperations: Operation[] = [
       }
       // Re-importing a version already imported (any of them) is idempotent: nothing runs, nothing changes, no quota is used.
       if (existing && (await findPackageVersion(deps.db, existing.id, source.range))) {
-        return reply(201, { success: true, data: await publishedData(deps, existing, null) });
+        return reply(201, { success: true, data: await publishedData(deps, existing, null, source.range) });
       }
       const since = new Date(Date.now() - DAY_MS);
       const used = await countImportsSince(deps.db, caller.userId, since);
@@ -228,7 +242,7 @@ export const packageOperations: Operation[] = [
       if (imp.status === 'failed') throw importFailure(imp.error!);
       if (imp.status !== 'succeeded') return reply(202, { success: true, data: { importId: imp.id, status: imp.status } });
       const pkg = (await findPackage(deps.db, imp.package_id!))!;
-      return reply(201, { success: true, data: await publishedData(deps, pkg, imp.id) });
+      return reply(201, { success: true, data: await publishedData(deps, pkg, imp.id, source.range) });
     },
   }),
   defineOperation({
