@@ -46,7 +46,7 @@ function createCollectionServer(deps: AppDeps, c: CollectionRow, call: Omit<Call
   );
   // Read once per HTTP request, and only by requests that need the tools (initialize does not).
   let named: Promise<Map<string, ToolRow>> | undefined;
-  const tools = () => (named ??= collectionTools(deps.tools, c).then(mcpToolNames));
+  const tools = () => (named ??= collectionTools(deps, c).then(mcpToolNames));
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: mode === 'search' ? metaTools(await tools()) : [...(await tools())].map(([name, t]) => mcpTool(name, t)),
   }));

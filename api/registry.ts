@@ -64,7 +64,7 @@ async function responses(ctx: Context, deps: AppDeps, rows: CollectionRow[]) {
     rows.map((c) => c.id),
   );
   const sc = serverContext(ctx, deps);
-  return Promise.all(rows.map(async (c) => serverResponse(sc, c, await collectionTools(deps.tools, c), figures.get(c.id))));
+  return Promise.all(rows.map(async (c) => serverResponse(sc, c, await collectionTools(deps, c), figures.get(c.id))));
 }
 
 export async function listServers(ctx: Context, deps: AppDeps): Promise<unknown> {

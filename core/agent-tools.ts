@@ -7,6 +7,7 @@ import type { Db } from './db.js';
 import { llmToolNames } from './llm/index.js';
 import type { LlmToolSpec } from './llm/provider.js';
 import { findToolsByIds, type ToolRow } from './repos/tools.js';
+import { atEntryVersions } from './packages/versions.js';
 
 export interface AgentToolSet {
   specs: LlmToolSpec[];
@@ -34,13 +35,21 @@ export function agentToolSet(tools: ToolRow[]): AgentToolSet {
 /** The tools of the given collections, in the order they were added (a tool in two collections appears once). */
 export async function loadCollectionTools(db: Db, collectionIds: string[]): Promise<ToolRow[]> {
   if (collectionIds.length === 0) return [];
-  const links: { tool_id: string }[] = await db('collection_tools')
+  const links: { tool_id: string; version: string | null }[] = await db('collection_tools')
     .whereIn('collection_id', collectionIds)
     .orderBy([{ column: 'added_at' }, { column: 'tool_id' }])
-    .select('tool_id');
-  const ids = [...new Set(links.map((l) => l.tool_id))];
+    .select('tool_id', db.raw('coalesce(pinned_version, held_version) as version'));
+  // A tool in two collections appears once, at the version of its first entry.
+  const first = new Map<string, string | null>();
+  for (const l of links) if (!first.has(l.tool_id)) first.set(l.tool_id, l.version);
+  const ids = [...first.keys()];
   const byId = new Map((await findToolsByIds(db, ids)).map((t) => [t.id, t]));
-  return ids.map((id) => byId.get(id)).filter((t): t is ToolRow => t !== undefined);
+  const present = ids.filter((id) => byId.has(id));
+  return atEntryVersions(
+    db,
+    present.map((id) => byId.get(id)!),
+    present.map((id) => first.get(id) ?? null),
+  );
 }
 
 /** What a run records about the tools it was offered: ids, names as the model saw them, package versions. */

@@ -12,6 +12,7 @@ import {
   insertCollection,
   insertCollectionTool,
   isUuid,
+  listHeldEntries,
   lockAndCountCollectionTools,
   lockAndCountOwnedCollections,
   takenUids,
@@ -20,6 +21,9 @@ import {
   type NewCollection,
 } from './repos/collections.js';
 import type { ToolRow } from './repos/tools.js';
+import { atEntryVersions, toolChanges } from './packages/versions.js';
+import type { SchemaChange } from './packages/compatibility.js';
+import { findPackageVersions } from './repos/package-versions.js';
 import type { ToolCache } from './tool-cache.js';
 import type { Caller } from './types.js';
 
@@ -117,12 +121,18 @@ export async function loadOwnedCollection(db: Knex, ref: string, caller: Caller)
  * Adds a tool (409 when already there, or when the collection already holds `maxTools`: counted under a lock on the
  * collection) and records the trending event (once per owner, tool and day), in one transaction; returns the tool count.
  */
-export async function addToolToCollection(db: Knex, collectionId: string, toolId: string, maxTools: number): Promise<number> {
+export async function addToolToCollection(
+  db: Knex,
+  collectionId: string,
+  toolId: string,
+  maxTools: number,
+  pinnedVersion: string | null = null,
+): Promise<number> {
   return db.transaction(async (trx) => {
     const count = await lockAndCountCollectionTools(trx, collectionId);
     if (count === undefined) throw errors.notFound('Collection', collectionId);
     if (count >= maxTools) throw errors.conflict(`A collection may hold at most ${maxTools} tools; remove one first`);
-    if (!(await insertCollectionTool(trx, collectionId, toolId))) throw errors.conflict('The tool is already in this collection');
+    if (!(await insertCollectionTool(trx, collectionId, toolId, pinnedVersion))) throw errors.conflict('The tool is already in this collection');
     await recordCollectionAdd(trx, collectionId, toolId, TRENDING_WEIGHTS.collectionAdd);
     return countCollectionTools(trx, collectionId);
   });
@@ -136,7 +146,47 @@ export async function likeCollection(db: Knex, c: CollectionRow, userId: string)
 }
 
 /** The collection's tools in the order they were added (rows from the NOTIFY-kept tool cache: no query when warm). */
-export async function collectionTools(cache: ToolCache, c: CollectionRow): Promise<ToolRow[]> {
-  const byId = new Map((await cache.getMany(c.tool_ids)).map((t) => [t.id, t]));
-  return c.tool_ids.map((id) => byId.get(id)).filter((t): t is ToolRow => t !== undefined);
+export async function collectionTools(deps: { tools: ToolCache; db: Knex }, c: CollectionRow): Promise<ToolRow[]> {
+  const byId = new Map((await deps.tools.getMany(c.tool_ids)).map((t) => [t.id, t]));
+  const present = c.tool_ids.flatMap((id, i) => (byId.has(id) ? [{ tool: byId.get(id)!, version: c.tool_versions?.[i] ?? null }] : []));
+  // An entry pinned to a version, or held on one by a breaking new version, serves that version's tool.
+  return atEntryVersions(
+    deps.db,
+    present.map((p) => p.tool),
+    present.map((p) => p.version),
+  );
+}
+
+export interface CollectionNotice {
+  package: string;
+  tool: string;
+  /** The version the entry stays on. */
+  heldVersion: string;
+  /** The latest version, which the entry did not move to. */
+  latestVersion: string;
+  /** What in the latest version breaks the tool (core/packages/compatibility.ts). */
+  changes: SchemaChange[];
+}
+
+/**
+ * What the owner of a collection is told: for each entry that follows the latest version but is held on an older
+ * one, the package, both versions and the breaking changes. No query when no entry is held.
+ */
+export async function collectionNotices(db: Knex, c: CollectionRow): Promise<CollectionNotice[]> {
+  if (!c.tool_versions?.some((v, i) => v !== null && !c.tool_pinned?.[i])) return [];
+  const held = await listHeldEntries(db, c.id);
+  const versions = await findPackageVersions(
+    db,
+    held.flatMap((h) => [
+      { packageId: h.package_id, version: h.held_version },
+      { packageId: h.package_id, version: h.latest_version },
+    ]),
+  );
+  return held.flatMap((h) => {
+    const from = versions.get(`${h.package_id}@${h.held_version}`);
+    const to = versions.get(`${h.package_id}@${h.latest_version}`);
+    if (!from || !to) return [];
+    const changes = toolChanges(h.tool_name, from, to).filter((ch) => ch.breaking);
+    return [{ package: h.package_name, tool: h.tool_name, heldVersion: h.held_version, latestVersion: h.latest_version, changes }];
+  });
 }

@@ -80,6 +80,17 @@ const schema = z.object({
   MAX_KEYS_PER_USER: intFrom(20),
   /** Package imports a user may request per 24 hours (POST /api/packages). */
   PUBLISH_DAILY_QUOTA: intFrom(20),
+  /**
+   * How often (minutes; fractions allowed) the worker asks the npm registry for new versions of every `npm:` package
+   * and imports them; 0 (the default) never.
+   */
+  NPM_POLL_INTERVAL_MINUTES: z.coerce
+    .number()
+    .nonnegative()
+    .max(7 * 24 * 60)
+    .default(0),
+  /** An npmrc file for npm's user configuration (registry address, cache), instead of npm's own (~/.npmrc). */
+  NPM_USERCONFIG: z.string().optional(),
   /** Executions (queued or running) one caller — a user, or an anonymous client address — may have at once. */
   MAX_ACTIVE_EXECUTIONS: intFrom(20),
   /** Collections one user may own; tools one collection may hold (the next create or add is a 409). */

@@ -57,7 +57,15 @@ export async function enqueueExecution(db: Knex, secretsKey: string, req: Execut
   // reached the server before the connection died has left its row, and the next try finds it instead of queueing
   // the call a second time.
   const id = crypto.randomUUID();
-  const row = { id, toolId: req.tool.id, userId: req.caller?.userId, apiKeyId: req.caller?.keyId, origin: req.origin, params: req.params };
+  const row = {
+    id,
+    toolId: req.tool.id,
+    packageVersion: req.tool.package_version,
+    userId: req.caller?.userId,
+    apiKeyId: req.caller?.keyId,
+    origin: req.origin,
+    params: req.params,
+  };
   const payload = (executionId: string) => ({ executionId, ...(sealedEnv ? { sealedEnv } : {}) });
   const limit = req.limit;
   let retried = false;

@@ -13,6 +13,7 @@ export const TASKS = {
   health_check: z.object({ toolId: z.string().uuid().optional() }),
   scenario_run: z.object({ runId: z.string().uuid() }),
   sweep_sessions: z.object({}),
+  npm_poll: z.object({}),
 } as const;
 
 export type TaskName = keyof typeof TASKS;
@@ -23,17 +24,22 @@ export interface EnqueueOptions {
   queueName?: string;
   jobKey?: string;
   priority?: number;
+  runAt?: Date;
+  /** Graphile's job_key_mode: `replace` (its default) or `preserve_run_at` (a job already scheduled keeps its time). */
+  jobKeyMode?: 'replace' | 'preserve_run_at';
 }
 
 export async function enqueue<T extends TaskName>(db: Db, task: T, payload: TaskPayload<T>, opts: EnqueueOptions = {}): Promise<void> {
   TASKS[task].parse(payload);
-  await db.raw(`select graphile_worker.add_job(?, ?::json, queue_name => ?, max_attempts => ?, job_key => ?, priority => ?)`, [
+  await db.raw(`select graphile_worker.add_job(?, ?::json, queue_name => ?, max_attempts => ?, job_key => ?, priority => ?, run_at => ?, job_key_mode => ?)`, [
     task,
     JSON.stringify(payload),
     opts.queueName ?? null,
     opts.maxAttempts ?? 3,
     opts.jobKey ?? null,
     opts.priority ?? null,
+    opts.runAt ?? null,
+    opts.jobKeyMode ?? 'replace',
   ]);
 }
 

@@ -90,7 +90,7 @@ async function publish(staging: string, target: string): Promise<void> {
  * Installs the package's (already vetted) dependencies into its node_modules. npm runs in a fresh folder holding only
  * the dependency list: the package's own files (.npmrc, lock files, overrides, workspaces) cannot steer it.
  */
-async function installDependencies(cacheDir: string, pkgDir: string, pkg: Record<string, unknown>): Promise<void> {
+async function installDependencies(cacheDir: string, pkgDir: string, pkg: Record<string, unknown>, npm: NpmOptions): Promise<void> {
   const manifest = installManifest(pkg);
   if (!manifest || existsSync(path.join(pkgDir, 'node_modules'))) return;
   await requireRegistryOnlyNpm();
@@ -98,7 +98,7 @@ async function installDependencies(cacheDir: string, pkgDir: string, pkg: Record
   try {
     await fs.writeFile(path.join(work, 'package.json'), JSON.stringify(manifest));
     try {
-      await npmInstall(work);
+      await npmInstall(work, npm);
     } catch (err) {
       const msg = firstLine(err);
       // A package whose install fails (a version that does not exist, a peer conflict even --force cannot settle)
@@ -124,12 +124,12 @@ async function installDependencies(cacheDir: string, pkgDir: string, pkg: Record
  * strict about peer conflicts (ERESOLVE) that a plain `npm install <package>` (the package as a dependency) settles
  * with a warning by overriding the peer: on ERESOLVE it runs again with --force, which does just that.
  */
-async function npmInstall(cwd: string): Promise<void> {
+async function npmInstall(cwd: string, npm: NpmOptions): Promise<void> {
   try {
-    await run('npm', ['install', ...NPM_FLAGS], { cwd, timeout: 300_000, env: npmEnv() });
+    await run('npm', ['install', ...NPM_FLAGS], { cwd, timeout: 300_000, env: npmEnv(npm) });
   } catch (err) {
     if (!/ERESOLVE/.test(String((err as { stderr?: string }).stderr ?? ''))) throw err;
-    await run('npm', ['install', '--force', ...NPM_FLAGS], { cwd, timeout: 300_000, env: npmEnv() });
+    await run('npm', ['install', '--force', ...NPM_FLAGS], { cwd, timeout: 300_000, env: npmEnv(npm) });
   }
 }
 
@@ -164,9 +164,19 @@ function requireRegistryOnlyNpm(): Promise<void> {
   return npmChecked;
 }
 
-function npmEnv(): NodeJS.ProcessEnv {
+/** How npm is run: `userconfig`, an npmrc file (NPM_USERCONFIG) to use instead of npm's own user configuration. */
+export interface NpmOptions {
+  userconfig?: string;
+}
+
+export function npmEnv(npm: NpmOptions = {}): NodeJS.ProcessEnv {
   // npm needs PATH and HOME; nothing else of the service's environment is passed on.
-  return { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_update_notifier: 'false' };
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    npm_config_update_notifier: 'false',
+    ...(npm.userconfig ? { npm_config_userconfig: npm.userconfig } : {}),
+  };
 }
 
 function firstLine(err: unknown): string {
@@ -201,7 +211,7 @@ export async function unpackTarball(file: string, dir: string): Promise<void> {
   refuseIf(await extractTarball(file, dir), 'the package archive has entries that cannot be installed');
 }
 
-export async function installFromPath(cacheDir: string, dir: string): Promise<InstalledPackage> {
+export async function installFromPath(cacheDir: string, dir: string, npm: NpmOptions = {}): Promise<InstalledPackage> {
   // The folder named by the admin may itself be a link; what is inside it is judged below.
   const src = await fs.realpath(dir).catch(() => null);
   if (!src || !(await fs.stat(src)).isDirectory()) throw new InstallError(`directory ${dir} does not exist`, true);
@@ -224,7 +234,7 @@ export async function installFromPath(cacheDir: string, dir: string): Promise<In
     refuseIf(packageJsonProblems(pkg), 'invalid package.json');
     const target = cachePath(cacheDir, String(pkg.name), String(pkg.version), `+${await hashFolder(staging)}`);
     if (existsSync(path.join(target, MARKER))) return { dir: target, packageJson: pkg };
-    await installDependencies(cacheDir, staging, pkg);
+    await installDependencies(cacheDir, staging, pkg, npm);
     refuseIf(await secureTree(staging), 'the installed dependencies have entries that cannot be installed');
     await publish(staging, target);
     return { dir: target, packageJson: pkg };
@@ -233,7 +243,7 @@ export async function installFromPath(cacheDir: string, dir: string): Promise<In
   }
 }
 
-export async function installFromNpm(cacheDir: string, name: string, range: string): Promise<InstalledPackage> {
+export async function installFromNpm(cacheDir: string, name: string, range: string, npm: NpmOptions = {}): Promise<InstalledPackage> {
   await fs.mkdir(cacheDir, { recursive: true });
   const staging = await fs.mkdtemp(path.join(cacheDir, '.staging-'));
   try {
@@ -242,7 +252,7 @@ export async function installFromNpm(cacheDir: string, name: string, range: stri
       const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--loglevel=error', '--', `${name}@${range}`], {
         cwd: staging,
         timeout: 120_000,
-        env: npmEnv(),
+        env: npmEnv(npm),
       });
       packed = JSON.parse(stdout);
     } catch (err) {
@@ -257,7 +267,7 @@ export async function installFromNpm(cacheDir: string, name: string, range: stri
     await unpackTarball(path.join(staging, path.basename(filename)), pkgDir);
     const pkg = await readPackageJson(pkgDir, `${name}@${version}`);
     refuseIf(packageJsonProblems(pkg), 'invalid package.json');
-    await installDependencies(cacheDir, pkgDir, pkg);
+    await installDependencies(cacheDir, pkgDir, pkg, npm);
     refuseIf(await secureTree(pkgDir), 'the installed dependencies have entries that cannot be installed');
     const finalStaging = `${staging}-pkg`;
     await fs.rename(pkgDir, finalStaging);
@@ -268,6 +278,6 @@ export async function installFromNpm(cacheDir: string, name: string, range: stri
   }
 }
 
-export function installPackage(cacheDir: string, source: InstallSource): Promise<InstalledPackage> {
-  return source.kind === 'path' ? installFromPath(cacheDir, source.dir) : installFromNpm(cacheDir, source.name, source.range);
+export function installPackage(cacheDir: string, source: InstallSource, npm: NpmOptions = {}): Promise<InstalledPackage> {
+  return source.kind === 'path' ? installFromPath(cacheDir, source.dir, npm) : installFromNpm(cacheDir, source.name, source.range, npm);
 }

@@ -123,6 +123,14 @@ test('execute: runs the tool in the sandbox and returns its output', async (t) =
   t.deepEqual(Object.keys(res).sort(), ['executionTimeMs', 'output', 'toolId']);
 });
 
+test('execute: a toolId may pin a version (<package>@<version>::<tool>); an unknown version is a 404', async (t) => {
+  const { version } = (await svc.request('GET', `/api/packages/${TEXT}`)).body.data;
+  const res = await call(tools.registryExecuteTool, { toolId: `${TEXT}@${version}::slugify`, params: { text: 'A B' } });
+  t.like(res.output as object, { slug: 'a-b' });
+  const err = await callError(tools.registryExecuteTool, { toolId: `${TEXT}@99.0.0::slugify`, params: { text: 'A B' } });
+  t.like(err, { status: 404, code: 'NOT_FOUND' });
+});
+
 test('execute: env reaches the tool', async (t) => {
   const secret = crypto.randomBytes(16).toString('hex');
   const res = await call(tools.registryExecuteTool, { toolId: `${SIGNER}::signPayload`, params: { payload: '{"a":1}' }, env: { WEBHOOK_SECRET: secret } });

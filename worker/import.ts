@@ -6,14 +6,17 @@
  */
 import { parseManifest, type Manifest, type ManifestDefaults } from '../core/packages/manifest.js';
 import { applyDiscovery, placeholderEnv } from '../core/packages/discovery.js';
-import { compareVersions } from '../core/packages/compatibility.js';
-import { currentVersionTools, setCompatibility } from '../core/repos/published-packages.js';
+import { setCompatibility } from '../core/repos/published-packages.js';
+import { compareVersionsDesc, type VersionTool } from '../core/repos/package-versions.js';
+import { knownVersion, recordVersion } from './record-version.js';
 import { parseSource } from '../core/packages/source.js';
 import { importOptionsSchema, isMcpServer } from '../core/packages/mcp-server.js';
 import { importMcpServer } from './mcp-import.js';
-import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
+import { findLatestVersion, markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
+import { toolIdsByName } from '../core/repos/package-versions.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import type { ErrorDetail } from '../core/errors.js';
+import { scrubHostPaths } from '../core/host-paths.js';
 import { installPackage, InstallError } from '../sandbox/packages.js';
 import type { DescribedTool, PackageRef } from '../sandbox/types.js';
 import type { WorkerDeps } from './deps.js';
@@ -45,12 +48,15 @@ export async function importPackage(
   if ('error' in source) return invalid(source.error, [{ path: 'source', message: source.error }]);
   let installed;
   try {
-    installed = await installPackage(deps.config.PACKAGE_CACHE_DIR, source);
+    installed = await installPackage(deps.config.PACKAGE_CACHE_DIR, source, { userconfig: deps.config.NPM_USERCONFIG });
   } catch (err) {
     if (err instanceof InstallError && err.userError) return invalid(err.message, err.details ?? [{ path: 'source', message: err.message }]);
     deps.logger.error({ err: (err as Error).message, source: req.source }, 'package install failed');
     return { ok: false, error: { code: 'INTERNAL', message: (err as Error).message } };
   }
+  // A version recorded already, from the same files, is not imported again: nothing changes.
+  const known = await knownVersion(deps.db, installed, req.official);
+  if (known) return known;
   // MCP servers have an import of their own (worker/mcp-import.ts).
   if (isMcpServer(installed.packageJson, options.data)) return importMcpServer(deps, { ...req, options: options.data }, installed);
   const defaults: ManifestDefaults = {
@@ -83,7 +89,6 @@ export async function importPackage(
     m = found.manifest;
   }
   const loadError = d.kind === 'ok' ? null : describeFailure(d, '');
-  const previous = await currentVersionTools(deps.db, m.name);
   const described = new Map<string, DescribedTool>(d.kind === 'ok' ? d.tools.map((t) => [t.exportName, t]) : []);
   const descriptionOf = (t: Manifest['tools'][number]) => described.get(t.exportName)?.description || t.description || '';
   const max = deps.config.MAX_TOOL_DESCRIPTION_CHARS;
@@ -95,7 +100,41 @@ export async function importPackage(
     );
   }
 
-  const { packageId, toolIds } = await deps.db.transaction(async (trx) => {
+  const broken = (t: Manifest['tools'][number]) => {
+    const why = loadError ?? (described.has(t.exportName) ? null : `export '${t.exportName}' is missing or is not a tool`);
+    return why === null ? null : scrubHostPaths(why, installed.dir);
+  };
+  const snapshot: VersionTool[] = m.tools.map((t) => {
+    const f = described.get(t.exportName);
+    return {
+      name: toolName(t.exportName, m),
+      exportName: t.exportName,
+      description: descriptionOf(t),
+      inputSchema: f?.inputSchema ?? { type: 'object' },
+      outputSchema: f?.outputSchema ?? null,
+      permissions: t.permissions ?? null,
+      healthExample: t.healthExample ?? null,
+      broken: broken(t),
+    };
+  });
+  const version = {
+    version: m.version,
+    source: req.source,
+    install_path: installed.dir,
+    manifest: m,
+    env: m.env,
+    tools: snapshot,
+    import_error: loadError,
+    published_by: req.publishedBy ?? null,
+  };
+
+  const { packageId, toolIds, latest } = await deps.db.transaction(async (trx) => {
+    // The latest version is the highest imported (by semver), not the last: an older one is only recorded.
+    const current = await findLatestVersion(trx, m.name);
+    if (current && compareVersionsDesc(m.version, current.version) > 0) {
+      await recordVersion(trx, { ...version, package_id: current.id }, undefined);
+      return { packageId: current.id, toolIds: await toolIdsByName(trx, current.id, snapshot), latest: false };
+    }
     const pkg = await upsertPackage(trx, m, {
       source: req.source,
       official: req.official,
@@ -104,38 +143,33 @@ export async function importPackage(
       publishedBy: req.publishedBy ?? null,
     });
     const ids: string[] = [];
-    for (const t of m.tools) {
-      const found = described.get(t.exportName);
-      const broken = loadError ?? (found ? null : `export '${t.exportName}' is missing or is not a tool`);
+    for (const [i, t] of m.tools.entries()) {
+      const v = snapshot[i];
       ids.push(
         await upsertTool(trx, pkg.id, {
-          name: toolName(t.exportName, m),
+          name: v.name,
           exportName: t.exportName,
-          description: descriptionOf(t),
-          inputSchema: found?.inputSchema ?? { type: 'object' },
-          outputSchema: found?.outputSchema ?? null,
+          description: v.description,
+          inputSchema: v.inputSchema,
+          outputSchema: v.outputSchema,
           permissions: t.permissions ?? null,
           healthExample: t.healthExample ?? null,
-          brokenReason: broken,
+          brokenReason: v.broken,
         }),
       );
     }
-    // A new version is compared with the one it replaces (the same version keeps its earlier comparison).
-    if (previous && previous.version !== m.version) {
-      const next = m.tools.map((t) => {
-        const f = described.get(t.exportName);
-        return { name: toolName(t.exportName, m), inputSchema: f?.inputSchema ?? { type: 'object' }, outputSchema: f?.outputSchema ?? null };
-      });
-      await setCompatibility(trx, pkg.id, compareVersions(previous, { version: m.version, tools: next }));
-    } else if (!previous) await setCompatibility(trx, pkg.id, null);
+    // Compared with the version below it; collections following the latest move (or are held, when it breaks them).
+    await setCompatibility(trx, pkg.id, await recordVersion(trx, { ...version, package_id: pkg.id }, current?.version));
     await markRemovedTools(
       trx,
       pkg.id,
-      m.tools.map((t) => toolName(t.exportName, m)),
+      snapshot.map((t) => t.name),
       m.version,
     );
-    return { packageId: pkg.id, toolIds: ids };
+    return { packageId: pkg.id, toolIds: ids, latest: true };
   });
+  // An older version's tools are not the tools rows' (those describe the latest): their health stays the latest's.
+  if (!latest) return { ok: true, packageId, toolIds };
 
   // Health at import: load + describe (above), then each declared example. A failure here makes the tool BROKEN.
   for (const [i, t] of m.tools.entries()) {

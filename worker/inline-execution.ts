@@ -38,6 +38,7 @@ export async function runToolInline(deps: WorkerDeps, call: InlineCall): Promise
   }
   const row = await insertRunningExecution(deps.db, {
     toolId: call.tool.id,
+    packageVersion: call.tool.package_version,
     userId: call.userId,
     origin: 'scenario',
     params: call.params,

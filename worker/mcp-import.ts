@@ -6,9 +6,10 @@
  */
 import type { Manifest } from '../core/packages/manifest.js';
 import { placeholderEnv, planMcpServer, type ImportOptions } from '../core/packages/mcp-server.js';
-import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
-import { currentVersionTools, setCompatibility } from '../core/repos/published-packages.js';
-import { compareVersions } from '../core/packages/compatibility.js';
+import { findLatestVersion, markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
+import { setCompatibility } from '../core/repos/published-packages.js';
+import { compareVersionsDesc, toolIdsByName, type VersionTool } from '../core/repos/package-versions.js';
+import { recordVersion } from './record-version.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import { scrubHostPaths } from '../core/host-paths.js';
 import type { ToolPermissions } from '../core/packages/manifest.js';
@@ -68,8 +69,33 @@ export async function importMcpServer(
     mcp: { bin: plan.bin, args: plan.args, network: plan.network, inGuest: ref.mcp?.inGuest === true },
   };
   const declared = plan.env.map((v) => v.name);
-  const previous = await currentVersionTools(deps.db, manifest.name);
-  const { packageId, toolIds } = await deps.db.transaction(async (trx) => {
+  const snapshot: VersionTool[] = d.tools.map((t) => ({
+    name: t.exportName,
+    exportName: t.exportName,
+    description: t.description,
+    inputSchema: t.inputSchema,
+    outputSchema: t.outputSchema ?? null,
+    permissions: permissionsOf(t.annotations, plan.network, declared),
+    healthExample: null,
+    broken: null,
+  }));
+  const version = {
+    version: manifest.version,
+    source: req.source,
+    install_path: installed.dir,
+    manifest,
+    env: manifest.env,
+    tools: snapshot,
+    import_error: null,
+    published_by: req.publishedBy ?? null,
+  };
+  const { packageId, toolIds, latest } = await deps.db.transaction(async (trx) => {
+    // As for every package (worker/import.ts): the highest version is the latest; an older one is only recorded.
+    const current = await findLatestVersion(trx, manifest.name);
+    if (current && compareVersionsDesc(manifest.version, current.version) > 0) {
+      await recordVersion(trx, { ...version, package_id: current.id }, undefined);
+      return { packageId: current.id, toolIds: await toolIdsByName(trx, current.id, snapshot), latest: false };
+    }
     const row = await upsertPackage(trx, manifest, {
       source: req.source,
       official: req.official,
@@ -78,33 +104,31 @@ export async function importMcpServer(
       publishedBy: req.publishedBy ?? null,
     });
     const ids: string[] = [];
-    for (const t of d.tools) {
+    for (const t of snapshot) {
       ids.push(
         await upsertTool(trx, row.id, {
-          name: t.exportName,
+          name: t.name,
           exportName: t.exportName,
           description: t.description,
           inputSchema: t.inputSchema,
-          outputSchema: t.outputSchema ?? null,
-          permissions: permissionsOf(t.annotations, plan.network, declared),
+          outputSchema: t.outputSchema,
+          permissions: t.permissions as ToolPermissions,
           healthExample: null,
           brokenReason: null,
         }),
       );
     }
-    // A new version is compared with the one it replaces, as for every package (worker/import.ts).
-    if (previous && previous.version !== manifest.version) {
-      const next = d.tools.map((t) => ({ name: t.exportName, inputSchema: t.inputSchema, outputSchema: t.outputSchema ?? null }));
-      await setCompatibility(trx, row.id, compareVersions(previous, { version: manifest.version, tools: next }));
-    } else if (!previous) await setCompatibility(trx, row.id, null);
+    // A new version is compared with the one below it, as for every package (worker/import.ts).
+    await setCompatibility(trx, row.id, await recordVersion(trx, { ...version, package_id: row.id }, current?.version));
     await markRemovedTools(
       trx,
       row.id,
       d.tools.map((t) => t.exportName),
       manifest.version,
     );
-    return { packageId: row.id, toolIds: ids };
+    return { packageId: row.id, toolIds: ids, latest: true };
   });
+  if (!latest) return { ok: true, packageId, toolIds };
   // The server started and listed these tools: that is their health check at import.
   const durationMs = performance.now() - started;
   for (const id of toolIds) {

@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import { run, parseCrontab, type Runner, type LogFunctionFactory, type Task, type TaskList, Logger as GraphileLogger } from 'graphile-worker';
 import type { WorkerDeps } from './deps.js';
 import { CRONTAB, taskList } from './tasks/index.js';
+import { scheduleNpmPoll } from './tasks/npm-poll.js';
 import { failOwnRunning, reapOnce } from './reaper.js';
 import { beatWorker, releaseOwnJobs, removeWorker } from '../core/repos/workers.js';
 
@@ -89,6 +90,8 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
     logger: new GraphileLogger(logFactory),
   });
   await beat();
+  // The npm poller (NPM_POLL_INTERVAL_MINUTES; off at 0) reschedules itself; a starting worker makes sure it is scheduled.
+  await scheduleNpmPoll(deps, 'preserve_run_at');
   return {
     id,
     runner,

@@ -10,6 +10,7 @@ import type { AppDeps } from '../deps.js';
 import { defineOperation, type Operation } from './define.js';
 import { ok, okMessage, okPage, timestamp, uuid } from './envelope.js';
 import { loadTool } from './shared.js';
+import { pinnedVersionOf } from '../../core/repos/tools.js';
 import { pageOf, paging, QUERY_TEXT_MAX, singleLine } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
 import { toolsListTokenCount } from '../mcp-tools.js';
@@ -20,7 +21,9 @@ import {
   UID_MIN,
   UID_PATTERN,
   addToolToCollection,
+  collectionNotices,
   collectionTools,
+  type CollectionNotice,
   createCollection,
   likeCollection,
   loadOwnedCollection,
@@ -55,9 +58,11 @@ const collectionToolSchema = z.object({
   id: uuid,
   name: z.string(),
   description: z.string(),
-  toolId: z.string().meta({ description: '`<package>::<tool>`' }),
-  slug: z.string().meta({ description: '`<package>/<tool>`' }),
+  toolId: z.string().meta({ description: '`<package>::<tool>`; `<package>@<version>::<tool>` when the entry is not on the latest version' }),
+  slug: z.string().meta({ description: '`<package>/<tool>` (or `<package>@<version>/<tool>`, as toolId)' }),
   healthStatus: z.enum(HEALTH_STATUSES),
+  version: z.string().meta({ description: "The version of the tool's package the collection serves" }),
+  pinned: z.boolean().meta({ description: 'The entry pins its version; otherwise it follows the latest (unless held: see notices)' }),
 });
 
 export const collectionDetailSchema = collectionListItemSchema.extend({
@@ -72,6 +77,17 @@ export const collectionDetailSchema = collectionListItemSchema.extend({
     .enum(MCP_MODES)
     .meta({ description: 'How the MCP endpoint offers the tools when the request has no `?mode`: `all`, or `search` (search_tools + call_tool)' }),
   likedByMe: z.boolean().optional().meta({ description: 'Only when the request carried a key' }),
+  notices: z
+    .array(
+      z.object({
+        package: z.string(),
+        tool: z.string(),
+        heldVersion: z.string().meta({ description: 'The version the entry stays on' }),
+        latestVersion: z.string().meta({ description: 'The latest version, which breaks the tool' }),
+        changes: z.array(z.object({ tool: z.string(), path: z.string(), change: z.string(), breaking: z.boolean() })),
+      }),
+    )
+    .meta({ description: 'Entries that follow the latest version but stay on an older one because the latest breaks their tool' }),
 });
 
 export function toCollectionListItem(c: CollectionRow): z.infer<typeof collectionListItemSchema> {
@@ -87,23 +103,33 @@ export function toCollectionListItem(c: CollectionRow): z.infer<typeof collectio
   };
 }
 
-function toCollectionTool(t: ToolRow): z.infer<typeof collectionToolSchema> {
+function toCollectionTool(t: ToolRow, c: CollectionRow): z.infer<typeof collectionToolSchema> {
+  const i = c.tool_ids.indexOf(t.id);
+  const onVersion = i >= 0 && c.tool_versions?.[i] ? `@${t.package_version}` : '';
   return {
     id: t.id,
     name: t.name,
     description: t.description,
-    toolId: `${t.package_name}::${t.name}`,
-    slug: `${t.package_name}/${t.name}`,
+    toolId: `${t.package_name}${onVersion}::${t.name}`,
+    slug: `${t.package_name}${onVersion}/${t.name}`,
     healthStatus: t.health_status,
+    version: t.package_version,
+    pinned: i >= 0 && c.tool_pinned?.[i] === true,
   };
 }
 
-export function toCollectionDetail(c: CollectionRow, tools: ToolRow[], likedByMe?: boolean): z.infer<typeof collectionDetailSchema> {
+export function toCollectionDetail(
+  c: CollectionRow,
+  tools: ToolRow[],
+  likedByMe?: boolean,
+  notices: CollectionNotice[] = [],
+): z.infer<typeof collectionDetailSchema> {
   return {
     ...toCollectionListItem(c),
     createdAt: new Date(c.created_at).toISOString(),
     updatedAt: new Date(c.updated_at).toISOString(),
-    tools: tools.map(toCollectionTool),
+    tools: tools.map((t) => toCollectionTool(t, c)),
+    notices,
     tokenCount: toolsListTokenCount(tools),
     mcpMode: c.mcp_mode,
     ...(likedByMe === undefined ? {} : { likedByMe }),
@@ -113,8 +139,12 @@ export function toCollectionDetail(c: CollectionRow, tools: ToolRow[], likedByMe
 /** The detail as the caller sees it (404 when the caller may not). */
 async function detailFor(deps: AppDeps, ref: string, caller: Caller | undefined) {
   const c = await loadVisibleCollection(deps.db, ref, caller);
-  const [tools, liked] = await Promise.all([collectionTools(deps.tools, c), caller ? isLikedBy(deps.db, c.id, caller.userId) : undefined]);
-  return toCollectionDetail(c, tools, liked);
+  const [tools, liked, notices] = await Promise.all([
+    collectionTools(deps, c),
+    caller ? isLikedBy(deps.db, c.id, caller.userId) : undefined,
+    collectionNotices(deps.db, c),
+  ]);
+  return toCollectionDetail(c, tools, liked, notices);
 }
 
 /** The caller of a `key` operation: checked again here, where the privilege is used (401 without one). */
@@ -137,7 +167,9 @@ const patchBody = z
   .object({ name: name.optional(), description: description.optional(), isPublic: z.boolean().optional(), mcpMode: z.enum(MCP_MODES).optional() })
   .strict()
   .refine((b) => Object.keys(b).length > 0, 'give at least one of name, description, isPublic, mcpMode');
-const addToolBody = z.object({ toolId: z.string().min(1).max(500).meta({ description: 'Tool id, `<package>::<tool>`, or slug' }) }).strict();
+const addToolBody = z
+  .object({ toolId: z.string().min(1).max(500).meta({ description: 'Tool id, `<package>::<tool>`, or slug; `<package>@<version>::<tool>` pins a version' }) })
+  .strict();
 const toolParams = uidParams.extend({ toolId: z.string().meta({ description: 'Tool id, `<package>::<tool>`, or slug' }) });
 
 const TAG = 'Collections';
@@ -236,7 +268,8 @@ export const collectionOperations: Operation[] = [
     handler: async (ctx, deps, { params, body }) => {
       const c = await loadOwnedCollection(deps.db, params.uid, caller(ctx));
       const tool = await loadTool(deps, body.toolId);
-      const toolCount = await addToolToCollection(deps.db, c.id, tool.id, deps.config.MAX_TOOLS_PER_COLLECTION);
+      // `<package>@<version>/<tool>` pins the entry to that version; any other reference follows the latest.
+      const toolCount = await addToolToCollection(deps.db, c.id, tool.id, deps.config.MAX_TOOLS_PER_COLLECTION, pinnedVersionOf(body.toolId));
       return { success: true, data: { collectionId: c.id, toolId: tool.id, toolCount } };
     },
   }),

@@ -24,6 +24,7 @@ const executionErrorSchema = z.object({ code: z.enum(EXECUTION_ERROR_CODES), mes
 const executionSchema = z.object({
   id: uuid,
   toolId: uuid,
+  packageVersion: z.string().optional().meta({ description: "The version of the tool's package that ran (or will run)" }),
   status: z.enum(EXECUTION_STATUSES),
   result: z.unknown().optional().meta({ description: 'When succeeded: what the tool returned' }),
   error: executionErrorSchema.optional().meta({ description: 'When failed or timed out' }),
@@ -39,6 +40,7 @@ export function toExecution(e: ExecutionRow): z.infer<typeof executionSchema> {
   return {
     id: e.id,
     toolId: e.tool_id,
+    ...(e.package_version ? { packageVersion: e.package_version } : {}),
     status: e.status,
     ...(e.status === 'succeeded' ? { result: e.result } : {}),
     ...(e.error ? { error: executionError(e.error) } : {}),

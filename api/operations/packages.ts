@@ -20,7 +20,10 @@ import {
   updatePackageFlags,
   type PublishedPackageRow,
 } from '../../core/repos/published-packages.js';
-import { listPackageTools } from '../../core/repos/tools.js';
+import { listPackageTools, type ToolRow } from '../../core/repos/tools.js';
+import { findPackageVersion, listPackageVersions, setVersionDeprecated, type PackageVersionRow } from '../../core/repos/package-versions.js';
+import { toolAtVersion } from '../../core/packages/versions.js';
+import type { Context } from 'koa';
 import { CATEGORIES } from '../../core/types.js';
 import { requireCaller } from '../middleware/auth.js';
 import { pageOf, paging } from '../validate.js';
@@ -68,18 +71,24 @@ const compatibilitySchema = z
   })
   .nullable()
   .meta({ description: 'This version compared with the one it replaced (null for the first version imported)' });
-const packageDetail = packageSummary.extend({
-  versions: z.array(
-    z.object({
-      version: z.string(),
-      importedAt: timestamp,
-      deprecated: z.string().nullable().meta({ description: "The publisher's deprecation message, if any" }),
-      compatibility: compatibilitySchema,
-      tools: z.array(toolListItemSchema),
-      discovery: discoverySchema,
-    }),
-  ),
+const versionSchema = z.object({
+  version: z.string(),
+  latest: z.boolean().meta({ description: 'The latest version: the highest (semver) imported' }),
+  importedAt: timestamp,
+  publisher: z.string().nullable().meta({ description: 'Username of whoever imported this version; null for the admin' }),
+  deprecated: z.string().nullable().meta({ description: "The publisher's deprecation message, if any" }),
+  compatibility: compatibilitySchema,
+  tools: z.array(toolListItemSchema).meta({ description: 'The tools as this version declares them (run them with `<package>@<version>/<tool>`)' }),
+  discovery: discoverySchema,
 });
+const packageDetail = packageSummary.extend({
+  versions: z.array(versionSchema).meta({ description: 'Every imported version, highest first' }),
+});
+const versionPatchBody = z
+  .object({
+    deprecated: z.string().trim().min(1).max(500).nullable().meta({ description: 'Deprecates the version with this message (null: undeprecates)' }),
+  })
+  .strict();
 const importStatus = z.object({
   importId: uuid,
   source: z.string(),
@@ -97,6 +106,7 @@ const publishedSchema = z.object({
 });
 const pendingSchema = z.object({ importId: uuid, status: z.enum(['queued', 'running']) });
 const nameParams = z.object({ name: z.string().min(1).max(214).meta({ description: 'npm package name (`@scope/name` or `name`)' }) });
+const versionParams = nameParams.extend({ version: z.string().min(1).max(256) });
 const importParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
 const patchBody = z
   .object({
@@ -126,21 +136,70 @@ function summary(p: PublishedPackageRow): z.infer<typeof packageSummary> {
   };
 }
 
+/** One version as published: its tools as it declares them (tool rows seen at that version). */
+function versionOf(p: PackageRow, v: PackageVersionRow, tools: ToolRow[]): z.infer<typeof versionSchema> {
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  return {
+    version: v.version,
+    latest: v.version === p.version,
+    importedAt: new Date(v.imported_at).toISOString(),
+    publisher: v.publisher_username ?? null,
+    deprecated: v.deprecated,
+    compatibility: (v.compatibility ?? null) as z.infer<typeof compatibilitySchema>,
+    tools: v.tools.flatMap((vt) => {
+      const row = byName.get(vt.name);
+      const at = row && toolAtVersion(row, v);
+      return at ? [toToolListItem(at)] : [];
+    }),
+    discovery: discoveryOf(v),
+  };
+}
+
+/** The package's versions, highest first (404 for an unknown package). */
+async function loadVersions(deps: { db: Knex }, name: string): Promise<{ p: PublishedPackageRow; versions: z.infer<typeof versionSchema>[] }> {
+  const p = await findPackageByName(deps.db, name);
+  if (!p) throw errors.notFound('Package', name);
+  const [rows, tools] = await Promise.all([listPackageVersions(deps.db, p.id), listPackageTools(deps.db, p.id)]);
+  return { p, versions: rows.map((v) => versionOf(p, v, tools)) };
+}
+
+/** The publisher of the package (or of the version), or the admin, may change a version; others get a 403. */
+function assertMayChange(ctx: Context, p: PublishedPackageRow, v?: PackageVersionRow): void {
+  if (ctx.state.admin === true) return;
+  const caller = requireCaller(ctx);
+  if (p.published_by !== caller.userId && v?.published_by !== caller.userId)
+    throw errors.forbidden("Only the package's publisher (or the admin) may change it");
+}
+
 async function importStatusOf(deps: { db: Knex }, imp: PackageImportRow): Promise<z.infer<typeof importStatus>> {
   const pkg = imp.package_id ? await findPackage(deps.db, imp.package_id) : undefined;
+  // An import of an exact version names that version (an older one does not become the latest).
+  const source = parseSource(imp.source);
+  const exact = pkg && 'kind' in source && source.kind === 'npm' ? await findPackageVersion(deps.db, pkg.id, source.range) : undefined;
   return {
     importId: imp.id,
     source: imp.source,
     status: imp.status,
-    package: pkg ? { name: pkg.name, version: pkg.version } : null,
+    package: pkg ? { name: pkg.name, version: exact?.version ?? pkg.version } : null,
     error: imp.error ? { code: imp.error.code, message: scrubHostPaths(imp.error.message) } : null,
     createdAt: new Date(imp.created_at).toISOString(),
     completedAt: imp.completed_at ? new Date(imp.completed_at).toISOString() : null,
   };
 }
 
-async function publishedData(deps: { db: Knex }, pkg: PackageRow, importId: string | null): Promise<z.infer<typeof publishedSchema>> {
+/** The published package: at `version` when it names a recorded version other than the latest, else the latest. */
+async function publishedData(deps: { db: Knex }, pkg: PackageRow, importId: string | null, version?: string): Promise<z.infer<typeof publishedSchema>> {
   const tools = await listPackageTools(deps.db, pkg.id);
+  const v = version && version !== pkg.version ? await findPackageVersion(deps.db, pkg.id, version) : undefined;
+  if (v) {
+    const category = pkg.category as z.infer<typeof packageSummary>['category'];
+    return {
+      importId,
+      package: { name: pkg.name, version: v.version, category, kind: kindOf(v) },
+      tools: versionOf(pkg, v, tools).tools,
+      discovery: discoveryOf(v),
+    };
+  }
   return {
     importId,
     package: { name: pkg.name, version: pkg.version, category: pkg.category as z.infer<typeof packageSummary>['category'], kind: kindOf(pkg) },
@@ -175,8 +234,10 @@ export const packageOperations: Operation[] = [
       if (existing && existing.published_by !== caller.userId) {
         throw errors.forbidden(`'${source.name}' was published by ${existing.publisher_username ?? 'the admin'}; only they import its versions`);
       }
-      // Re-importing the exact version already there is idempotent: nothing runs, nothing changes, no quota is used.
-      if (existing && existing.version === source.range) return reply(201, { success: true, data: await publishedData(deps, existing, null) });
+      // Re-importing a version already imported (any of them) is idempotent: nothing runs, nothing changes, no quota is used.
+      if (existing && (await findPackageVersion(deps.db, existing.id, source.range))) {
+        return reply(201, { success: true, data: await publishedData(deps, existing, null, source.range) });
+      }
       const since = new Date(Date.now() - DAY_MS);
       const used = await countImportsSince(deps.db, caller.userId, since);
       if (used >= deps.config.PUBLISH_DAILY_QUOTA) {
@@ -188,7 +249,7 @@ export const packageOperations: Operation[] = [
       if (imp.status === 'failed') throw importFailure(imp.error!);
       if (imp.status !== 'succeeded') return reply(202, { success: true, data: { importId: imp.id, status: imp.status } });
       const pkg = (await findPackage(deps.db, imp.package_id!))!;
-      return reply(201, { success: true, data: await publishedData(deps, pkg, imp.id) });
+      return reply(201, { success: true, data: await publishedData(deps, pkg, imp.id, source.range) });
     },
   }),
   defineOperation({
@@ -243,6 +304,47 @@ export const packageOperations: Operation[] = [
   }),
   defineOperation({
     ...base,
+    id: 'packages.getVersion',
+    method: 'get',
+    path: '/api/packages/*name/versions/:version',
+    summary: 'One version of a package: its tools, publisher, deprecation and its comparison with the version before it',
+    auth: 'public',
+    params: versionParams,
+    responses: { 200: ok(versionSchema.extend({ name: z.string() })) },
+    errors: [...REQUEST, 404],
+    handler: async (_ctx, deps, { params }) => {
+      const { p, versions } = await loadVersions(deps, params.name);
+      const v = versions.find((x) => x.version === params.version);
+      if (!v) throw errors.notFound('Version', `${params.name}@${params.version}`);
+      return { success: true, data: { name: p.name, ...v } };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'packages.updateVersion',
+    method: 'patch',
+    path: '/api/packages/*name/versions/:version',
+    summary: "Deprecates a version (or undeprecates it): the package's publisher or the admin",
+    description: 'A key of the publisher, or the ADMIN_TOKEN; any other key gets a 403. A deprecated version stays runnable.',
+    auth: 'public',
+    params: versionParams,
+    body: versionPatchBody,
+    responses: { 200: ok(versionSchema.extend({ name: z.string() })) },
+    errors: [...BODY, 401, 403, 404],
+    handler: async (ctx, deps, { params, body }) => {
+      if (ctx.state.admin !== true) requireCaller(ctx);
+      const p = await findPackageByName(deps.db, params.name);
+      if (!p) throw errors.notFound('Package', params.name);
+      const v = await findPackageVersion(deps.db, p.id, params.version);
+      if (!v) throw errors.notFound('Version', `${params.name}@${params.version}`);
+      assertMayChange(ctx, p, v);
+      await setVersionDeprecated(deps.db, v.id, body.deprecated);
+      const after = (await loadVersions(deps, params.name)).versions.find((x) => x.version === params.version)!;
+      return { success: true, data: { name: p.name, ...after } };
+    },
+  }),
+  defineOperation({
+    ...base,
     id: 'packages.get',
     method: 'get',
     path: '/api/packages/*name',
@@ -252,18 +354,8 @@ export const packageOperations: Operation[] = [
     responses: { 200: ok(packageDetail) },
     errors: [...REQUEST, 404],
     handler: async (_ctx, deps, { params }) => {
-      const p = await findPackageByName(deps.db, params.name);
-      if (!p) throw errors.notFound('Package', params.name);
-      const tools = await listPackageTools(deps.db, p.id);
-      const version = {
-        version: p.version,
-        importedAt: new Date(p.updated_at).toISOString(),
-        deprecated: p.deprecated,
-        compatibility: (p.compatibility ?? null) as z.infer<typeof compatibilitySchema>,
-        tools: tools.map(toToolListItem),
-        discovery: discoveryOf(p),
-      };
-      return { success: true, data: { ...summary(p), versions: [version] } };
+      const { p, versions } = await loadVersions(deps, params.name);
+      return { success: true, data: { ...summary(p), versions } };
     },
   }),
   defineOperation({
@@ -282,9 +374,13 @@ export const packageOperations: Operation[] = [
       const p = await findPackageByName(deps.db, params.name);
       if (!p) throw errors.notFound('Package', params.name);
       if (p.published_by !== caller.userId) throw errors.forbidden("Only the package's publisher may change it");
-      await updatePackageFlags(deps.db, p.id, body);
+      await updatePackageFlags(deps.db, p.id, { hidden: body.hidden });
+      // `deprecated` here is the latest version's (PATCH …/versions/:version deprecates any version).
+      const latest = await findPackageVersion(deps.db, p.id, p.version);
+      if (body.deprecated !== undefined && latest) await setVersionDeprecated(deps.db, latest.id, body.deprecated);
       const after = (await findPackageByName(deps.db, params.name))!;
-      return { success: true, data: { ...summary(after), deprecated: after.deprecated } };
+      const deprecated = latest ? ((await findPackageVersion(deps.db, p.id, p.version))?.deprecated ?? null) : after.deprecated;
+      return { success: true, data: { ...summary(after), deprecated } };
     },
   }),
 ];

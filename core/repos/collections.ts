@@ -24,6 +24,10 @@ export interface CollectionRow {
   owner_name: string | null;
   /** The collection's tool ids in the order they were added (tool rows come from the tool cache). */
   tool_ids: string[];
+  /** Per tool id, the version its entry is on when not the latest: pinned, or held by a breaking new version. */
+  tool_versions: (string | null)[];
+  /** Per tool id, whether its entry pins its version (else it follows the latest, or is held). */
+  tool_pinned: boolean[];
 }
 
 export { isUuid };
@@ -37,6 +41,12 @@ export function collectionsQuery(db: Db) {
       'u.username as owner_username',
       'u.name as owner_name',
       db.raw('array(select ct.tool_id::text from collection_tools ct where ct.collection_id = c.id order by ct.added_at, ct.tool_id) as tool_ids'),
+      db.raw(
+        'array(select coalesce(ct.pinned_version, ct.held_version) from collection_tools ct where ct.collection_id = c.id order by ct.added_at, ct.tool_id) as tool_versions',
+      ),
+      db.raw(
+        'array(select ct.pinned_version is not null from collection_tools ct where ct.collection_id = c.id order by ct.added_at, ct.tool_id) as tool_pinned',
+      ),
     );
 }
 
@@ -128,9 +138,9 @@ export async function deleteCollection(db: Db, id: string): Promise<boolean> {
 }
 
 /** Adds the tool; false when it was already there. Touches the collection's updated_at. */
-export async function insertCollectionTool(db: Db, collectionId: string, toolId: string): Promise<boolean> {
+export async function insertCollectionTool(db: Db, collectionId: string, toolId: string, pinnedVersion: string | null = null): Promise<boolean> {
   const rows = await db('collection_tools')
-    .insert({ collection_id: collectionId, tool_id: toolId })
+    .insert({ collection_id: collectionId, tool_id: toolId, pinned_version: pinnedVersion })
     .onConflict(['collection_id', 'tool_id'])
     .ignore()
     .returning('tool_id');
@@ -183,4 +193,36 @@ export async function toggleLike(trx: Db, collectionId: string, userId: string):
     .update({ like_count: trx.raw(`like_count + ?`, [removed === 0 ? 1 : -1]) })
     .returning('like_count');
   return { liked: removed === 0, likeCount: row.like_count };
+}
+
+/** Entries of every collection that follow the latest version of the package (not pinned), with their tool's name. */
+export async function listFollowingEntries(
+  db: Db,
+  packageId: string,
+): Promise<{ collection_id: string; tool_id: string; tool_name: string; held_version: string | null }[]> {
+  return db('collection_tools as ct')
+    .join('tools as t', 't.id', 'ct.tool_id')
+    .where('t.package_id', packageId)
+    .whereNull('ct.pinned_version')
+    .select('ct.collection_id', 'ct.tool_id', 't.name as tool_name', 'ct.held_version');
+}
+
+/** Holds an entry on an older version (a breaking new one came), or lets it follow the latest again (null). */
+export async function setHeldVersion(db: Db, collectionId: string, toolId: string, version: string | null): Promise<void> {
+  await db('collection_tools').where({ collection_id: collectionId, tool_id: toolId }).update({ held_version: version });
+}
+
+/** Entries of the collection held on an older version by a breaking new one (its owner is told). */
+export async function listHeldEntries(
+  db: Db,
+  collectionId: string,
+): Promise<{ tool_id: string; tool_name: string; package_id: string; package_name: string; held_version: string; latest_version: string }[]> {
+  return db('collection_tools as ct')
+    .join('tools as t', 't.id', 'ct.tool_id')
+    .join('packages as p', 'p.id', 't.package_id')
+    .where('ct.collection_id', collectionId)
+    .whereNull('ct.pinned_version')
+    .whereNotNull('ct.held_version')
+    .orderBy(['ct.added_at', 'ct.tool_id'])
+    .select('ct.tool_id', 't.name as tool_name', 't.package_id', 'p.name as package_name', 'ct.held_version', 'p.version as latest_version');
 }

@@ -13,6 +13,8 @@ import type { ExecutionError } from '../execution-errors.js';
 export interface ExecutionRow {
   id: string;
   tool_id: string;
+  /** The version of the tool's package that runs (pinned by the reference, else the latest when it was queued). */
+  package_version: string | null;
   user_id: string | null;
   api_key_id: string | null;
   origin: string;
@@ -44,7 +46,16 @@ const notifyPayload = (status: string) => `json_build_object('kind', 'execution'
  */
 export async function insertExecutionWithJob(
   db: Db,
-  e: { id: string; toolId: string; userId?: string | null; apiKeyId?: string | null; origin: string; params: unknown; caller?: string },
+  e: {
+    id: string;
+    toolId: string;
+    packageVersion?: string | null;
+    userId?: string | null;
+    apiKeyId?: string | null;
+    origin: string;
+    params: unknown;
+    caller?: string;
+  },
   payload: (executionId: string) => unknown,
   maxAttempts: number,
   priority = 0,
@@ -52,8 +63,8 @@ export async function insertExecutionWithJob(
   const id = e.id;
   const { rows } = await db.raw(
     `with j as (select (graphile_worker.add_job('execute_tool', ?::json, max_attempts => ?, priority => ?)).id as job_id)
-     insert into executions (id, tool_id, user_id, api_key_id, origin, params, job_id, caller)
-     select ?, ?, ?, ?, ?, ?::jsonb, j.job_id, ? from j
+     insert into executions (id, tool_id, package_version, user_id, api_key_id, origin, params, job_id, caller)
+     select ?, ?, ?, ?, ?, ?, ?::jsonb, j.job_id, ? from j
      returning *`,
     [
       JSON.stringify(payload(id)),
@@ -61,6 +72,7 @@ export async function insertExecutionWithJob(
       priority,
       id,
       e.toolId,
+      e.packageVersion ?? null,
       e.userId ?? null,
       e.apiKeyId ?? null,
       e.origin,
@@ -121,9 +133,14 @@ export async function markExecutionRunning(db: Db, id: string, workerId: string)
        update executions set status = 'running', worker_id = ?, started_at = now(), attempts = attempts + 1, heartbeat_at = now()
         where id = ? and status in ('queued', 'running')
        returning *)
-     select u.*, t.export_name as tool_export_name, t.permissions as tool_permissions, p.name as package_name, p.version as package_version,
-            p.install_path as package_install_path, p.manifest->'mcp' as package_mcp, pg_notify('toolshed_jobs', ${notifyPayload('running')}) as notified
-       from u left join tools t on t.id = u.tool_id left join packages p on p.id = t.package_id`,
+     select u.*, coalesce(vt.tool->>'exportName', t.export_name) as tool_export_name,
+            coalesce(vt.tool->'permissions', t.permissions) as tool_permissions, p.name as package_name,
+            coalesce(v.version, p.version) as package_version, coalesce(v.install_path, p.install_path) as package_install_path,
+            coalesce(v.manifest, p.manifest)->'mcp' as package_mcp, pg_notify('toolshed_jobs', ${notifyPayload('running')}) as notified
+       from u left join tools t on t.id = u.tool_id left join packages p on p.id = t.package_id
+       -- The version the execution was queued for (a pinned reference's, or the latest then): its install and export.
+       left join package_versions v on v.package_id = p.id and v.version = u.package_version
+       left join lateral (select x as tool from jsonb_array_elements(v.tools) x where x->>'name' = t.name limit 1) vt on true`,
     [workerId, id],
   );
   return rows[0];

@@ -10,13 +10,13 @@ import { userCaller } from '../types.js';
 
 export async function insertRunningExecution(
   db: Db,
-  e: { toolId: string; userId: string | null; origin: string; params: unknown; workerId: string },
+  e: { toolId: string; packageVersion?: string | null; userId: string | null; origin: string; params: unknown; workerId: string },
 ): Promise<ExecutionRow> {
   const { rows } = await db.raw(
-    `insert into executions (tool_id, user_id, origin, params, status, worker_id, started_at, heartbeat_at, attempts, caller)
-     values (?, ?, ?, ?::jsonb, 'running', ?, now(), now(), 1, ?)
+    `insert into executions (tool_id, package_version, user_id, origin, params, status, worker_id, started_at, heartbeat_at, attempts, caller)
+     values (?, ?, ?, ?, ?::jsonb, 'running', ?, now(), now(), 1, ?)
      returning *`,
-    [e.toolId, e.userId, e.origin, JSON.stringify(e.params), e.workerId, e.userId ? userCaller(e.userId) : null],
+    [e.toolId, e.packageVersion ?? null, e.userId, e.origin, JSON.stringify(e.params), e.workerId, e.userId ? userCaller(e.userId) : null],
   );
   return rows[0];
 }

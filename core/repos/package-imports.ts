@@ -20,11 +20,11 @@ export async function insertImport(
   db: Db,
   source: string,
   official: boolean,
-  extra: { options?: Record<string, unknown>; requestedBy?: string } = {},
+  extra: { options?: Record<string, unknown>; requestedBy?: string | null; polled?: boolean } = {},
 ): Promise<PackageImportRow> {
   const options = extra.options && Object.values(extra.options).some((v) => v !== undefined) ? JSON.stringify(extra.options) : null;
   const [row] = await db('package_imports')
-    .insert({ source, official, options, requested_by: extra.requestedBy ?? null })
+    .insert({ source, official, options, requested_by: extra.requestedBy ?? null, polled: extra.polled ?? false })
     .returning('*');
   return row;
 }
@@ -46,4 +46,33 @@ export async function finishImport(db: Db, id: string, outcome: { packageId: str
 
 export async function markImportRunning(db: Db, id: string): Promise<void> {
   await db('package_imports').where({ id }).update({ status: 'running' });
+}
+
+/** Packages imported from npm, with what the poller needs to import their next versions like their last one. */
+export async function listNpmPackages(
+  db: Db,
+): Promise<{ id: string; name: string; version: string; official: boolean; published_by: string | null; options: Record<string, unknown> | null }[]> {
+  return db('packages as p')
+    .whereLike('p.source', 'npm:%')
+    .select(
+      'p.id',
+      'p.name',
+      'p.version',
+      'p.official',
+      'p.published_by',
+      // The options of the package's last successful import (category, env, args… for an MCP server).
+      db.raw(`(select i.options from package_imports i where i.package_id = p.id and i.status = 'succeeded' order by i.created_at desc limit 1) as options`),
+    )
+    .orderBy('p.name');
+}
+
+/** Versions of the package imported, or requested by the poller already (a failed one is not retried every poll). */
+export async function knownVersions(db: Db, packageId: string, name: string): Promise<Set<string>> {
+  const imported: { version: string }[] = await db('package_versions').where({ package_id: packageId }).select('version');
+  const prefix = `npm:${name}@`;
+  const requested: { source: string }[] = await db('package_imports')
+    .where('polled', true)
+    .whereLike('source', `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)
+    .select('source');
+  return new Set([...imported.map((r) => r.version), ...requested.map((r) => r.source.slice(prefix.length))]);
 }

@@ -117,6 +117,11 @@ export async function markRemovedTools(db: Db, packageId: string, keep: string[]
     .update({ health_status: 'BROKEN', health_error: `not declared by version ${version}`, updated_at: db.fn.now() });
 }
 
+/** The package's id and latest version, by name (an import decides whether its version becomes the latest). */
+export async function findLatestVersion(db: Db, name: string): Promise<{ id: string; version: string } | undefined> {
+  return db('packages').where({ name }).first('id', 'version');
+}
+
 export async function findPackage(db: Db, id: string): Promise<PackageRow | undefined> {
   return db('packages').where({ id }).first();
 }

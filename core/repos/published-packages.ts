@@ -42,9 +42,9 @@ export async function updatePackageFlags(db: Db, id: string, patch: { hidden?: b
   await db('packages').where({ id }).update(set);
 }
 
-/** Imports a user requested since `since` (the daily publish quota counts them, failed ones too). */
+/** Imports a user requested since `since` (the daily publish quota counts them, failed ones too; not the npm poller's). */
 export async function countImportsSince(db: Db, userId: string, since: Date): Promise<number> {
-  const row = await db('package_imports').where('requested_by', userId).where('created_at', '>=', since).count('* as n').first();
+  const row = await db('package_imports').where('requested_by', userId).where('polled', false).where('created_at', '>=', since).count('* as n').first();
   return Number(row?.n ?? 0);
 }
 

@@ -6,6 +6,8 @@ import { qualityScore } from '../scoring.js';
 import type { ToolPermissions } from '../packages/manifest.js';
 import type { SearchDocument } from '../search/engine.js';
 import { schemaText } from '../search/analyzer.js';
+import { findPackageVersion } from './package-versions.js';
+import { toolAtVersion } from '../packages/versions.js';
 
 export interface ToolRow {
   id: string;
@@ -62,13 +64,18 @@ export async function findToolsByIds(db: Db, ids: string[]): Promise<ToolRow[]> 
 }
 
 /**
- * Resolves a tool reference: its id, `<package>/<tool>` (scoped: `@scope/pkg/tool`), or `<package>::<tool>`.
+ * Resolves a tool reference, the one place every reference is read: its id, `<package>/<tool>` (scoped:
+ * `@scope/pkg/tool`) or `<package>::<tool>` for the latest version, and `<package>@<version>/<tool>` or
+ * `<package>@<version>::<tool>` for that recorded version (undefined when the version or its tool is unknown).
  */
 export async function findToolByRef(db: Db, ref: string): Promise<ToolRow | undefined> {
   if (isUuid(ref)) return toolsQuery(db).select(columns(db)).where('t.id', ref).first();
   const split = splitToolRef(ref);
   if (!split) return undefined;
-  return findToolByName(db, split.packageName, split.toolName);
+  const tool = await findToolByName(db, split.packageName, split.toolName);
+  if (!tool || split.version === undefined) return tool;
+  const v = await findPackageVersion(db, tool.package_id, split.version);
+  return v ? toolAtVersion(tool, v) : undefined;
 }
 
 export async function findToolByName(db: Db, packageName: string, toolName: string): Promise<ToolRow | undefined> {
@@ -80,14 +87,25 @@ export function isToolRefShape(ref: string): boolean {
   return isUuid(ref) || splitToolRef(ref) !== undefined;
 }
 
-export function splitToolRef(ref: string): { packageName: string; toolName: string } | undefined {
+/** The version a reference pins (`<package>@<version>/<tool>`), or null (an id, or the latest). */
+export function pinnedVersionOf(ref: string): string | null {
+  return isUuid(ref) ? null : (splitToolRef(ref)?.version ?? null);
+}
+
+/** `<package>[@<version>]/<tool>` or `<package>[@<version>]::<tool>` into its parts (`version` only when pinned). */
+export function splitToolRef(ref: string): { packageName: string; toolName: string; version?: string } | undefined {
   const sep = ref.includes('::') ? ref.lastIndexOf('::') : ref.lastIndexOf('/');
   const width = ref.includes('::') ? 2 : 1;
   if (sep <= 0) return undefined;
-  const packageName = ref.slice(0, sep);
+  let packageName = ref.slice(0, sep);
   const toolName = ref.slice(sep + width);
+  // A scope's `@` opens the name; any later `@` starts the pinned version.
+  const at = packageName.lastIndexOf('@');
+  const version = at > 0 ? packageName.slice(at + 1) : undefined;
+  if (at > 0) packageName = packageName.slice(0, at);
+  if (version !== undefined && !version) return undefined;
   if (!packageName || !toolName || (packageName.startsWith('@') && !packageName.includes('/'))) return undefined;
-  return { packageName, toolName };
+  return version === undefined ? { packageName, toolName } : { packageName, toolName, version };
 }
 
 /** All tools with the fields the search engines index (the input schema as the text of its parameters). */

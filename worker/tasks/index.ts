@@ -7,6 +7,7 @@ import { healthCheckTask } from './health-check.js';
 import { executeToolTask } from './execute-tool.js';
 import { scenarioRunTask } from './scenario-run.js';
 import { sweepSessionsTask } from './sweep-sessions.js';
+import { npmPollTask } from './npm-poll.js';
 
 export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<TaskName, TaskList[string]>> {
   return {
@@ -15,6 +16,7 @@ export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<Tas
     execute_tool: executeToolTask(deps, () => workerId),
     scenario_run: scenarioRunTask(deps, () => workerId),
     sweep_sessions: sweepSessionsTask(deps),
+    npm_poll: npmPollTask(deps),
   };
 }
 

@@ -25,7 +25,7 @@ export async function generateScenarios(
   const caller = requireCaller(ctx);
   const c = await loadOwnedCollection(deps.db, collectionRef, caller);
   const body = readBody(ctx);
-  const tools = await collectionTools(deps.tools, c);
+  const tools = await collectionTools(deps, c);
   if (tools.length === 0) throw errors.validation(`Collection '${c.uid}' has no tools to write scenarios for`);
   const { remaining } = await takeUnits(deps.db, deps.config, caller, body.count);
   let report: GenerationReport;

@@ -22,14 +22,14 @@ export interface RegistryExecuteOutput {
   output: unknown;
 }
 
-/** `pkg::tool` or `@scope/pkg::tool`; the package part may not contain `::`. */
-const TOOL_ID = /^((?:@[^\s/:@]+\/)?[^\s/:@]+)::([^\s/:]+)$/;
+/** `pkg::tool` or `@scope/pkg::tool`, and `pkg@1.2.3::tool` to pin a version; the package part may not contain `::`. */
+const TOOL_ID = /^((?:@[^\s/:@]+\/)?[^\s/:@]+(?:@[^\s/:@]+)?)::([^\s/:]+)$/;
 
 const executeInputSchema = z.object({
   toolId: z
     .string()
     .regex(TOOL_ID, 'must be "<package>::<tool_name>", e.g. "@scope/pkg::myTool"')
-    .describe('The toolId returned by registrySearchTool: "<package>::<tool_name>"'),
+    .describe('The toolId returned by registrySearchTool: "<package>::<tool_name>" ("<package>@<version>::<tool_name>" pins a version)'),
   params: z.record(z.string(), z.unknown()).describe("The tool's parameters, as an object"),
   env: z
     .record(z.string(), z.string())
@@ -58,8 +58,8 @@ async function execute(config: RegistryConfig, input: RegistryExecuteInput, sign
   if (!isObject(input.params)) {
     throw new RegistryToolError(scrub(`${action} failed: params must be an object`), { code: 'VALIDATION_ERROR', toolId });
   }
-  // The service splits at the last "/", so a scoped package keeps its slash; "@" is legal in a path segment.
-  const path = [...match[1].split('/'), match[2]].map((s) => encodeURIComponent(s).replace(/^%40/, '@')).join('/');
+  // The service splits at the last "/", so a scoped package keeps its slash; "@" (scope, pinned version) is legal in a path segment.
+  const path = [...match[1].split('/'), match[2]].map((s) => encodeURIComponent(s).replace(/%40/g, '@')).join('/');
   const url = `${config.executorUrl}/api/tools/execute/${path}`;
   const body = { params: input.params, ...(input.env ? { env: input.env } : {}) };
   const res = await requestJson(config, { method: 'POST', url, body, signal, action, scrub, toolId });

@@ -1,0 +1,123 @@
+/**
+ * package_versions: every imported version of a package (issue 24), with what it takes to run it and a snapshot of
+ * its tools. `packages`/`tools` describe the latest version; this table keeps the others runnable by pinned reference.
+ */
+import semver from 'semver';
+import type { Db } from '../db.js';
+import type { EnvVarSpec } from '../types.js';
+
+/** A tool as one version declared it. */
+export interface VersionTool {
+  name: string;
+  exportName: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown> | null;
+  permissions: unknown;
+  healthExample: unknown;
+  /** Why the tool could not work in this version (module load failure, missing export); null when it could. */
+  broken: string | null;
+}
+
+export interface PackageVersionRow {
+  id: string;
+  package_id: string;
+  version: string;
+  source: string;
+  install_path: string;
+  manifest: { format?: string; mcp?: unknown; discovery?: unknown } | null;
+  env: EnvVarSpec[];
+  tools: VersionTool[];
+  import_error: string | null;
+  compatibility: unknown;
+  deprecated: string | null;
+  published_by: string | null;
+  imported_at: Date;
+  // joined by listPackageVersions
+  publisher_username?: string | null;
+}
+
+export type NewPackageVersion = Omit<PackageVersionRow, 'id' | 'imported_at' | 'deprecated' | 'publisher_username'>;
+
+/** Highest semver first; a version that is not semver sorts below every one that is. */
+export function compareVersionsDesc(a: string, b: string): number {
+  const va = semver.valid(a);
+  const vb = semver.valid(b);
+  if (va && vb) return semver.rcompare(va, vb);
+  if (va) return -1;
+  if (vb) return 1;
+  return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/** Records a version, or replaces what is recorded for it (a path: folder re-imported with other content). */
+export async function savePackageVersion(db: Db, v: NewPackageVersion): Promise<PackageVersionRow> {
+  const row = {
+    package_id: v.package_id,
+    version: v.version,
+    source: v.source,
+    install_path: v.install_path,
+    manifest: JSON.stringify(v.manifest ?? {}),
+    env: JSON.stringify(v.env ?? []),
+    tools: JSON.stringify(v.tools),
+    import_error: v.import_error,
+    compatibility: v.compatibility === null ? null : JSON.stringify(v.compatibility),
+    published_by: v.published_by,
+  };
+  const { published_by: _keep, ...merge } = row;
+  const [saved] = await db('package_versions')
+    .insert(row)
+    .onConflict(['package_id', 'version'])
+    .merge({ ...merge, imported_at: db.fn.now() })
+    .returning('*');
+  return saved;
+}
+
+export async function findPackageVersion(db: Db, packageId: string, version: string): Promise<PackageVersionRow | undefined> {
+  return db('package_versions').where({ package_id: packageId, version }).first();
+}
+
+/** The recorded version of the package named `name`, if any. */
+export async function findVersionByName(db: Db, name: string, version: string): Promise<PackageVersionRow | undefined> {
+  return db('package_versions as v').join('packages as p', 'p.id', 'v.package_id').where({ 'p.name': name, 'v.version': version }).first('v.*');
+}
+
+/** Every version of the package, highest first, with its publisher's username. */
+export async function listPackageVersions(db: Db, packageId: string): Promise<PackageVersionRow[]> {
+  const rows: PackageVersionRow[] = await db('package_versions as v')
+    .leftJoin('users as u', 'u.id', 'v.published_by')
+    .where('v.package_id', packageId)
+    .select('v.*', 'u.username as publisher_username');
+  return rows.sort((a, b) => compareVersionsDesc(a.version, b.version));
+}
+
+/** The given (package, version) pairs, keyed `<package_id>@<version>` (for tools of collections that are not on the latest). */
+export async function findPackageVersions(db: Db, pairs: { packageId: string; version: string }[]): Promise<Map<string, PackageVersionRow>> {
+  if (pairs.length === 0) return new Map();
+  const rows: PackageVersionRow[] = await db('package_versions').whereIn(
+    ['package_id', 'version'],
+    pairs.map((p) => [p.packageId, p.version]),
+  );
+  return new Map(rows.map((r) => [`${r.package_id}@${r.version}`, r]));
+}
+
+export async function setVersionDeprecated(db: Db, id: string, deprecated: string | null): Promise<void> {
+  await db('package_versions').where({ id }).update({ deprecated });
+}
+
+/** The ids of the package's tools rows named as the version's tools, in the version's order. */
+export async function toolIdsByName(db: Db, packageId: string, tools: { name: string }[]): Promise<string[]> {
+  const rows: { id: string; name: string }[] = await db('tools')
+    .where({ package_id: packageId })
+    .whereIn(
+      'name',
+      tools.map((t) => t.name),
+    )
+    .select('id', 'name');
+  const byName = new Map(rows.map((r) => [r.name, r.id]));
+  return tools.flatMap((t) => (byName.has(t.name) ? [byName.get(t.name)!] : []));
+}
+
+/** An admin's import flags the package official, even when the version was imported already. */
+export async function markOfficial(db: Db, packageId: string): Promise<void> {
+  await db('packages').where({ id: packageId, official: false }).update({ official: true });
+}
