@@ -5,7 +5,8 @@
  * that cannot start or list is a 400 naming what it wrote to stderr; nothing is recorded then.
  */
 import type { Manifest } from '../core/packages/manifest.js';
-import { placeholderEnv, planMcpServer, type ImportOptions } from '../core/packages/mcp-server.js';
+import { mcpListingOf, placeholderEnv, planMcpServer, type ImportOptions } from '../core/packages/mcp-server.js';
+import { saveMcpListing } from '../core/repos/health-checks.js';
 import { markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { currentVersionTools, setCompatibility } from '../core/repos/published-packages.js';
 import { compareVersions } from '../core/packages/compatibility.js';
@@ -93,6 +94,8 @@ export async function importMcpServer(
       const next = d.tools.map((t) => ({ name: t.exportName, inputSchema: t.inputSchema, outputSchema: t.outputSchema ?? null }));
       await setCompatibility(trx, row.id, compareVersions(previous, { version: manifest.version, tools: next }));
     } else if (!previous) await setCompatibility(trx, row.id, null);
+    // What the health checks compare the next tools/list with (worker/health.ts checkMcpServer).
+    await saveMcpListing(trx, row.id, mcpListingOf(d.tools));
     await markRemovedTools(
       trx,
       row.id,
