@@ -1,7 +1,7 @@
 /**
  * The agent execution stream, shared by prompt execution (`tools.execute` with a prompt) and agent chat (`agents.chat`): an agent (the configured provider, or
  * the offline one) gets a set of tools; every tool call it makes goes through the same path as `tools.execute` —
- * enqueueExecution (health, env, params against the JSON Schema), the queue and the sandbox — and the stream says
+ * runTool in core/tool-calls.ts (health, env, params against the JSON Schema, the queue and the sandbox) — and the stream says
  * so as it happens: `tools.discovered`, `tool.started`, `tool.completed`, `message.delta` as text arrives, then
  * `done` { usage }; on failure `error` { code, message } then `done`. No event carries an env value.
  */
@@ -10,19 +10,17 @@ import type { AppDeps } from './deps.js';
 import { openSse } from './sse.js';
 import { agentToolSet, type AgentToolSet } from '../core/agent-tools.js';
 import { AppError } from '../core/errors.js';
-import { enqueueExecution, redactSecrets, waitForExecution } from '../core/executions.js';
+import { redactSecrets } from '../core/executions.js';
+import { callResultOf, runTool } from '../core/tool-calls.js';
 import { callerIdentity } from './middleware/identity.js';
 import { LlmError, llmLogFields } from '../core/llm/index.js';
 import type { ChatTurn, ToolCallResult } from '../core/llm/provider.js';
-import { isFinalExecution, type ExecutionRow } from '../core/repos/executions.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import type { Caller } from '../core/types.js';
 import { allEnvValues, declaringPackages, envForTool, type GivenEnv } from '../core/tool-env.js';
 
 /** Model steps an agent may take per request (as a scenario run). */
 export const AGENT_MAX_STEPS = 10;
-/** As `tools.execute`: the execution's own time limit plus queueing and sandbox start. */
-const WAIT_SLACK_MS = 15_000;
 
 export interface AgentStreamRequest {
   tools: ToolRow[];
@@ -38,14 +36,6 @@ export interface AgentStreamRequest {
    */
   env: GivenEnv;
   caller?: Caller;
-}
-
-function toResult(e: ExecutionRow): ToolCallResult {
-  const base = { executionId: e.id, executionTimeMs: e.execution_time_ms ?? 0 };
-  if (!isFinalExecution(e))
-    return { ...base, error: { code: 'EXECUTION_TIMEOUT', message: `The execution did not finish in time; poll GET /api/executions/${e.id}` } };
-  if (e.status === 'succeeded') return { ...base, output: e.result ?? null };
-  return { ...base, error: e.error ?? { code: 'INTERNAL', message: 'The execution failed' } };
 }
 
 type Send = (event: string, data: unknown) => void;
@@ -71,23 +61,33 @@ async function callTool(
   if (!tool) return refuse('UNKNOWN_TOOL', `No tool named '${name}' is offered`);
   // Once the server is stopping (or the client gone), no new call starts: it would run with nobody to answer.
   if (signal.aborted) return refuse('SERVICE_UNAVAILABLE', 'The server is shutting down; no new tool call starts');
-  let execution: ExecutionRow;
+  let queued = false;
+  let result: ToolCallResult;
   try {
-    execution = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, {
-      tool,
-      params: input ?? {},
-      env: envForTool(tool, req.env, set.declarers).env,
-      caller: req.caller,
-      origin: 'agent',
-      // The caller's cap on queued work and its fair share count agent calls like any other.
-      limit,
-    });
+    const execution = await runTool(
+      deps,
+      {
+        tool,
+        params: input ?? {},
+        env: envForTool(tool, req.env, set.declarers).env,
+        caller: req.caller,
+        origin: 'agent',
+        // The caller's cap on queued work and its fair share count agent calls like any other.
+        limit,
+      },
+      {
+        signal,
+        onQueued: (e) => {
+          queued = true;
+          send('tool.started', { executionId: e.id, toolId, name, params: input });
+        },
+      },
+    );
+    result = callResultOf(execution);
   } catch (err) {
-    if (err instanceof AppError && err.status < 500) return refuse(err.code, err.message);
+    if (!queued && err instanceof AppError && err.status < 500) return refuse(err.code, err.message);
     throw err;
   }
-  send('tool.started', { executionId: execution.id, toolId, name, params: input });
-  const result = toResult(await waitForExecution(deps, execution.id, deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS, signal));
   const { executionId, executionTimeMs, ...outcome } = result;
   send('tool.completed', { executionId, toolId, name, ...outcome, executionTimeMs });
   return result;

@@ -2,9 +2,12 @@
  * A collection as an MCP Registry `ServerResponse` (official registry OpenAPI, v0.1): the server's name, a remote of
  * type streamable-http at its MCP endpoint with the headers a client may need, the revision as its version, and
  * Toolshed's own facts (tools with schemas and annotations, env, health, rating, scenarios, token weight) under one
- * namespaced `_meta` key. Pure: rows in, document out.
+ * namespaced `_meta` key. An imported MCP server (a package with `manifest.mcp`) is a server of its own: named
+ * `<rdns>.npm/<name>` (`<rdns>.npm.<scope>/<name>` for `@scope/name`), its package version as its version, and one
+ * `packages[]` entry (npm, stdio, its arguments and environment variables). Pure: rows in, document out.
  */
 import type { CollectionRow } from '../core/repos/collections.js';
+import type { PackageRow } from '../core/repos/packages.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import type { ScenarioFigures } from '../core/repos/registry.js';
 import { countJsonTokens, TOKEN_ENCODING } from '../core/tokens.js';
@@ -90,6 +93,27 @@ export function toolDefinitions(tools: ToolRow[]) {
   return { tools: withTokens, tokenCount: countJsonTokens({ tools: defs.map((d) => d.def) }) };
 }
 
+type McpLaunch = { args: string[] };
+type DeclaredEnv = { name: string; description?: string; required: boolean; secret?: boolean; default?: string }[];
+
+/** An MCP server from npm as a registry `packages[]` entry: npm, stdio, its arguments and environment variables. */
+export function npmPackageEntry(name: string, version: string, mcp: McpLaunch, env: DeclaredEnv | null) {
+  return {
+    registryType: 'npm',
+    identifier: name,
+    version,
+    transport: { type: 'stdio' },
+    ...(mcp.args.length > 0 ? { packageArguments: mcp.args.map((value) => ({ type: 'positional', value })) } : {}),
+    environmentVariables: (env ?? []).map((v) => ({
+      name: v.name,
+      ...(v.description ? { description: v.description } : {}),
+      isRequired: v.required,
+      isSecret: v.secret ?? false,
+      ...(v.default !== undefined ? { default: v.default } : {}),
+    })),
+  };
+}
+
 /**
  * The MCP servers from npm whose tools the collection holds, as the registry's `packages[]` (npm, stdio, their
  * arguments and environment variables): a client may run one itself instead of calling the remote.
@@ -100,20 +124,24 @@ export function mcpPackages(tools: ToolRow[]): { packages?: Record<string, unkno
   if (byName.size === 0) return {};
   const packages = [...byName.values()]
     .sort((a, b) => a.package_name.localeCompare(b.package_name))
-    .map((t) => ({
-      registryType: 'npm',
-      identifier: t.package_name,
-      version: t.package_version,
-      transport: { type: 'stdio' },
-      ...(t.package_mcp!.args.length > 0 ? { packageArguments: t.package_mcp!.args.map((value) => ({ type: 'positional', value })) } : {}),
-      environmentVariables: (t.package_env ?? []).map((v) => ({
-        name: v.name,
-        ...(v.description ? { description: v.description } : {}),
-        isRequired: v.required,
-        isSecret: v.secret ?? false,
-      })),
-    }));
+    .map((t) => npmPackageEntry(t.package_name, t.package_version, t.package_mcp!, t.package_env as DeclaredEnv));
   return { packages };
+}
+
+/** `<rdns>.npm` + `.scope/name` or `/name`: the registry name of an imported MCP server. */
+export function packageServerName(namespace: string, packageName: string): string {
+  const m = /^@([^/]+)\/(.+)$/.exec(packageName);
+  return `${reverseDns(namespace)}.npm${m ? `.${m[1]}/${m[2]}` : `/${packageName}`}`;
+}
+
+/** A package server's name → its npm name and its key (the name after the namespace); undefined for any other name. */
+export function parsePackageServerName(namespace: string, name: string): { packageName: string; key: string } | undefined {
+  const prefix = `${reverseDns(namespace)}.npm`;
+  if (!name.startsWith(prefix)) return undefined;
+  const key = name.slice(prefix.length);
+  const m = /^(?:\.([^/]+))?\/([^/]+)$/.exec(key);
+  if (!m) return undefined;
+  return { packageName: m[1] ? `@${m[1]}/${m[2]}` : m[2], key };
 }
 
 export interface ServerContext {
@@ -187,6 +215,43 @@ export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: Tool
           healthStatus: row.health_status,
           rating: { average: row.rating_count === 0 ? null : Math.round((row.rating_sum / row.rating_count) * 100) / 100, count: row.rating_count },
           tokenCount,
+        })),
+      },
+    },
+  };
+}
+
+/** An imported MCP server as a registry `ServerResponse` of its own. */
+export function packageServerResponse(ctx: ServerContext, p: PackageRow, tools: ToolRow[]) {
+  const mcp = p.manifest?.mcp as McpLaunch;
+  const description = cutAtWord(
+    (p.description ?? '').replace(/\s+/g, ' ').trim() || `${p.name}: an MCP server of ${tools.length} tool${tools.length === 1 ? '' : 's'}`,
+    DESCRIPTION_MAX,
+  );
+  return {
+    server: {
+      $schema: 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json',
+      name: packageServerName(ctx.namespace, p.name),
+      title: p.name.slice(0, DESCRIPTION_MAX),
+      description,
+      version: p.version,
+      packages: [npmPackageEntry(p.name, p.version, mcp, p.env as DeclaredEnv)],
+    },
+    _meta: {
+      [metaKey(ctx.namespace)]: {
+        status: 'active',
+        publishedAt: p.created_at.toISOString(),
+        updatedAt: p.updated_at.toISOString(),
+        isLatest: true,
+        package: { name: p.name, version: p.version, category: p.category, official: p.official, kind: 'mcp' },
+        toolCount: tools.length,
+        health: healthOf(tools),
+        tools: tools.map((t) => ({
+          name: t.name,
+          toolId: `${p.name}::${t.name}`,
+          description: t.description,
+          inputSchema: t.input_schema,
+          healthStatus: t.health_status,
         })),
       },
     },

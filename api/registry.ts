@@ -1,9 +1,11 @@
 /**
  * The MCP Registry's read API, v0.1 (the official registry's OpenAPI document; a copy is in
  * tests/fixtures/mcp-registry/): every public collection — and, for a caller with a key, their own private ones — is
- * one server. `GET /v0.1/servers` pages by an opaque cursor (the last server name; names are the sort order),
- * `/v0.1/servers/{name}/versions` and `/v0.1/servers/{name}/versions/{version|latest}` read one. Only the latest
- * version of a collection exists. Errors are the registry's `{ error }` shape, not ours.
+ * one server, and so is every imported MCP server (a package with `manifest.mcp`, not hidden). `GET /v0.1/servers`
+ * pages by an opaque cursor (the last server name; names are the sort order: the MCP servers' `<rdns>.npm…` names
+ * come before the collections' `<rdns>/…`), `/v0.1/servers/{name}/versions` and
+ * `/v0.1/servers/{name}/versions/{version|latest}` read one. Only the latest version of a collection or a package
+ * exists. Errors are the registry's `{ error }` shape, not ours.
  */
 import type { Context } from 'koa';
 import type { AppDeps } from './deps.js';
@@ -11,8 +13,19 @@ import { reply } from './operations/define.js';
 import { callerOf } from './middleware/auth.js';
 import { collectionTools } from '../core/collections.js';
 import type { CollectionRow } from '../core/repos/collections.js';
-import { findRegistryCollection, listRegistryCollections, scenarioFigures } from '../core/repos/registry.js';
-import { parseServerName, serverName, serverResponse, versionOf, type ServerContext } from './registry-server.js';
+import type { PackageRow } from '../core/repos/packages.js';
+import { findRegistryCollection, findRegistryPackage, listRegistryCollections, listRegistryPackages, scenarioFigures } from '../core/repos/registry.js';
+import { listPackageTools } from '../core/repos/tools.js';
+import {
+  packageServerName,
+  packageServerResponse,
+  parsePackageServerName,
+  parseServerName,
+  serverName,
+  serverResponse,
+  versionOf,
+  type ServerContext,
+} from './registry-server.js';
 
 const DEFAULT_LIMIT = 30;
 const MAX_LIMIT = 100;
@@ -58,52 +71,86 @@ function serverContext(ctx: Context, deps: AppDeps): ServerContext {
   return { namespace: deps.config.REGISTRY_NAMESPACE, baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}` };
 }
 
-async function responses(ctx: Context, deps: AppDeps, rows: CollectionRow[]) {
+/** A server of the registry: a collection, or an imported MCP server. */
+type Entry = { collection: CollectionRow } | { pkg: PackageRow };
+
+async function responses(ctx: Context, deps: AppDeps, rows: Entry[]) {
   const figures = await scenarioFigures(
     deps.db,
-    rows.map((c) => c.id),
+    rows.flatMap((e) => ('collection' in e ? [e.collection.id] : [])),
   );
   const sc = serverContext(ctx, deps);
-  return Promise.all(rows.map(async (c) => serverResponse(sc, c, await collectionTools(deps, c), figures.get(c.id))));
+  return Promise.all(
+    rows.map(async (e) =>
+      'collection' in e
+        ? serverResponse(sc, e.collection, await collectionTools(deps, e.collection), figures.get(e.collection.id))
+        : packageServerResponse(sc, e.pkg, await listPackageTools(deps.db, e.pkg.id)),
+    ),
+  );
 }
+
+const entryName = (namespace: string, e: Entry) => ('collection' in e ? serverName(namespace, e.collection) : packageServerName(namespace, e.pkg.name));
 
 export async function listServers(ctx: Context, deps: AppDeps): Promise<unknown> {
   const limitText = one(ctx, 'limit');
   const limit = limitText === undefined ? DEFAULT_LIMIT : Number(limitText);
   if (!/^\d+$/.test(limitText ?? '0') || !Number.isInteger(limit) || limit < 1) throw new RegistryError(400, "'limit' must be a positive integer");
+  const ns = deps.config.REGISTRY_NAMESPACE;
   const cursor = one(ctx, 'cursor');
-  const after = cursor === undefined ? undefined : parseServerName(deps.config.REGISTRY_NAMESPACE, cursor);
-  if (cursor !== undefined && !after) throw new RegistryError(400, "'cursor' is not a cursor of this registry");
+  const afterPackage = cursor === undefined ? undefined : parsePackageServerName(ns, cursor);
+  const after = cursor === undefined || afterPackage ? undefined : parseServerName(ns, cursor);
+  if (cursor !== undefined && !after && !afterPackage) throw new RegistryError(400, "'cursor' is not a cursor of this registry");
   const since = one(ctx, 'updated_since');
   if (since !== undefined && (!isRealDateTime(since) || Number.isNaN(Date.parse(since)))) {
     throw new RegistryError(400, "'updated_since' must be an RFC 3339 date-time, like 2025-08-07T13:15:04.280Z");
   }
   const version = one(ctx, 'version');
   const revision = version === undefined || version === 'latest' ? undefined : Number(VERSION.exec(version)?.[1] ?? -1);
-  const rows = await listRegistryCollections(deps.db, {
-    after,
-    search: one(ctx, 'search'),
-    updatedSince: since === undefined ? undefined : new Date(since),
-    revision,
-    viewerId: callerOf(ctx)?.userId,
-    limit: Math.min(limit, MAX_LIMIT),
-  });
-  const page = rows.slice(0, Math.min(limit, MAX_LIMIT));
+  const max = Math.min(limit, MAX_LIMIT);
+  const search = one(ctx, 'search');
+  const updatedSince = since === undefined ? undefined : new Date(since);
+  // MCP servers' names sort before collections': their page comes first, collections fill what is left of it.
+  const rows: Entry[] = after
+    ? []
+    : (
+        await listRegistryPackages(deps.db, {
+          afterKey: afterPackage?.key,
+          search,
+          updatedSince,
+          version: version === 'latest' ? undefined : version,
+          limit: max,
+        })
+      ).map((pkg) => ({ pkg }));
+  if (rows.length <= max) {
+    const collections = await listRegistryCollections(deps.db, {
+      after,
+      search,
+      updatedSince,
+      revision,
+      viewerId: callerOf(ctx)?.userId,
+      limit: max - rows.length,
+    });
+    rows.push(...collections.map((collection) => ({ collection })));
+  }
+  const page = rows.slice(0, max);
   const servers = await responses(ctx, deps, page);
   const more = rows.length > page.length;
   return {
     servers,
-    metadata: { count: servers.length, ...(more ? { nextCursor: serverName(deps.config.REGISTRY_NAMESPACE, page[page.length - 1]) } : {}) },
+    metadata: { count: servers.length, ...(more ? { nextCursor: entryName(ns, page[page.length - 1]) } : {}) },
   };
 }
 
-async function loadServer(ctx: Context, deps: AppDeps): Promise<CollectionRow> {
+async function loadServer(ctx: Context, deps: AppDeps): Promise<Entry> {
   const p = ctx.params as { name?: string; ns?: string; server?: string };
   const name = p.name ?? `${p.ns}/${p.server}`;
+  const pkgName = parsePackageServerName(deps.config.REGISTRY_NAMESPACE, name)?.packageName;
+  const pkg = pkgName === undefined ? undefined : await findRegistryPackage(deps.db, pkgName);
+  if (pkg) return { pkg };
   const parts = parseServerName(deps.config.REGISTRY_NAMESPACE, name);
   const c = parts && (await findRegistryCollection(deps.db, parts.username, parts.uid, callerOf(ctx)?.userId));
   if (!c) throw new RegistryError(404, 'Server not found');
-  return c;
+  return { collection: c };
 }
 
 export async function listVersions(ctx: Context, deps: AppDeps): Promise<unknown> {
@@ -112,10 +159,11 @@ export async function listVersions(ctx: Context, deps: AppDeps): Promise<unknown
 }
 
 export async function getVersion(ctx: Context, deps: AppDeps): Promise<unknown> {
-  const c = await loadServer(ctx, deps);
+  const e = await loadServer(ctx, deps);
   const { version } = ctx.params as { version: string };
-  if (version !== 'latest' && version !== versionOf(c.revision)) throw new RegistryError(404, 'Server version not found');
-  return (await responses(ctx, deps, [c]))[0];
+  const current = 'collection' in e ? versionOf(e.collection.revision) : e.pkg.version;
+  if (version !== 'latest' && version !== current) throw new RegistryError(404, 'Server version not found');
+  return (await responses(ctx, deps, [e]))[0];
 }
 
 /** Runs a registry read; the registry's own errors become its `{ error }` body with their status. */

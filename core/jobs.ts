@@ -10,7 +10,7 @@ import type { Db } from './db.js';
 export const TASKS = {
   import_package: z.object({ importId: z.string().uuid() }),
   execute_tool: z.object({ executionId: z.string().uuid(), sealedEnv: z.string().optional() }),
-  health_check: z.object({ toolId: z.string().uuid().optional() }),
+  health_check: z.object({ toolId: z.string().uuid().optional(), packageId: z.string().uuid().optional() }),
   scenario_run: z.object({ runId: z.string().uuid() }),
   sweep_sessions: z.object({}),
   npm_poll: z.object({}),

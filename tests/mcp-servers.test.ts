@@ -14,6 +14,7 @@ import { parse as parseYaml } from 'yaml';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { postJson, readSse } from './helpers/sse.js';
 
 const MODULES = path.resolve(new URL('../node_modules', import.meta.url).pathname);
 const EVERYTHING = '@modelcontextprotocol/server-everything';
@@ -77,6 +78,27 @@ test('an MCP tool is served by a collection MCP endpoint and called with the rea
   t.falsy(r.isError, JSON.stringify(r));
   t.true(JSON.stringify(r.content).includes('Echo: via MCP'), JSON.stringify(r.content));
   await client.close();
+});
+
+test('an MCP tool runs through every caller of the one path: the agent stream (prompt execute) and a scenario run', async (t) => {
+  const stream = await readSse(
+    `${svc.url}/api/tools/execute/${EVERYTHING}/echo`,
+    postJson(undefined, { prompt: 'Echo this', parameters: { message: 'via the agent' } }),
+  );
+  const completed = stream.events.find((e) => e.event === 'tool.completed');
+  t.truthy(completed, stream.text);
+  t.deepEqual(completed!.data.output, { content: [{ type: 'text', text: 'Echo: via the agent' }] });
+  const user = await svc.createUser({ tier: 'pro' });
+  const c = await svc.createCollection(user.key, { name: 'Echo runs' }, [`${EVERYTHING}::echo`]);
+  const s = await svc.request('POST', '/api/scenarios', { key: user.key, body: { collectionId: c.id, prompt: 'Echo the message "hello scenario"' } });
+  t.is(s.status, 201, s.text);
+  const run = await svc.request('POST', `/api/scenarios/${s.body.data.id}/run`, { key: user.key });
+  t.is(run.status, 200, run.text);
+  const step = run.body.data.steps[0];
+  t.like(step, { toolName: 'echo' }, JSON.stringify(run.body.data));
+  t.regex(JSON.stringify(step.output), /Echo: /, JSON.stringify(step));
+  const execution = await svc.request('GET', `/api/executions/${step.executionId}`, { key: user.key });
+  t.like(execution.body.data, { status: 'succeeded' }, 'the inline call is finished like a queued one');
 });
 
 test('server-memory imports with an env variable declared and keeps its store where it is told', async (t) => {

@@ -1,13 +1,17 @@
 /**
  * Health of a tool: its module loads, its export is well-formed, and its declared health example passes.
  * BROKEN after a failed import check or 3 consecutive failed periodic checks; HEALTHY after any passing check.
+ * An MCP server is checked once per package (checkMcpServer): started once, its tools listed, and every tool's check
+ * recorded from that one listing; a tool it no longer lists is BROKEN at once, and a listing that differs from the
+ * last one recorded (at import or at the previous check) flags every tool of the package (`toolsChanged`).
  */
 import type { Db } from '../core/db.js';
 import { scrubHostPaths } from '../core/host-paths.js';
 import { matchesExpectation, type HealthExample } from '../core/packages/manifest.js';
-import { findToolByRef, refreshQualityScore, type ToolRow } from '../core/repos/tools.js';
-import { recordHealthCheck } from '../core/repos/health-checks.js';
-import { placeholderEnv } from '../core/packages/mcp-server.js';
+import { findToolByRef, listPackageTools, refreshQualityScore, type ToolRow } from '../core/repos/tools.js';
+import { flagToolsChanged, recordHealthCheck, saveMcpListing } from '../core/repos/health-checks.js';
+import { findPackage } from '../core/repos/packages.js';
+import { definitionChanges, listingChanges, mcpListingOf, placeholderEnv, type McpListing, type ToolsChanged } from '../core/packages/mcp-server.js';
 import type { DescribeOutcome, PackageRef, SandboxRunner } from '../sandbox/types.js';
 import type { WorkerDeps } from './deps.js';
 
@@ -55,6 +59,7 @@ export function describeFailure(d: DescribeOutcome, exportName: string): string 
   return null;
 }
 
+/** `atImport`: one failure makes the tool BROKEN (at import, or a tool its MCP server no longer lists). */
 export async function recordHealth(db: Db, toolId: string, r: { error: string | null; durationMs: number; atImport: boolean }): Promise<void> {
   await db.transaction(async (trx) => {
     // The error is public (the tool's healthError): host paths and stack frames go before it is stored.
@@ -64,49 +69,70 @@ export async function recordHealth(db: Db, toolId: string, r: { error: string | 
   });
 }
 
-/** A periodic (or on-demand) check of one tool. */
+/** A periodic (or on-demand) check of one tool; a tool of an MCP server checks its whole server. */
 export async function checkTool(deps: WorkerDeps, toolId: string): Promise<void> {
   const tool = await findToolByRef(deps.db, toolId);
   if (!tool) return;
+  if (tool.package_mcp) return checkMcpServer(deps, tool.package_id);
   const started = performance.now();
   const pkg = packageRefOf(tool);
-  // Placeholders for the declared variables, as at import, never a real value: an MCP server that needs its key to
-  // start, or a factory or class that insists on its key while loading (discovery.ts).
+  // Placeholders for the declared variables, as at import, never a real value: a factory or class that insists on
+  // its key while loading (discovery.ts).
   const env = placeholderEnv(tool.package_env);
   const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name], env });
   const error =
     describeFailure(d, tool.export_name) ??
-    (pkg.mcp && d.kind === 'ok' ? mcpDefinitionChange(tool, d.tools) : null) ??
     (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null, tool.permissions?.network === true));
   await recordHealth(deps.db, tool.id, { error, durationMs: performance.now() - started, atImport: false });
 }
 
-/** JSON with object keys sorted (Postgres jsonb reorders keys), for comparing definitions. */
-function canonical(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v ?? null);
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-    .join(',')}}`;
+/**
+ * One check of an MCP server: it is started once (with placeholders for its declared variables, as at import) and
+ * lists its tools. A tool it lists with the definition it was imported with passes; one it no longer lists is BROKEN
+ * at once; one whose definition differs fails its check (naming what changed). A listing that differs from the last
+ * one recorded flags every tool of the package with what changed (kept until the package is imported again), and
+ * becomes the one the next check compares with.
+ */
+export async function checkMcpServer(deps: WorkerDeps, packageId: string): Promise<void> {
+  const [pkg, tools] = await Promise.all([findPackage(deps.db, packageId), listPackageTools(deps.db, packageId)]);
+  if (!pkg || tools.length === 0 || !tools[0].package_mcp) return;
+  const started = performance.now();
+  const d = await deps.sandbox.describe(packageRefOf(tools[0]), { timeoutMs: CHECK_TIMEOUT_MS, env: placeholderEnv(tools[0].package_env) });
+  const durationMs = performance.now() - started;
+  if (d.kind !== 'ok') {
+    const error = describeFailure(d, '');
+    for (const tool of tools) await recordHealth(deps.db, tool.id, { error, durationMs, atImport: false });
+    return;
+  }
+  const now = mcpListingOf(d.tools);
+  // Packages imported before listings were recorded compare with their tools as imported.
+  const before =
+    (pkg.mcp_listing as McpListing | null | undefined) ??
+    mcpListingOf(
+      tools
+        .filter((t) => !(t.health_status === 'BROKEN' && t.health_error?.startsWith('not declared by version')))
+        .map((t) => ({ exportName: t.export_name, description: t.description, inputSchema: t.input_schema, outputSchema: t.output_schema })),
+    );
+  const changes = listingChanges(before, now);
+  await deps.db.transaction(async (trx) => {
+    await saveMcpListing(trx, packageId, now);
+    if (changes) await flagToolsChanged(trx, packageId, { detectedAt: new Date().toISOString(), version: pkg.version, ...changes } satisfies ToolsChanged);
+  });
+  for (const tool of tools) {
+    const listed = now[tool.export_name];
+    const error = listed
+      ? mcpDefinitionChange(tool, listed)
+      : `the MCP server no longer lists the tool '${tool.name}' (version ${pkg.version}); re-import the package if it was removed`;
+    await recordHealth(deps.db, tool.id, { error, durationMs, atImport: !listed });
+  }
 }
 
 /**
- * An MCP server lists its tools at every check: a tool whose definition (description, input or output schema) is not
- * what the same version listed at import is flagged (the check fails, naming what changed).
+ * A tool whose definition (description, input or output schema) is not what the same version listed at import is
+ * flagged (the check fails, naming what changed): its calls are still checked against the imported schema.
  */
-function mcpDefinitionChange(
-  tool: ToolRow,
-  listed: { exportName: string; description: string; inputSchema: unknown; outputSchema?: unknown }[],
-): string | null {
-  const now = listed.find((t) => t.exportName === tool.export_name);
-  if (!now) return null;
-  const changed = [
-    now.description !== tool.description && 'description',
-    canonical(now.inputSchema) !== canonical(tool.input_schema) && 'input schema',
-    canonical(now.outputSchema ?? null) !== canonical(tool.output_schema) && 'output schema',
-  ].filter(Boolean);
+function mcpDefinitionChange(tool: ToolRow, listed: McpListing[string]): string | null {
+  const changed = definitionChanges({ description: tool.description, inputSchema: tool.input_schema, outputSchema: tool.output_schema }, listed);
   return changed.length === 0
     ? null
     : `the MCP server's tools/list changed for version ${tool.package_version} since it was imported (${changed.join(', ')}); re-import the package to take the new definition`;

@@ -1,7 +1,8 @@
 /**
  * One tool call of a scenario run, run by the worker that runs the scenario: the same checks as execute
  * (checkExecutable: health, required env, params against the JSON Schema), an executions row (origin `scenario`)
- * for the record, the sandbox, and the same outcome mapping and counters as the execute_tool job. It does not go
+ * for the record, then the sandbox, outcome and finish of the execute_tool job (worker/run-execution.ts), and the
+ * result as the agent stream renders its calls (callResultOf, core/tool-calls.ts). It does not go
  * through the queue: a run job waiting for execution jobs could take every worker slot and wait forever.
  */
 import { AppError } from '../core/errors.js';
@@ -10,10 +11,11 @@ import type { ToolCallResult } from '../core/llm/provider.js';
 import { finishExecution } from '../core/repos/executions.js';
 import { insertRunningExecution } from '../core/repos/inline-executions.js';
 import type { ToolRow } from '../core/repos/tools.js';
-import { TRENDING_WEIGHTS } from '../core/scoring.js';
+import { callResultOf } from '../core/tool-calls.js';
 import type { WorkerDeps } from './deps.js';
 import { packageRefOf } from './health.js';
-import { mapOutcome, UNRUNNABLE } from './outcomes.js';
+import { UNRUNNABLE } from './outcomes.js';
+import { finishRun, runInSandbox, type SandboxResult } from './run-execution.js';
 
 export interface InlineCall {
   tool: ToolRow;
@@ -57,41 +59,23 @@ export async function runToolInline(deps: WorkerDeps, call: InlineCall): Promise
 const SHUTDOWN = { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this execution' } as const;
 
 async function runRow(deps: WorkerDeps, call: InlineCall, executionId: string): Promise<ToolCallResult> {
-  const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
-  let mapped: ReturnType<typeof mapOutcome>;
-  let durationMs = 0;
+  let outcome: SandboxResult;
   for (let attempt = 1; ; attempt++) {
-    const outcome = await deps.sandbox.execute({
+    outcome = await runInSandbox(deps, {
       pkg: packageRefOf(call.tool),
       exportName: call.tool.export_name,
       params: call.params,
       env: {},
-      timeoutMs,
+      permissions: call.tool.permissions,
       signal: call.signal,
     });
-    mapped = mapOutcome(outcome, timeoutMs);
-    durationMs = Math.round(outcome.durationMs);
-    if (!mapped.retry || attempt >= ATTEMPTS || call.signal?.aborted) break;
+    if (!outcome.mapped.retry || attempt >= ATTEMPTS || call.signal?.aborted) break;
     deps.logger.warn({ executionId, attempt }, 'sandbox error in a scenario run; retrying');
   }
-  if (call.signal?.aborted && mapped.status !== 'succeeded') {
+  if (call.signal?.aborted && outcome.mapped.status !== 'succeeded') {
     // Stopped by a shutdown: not the tool's failure, and not counted as one (the run goes back to its queue).
-    await finishExecution(deps.db, executionId, { status: 'failed', error: SHUTDOWN, executionTimeMs: durationMs });
-    return { executionId, executionTimeMs: durationMs, error: SHUTDOWN };
+    await finishExecution(deps.db, executionId, { status: 'failed', error: SHUTDOWN, executionTimeMs: outcome.durationMs });
+    return { executionId, executionTimeMs: outcome.durationMs, error: SHUTDOWN };
   }
-  const ok = mapped.status === 'succeeded';
-  await finishExecution(deps.db, executionId, {
-    status: mapped.status,
-    result: mapped.result,
-    error: mapped.error,
-    executionTimeMs: durationMs,
-    countAs: ok
-      ? { kind: 'execution_succeeded', weight: TRENDING_WEIGHTS.executionSucceeded }
-      : { kind: 'execution_failed', weight: TRENDING_WEIGHTS.executionFailed },
-  });
-  return {
-    executionId,
-    executionTimeMs: durationMs,
-    ...(mapped.status === 'succeeded' ? { output: mapped.result ?? null } : { error: mapped.error ?? { code: 'INTERNAL', message: 'The execution failed' } }),
-  };
+  return callResultOf(await finishRun(deps, executionId, outcome, { env: {} }));
 }

@@ -5,11 +5,12 @@
  * that cannot start or list is a 400 naming what it wrote to stderr; nothing is recorded then.
  */
 import type { Manifest } from '../core/packages/manifest.js';
-import { placeholderEnv, planMcpServer, type ImportOptions } from '../core/packages/mcp-server.js';
+import { mcpListingOf, placeholderEnv, planMcpServer, type ImportOptions } from '../core/packages/mcp-server.js';
 import { findLatestVersion, markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { setCompatibility } from '../core/repos/published-packages.js';
 import { compareVersionsDesc, toolIdsByName, type VersionTool } from '../core/repos/package-versions.js';
 import { recordVersion } from './record-version.js';
+import { saveMcpListing } from '../core/repos/health-checks.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import { scrubHostPaths } from '../core/host-paths.js';
 import type { ToolPermissions } from '../core/packages/manifest.js';
@@ -120,6 +121,8 @@ export async function importMcpServer(
     }
     // A new version is compared with the one below it, as for every package (worker/import.ts).
     await setCompatibility(trx, row.id, await recordVersion(trx, { ...version, package_id: row.id }, current?.version));
+    // What the health checks compare the next tools/list with (worker/health.ts checkMcpServer).
+    await saveMcpListing(trx, row.id, mcpListingOf(d.tools));
     await markRemovedTools(
       trx,
       row.id,

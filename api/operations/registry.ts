@@ -1,6 +1,6 @@
 /**
  * The MCP Registry's read API, v0.1 (api/registry.ts does the work): every public collection — and a caller's own
- * private ones — as one server. Errors are the registry's `{ error }` body, as its clients expect.
+ * private ones — as one server, and every imported MCP server as one. Errors are the registry's `{ error }` body, as its clients expect.
  */
 import { z } from 'zod';
 import { defineOperation, type Operation } from './define.js';
@@ -11,9 +11,11 @@ const serverResponse = z
   .object({
     server: z
       .object({
-        name: z.string().meta({ description: '`<reversed REGISTRY_NAMESPACE>/<username>.<collection uid>`' }),
+        name: z.string().meta({
+          description: '`<reversed REGISTRY_NAMESPACE>/<username>.<collection uid>`, or `<rdns>.npm[.<scope>]/<name>` for an imported MCP server',
+        }),
         description: z.string().max(100),
-        version: z.string().meta({ description: '`1.0.<revision>` of the collection' }),
+        version: z.string().meta({ description: '`1.0.<revision>` of the collection, or the MCP server package version' }),
         remotes: z.array(z.object({ type: z.literal('streamable-http'), url: z.string() }).loose()).optional(),
       })
       .loose(),
@@ -44,7 +46,7 @@ export const registryOperations: Operation[] = [
     id: 'registry.listServers',
     method: 'get',
     path: '/v0.1/servers',
-    summary: 'Servers (collections), paged by cursor, filtered by search, updated_since and version',
+    summary: 'Servers (collections and imported MCP servers), paged by cursor, filtered by search, updated_since and version',
     documentedQuery: listQuery,
     responses: { 200: serverList },
     errors: [400],

@@ -36,6 +36,19 @@ export const toolDetailSchema = toolListItemSchema.extend({
   inputSchema: z.record(z.string(), z.unknown()).meta({ description: "The tool's input as JSON Schema" }),
   healthError: z.string().nullable().meta({ description: 'Why the tool is BROKEN (null otherwise)' }),
   lastHealthCheckAt: nullableTimestamp,
+  toolsChanged: z
+    .object({
+      detectedAt: z.string(),
+      version: z.string(),
+      added: z.array(z.string()),
+      removed: z.array(z.string()),
+      changed: z.array(z.object({ tool: z.string(), fields: z.array(z.string()) })),
+    })
+    .nullable()
+    .meta({
+      description:
+        "An MCP server's tools/list changed within this version at a health check (tools added, removed, or whose description or schemas changed), until the package is imported again; null otherwise",
+    }),
   executionCount: z.number().int(),
   tokenCount: z.number().int().meta({ description: "Tokens (o200k_base) of the tool's MCP definition" }),
   outputSchema: z
@@ -86,6 +99,7 @@ export function toToolDetail(t: ToolRow): z.infer<typeof toolDetailSchema> {
     // Scrubbed when stored (worker/health.ts); again here for rows stored before that.
     healthError: t.health_status === 'BROKEN' && t.health_error ? scrubHostPaths(t.health_error, t.package_install_path) : null,
     lastHealthCheckAt: t.last_health_check_at ? new Date(t.last_health_check_at).toISOString() : null,
+    toolsChanged: t.tools_changed ?? null,
     executionCount: t.execution_count,
     tokenCount: toolTokenCount(t),
     outputSchema: t.output_schema ?? null,

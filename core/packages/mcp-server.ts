@@ -206,3 +206,59 @@ export function planMcpServer(pkg: Record<string, unknown>, opts: ImportOptions)
 export function placeholderEnv(env: McpEnvVar[] | EnvVarSpec[] | null | undefined): Record<string, string> {
   return Object.fromEntries((env ?? []).map((v) => [v.name, (v as McpEnvVar).default ?? PLACEHOLDER_VALUE]));
 }
+
+/** An MCP server's tools/list as recorded for its health checks: each tool's definition by name. */
+export type McpListing = Record<string, { description: string; inputSchema: unknown; outputSchema: unknown }>;
+
+/** What changed in a server's tools/list within one version (tools.tools_changed, `toolsChanged` on a tool). */
+export interface ToolsChanged {
+  detectedAt: string;
+  version: string;
+  added: string[];
+  removed: string[];
+  changed: { tool: string; fields: string[] }[];
+}
+
+export function mcpListingOf(tools: { exportName: string; description?: string; inputSchema: unknown; outputSchema?: unknown }[]): McpListing {
+  return Object.fromEntries(
+    tools.map((t) => [t.exportName, { description: t.description ?? '', inputSchema: t.inputSchema ?? null, outputSchema: t.outputSchema ?? null }]),
+  );
+}
+
+/** JSON with object keys sorted (Postgres jsonb reorders keys), for comparing definitions. */
+export function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v ?? null);
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+    .join(',')}}`;
+}
+
+/** Which fields of a tool's definition differ between two listings. */
+export function definitionChanges(before: McpListing[string], now: McpListing[string]): string[] {
+  return [
+    (before.description ?? '') !== (now.description ?? '') && 'description',
+    canonicalJson(before.inputSchema) !== canonicalJson(now.inputSchema) && 'input schema',
+    canonicalJson(before.outputSchema ?? null) !== canonicalJson(now.outputSchema ?? null) && 'output schema',
+  ].filter((x): x is string => typeof x === 'string');
+}
+
+/** The tools added, removed and changed from one listing to the next; null when they list the same tools. */
+export function listingChanges(before: McpListing, now: McpListing): Omit<ToolsChanged, 'detectedAt' | 'version'> | null {
+  const added = Object.keys(now)
+    .filter((n) => !(n in before))
+    .sort();
+  const removed = Object.keys(before)
+    .filter((n) => !(n in now))
+    .sort();
+  const changed = Object.keys(now)
+    .filter((n) => n in before)
+    .sort()
+    .flatMap((tool) => {
+      const fields = definitionChanges(before[tool], now[tool]);
+      return fields.length > 0 ? [{ tool, fields }] : [];
+    });
+  return added.length + removed.length + changed.length === 0 ? null : { added, removed, changed };
+}

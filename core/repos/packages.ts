@@ -18,6 +18,8 @@ export interface PackageRow {
   import_error: string | null;
   published_by: string | null;
   hidden: boolean;
+  /** An MCP server's tools/list as last seen (McpListing; null before its first record). */
+  mcp_listing?: unknown;
   created_at: Date;
   updated_at: Date;
 }
@@ -55,6 +57,8 @@ export async function upsertPackage(
       manifest: JSON.stringify(m),
       install_path: extra.installPath,
       import_error: importError,
+      // An import lists the server's tools afresh (worker/mcp-import.ts records them): earlier checks' listing goes.
+      mcp_listing: null,
       // Re-importing the version already there changes nothing, its import time included.
       updated_at: db.raw('case when packages.version = excluded.version then packages.updated_at else now() end'),
     })
@@ -103,6 +107,8 @@ export async function upsertTool(db: Db, packageId: string, t: ToolUpsert): Prom
       // A failed import makes the tool BROKEN at once; otherwise the health check that follows decides.
       health_status: broken ? 'BROKEN' : db.raw('tools.health_status'),
       health_error: broken ? reason : db.raw('tools.health_error'),
+      // Imported again, the tool has the definition its server lists now: no change is pending.
+      tools_changed: null,
       updated_at: db.fn.now(),
     })
     .returning('id');

@@ -1,10 +1,12 @@
 /**
  * Reads for the MCP Registry API (api/registry.ts): collections as registry servers, paged by a keyset on
- * (lower(username), uid) — the order of their server names — and the per-collection scenario figures.
+ * (lower(username), uid) — the order of their server names — and the per-collection scenario figures; and imported
+ * MCP servers (packages with `manifest.mcp`), paged by their server-name key (`.scope/name` or `/name`).
  */
 import type { Db } from '../db.js';
 import { collectionsQuery } from './collections.js';
 import type { CollectionRow } from './collections.js';
+import type { PackageRow } from './packages.js';
 
 export interface RegistryFilter {
   /** Keyset: rows strictly after this (username, uid). */
@@ -66,4 +68,48 @@ export async function scenarioFigures(db: Db, collectionIds: string[]): Promise<
       db.raw(`count(*) filter (where last_run_status = 'pass') as passing`),
     );
   return new Map(rows.map((r) => [r.collection_id, { scenarios: Number(r.scenarios), run: Number(r.run), passing: Number(r.passing) }]));
+}
+
+/**
+ * An MCP server package's key: its registry server name after the namespace (`.scope/name` for `@scope/name`,
+ * `/name` otherwise; api/registry-server.ts), in byte order, which is the order of the names.
+ */
+const PACKAGE_KEY = `(case when p.name like '@%/%' then '.' || substr(split_part(p.name, '/', 1), 2) || '/' || split_part(p.name, '/', 2) else '/' || p.name end) collate "C"`;
+
+export interface RegistryPackageFilter {
+  /** Keyset: packages whose key is strictly after this one. */
+  afterKey?: string;
+  /** Substring of the package name or its description (case-insensitive). */
+  search?: string;
+  updatedSince?: Date;
+  /** Only packages at this exact version. */
+  version?: string;
+  limit: number;
+}
+
+/** Imported MCP servers that are listed: not hidden, with tools. */
+function mcpPackagesQuery(db: Db) {
+  return db('packages as p')
+    .whereRaw(`jsonb_typeof(p.manifest->'mcp') = 'object'`)
+    .where('p.hidden', false)
+    .whereExists((q) => q.select(db.raw('1')).from('tools as t').whereRaw('t.package_id = p.id'))
+    .select('p.*', db.raw(`${PACKAGE_KEY} as registry_key`));
+}
+
+/** One page in server-name order; limit + 1 rows so that the caller can tell whether another page exists. */
+export async function listRegistryPackages(db: Db, f: RegistryPackageFilter): Promise<(PackageRow & { registry_key: string })[]> {
+  const q = mcpPackagesQuery(db);
+  if (f.afterKey !== undefined) q.whereRaw(`${PACKAGE_KEY} > ?`, [f.afterKey]);
+  if (f.search) {
+    const like = escapeLike(f.search);
+    q.where((w) => w.whereILike('p.name', like).orWhereILike('p.description', like));
+  }
+  if (f.updatedSince) q.where('p.updated_at', '>', f.updatedSince);
+  if (f.version !== undefined) q.where('p.version', f.version);
+  return q.orderByRaw(PACKAGE_KEY).limit(f.limit + 1);
+}
+
+/** The listed MCP server package of this npm name. */
+export async function findRegistryPackage(db: Db, name: string): Promise<PackageRow | undefined> {
+  return mcpPackagesQuery(db).where('p.name', name).first();
 }

@@ -1,5 +1,6 @@
 /** tools (joined with their package): catalogue reads, lookups by id / slug / `<package>::<tool>`, and counters. */
 import type { Db } from '../db.js';
+import type { ToolsChanged } from '../packages/mcp-server.js';
 import { isUuid } from '../ids.js';
 import type { Category, EnvVarSpec, HealthStatus } from '../types.js';
 import { qualityScore } from '../scoring.js';
@@ -31,6 +32,8 @@ export interface ToolRow {
   rating_count: number;
   created_at: Date;
   updated_at: Date;
+  /** Its MCP server's tools/list changed within the version (ToolsChanged), until the package is imported again. */
+  tools_changed: ToolsChanged | null;
   // from packages
   package_name: string;
   package_version: string;

@@ -3,20 +3,16 @@
  * signal reaches the sandbox; a tool stopped by a shutdown runs again elsewhere and is not counted as failing), and it
  * throws only to run again: after a sandbox failure, at a shutdown, or when something unexpected escaped — and then
  * the record is back in the queue, or failed on the last attempt, never left `running`. The env is opened here and goes
- * nowhere but the sandbox; every stored result or error is redacted of it.
+ * nowhere but the sandbox; running and finishing are worker/run-execution.ts (every stored result or error is
+ * redacted of the env there).
  */
 import type { Task } from 'graphile-worker';
 import { openJson } from '../../core/crypto.js';
-import { redactSecrets } from '../../core/executions.js';
 import { parsePayload } from '../../core/jobs.js';
-import { withDbRetry } from '../../core/db.js';
 import { finishExecution, markExecutionRunning, requeueExecution } from '../../core/repos/executions.js';
-import { TRENDING_WEIGHTS } from '../../core/scoring.js';
 import type { WorkerDeps } from '../deps.js';
-import { mapOutcome, UNRUNNABLE } from '../outcomes.js';
-
-/** How long a finished execution waits for the database to come back before its outcome is given up. */
-export const FINISH_RETRY_MS = 120_000;
+import { UNRUNNABLE } from '../outcomes.js';
+import { finishRun, runInSandbox } from '../run-execution.js';
 
 /** Thrown to have Graphile run the job again, the record already put back in the queue. */
 class RunAgain extends Error {}
@@ -54,9 +50,7 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
         });
         return;
       }
-      const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
-      const declared = execution.tool_permissions;
-      const outcome = await deps.sandbox.execute({
+      const outcome = await runInSandbox(deps, {
         pkg: {
           name: execution.package_name!,
           version: execution.package_version!,
@@ -65,15 +59,13 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
         },
         exportName: execution.tool_export_name,
         params: execution.params,
-        // A tool that declares its secrets gets those only; egress only for a tool that declares `network`.
-        env: declared?.secrets ? Object.fromEntries(Object.entries(env).filter(([name]) => declared.secrets!.includes(name))) : env,
-        network: declared?.network === true,
-        timeoutMs,
+        env,
+        permissions: execution.tool_permissions,
         signal: helpers.abortSignal,
         reuseKey:
           deps.config.SANDBOX_REUSE === 'caller-package' && execution.api_key_id ? `${execution.api_key_id}|${execution.package_install_path}` : undefined,
       });
-      const mapped = mapOutcome(outcome, timeoutMs);
+      const { mapped } = outcome;
       if (helpers.abortSignal.aborted && mapped.status !== 'succeeded') {
         // The worker is shutting down and stopped the tool: not the tool's failure, and not counted as one. It runs
         // again on a live worker (the job's next attempt), unless this was its last.
@@ -85,7 +77,7 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
         await finishExecution(deps.db, executionId, {
           status: 'failed',
           error: SHUTDOWN,
-          executionTimeMs: Math.round(outcome.durationMs),
+          executionTimeMs: outcome.durationMs,
           attempt: execution.attempts,
         });
         return;
@@ -95,21 +87,7 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
         deps.logger.warn({ executionId, attempt: helpers.job.attempts }, 'sandbox error; retrying');
         throw new RunAgain('sandbox error; retrying');
       }
-      const ok = mapped.status === 'succeeded';
-      // The tool has run: its outcome must survive a database restart, or the job would run the tool again.
-      const finish = () =>
-        finishExecution(deps.db, executionId, {
-          attempt: execution.attempts,
-          status: mapped.status,
-          result: redactSecrets(mapped.result, env),
-          // The code is ours (a closed union), never the tool's text: only the message can carry a secret.
-          error: mapped.error && { ...mapped.error, message: redactSecrets(mapped.error.message, env) },
-          executionTimeMs: Math.round(outcome.durationMs),
-          countAs: ok
-            ? { kind: 'execution_succeeded', weight: TRENDING_WEIGHTS.executionSucceeded }
-            : { kind: 'execution_failed', weight: TRENDING_WEIGHTS.executionFailed },
-        });
-      await withDbRetry(finish, FINISH_RETRY_MS, (err) => deps.logger.warn({ executionId, err: err.message }, 'database unreachable; retrying the finish'));
+      await finishRun(deps, executionId, outcome, { env, attempt: execution.attempts });
     }
   };
 }

@@ -1,16 +1,24 @@
-/** Job (also on the crontab): health-check one tool, or enqueue a check for every tool when no toolId is given. */
+/**
+ * Job (also on the crontab): health-check one tool, or one MCP server (all of its tools from one start), or enqueue a
+ * check for every tool of a package of tools and for every MCP server when neither is given.
+ */
 import type { Task } from 'graphile-worker';
 import { enqueue, parsePayload } from '../../core/jobs.js';
 import type { WorkerDeps } from '../deps.js';
-import { checkTool } from '../health.js';
-import { listAllToolIds } from '../../core/repos/tools.js';
+import { checkMcpServer, checkTool } from '../health.js';
+import { listHealthTargets } from '../../core/repos/health-checks.js';
 
 export function healthCheckTask(deps: WorkerDeps): Task {
   return async (payload) => {
-    const { toolId } = parsePayload('health_check', payload ?? {});
+    const { toolId, packageId } = parsePayload('health_check', payload ?? {});
+    if (packageId) return checkMcpServer(deps, packageId);
     if (toolId) return checkTool(deps, toolId);
-    for (const id of await listAllToolIds(deps.db)) {
+    const { toolIds, mcpPackageIds } = await listHealthTargets(deps.db);
+    for (const id of toolIds) {
       await enqueue(deps.db, 'health_check', { toolId: id }, { maxAttempts: 1, queueName: 'health', jobKey: `health:${id}` });
+    }
+    for (const id of mcpPackageIds) {
+      await enqueue(deps.db, 'health_check', { packageId: id }, { maxAttempts: 1, queueName: 'health', jobKey: `health:package:${id}` });
     }
   };
 }

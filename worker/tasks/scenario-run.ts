@@ -15,7 +15,7 @@ import { claimRun, failRunningRun, finishRun, notifyRun, requeueRun, type RunOut
 import { findScenario, lockScenario, recordRunStats, type ScenarioRow } from '../../core/repos/scenarios.js';
 import type { WorkerDeps } from '../deps.js';
 import { withDbRetry } from '../../core/db.js';
-import { FINISH_RETRY_MS } from './execute-tool.js';
+import { FINISH_RETRY_MS } from '../run-execution.js';
 import { runToolInline } from '../inline-execution.js';
 import { createStepRecorder, type StepRecorder } from '../run-steps.js';
 

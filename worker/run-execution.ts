@@ -1,0 +1,81 @@
+/**
+ * The one way the worker runs an execution: the tool in a sandbox under its declared permissions (its secrets only,
+ * egress only when it declares `network`), the outcome mapped (worker/outcomes.ts), and the record finished with
+ * results and errors redacted of the env, its counters moved, through a database restart. Both the execute_tool job
+ * and scenario runs' inline calls (worker/inline-execution.ts) go through here; the API side of the same path is
+ * core/tool-calls.ts.
+ */
+import { withDbRetry } from '../core/db.js';
+import { redactSecrets } from '../core/executions.js';
+import type { ToolPermissions } from '../core/packages/manifest.js';
+import { finishExecution, type ExecutionRow } from '../core/repos/executions.js';
+import { TRENDING_WEIGHTS } from '../core/scoring.js';
+import type { PackageRef } from '../sandbox/types.js';
+import type { WorkerDeps } from './deps.js';
+import { mapOutcome, type OutcomeMapping } from './outcomes.js';
+
+/** How long a finished execution waits for the database to come back before its outcome is given up. */
+export const FINISH_RETRY_MS = 120_000;
+
+export interface SandboxRun {
+  pkg: PackageRef;
+  exportName: string;
+  params: unknown;
+  env: Record<string, string>;
+  permissions: ToolPermissions | null;
+  /** SANDBOX_REUSE=caller-package: the session a sandbox may be kept for. */
+  reuseKey?: string;
+  signal?: AbortSignal;
+}
+
+export interface SandboxResult {
+  mapped: OutcomeMapping;
+  durationMs: number;
+}
+
+export async function runInSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxResult> {
+  const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
+  const declared = r.permissions;
+  const outcome = await deps.sandbox.execute({
+    pkg: r.pkg,
+    exportName: r.exportName,
+    params: r.params,
+    // A tool that declares its secrets gets those only; egress only for a tool that declares `network`.
+    env: declared?.secrets ? Object.fromEntries(Object.entries(r.env).filter(([name]) => declared.secrets!.includes(name))) : r.env,
+    network: declared?.network === true,
+    timeoutMs,
+    signal: r.signal,
+    reuseKey: r.reuseKey,
+  });
+  return { mapped: mapOutcome(outcome, timeoutMs), durationMs: Math.round(outcome.durationMs) };
+}
+
+/**
+ * Finishes the record with the mapped outcome (only a `running` one, of this attempt when given) and answers it as
+ * stored. The tool has run: its outcome must survive a database restart, or the job would run the tool again.
+ */
+export async function finishRun(
+  deps: WorkerDeps,
+  executionId: string,
+  r: SandboxResult,
+  o: { env: Record<string, string>; attempt?: number },
+): Promise<Pick<ExecutionRow, 'id' | 'status' | 'result' | 'error' | 'execution_time_ms'>> {
+  const { mapped } = r;
+  const ok = mapped.status === 'succeeded';
+  const result = redactSecrets(mapped.result, o.env);
+  // The code is ours (a closed union), never the tool's text: only the message can carry a secret.
+  const error = mapped.error && { ...mapped.error, message: redactSecrets(mapped.error.message, o.env) };
+  const finish = () =>
+    finishExecution(deps.db, executionId, {
+      ...(o.attempt === undefined ? {} : { attempt: o.attempt }),
+      status: mapped.status,
+      result,
+      error,
+      executionTimeMs: r.durationMs,
+      countAs: ok
+        ? { kind: 'execution_succeeded', weight: TRENDING_WEIGHTS.executionSucceeded }
+        : { kind: 'execution_failed', weight: TRENDING_WEIGHTS.executionFailed },
+    });
+  await withDbRetry(finish, FINISH_RETRY_MS, (err) => deps.logger.warn({ executionId, err: err.message }, 'database unreachable; retrying the finish'));
+  return { id: executionId, status: mapped.status, result, error, execution_time_ms: r.durationMs };
+}
