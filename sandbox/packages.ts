@@ -167,6 +167,22 @@ function requireRegistryOnlyNpm(): Promise<void> {
 /** How npm is run: `userconfig`, an npmrc file (NPM_USERCONFIG) to use instead of npm's own user configuration. */
 export interface NpmOptions {
   userconfig?: string;
+  /** The package's own tarball and its unpacked files, at most (a larger one is refused: a 400 naming the size). */
+  maxTarballBytes?: number;
+  maxUnpackedBytes?: number;
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** Refuses a packed package over the size limits (npm pack reports both sizes). */
+function checkSizes(name: string, packed: { version: string; size?: number; unpackedSize?: number }, npm: NpmOptions): void {
+  const over = (what: string, size: number | undefined, limit: number | undefined, setting: string) => {
+    if (limit === undefined || size === undefined || size <= limit) return;
+    const message = `${name}@${packed.version}: ${what} is ${mib(size)}, over the limit of ${mib(limit)} (${setting})`;
+    throw new InstallError(message, true, [{ path: 'source', message }]);
+  };
+  over('its tarball', packed.size, npm.maxTarballBytes, 'MAX_PACKAGE_TARBALL_MB');
+  over('its unpacked size', packed.unpackedSize, npm.maxUnpackedBytes, 'MAX_PACKAGE_UNPACKED_MB');
 }
 
 export function npmEnv(npm: NpmOptions = {}): NodeJS.ProcessEnv {
@@ -247,7 +263,7 @@ export async function installFromNpm(cacheDir: string, name: string, range: stri
   await fs.mkdir(cacheDir, { recursive: true });
   const staging = await fs.mkdtemp(path.join(cacheDir, '.staging-'));
   try {
-    let packed: { filename: string; version: string }[];
+    let packed: { filename: string; version: string; size?: number; unpackedSize?: number }[];
     try {
       const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--loglevel=error', '--', `${name}@${range}`], {
         cwd: staging,
@@ -260,6 +276,7 @@ export async function installFromNpm(cacheDir: string, name: string, range: stri
       throw new InstallError(`cannot fetch ${name}@${range} from npm: ${msg}`, /E404|ETARGET|No match|not found/i.test(msg));
     }
     const { filename, version } = packed[0];
+    checkSizes(name, packed[0], npm);
     const target = cachePath(cacheDir, name, version);
     if (existsSync(path.join(target, MARKER))) return { dir: target, packageJson: await readPackageJson(target) };
     const pkgDir = path.join(staging, 'package');

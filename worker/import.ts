@@ -48,7 +48,11 @@ export async function importPackage(
   if ('error' in source) return invalid(source.error, [{ path: 'source', message: source.error }]);
   let installed;
   try {
-    installed = await installPackage(deps.config.PACKAGE_CACHE_DIR, source, { userconfig: deps.config.NPM_USERCONFIG });
+    installed = await installPackage(deps.config.PACKAGE_CACHE_DIR, source, {
+      userconfig: deps.config.NPM_USERCONFIG,
+      maxTarballBytes: deps.config.MAX_PACKAGE_TARBALL_MB * 1024 * 1024,
+      maxUnpackedBytes: deps.config.MAX_PACKAGE_UNPACKED_MB * 1024 * 1024,
+    });
   } catch (err) {
     if (err instanceof InstallError && err.userError) return invalid(err.message, err.details ?? [{ path: 'source', message: err.message }]);
     deps.logger.error({ err: (err as Error).message, source: req.source }, 'package install failed');
