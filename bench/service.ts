@@ -44,6 +44,7 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
       LOG_LEVEL: 'warn',
       SANDBOX: 'gvisor',
       SANDBOX_POOL_SIZE: '2',
+      NPM_POLL_INTERVAL_MINUTES: '0',
       WORKER_CONCURRENCY: '8',
       RATE_LIMIT_FREE_MINUTE: '1000000',
       RATE_LIMIT_FREE_DAY: '100000000',

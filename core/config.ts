@@ -82,13 +82,13 @@ const schema = z.object({
   PUBLISH_DAILY_QUOTA: intFrom(20),
   /**
    * How often (minutes; fractions allowed) the worker asks the npm registry for new versions of every `npm:` package
-   * and imports them; 0 (the default) never.
+   * and imports them (default every 6 hours, the first at the worker's start); 0 never.
    */
   NPM_POLL_INTERVAL_MINUTES: z.coerce
     .number()
     .nonnegative()
     .max(7 * 24 * 60)
-    .default(0),
+    .default(360),
   /** An npmrc file for npm's user configuration (registry address, cache), instead of npm's own (~/.npmrc). */
   NPM_USERCONFIG: z.string().optional(),
   /** An npm package's own tarball, and its files unpacked, at most (its dependencies are not counted). */

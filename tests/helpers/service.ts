@@ -70,6 +70,8 @@ export async function startService(
     // No MCP server is started ahead of its call (each costs a server start of CPU on the 2-core machine); the warm
     // servers have their own tests (mcp-warm.test.ts), and the call path is the same either way.
     SANDBOX_MCP_WARM: '0',
+    // No test asks npm for new versions unless it says so (tests/package-versions.test.ts, against a stand-in).
+    NPM_POLL_INTERVAL_MINUTES: '0',
     WORKER_CONCURRENCY: '2',
     RATE_LIMIT_FREE_MINUTE: '100000',
     RATE_LIMIT_FREE_DAY: '1000000',
