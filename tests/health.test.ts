@@ -2,6 +2,7 @@ import test from 'ava';
 import path from 'node:path';
 import { enqueue } from '../core/jobs.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { until } from './helpers/processes.js';
 
 let svc: Service;
 test.before(async () => {
@@ -41,7 +42,15 @@ test.serial('three consecutive failed checks make a tool BROKEN; it leaves searc
     t.is((await tool(present.id)).healthStatus, 'HEALTHY', `still HEALTHY after ${n} failure(s)`);
   }
   t.false((await checkNow(present.id)).passed);
-  const broken = await tool(present.id);
+  // The API's tool cache learns of the change by NOTIFY once the check commits: wait for it, as a client would see it.
+  const broken = await until(
+    async () => {
+      const x = await tool(present.id);
+      return x.healthStatus === 'BROKEN' && x;
+    },
+    30_000,
+    'the tool to show BROKEN',
+  );
   t.is(broken.healthStatus, 'BROKEN');
   t.regex(broken.healthError, /does not match/);
   t.truthy(broken.lastHealthCheckAt);
@@ -60,7 +69,7 @@ test.serial('three consecutive failed checks make a tool BROKEN; it leaves searc
     .where({ id: present.id })
     .update({ health_example: JSON.stringify({ params: { n: 2 }, expect: { doubled: 4 } }) });
   t.true((await checkNow(present.id)).passed);
-  t.is((await tool(present.id)).healthStatus, 'HEALTHY');
+  t.truthy(await until(async () => (await tool(present.id)).healthStatus === 'HEALTHY', 30_000, 'the tool to show HEALTHY again'));
   await svc.api.searchSync.flush();
   const back = await svc.request('GET', '/api/tools/search?q=doubles%20a%20number');
   t.true(

@@ -86,10 +86,27 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/api/admin/users', admin: true, body: () => ({ username: 'fuzzer', name: 'F', tier: 'pro' }) },
   { method: 'POST', path: '/api/admin/packages', admin: true, body: () => ({ source: 'path:/nonexistent/fuzz', official: true }) },
   // Publishing: a path: source is refused before anything is queued (a real npm import per fuzz case would be slow).
-  { method: 'POST', path: '/api/packages', body: () => ({ source: 'path:/nonexistent/fuzz', category: 'automation', env: [{ name: 'A_KEY' }] }) },
+  {
+    method: 'POST',
+    path: '/api/packages',
+    query: ['wait'],
+    body: () => ({ source: 'path:/nonexistent/fuzz', category: 'automation', env: [{ name: 'A_KEY' }] }),
+  },
   { method: 'GET', path: '/api/packages', query: ['limit', 'offset'] },
   { method: 'GET', path: '/api/packages/*name', real: { name: () => ['@fixtures/nul-tools', 'no-such-package'] } },
   { method: 'PATCH', path: '/api/packages/*name', real: { name: () => ['@fixtures/nul-tools', 'no-such-package'] }, body: () => ({ hidden: false }) },
+  {
+    method: 'GET',
+    path: '/api/packages/*name/versions/:version',
+    real: { name: () => ['@fixtures/nul-tools', 'no-such-package'], version: () => ['1.0.0', '9.9.9'] },
+  },
+  {
+    method: 'PATCH',
+    path: '/api/packages/*name/versions/:version',
+    real: { name: () => ['@fixtures/nul-tools', 'no-such-package'], version: () => ['1.0.0', '9.9.9'] },
+    body: () => ({ deprecated: null }),
+  },
+  { method: 'GET', path: '/api/auth/me/packages', query: ['limit', 'offset'] },
   { method: 'GET', path: '/api/package-imports/:id', real: { id: () => ['00000000-0000-4000-8000-000000000000'] } },
   { method: 'POST', path: '/api/keys', body: () => ({ name: 'k' }) },
   { method: 'GET', path: '/api/keys' },
