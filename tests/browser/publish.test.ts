@@ -270,7 +270,12 @@ test.serial('your packages: hide and show; a package page and a tool page say co
   t.regex(await compat.innerText(), /tool suggest added \(compatible\)/);
   t.regex(await page.locator('dl.facts').innerText(), /the operator/);
   await shots(page, 'package-compat');
-  await page.getByRole('link', { name: 'geocode', exact: true }).click();
+  // The older version's tools link their pinned reference (it runs that version).
+  t.is(
+    await page.getByTestId('version-1.0.0').getByRole('link', { name: 'geocode', exact: true }).getAttribute('href'),
+    '/tools/@fixtures/compat@1.0.0/geocode',
+  );
+  await page.getByTestId('version-2.0.0').getByRole('link', { name: 'geocode', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: 'geocode' }).waitFor();
   await notes.waitFor();
   const note = await notes.innerText();

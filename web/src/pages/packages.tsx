@@ -176,7 +176,8 @@ function PackageView({ pkg: p, reload }: { pkg: any; reload: () => void }) {
             <ul class="plain">
               {v.tools.map((t) => (
                 <li>
-                  <a href={toolHref(p.name, t.name)}>{t.name}</a> <HealthBadge status={t.healthStatus} />{' '}
+                  {/* A version other than the latest links its pinned tool (`pkg@1.0.0/tool`), which runs that version. */}
+                  <a href={toolHref(v.version === p.version ? p.name : `${p.name}@${v.version}`, t.name)}>{t.name}</a> <HealthBadge status={t.healthStatus} />{' '}
                   <span class="muted">— {howFound(v.discovery, t.name)}</span>
                   <p>{brief(t.description)}</p>
                 </li>
