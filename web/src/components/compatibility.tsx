@@ -4,20 +4,9 @@
  * Also how an import found each tool (its `discovery`), in words.
  */
 import type { ComponentChildren } from 'preact';
+import type { Compatibility, SchemaChange } from '../../../core/packages/compatibility.js';
 
-export interface SchemaChange {
-  tool: string;
-  path: string;
-  change: string;
-  breaking: boolean;
-}
-
-export interface Compatibility {
-  from: string;
-  to: string;
-  compatible: boolean;
-  changes: SchemaChange[];
-}
+export type { Compatibility, SchemaChange };
 
 export interface PackageVersion {
   version: string;
