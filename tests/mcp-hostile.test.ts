@@ -117,6 +117,16 @@ test('never answers initialize: the import ends with a time-out error, and the s
   await stillServing(t);
 });
 
+test("a server that reads stdin through 'readable' events, not 'data', imports and runs", async (t) => {
+  // In the guest's process stdin is held until the server listens (guest/mcp-pipe.cjs); a server that never hears
+  // initialize there is started as a child node instead (the import falls back after a time-out).
+  const res = await importMode('readable');
+  t.is(res.status, 201, res.text);
+  const run = await execute('readable', 'shout', { text: 'heard' });
+  t.is(run.status, 200, run.text);
+  t.deepEqual(run.body.result, { text: 'HEARD' });
+});
+
 test('floods stdout with garbage: cut off with a clear error', async (t) => {
   const res = await importMode('flood');
   t.is(res.status, 400, res.text);

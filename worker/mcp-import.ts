@@ -35,11 +35,13 @@ export async function importMcpServer(
   const planned = planMcpServer(pkg, req.options);
   if ('errors' in planned) return invalid(`Not a runnable MCP server: ${planned.errors.map((e) => e.message).join('; ')}`, planned.errors);
   const plan = planned.plan;
-  // Run in the guest's own process when the server loads that way (a faster start), else as a child `node <bin>`.
+  // Run in the guest's own process when the server loads that way (a faster start), else as a child `node <bin>`:
+  // after a load error, or a time-out (a server that reads stdin other than through `data` events never hears
+  // `initialize` in the guest's process; guest/mcp-pipe.cjs).
   let ref: PackageRef = { name: String(pkg.name), version: String(pkg.version), dir: installed.dir, mcp: { bin: plan.bin, args: plan.args, inGuest: true } };
   const started = performance.now();
   let d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
-  if (d.kind === 'load_error') {
+  if (d.kind === 'load_error' || d.kind === 'timeout') {
     ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: false } };
     d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
   }
