@@ -220,10 +220,20 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
   }
 
   /** An MCP server's operation: a sandbox of its own, started for it and destroyed after it (mcp-run.ts). */
-  async function withServer<T>(pkg: PackageRef, env: Record<string, string>, network: boolean, use: (open: OpenPipe) => Promise<T>): Promise<T> {
+  async function withServer<T>(
+    pkg: PackageRef,
+    env: Record<string, string>,
+    network: boolean,
+    use: (open: OpenPipe) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     let sandbox: GvisorSandbox | undefined;
+    // An abort (the worker stopping) ends the server: its pipe closes and the operation ends as the server's failure.
+    const onAbort = () => void sandbox?.destroy();
+    signal?.addEventListener('abort', onAbort, { once: true });
     const open: OpenPipe = async () => {
       try {
+        if (signal?.aborted) throw new Error('aborted');
         sandbox = await (network && egressPool ? egressPool : pool).acquire();
         const pkgDir = await sandbox.attach(path.resolve(pkg.dir));
         return await sandbox.pipe({ ...mcpRequest(pkg.mcp!, env), pkgDir });
@@ -234,6 +244,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     try {
       return await use(open);
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       void sandbox?.destroy();
     }
   }
@@ -247,10 +258,10 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     mcpWarm,
     async describe(pkg, o): Promise<DescribeOutcome> {
       if (pkg.mcp) {
-        return withServer(pkg, o.env ?? {}, false, (open) => describeMcp(open, o.timeoutMs, o.exportNames));
+        return withServer(pkg, o.env ?? {}, false, (open) => describeMcp(open, o.timeoutMs, o.exportNames), o.signal);
       }
       const started = performance.now();
-      const r = await oneShot(pkg, { op: 'describe', exportNames: o.exportNames, discover: o.discover === true, env: o.env ?? {} }, o.timeoutMs);
+      const r = await oneShot(pkg, { op: 'describe', exportNames: o.exportNames, discover: o.discover === true, env: o.env ?? {} }, o.timeoutMs, o.signal);
       const durationMs = Math.round(performance.now() - started);
       if (r instanceof Error) return { kind: 'sandbox_error', message: `cannot start a sandbox: ${r.message}`, durationMs };
       if (r.kind === 'timeout') return { kind: 'timeout', durationMs };

@@ -10,8 +10,8 @@ import { npmEnv, type NpmOptions } from './packages.js';
 const run = promisify(execFile);
 const FETCH_TIMEOUT_MS = 30_000;
 
-export async function npmRegistryUrl(npm: NpmOptions = {}): Promise<string> {
-  const { stdout } = await run('npm', ['config', 'get', 'registry'], { env: npmEnv(npm), timeout: 30_000 });
+export async function npmRegistryUrl(npm: NpmOptions = {}, signal?: AbortSignal): Promise<string> {
+  const { stdout } = await run('npm', ['config', 'get', 'registry'], { env: npmEnv(npm), timeout: 30_000, signal });
   const url = stdout.trim();
   return url.endsWith('/') ? url : `${url}/`;
 }

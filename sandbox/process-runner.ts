@@ -66,7 +66,7 @@ export function createProcessRunner(opts: ProcessRunnerOptions = {}): SandboxRun
   }
 
   /** An MCP server's operation in a child process of its own, killed afterwards (mcp-run.ts). */
-  async function withServer<T>(pkg: PackageRef, env: Record<string, string>, use: (open: OpenPipe) => Promise<T>): Promise<T> {
+  async function withServer<T>(pkg: PackageRef, env: Record<string, string>, use: (open: OpenPipe) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const cwd = await fs.mkdtemp(path.join(tmpRoot, 'toolshed-exec-'));
     const child = spawn(nodeBinary, [...GUEST_NODE_FLAGS, ...v8Flags(memoryMb), path.join(GUEST_SOURCE_DIR, 'main.cjs')], {
       cwd,
@@ -75,9 +75,13 @@ export function createProcessRunner(opts: ProcessRunnerOptions = {}): SandboxRun
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     if (child.pid) live.add(child.pid);
+    // An abort (the worker stopping) ends the server: its pipe closes and the operation ends as the server's failure.
+    const onAbort = () => killGroup(child.pid);
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       return await use(() => openGuestChannel(child).pipe({ ...mcpRequest(pkg.mcp!, env), pkgDir: pkg.dir }));
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       killGroup(child.pid);
       if (child.pid) live.delete(child.pid);
       await fs.rm(cwd, { recursive: true, force: true }).catch(() => {});
@@ -88,8 +92,8 @@ export function createProcessRunner(opts: ProcessRunnerOptions = {}): SandboxRun
     kind: 'process',
     async describe(pkg: PackageRef, o: DescribeOptions): Promise<DescribeOutcome> {
       const env = o.env ?? {};
-      if (pkg.mcp) return withServer(pkg, env, (open) => describeMcp(open, o.timeoutMs, o.exportNames));
-      const r = await run({ op: 'describe', pkgDir: pkg.dir, exportNames: o.exportNames, discover: o.discover === true, env }, env, o.timeoutMs);
+      if (pkg.mcp) return withServer(pkg, env, (open) => describeMcp(open, o.timeoutMs, o.exportNames), o.signal);
+      const r = await run({ op: 'describe', pkgDir: pkg.dir, exportNames: o.exportNames, discover: o.discover === true, env }, env, o.timeoutMs, o.signal);
       if ('timedOut' in r) return { kind: 'timeout', durationMs: r.durationMs };
       if ('aborted' in r) return { kind: 'sandbox_error', message: 'aborted', durationMs: r.durationMs };
       return toDescribeOutcome(r.end, r.durationMs);

@@ -49,6 +49,8 @@ export interface DescribeOptions {
    * variables, never real values.
    */
   env?: Record<string, string>;
+  /** Ends the describe (a sandbox_error 'aborted'): the worker is stopping. */
+  signal?: AbortSignal;
 }
 
 export type DescribeOutcome =

@@ -72,6 +72,6 @@ test.serial('after kill -9 the next start removes the leftovers, also of a runne
     "only the new worker's own views are mounted",
   );
   t.false(fs.existsSync(reused), 'the dead runner’s directory is removed');
-  t.is(await stopProcess(next, 'SIGTERM'), 0);
+  t.is(await stopProcess(next, 'SIGTERM'), 0, next.output().slice(-3000));
   t.deepEqual(mountsUnderDataDir(), []);
 });

@@ -29,9 +29,10 @@ export async function runHealthExample(
   exportName: string,
   example: HealthExample | null,
   network = false,
+  signal?: AbortSignal,
 ): Promise<string | null> {
   if (!example) return null;
-  const r = await sandbox.execute({ pkg, exportName, params: example.params, env: {}, timeoutMs: CHECK_TIMEOUT_MS, network });
+  const r = await sandbox.execute({ pkg, exportName, params: example.params, env: {}, timeoutMs: CHECK_TIMEOUT_MS, network, signal });
   switch (r.kind) {
     case 'ok':
       return example.expect === undefined || matchesExpectation(r.output, example.expect)
@@ -69,20 +70,25 @@ export async function recordHealth(db: Db, toolId: string, r: { error: string | 
   });
 }
 
-/** A periodic (or on-demand) check of one tool; a tool of an MCP server checks its whole server. */
-export async function checkTool(deps: WorkerDeps, toolId: string): Promise<void> {
+/**
+ * A periodic (or on-demand) check of one tool; a tool of an MCP server checks its whole server. `signal` (the job's:
+ * the worker is stopping) ends the check in the sandbox, and a check cut short records nothing: it says nothing of
+ * the tool.
+ */
+export async function checkTool(deps: WorkerDeps, toolId: string, signal?: AbortSignal): Promise<void> {
   const tool = await findToolByRef(deps.db, toolId);
   if (!tool) return;
-  if (tool.package_mcp) return checkMcpServer(deps, tool.package_id);
+  if (tool.package_mcp) return checkMcpServer(deps, tool.package_id, signal);
   const started = performance.now();
   const pkg = packageRefOf(tool);
   // Placeholders for the declared variables, as at import, never a real value: a factory or class that insists on
   // its key while loading (discovery.ts).
   const env = placeholderEnv(tool.package_env);
-  const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name], env });
+  const d = await deps.sandbox.describe(pkg, { timeoutMs: CHECK_TIMEOUT_MS, exportNames: [tool.export_name], env, signal });
   const error =
     describeFailure(d, tool.export_name) ??
-    (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null, tool.permissions?.network === true));
+    (await runHealthExample(deps.sandbox, pkg, tool.export_name, tool.health_example as HealthExample | null, tool.permissions?.network === true, signal));
+  if (signal?.aborted) return;
   await recordHealth(deps.db, tool.id, { error, durationMs: performance.now() - started, atImport: false });
 }
 
@@ -93,12 +99,13 @@ export async function checkTool(deps: WorkerDeps, toolId: string): Promise<void>
  * one recorded flags every tool of the package with what changed (kept until the package is imported again), and
  * becomes the one the next check compares with.
  */
-export async function checkMcpServer(deps: WorkerDeps, packageId: string): Promise<void> {
+export async function checkMcpServer(deps: WorkerDeps, packageId: string, signal?: AbortSignal): Promise<void> {
   const [pkg, tools] = await Promise.all([findPackage(deps.db, packageId), listPackageTools(deps.db, packageId)]);
   if (!pkg || tools.length === 0 || !tools[0].package_mcp) return;
   const started = performance.now();
-  const d = await deps.sandbox.describe(packageRefOf(tools[0]), { timeoutMs: CHECK_TIMEOUT_MS, env: placeholderEnv(tools[0].package_env) });
+  const d = await deps.sandbox.describe(packageRefOf(tools[0]), { timeoutMs: CHECK_TIMEOUT_MS, env: placeholderEnv(tools[0].package_env), signal });
   const durationMs = performance.now() - started;
+  if (signal?.aborted) return;
   if (d.kind !== 'ok') {
     const error = describeFailure(d, '');
     for (const tool of tools) await recordHealth(deps.db, tool.id, { error, durationMs, atImport: false });

@@ -14,6 +14,8 @@ import { scheduleNpmPoll } from './tasks/npm-poll.js';
 import { failOwnRunning, reapOnce } from './reaper.js';
 import { beatWorker, releaseOwnJobs, removeWorker } from '../core/repos/workers.js';
 
+const SHUTDOWN_ABORT_MS = 3000;
+
 export interface WorkerHandle {
   id: string;
   runner: Runner;
@@ -86,6 +88,9 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
     taskList: tasks,
     parsedCronItems: opts.cron === false ? [] : parseCrontab(CRONTAB),
     noHandleSignals: true,
+    // A stop waits this long for running jobs, then aborts them (helpers.abortSignal: tool runs, health checks and the
+    // npm poll end promptly), well within the process's own stop deadline (STOP_DEADLINE_MS).
+    gracefulShutdownAbortTimeout: SHUTDOWN_ABORT_MS,
     pollInterval: 1000,
     logger: new GraphileLogger(logFactory),
   });

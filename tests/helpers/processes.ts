@@ -27,6 +27,9 @@ export function serviceEnv(config: Readonly<Config>, databaseUrl: string, extra:
     SANDBOX_POOL_SIZE: '1',
     WORKER_CONCURRENCY: '2',
     LOG_LEVEL: 'info',
+    // As startService's own processes: no npm poll against the real registry, no warm MCP servers unless asked.
+    NPM_POLL_INTERVAL_MINUTES: '0',
+    SANDBOX_MCP_WARM: '0',
     ...extra,
   };
 }

@@ -9,10 +9,10 @@ import { checkMcpServer, checkTool } from '../health.js';
 import { listHealthTargets } from '../../core/repos/health-checks.js';
 
 export function healthCheckTask(deps: WorkerDeps): Task {
-  return async (payload) => {
+  return async (payload, helpers) => {
     const { toolId, packageId } = parsePayload('health_check', payload ?? {});
-    if (packageId) return checkMcpServer(deps, packageId);
-    if (toolId) return checkTool(deps, toolId);
+    if (packageId) return checkMcpServer(deps, packageId, helpers.abortSignal);
+    if (toolId) return checkTool(deps, toolId, helpers.abortSignal);
     const { toolIds, mcpPackageIds } = await listHealthTargets(deps.db);
     for (const id of toolIds) {
       await enqueue(deps.db, 'health_check', { toolId: id }, { maxAttempts: 1, queueName: 'health', jobKey: `health:${id}` });

@@ -15,23 +15,28 @@ import type { WorkerDeps } from '../deps.js';
 const JOB_KEY = 'npm_poll';
 
 export function npmPollTask(deps: WorkerDeps): Task {
-  return async (payload) => {
+  return async (payload, helpers) => {
     parsePayload('npm_poll', payload);
     try {
-      await pollOnce(deps);
+      await pollOnce(deps, helpers.abortSignal);
     } finally {
       await scheduleNpmPoll(deps, 'replace');
     }
   };
 }
 
-/** One poll: returns the sources it queued. */
-export async function pollOnce(deps: WorkerDeps): Promise<string[]> {
-  const registry = await npmRegistryUrl({ userconfig: deps.config.NPM_USERCONFIG });
+/**
+ * One poll: returns the sources it queued. `signal` (the job's, aborted when the worker stops) ends it between
+ * requests and cuts the one in flight: a worker stopping does not wait for a slow registry; the next poll is
+ * scheduled as after any poll.
+ */
+export async function pollOnce(deps: WorkerDeps, signal?: AbortSignal): Promise<string[]> {
+  const registry = await npmRegistryUrl({ userconfig: deps.config.NPM_USERCONFIG }, signal);
   const queued: string[] = [];
   for (const p of await listNpmPackages(deps.db)) {
+    if (signal?.aborted) break;
     try {
-      const published = await fetchPublishedVersions(registry, p.name);
+      const published = await fetchPublishedVersions(registry, p.name, signal);
       if (!published) continue;
       const next = versionsToImport(published.versions, published.latest, p.version, await knownVersions(deps.db, p.id, p.name));
       for (const version of next) {
@@ -40,6 +45,7 @@ export async function pollOnce(deps: WorkerDeps): Promise<string[]> {
         queued.push(source);
       }
     } catch (err) {
+      if (signal?.aborted) break;
       // One package's registry trouble does not stop the others.
       deps.logger.warn({ err: (err as Error).message, package: p.name }, 'npm poll failed for a package');
     }
