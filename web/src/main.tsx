@@ -17,6 +17,7 @@ import { AgentPage, AgentsPage } from './pages/agents.js';
 import { RunPage } from './pages/run.js';
 import { PublishPage } from './pages/publish.js';
 import { PackagePage, PackagesPage } from './pages/packages.js';
+import { BatchPage, ComparePage } from './pages/batches.js';
 
 /** A page only for signed-in users: nothing until the session is known, then the page or a sign-in link. */
 function signedIn(loaded: boolean, user: User | null, path: string, what: string, page: () => ComponentChildren) {
@@ -39,6 +40,8 @@ function Page({ path, user, loaded }: { path: string; user: User | null; loaded:
   if ((m = path.match(/^\/collections\/([^/]+)\/?$/))) return <CollectionPage uid={dec(m[1])} />;
   if ((m = path.match(/^\/scenarios\/([^/]+)\/?$/))) return <ScenarioPage id={dec(m[1])} />;
   if ((m = path.match(/^\/scenario-runs\/([^/]+)\/?$/))) return <RunPage id={dec(m[1])} />;
+  if ((m = path.match(/^\/scenario-batches\/([^/]+)\/compare\/([^/]+)\/?$/))) return <ComparePage id={dec(m[1])} other={dec(m[2])} />;
+  if ((m = path.match(/^\/scenario-batches\/([^/]+)\/?$/))) return <BatchPage id={dec(m[1])} />;
   if (path === '/packages') return <PackagesPage />;
   if ((m = path.match(/^\/packages\/(.+?)\/?$/))) return <PackagePage name={m[1].split('/').map(dec).join('/')} />;
   if (path === '/publish') return signedIn(loaded, user, path, 'publish a package', () => <PublishPage />);
@@ -67,6 +70,8 @@ const TITLES: [RegExp, string][] = [
   [/^\/collections/, 'Collections'],
   [/^\/scenarios\//, 'Scenario'],
   [/^\/scenario-runs\//, 'Scenario run'],
+  [/^\/scenario-batches\/[^/]+\/compare\//, 'Batch comparison'],
+  [/^\/scenario-batches\//, 'Scenario batch'],
   [/^\/agents\/.+/, 'Agent'],
   [/^\/agents/, 'Agents'],
   [/^\/settings/, 'Account'],

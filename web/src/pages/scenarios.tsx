@@ -8,6 +8,7 @@ import { ErrorMessage, formatDate, plural, Show, useAsync, VerdictBadge } from '
 import { navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { OfflineNotice, Outcome, Steps, type RunStep } from './run.js';
+import { BatchActions, BatchHistory } from './batches.js';
 
 /**
  * A scenario's record in words. Its qualityScore is (passes + 1) / (runs + 2) over the newest 20 owner runs — 50 %
@@ -55,7 +56,9 @@ export function ScenarioList({ collection, owner }: { collection: any; owner: bo
           )
         }
       </Show>
+      {owner && <BatchActions collection={collection} onGenerated={list.reload} />}
       {owner && <CreateScenario collection={collection} />}
+      <BatchHistory collectionId={collection.id} />
     </section>
   );
 }
