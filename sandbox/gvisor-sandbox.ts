@@ -165,8 +165,15 @@ export class GvisorSandbox {
    */
   destroy(graceMs = 0): Promise<void> {
     this.destroying ??= (async () => {
-      // A sandbox still booting cannot be killed by id yet: let it come up (or fail) first.
-      if (!this.isReady) await Promise.race([this.ready.catch(() => {}), this.exited, delay(15_000)]);
+      // A sandbox still booting cannot be killed by id until runsc has created its container: try as soon as it has
+      // (a few hundred ms into the boot) rather than wait for the guest to come up, which takes seconds on a loaded
+      // machine, longer than a stopping worker has (core/bootstrap.ts STOP_DEADLINE_MS).
+      const until = Date.now() + 15_000;
+      if (!this.isReady) this.killedByUs = true;
+      while (!this.isReady && !this.gone && Date.now() < until) {
+        if (this.child && (await killContainer(this.settings.runsc, this.id).catch(() => false))) break;
+        await Promise.race([this.ready.catch(() => {}), this.exited, delay(200)]);
+      }
       if (!this.gone && graceMs > 0) await Promise.race([this.exited, delay(graceMs)]);
       if (!this.gone && this.child) {
         this.killedByUs = true;

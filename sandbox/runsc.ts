@@ -39,8 +39,8 @@ export function runsc(o: RunscOptions, args: string[], timeoutMs = 10_000): Prom
 }
 
 /** SIGKILLs a container's init; an attached `runsc run` then tears the sandbox down and deletes the container. */
-export async function killContainer(o: RunscOptions, id: string): Promise<void> {
-  await runsc(o, ['kill', id, 'KILL']);
+export async function killContainer(o: RunscOptions, id: string): Promise<boolean> {
+  return (await runsc(o, ['kill', id, 'KILL'])).code === 0;
 }
 
 /** Kills every process of a container and removes it (slow on a running container: ~5 s); succeeds when the container is already gone. */

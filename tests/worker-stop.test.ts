@@ -45,7 +45,7 @@ test('SIGTERM while the npm poll waits on a registry that never answers: the wor
       'worker/main.ts',
       serviceEnv(svc.config, svc.databaseUrl, { NPM_USERCONFIG: path.join(dir, 'npmrc'), NPM_POLL_INTERVAL_MINUTES: '360' }),
     );
-    await until(async () => asked.length > 0, 30_000, 'the poll to ask the registry').catch((err) => {
+    await until(async () => asked.length > 0, 120_000, 'the poll to ask the registry').catch((err) => {
       throw new Error(`${err.message}: ${worker.output().slice(-3000)}`);
     });
     t.is(asked[0], `/${name}`);
