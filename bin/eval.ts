@@ -94,13 +94,13 @@ const pct = (r: number | null) => (r === null ? '-' : `${Math.round(r * 1000) / 
 /** XML 1.0 cannot carry most control characters, even escaped. */
 const xmlText = (s: string) => s.replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '\uFFFD');
 
-interface ScenarioReport extends ScenarioStats {
+export interface ScenarioReport extends ScenarioStats {
   name: string;
   regressed: boolean;
   basePassRate: number | null;
 }
 
-function junit(collection: string, batchId: string, scenarios: ScenarioReport[]): string {
+export function junitReport(collection: string, batchId: string, scenarios: ScenarioReport[]): string {
   const failed = (s: ScenarioReport) => s.passed === 0 || s.regressed;
   const testcase = (s: ScenarioReport) => {
     const verdicts = s.verdicts.join(', ');
@@ -136,7 +136,7 @@ function junit(collection: string, batchId: string, scenarios: ScenarioReport[])
       },
     },
   };
-  return new XMLBuilder({ ignoreAttributes: false, format: true, suppressEmptyNode: true, processEntities: true }).build(doc);
+  return new XMLBuilder({ ignoreAttributes: false, format: true, suppressEmptyNode: true, suppressBooleanAttributes: false, processEntities: true }).build(doc);
 }
 
 async function scenarioNamesOf(api: Client, collectionId: string): Promise<Map<string, string>> {
@@ -286,7 +286,7 @@ export async function runEval(argv: string[], env: NodeJS.ProcessEnv = process.e
       failures.push(`${regressions.length} scenario(s) regressed against baseline ${baseline}: ${regressions.map((s) => s.name).join(', ')}`);
     if (started.skipped) failures.push(`${started.skipped} run(s) were skipped (daily quota): the batch is incomplete`);
 
-    if (values.junit) await writeFile(values.junit, junit(collection.uid, started.batchId, scenarios));
+    if (values.junit) await writeFile(values.junit, junitReport(collection.uid, started.batchId, scenarios));
 
     if (json) {
       const summary = {
