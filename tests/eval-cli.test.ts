@@ -40,6 +40,20 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
   });
 }
 
+/** The CLI on a terminal: `script` gives it a pseudo-terminal (its output, stdout and stderr, comes back as one). */
+function cliOnTerminal(args: string[]): Promise<{ code: number; output: string }> {
+  const command = [process.execPath, path.join(ROOT, 'bin', 'toolshed.js'), 'eval', ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  return new Promise((resolve) => {
+    execFile(
+      'script',
+      // A pseudo-terminal of `script` has no size until given one (a bar has no room on a 0-column terminal).
+      ['-qec', `stty cols 120 rows 40; ${command}`, '/dev/null'],
+      { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm', TOOLSHED_URL: svc.url, TOOLSHED_API_KEY: pro.key }, timeout: 170_000 },
+      (err, stdout) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, output: stdout }),
+    );
+  });
+}
+
 async function collection(key: string, name: string, prompts: { prompt: string; failing?: boolean }[]) {
   const c = await svc.createCollection(key, { name, isPublic: true }, toolIds);
   const ids: string[] = [];
@@ -78,6 +92,12 @@ test('gates hold: exit 0, a table, a JUnit testcase per scenario; a failing scen
     'Slugify "Hello World" with slugify',
   ]);
   t.true(suite.testcase.every((x: any) => x.failure === undefined));
+
+  const terminal = await cliOnTerminal([c.uid]);
+  t.is(terminal.code, 0, terminal.output);
+  t.regex(terminal.output, /running \[=+\] 2\/2 100%/, 'a progress bar on a terminal');
+  t.notRegex(terminal.output, /\[1\/2\]/, 'no plain progress lines there');
+  t.regex(terminal.output, /gates hold/);
 
   await svc.request('POST', '/api/scenarios', {
     key: pro.key,
