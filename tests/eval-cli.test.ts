@@ -3,7 +3,7 @@
  * a real service with its worker and sandbox, on the offline provider. Exit codes 0/1/2, the JUnit file, the JSON
  * summary, the baseline gate, and the server's message on a service error.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -77,13 +77,15 @@ test('gates hold: exit 0, a table, a JUnit testcase per scenario; a failing scen
     { prompt: 'Slugify "Hello World" with slugify' },
     { prompt: 'Count the words in "the quick brown fox jumps" with textStatistics' },
   ]);
+  // On a terminal (script(1) gives it one): a progress bar, the table, and the JUnit file.
   const junit = path.join(tmp, 'green.xml');
-  const green = await cli([c.uid, '--junit', junit]);
-  t.is(green.code, 0, green.stderr + green.stdout);
-  t.regex(green.stdout, /Slugify "Hello World" with slugify/);
-  t.regex(green.stdout, /pass rate 100% \(2\/2 runs\)/);
-  t.regex(green.stdout, /gates hold/);
-  t.regex(green.stderr, /\[2\/2\] .*: pass/, 'plain progress lines when not on a terminal');
+  const green = await cliOnTerminal([c.uid, '--junit', junit]);
+  t.is(green.code, 0, green.output);
+  t.regex(green.output, /running \[=+\] 2\/2 100%/, 'a progress bar on a terminal');
+  t.notRegex(green.output, /\[1\/2\]/, 'no plain progress lines there');
+  t.regex(green.output, /Slugify "Hello World" with slugify/);
+  t.regex(green.output, /pass rate 100% \(2\/2 runs\)/);
+  t.regex(green.output, /gates hold/);
   const suite = await junitOf(junit);
   t.is(suite['@_tests'], '2');
   t.is(suite['@_failures'], '0');
@@ -93,12 +95,6 @@ test('gates hold: exit 0, a table, a JUnit testcase per scenario; a failing scen
   ]);
   t.true(suite.testcase.every((x: any) => x.failure === undefined));
 
-  const terminal = await cliOnTerminal([c.uid]);
-  t.is(terminal.code, 0, terminal.output);
-  t.regex(terminal.output, /running \[=+\] 2\/2 100%/, 'a progress bar on a terminal');
-  t.notRegex(terminal.output, /\[1\/2\]/, 'no plain progress lines there');
-  t.regex(terminal.output, /gates hold/);
-
   await svc.request('POST', '/api/scenarios', {
     key: pro.key,
     body: { collectionId: c.id, prompt: 'Convert "user account id" to camel case with convertCase', assertions: FAILING },
@@ -106,6 +102,7 @@ test('gates hold: exit 0, a table, a JUnit testcase per scenario; a failing scen
   const red = path.join(tmp, 'red.xml');
   const failing = await cli([c.id, '--junit', red, '--json']);
   t.is(failing.code, 1, failing.stderr);
+  t.regex(failing.stderr, /\[3\/3\] .*: (pass|fail)/, 'plain progress lines on stderr when not on a terminal');
   const summary = JSON.parse(failing.stdout);
   t.like(summary, { ok: false, passed: 2, failed: 1, minPassRate: 1, skipped: 0, baseline: null, collection: { id: c.id, uid: c.uid } });
   t.is(summary.passRate, 2 / 3);
@@ -154,27 +151,31 @@ test('--baseline latest: a scenario that passed in the newest completed batch an
   t.regex(byId.stdout, /FAILED: 1 scenario\(s\) regressed against baseline/);
 });
 
-test('usage and service errors exit 2 with the reason: bad flags, no key, unknown collection, unreachable service, quota, foreign baseline', async (t) => {
-  const c = await collection(pro.key, 'Eval errors', [{ prompt: 'Slugify "Hello World" with slugify' }]);
-  const expect2 = async (args: string[], says: RegExp, env: Record<string, string | undefined> = {}) => {
-    const r = await cli(args, env);
-    t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
-    t.regex(r.stderr, says);
-    t.is(r.stdout, '');
-  };
-  await expect2([c.uid, '--nope'], /Unknown option '--nope'[\s\S]*usage: toolshed eval/);
-  await expect2([], /exactly one collection/);
-  await expect2([c.uid, '--repeat', '0'], /--repeat must be an integer from 1 to 10/);
-  await expect2([c.uid, '--min-pass-rate', '1.5'], /--min-pass-rate must be a number from 0 to 1/);
-  await expect2([c.uid], /401 /, { TOOLSHED_API_KEY: undefined });
-  await expect2(['no-such-collection'], /404 .*no-such-collection/);
-  await expect2([c.uid], /cannot reach http:\/\/127\.0\.0\.1:9/, { TOOLSHED_URL: 'http://127.0.0.1:9' });
-  await expect2([c.uid, '--baseline', '00000000-0000-4000-8000-000000000000'], /404 /);
+async function expect2(t: ExecutionContext, args: string[], says: RegExp, env: Record<string, string | undefined> = {}) {
+  const r = await cli(args, env);
+  t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+  t.regex(r.stderr, says);
+  t.is(r.stdout, '');
+}
 
+test('usage and service errors exit 2 with the reason: bad flags, no key, unknown collection or baseline, unreachable service', async (t) => {
+  const c = await collection(pro.key, 'Eval errors', [{ prompt: 'Slugify "Hello World" with slugify' }]);
+  await expect2(t, [c.uid, '--nope'], /Unknown option '--nope'[\s\S]*usage: toolshed eval/);
+  await expect2(t, [], /exactly one collection/);
+  await expect2(t, [c.uid, '--repeat', '0'], /--repeat must be an integer from 1 to 10/);
+  await expect2(t, [c.uid, '--min-pass-rate', '1.5'], /--min-pass-rate must be a number from 0 to 1/);
+  await expect2(t, [c.uid], /401 /, { TOOLSHED_API_KEY: undefined });
+  await expect2(t, ['no-such-collection'], /404 .*no-such-collection/);
+  await expect2(t, [c.uid], /cannot reach http:\/\/127\.0\.0\.1:9/, { TOOLSHED_URL: 'http://127.0.0.1:9' });
+  await expect2(t, [c.uid, '--baseline', '00000000-0000-4000-8000-000000000000'], /404 /);
+});
+
+test('a baseline of another collection exits 2; runs skipped for quota fail the gate (1), an empty quota is the service 429 (2)', async (t) => {
+  const c = await collection(pro.key, 'Eval foreign', [{ prompt: 'Slugify "Hello World" with slugify' }]);
   const other = await collection(pro.key, 'Eval other', [{ prompt: 'Slugify "Other One" with slugify' }]);
   const foreign = await cli([other.uid, '--json']);
   t.is(foreign.code, 0, foreign.stderr);
-  await expect2([c.uid, '--baseline', JSON.parse(foreign.stdout).batchId], /another collection/);
+  await expect2(t, [c.uid, '--baseline', JSON.parse(foreign.stdout).batchId], /another collection/);
 
   // A free user's quota here is one run a day: a two-scenario batch runs one and skips one (the gate fails: the
   // batch is incomplete); the next is the service's 429, with its message.
@@ -186,5 +187,5 @@ test('usage and service errors exit 2 with the reason: bad flags, no key, unknow
   const partial = await cli([small.uid, '--json'], { TOOLSHED_API_KEY: free.key });
   t.is(partial.code, 1, partial.stderr);
   t.like(JSON.parse(partial.stdout), { ok: false, skipped: 1, passed: 1 });
-  await expect2([small.uid], /429 .*quota/i, { TOOLSHED_API_KEY: free.key });
+  await expect2(t, [small.uid], /429 .*quota/i, { TOOLSHED_API_KEY: free.key });
 });
