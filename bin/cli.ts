@@ -1,6 +1,7 @@
 /**
  * The toolshed CLI: `users:create <username> [--tier pro] [--name N] [--json]`, `packages:add <source> [--official]`,
  * `migrate`. It works on the same database as the service (DATABASE_URL, or the embedded one under DATA_DIR).
+ * `eval <collection> …` (bin/eval.ts) is a client of any Toolshed over HTTP instead.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../core/config.js';
@@ -14,9 +15,11 @@ import { toolNamesAndHealth } from '../core/repos/tools.js';
 const USAGE = `usage:
   toolshed users:create <username> [--tier free|pro|enterprise] [--name "Full Name"] [--json]
   toolshed packages:add <npm:name@range | path:/abs/dir> [--official] [--json]
-  toolshed migrate`;
+  toolshed migrate
+  toolshed eval <collection> [--repeat N] [--min-pass-rate R] [--baseline ID|latest] [--junit FILE] [--json]`;
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'eval') return (await import('./eval.js')).runEval(argv.slice(1));
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -6,9 +6,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const source = path.join(root, 'bin', 'cli.ts');
+// `eval` is an HTTP client: it starts without the database CLI's imports (seconds on a busy machine).
+const entry = process.argv[2] === 'eval' ? 'eval-main' : 'cli';
+const source = path.join(root, 'bin', `${entry}.ts`);
 if (!existsSync(source)) {
-  await import(pathToFileURL(path.join(root, 'dist', 'bin', 'cli.js')).href);
+  await import(pathToFileURL(path.join(root, 'dist', 'bin', `${entry}.js`)).href);
 } else {
   const { register } = await import('tsx/esm/api');
   register();

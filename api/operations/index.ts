@@ -11,6 +11,7 @@ import { authOperations } from './auth.js';
 import { scenarioOperations } from './scenarios.js';
 import { scenarioRunOperations } from './scenario-runs.js';
 import { scenarioBatchOperations } from './scenario-batches.js';
+import { scenarioBatchCompareOperations } from './scenario-batch-compare.js';
 import { collectionOperations } from './collections.js';
 import { mcpOperations } from './mcp.js';
 import { agentOperations } from './agents.js';
@@ -38,6 +39,7 @@ const DECLARED: Operation[] = [
   ...scenarioOperations,
   ...scenarioRunOperations,
   ...scenarioBatchOperations,
+  ...scenarioBatchCompareOperations,
   ...collectionOperations,
   ...mcpOperations,
   ...agentOperations,

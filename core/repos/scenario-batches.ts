@@ -76,3 +76,45 @@ export async function completeBatchIfDone(trx: Db, batchId: string): Promise<boo
   if (n) await trx.raw('select pg_notify(?, ?)', ['toolshed_jobs', JSON.stringify({ kind: 'scenario_batch', id: batchId, batchId, status: 'completed' })]);
   return n > 0;
 }
+
+export interface BatchHistoryRow {
+  id: string;
+  created_at: Date;
+  completed_at: Date | null;
+  total: number;
+  passed: number;
+  failed: number;
+}
+
+/**
+ * A collection's batches, newest first (limit + 1 rows, for hasMore), each with its finished runs counted: `passed`
+ * the runs judged pass, `failed` the other finished ones (a fail verdict or an error).
+ */
+export async function listCollectionBatches(db: Db, collectionId: string, limit: number, offset: number): Promise<BatchHistoryRow[]> {
+  const rows = await db('scenario_batches as b')
+    .leftJoin('scenario_runs as r', 'r.batch_id', 'b.id')
+    .where('b.collection_id', collectionId)
+    .groupBy('b.id')
+    .select(
+      'b.id',
+      'b.created_at',
+      'b.completed_at',
+      'b.total',
+      db.raw("count(r.id) filter (where r.status = 'completed' and r.success)::int as passed"),
+      db.raw("count(r.id) filter (where r.status = 'failed' or (r.status = 'completed' and not coalesce(r.success, false)))::int as failed"),
+    )
+    .orderBy([
+      { column: 'b.created_at', order: 'desc' },
+      { column: 'b.id', order: 'desc' },
+    ])
+    .limit(limit + 1)
+    .offset(offset);
+  return rows as BatchHistoryRow[];
+}
+
+/** The names of these scenarios (those still there). */
+export async function scenarioNames(db: Db, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows: { id: string; name: string }[] = await db('scenarios').whereIn('id', ids).select('id', 'name');
+  return new Map(rows.map((r) => [r.id, r.name]));
+}

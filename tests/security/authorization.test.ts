@@ -74,6 +74,7 @@ const CASES: Case[] = [
     expect: { anonymous: 404, other: 404, admin: 404 },
   },
   { method: 'GET', path: () => '/api/collections/mx-private/scenarios', expect: { anonymous: 404, other: 404, admin: 404 } },
+  { method: 'GET', path: () => '/api/collections/mx-private/scenario-batches', expect: { anonymous: 404, other: 404, admin: 404 } },
   {
     method: 'POST',
     path: () => '/api/scenarios',
