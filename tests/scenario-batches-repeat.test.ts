@@ -142,6 +142,10 @@ test('repeats take the quota for the whole batch or refuse it whole: 5 left, 2 s
   t.is(await quotaUsed(free.id), 0, 'no quota taken');
   t.is(await batchCount(free.id), 0, 'no batch');
   t.is(await runCount(free.id), 0, 'no run');
+  const chosen = await svc.request('POST', `/api/collections/${c.id}/scenarios/run-all`, { key: free.key, body: { scenarioIds: c.scenarioIds, repeat: 3 } });
+  t.is(chosen.status, 429);
+  t.like(chosen.body, { error: 'Rate Limit Exceeded', quotaRemaining: 5 });
+  t.regex(chosen.body.message, /6 needed, 5 left/);
   const single = await svc.request('POST', `/api/scenarios/${c.scenarioIds[0]}/run`, { key: free.key, body: { repeat: 6 } });
   t.is(single.status, 429);
   t.like(single.body, { quotaRemaining: 5 });
