@@ -9,6 +9,7 @@ import type { Context } from 'koa';
 import type { AppDeps } from './deps.js';
 import { streamShared, type StreamEvent } from './sse.js';
 import { CHANNELS } from '../core/notify.js';
+import type { LlmPrices } from '../core/config.js';
 import type { BatchRow, BatchRunRow } from '../core/repos/scenario-batches.js';
 import { isFinalRun, type RunRow } from '../core/repos/scenario-runs.js';
 import { countRuns, toBatchProgress, toEvaluator, toRunRecord, toStep } from './operations/scenario-schemas.js';
@@ -39,7 +40,7 @@ export function runEvents(r: RunRow): StreamEvent[] {
 }
 
 /** `run.completed` per finished run in finishing order (with the counts up to it), then `done` with the progress. */
-export function batchEvents(b: BatchRow, runs: BatchRunRow[]): StreamEvent[] {
+export function batchEvents(b: BatchRow, runs: BatchRunRow[], prices: LlmPrices | undefined): StreamEvent[] {
   const finished = runs.filter((r) => r.batch_seq !== null).sort((x, y) => x.batch_seq! - y.batch_seq!);
   const events: StreamEvent[] = finished.map((r, i) => ({
     event: 'run.completed',
@@ -50,12 +51,13 @@ export function batchEvents(b: BatchRow, runs: BatchRunRow[]): StreamEvent[] {
       status: r.status,
       success: r.success,
       verdict: r.verdict,
+      repeatIndex: r.repeat_index,
       finished: i + 1,
       total: b.total,
       counts: countRuns(finished.slice(0, i + 1)),
     },
   }));
-  if (b.completed_at) events.push({ event: 'done', data: toBatchProgress(b, runs) });
+  if (b.completed_at) events.push({ event: 'done', data: toBatchProgress(b, runs, prices) });
   return events;
 }
 

@@ -7,6 +7,10 @@ import path from 'node:path';
 
 const intFrom = (def: number) => z.coerce.number().int().nonnegative().default(def);
 
+/** LLM_PRICES: USD per million tokens, per model id (`{ "gpt-4o-mini": { "inputPerMTok": 0.15, "outputPerMTok": 0.6 } }`). */
+const pricesSchema = z.record(z.string().min(1), z.object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }).strict());
+export type LlmPrices = z.infer<typeof pricesSchema>;
+
 const schema = z.object({
   PORT: intFrom(3000),
   HOST: z.string().default('0.0.0.0'),
@@ -28,6 +32,20 @@ const schema = z.object({
   LLM_API_KEY: z.string().optional(),
   LLM_MODEL: z.string().default('gpt-4o-mini'),
   LLM_EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
+  /** Prices per model (JSON, see pricesSchema): a scenario batch shows its cost at them. Unset: batches show tokens only. */
+  LLM_PRICES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (!v?.trim()) return undefined;
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON: { "<model>": { "inputPerMTok": n, "outputPerMTok": n } }' });
+        return z.NEVER;
+      }
+    })
+    .pipe(pricesSchema.optional()),
   SANDBOX: z.enum(['gvisor', 'process']).default('gvisor'),
   SANDBOX_NETWORK: z.enum(['none', 'egress']).default('none'),
   /** Egress mode: the subnet carved into one /30 per sandbox, and the resolvers sandboxes may query. */

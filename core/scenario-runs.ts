@@ -8,7 +8,7 @@ import { errors } from './errors.js';
 import { enqueue } from './jobs.js';
 import type { Notifier } from './notify.js';
 import { waitForFinal } from './wait-final.js';
-import { quotaResetAt, takeRun, tryTakeRun, type QuotaConfig } from './scenario-quota.js';
+import { quotaResetAt, takeRun, takeUnits, tryTakeRun, type QuotaConfig } from './scenario-quota.js';
 import { findBatch, insertBatch, setBatchTotal, type BatchRow } from './repos/scenario-batches.js';
 import { countActiveRuns, findRun, insertRun, isFinalRun, type RunRow } from './repos/scenario-runs.js';
 import { isUuid } from './repos/collections.js';
@@ -28,7 +28,10 @@ const RUN_ATTEMPTS = 3;
  * for one worker slot to free, not for the whole batch.
  */
 async function enqueueRun(trx: Knex.Transaction, run: RunRow, userId: string): Promise<void> {
-  const ahead = (await countActiveRuns(trx, userId)) - 1; // the run itself is counted
+  await enqueueRunAt(trx, run, (await countActiveRuns(trx, userId)) - 1); // the run itself is counted
+}
+
+async function enqueueRunAt(trx: Knex.Transaction, run: RunRow, ahead: number): Promise<void> {
   const priority = RUN_PRIORITY + Math.min(Math.max(ahead, 0), 32767 - RUN_PRIORITY);
   await enqueue(trx, 'scenario_run', { runId: run.id }, { priority, maxAttempts: RUN_ATTEMPTS });
 }
@@ -48,29 +51,60 @@ export interface BatchStart {
   /** Scenarios not queued because the quota ran out. */
   skipped: number;
   quotaRemaining: number | null;
+  /** Runs per scenario. */
+  repeat: number;
+}
+
+export interface BatchOptions {
+  /** Runs per scenario (1..10), each one unit of quota. */
+  repeat?: number;
+  /**
+   * Take the quota for the whole batch at once (scenarios × repeat units) or refuse it whole with the quota's 429
+   * (nothing recorded). Without it, the legacy run-all: one take per run, what does not fit is skipped.
+   */
+  allOrNothing?: boolean;
 }
 
 /**
- * Queues a run of each scenario, one quota take per run, until the quota runs out; the rest are skipped. A batch
- * that could queue nothing is the quota's 429 (and leaves no batch behind).
+ * Queues `repeat` runs of each scenario, repeat-major (every scenario once, then every scenario again, …), so that a
+ * batch cut short still covers its scenarios evenly. Legacy mode: one quota take per run until the quota runs out, the
+ * rest skipped, and a batch that could queue nothing is the quota's 429. All-or-nothing mode: the whole batch's units
+ * are taken first, or the 429 (with the true remainder) refuses it and leaves no batch behind.
  */
-export async function startBatch(db: Knex, config: QuotaConfig, caller: Caller, collectionId: string, scenarioIds: string[]): Promise<BatchStart> {
+export async function startBatch(
+  db: Knex,
+  config: QuotaConfig,
+  caller: Caller,
+  collectionId: string,
+  scenarioIds: string[],
+  opts: BatchOptions = {},
+): Promise<BatchStart> {
+  const repeat = opts.repeat ?? 1;
+  const planned = scenarioIds.length * repeat;
   return db.transaction(async (trx) => {
-    const batchId = await insertBatch(trx, { collectionId, userId: caller.userId, total: 0, skipped: 0 });
-    const runIds: string[] = [];
     let quotaRemaining: number | null = null;
-    for (const scenarioId of scenarioIds) {
-      const taken = await tryTakeRun(trx, config, caller);
-      if (!taken) break;
-      quotaRemaining = taken.remaining;
-      const run = await insertRun(trx, { scenarioId, userId: caller.userId, batchId });
-      await enqueueRun(trx, run, caller.userId);
-      runIds.push(run.id);
+    if (opts.allOrNothing) quotaRemaining = (await takeUnits(trx, config, caller, planned)).remaining;
+    const batchId = await insertBatch(trx, { collectionId, userId: caller.userId, total: 0, skipped: 0, repeat });
+    const runIds: string[] = [];
+    let ahead: number | undefined;
+    queue: for (let index = 1; index <= repeat; index++) {
+      for (const scenarioId of scenarioIds) {
+        if (!opts.allOrNothing) {
+          const taken = await tryTakeRun(trx, config, caller);
+          if (!taken) break queue;
+          quotaRemaining = taken.remaining;
+        }
+        const run = await insertRun(trx, { scenarioId, userId: caller.userId, batchId, repeatIndex: index });
+        // The user's active runs are counted once; each run queued after it has one more ahead (as enqueueRun would count).
+        ahead = ahead === undefined ? (await countActiveRuns(trx, caller.userId)) - 1 : ahead + 1;
+        await enqueueRunAt(trx, run, ahead);
+        runIds.push(run.id);
+      }
     }
     if (runIds.length === 0) throw errors.quotaExceeded(quotaResetAt());
-    const skipped = scenarioIds.length - runIds.length;
+    const skipped = opts.allOrNothing ? 0 : scenarioIds.length - runIds.length;
     await setBatchTotal(trx, batchId, runIds.length, skipped);
-    return { batchId, runIds, skipped, quotaRemaining: skipped > 0 ? 0 : quotaRemaining };
+    return { batchId, runIds, skipped, quotaRemaining: skipped > 0 ? 0 : quotaRemaining, repeat };
   });
 }
 

@@ -1,12 +1,14 @@
 /**
  * Batch evaluation: run every scenario of a collection at once, as far as the caller's daily quota allows (one quota
  * take per run; the rest are skipped and counted), then follow the batch's progress and verdict counts, or stream
- * them. A batch is visible to whoever can see its collection, and to the user who started it. Errors in shape B.
+ * them. With a body giving `repeat` (each scenario runs k times) or `scenarioIds` (a chosen subset), the batch takes
+ * its whole quota at once or is refused whole (429, nothing recorded). A batch is visible to whoever can see its
+ * collection, and to the user who started it. Errors in shape B.
  */
 import { z } from 'zod';
 import { defineOperation, HANDLED, type Operation } from './define.js';
 import { ok } from './envelope.js';
-import { batchProgressSchema, batchStartSchema, batchStreamEvents, toBatchProgress } from './scenario-schemas.js';
+import { batchBodySchema, batchProgressSchema, batchStartSchema, batchStreamEvents, toBatchProgress } from './scenario-schemas.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
 import { batchEvents, streamDerived } from '../run-events.js';
 import { errors } from '../../core/errors.js';
@@ -19,25 +21,46 @@ const TAG = 'Scenario Batches';
 
 const idParams = z.object({ id: z.string() });
 
+/** The chosen scenarios, each checked against the collection's (400 naming the first that is not one of them). */
+function chosenScenarios(chosen: string[], all: string[], collectionUid: string): string[] {
+  const known = new Set(all);
+  const seen = new Set<string>();
+  for (const [i, id] of chosen.entries()) {
+    const path = `body.scenarioIds.${i}`;
+    if (!known.has(id)) {
+      const message = `Scenario '${id}' is not a scenario of collection '${collectionUid}'`;
+      throw errors.validation(message, [{ path, message: 'not a scenario of this collection' }]);
+    }
+    if (seen.has(id)) throw errors.validation(`Scenario '${id}' is given twice`, [{ path, message: 'given twice' }]);
+    seen.add(id);
+  }
+  return chosen;
+}
+
 export const scenarioBatchOperations: Operation[] = [
   defineOperation({
     id: 'scenarioBatches.start',
     method: 'post',
     path: '/api/collections/:id/scenarios/run-all',
-    summary: "Queues a run of every scenario of a collection, as far as the caller's daily quota allows",
-    description: 'One quota take per run; the scenarios past the quota are skipped and counted. None left at all: 429.',
+    summary: 'Queues a run of every scenario (or of the chosen ones) of a collection, `repeat` times each',
+    description:
+      'Without a body: one quota take per run; the scenarios past the quota are skipped and counted; none left at all: 429. ' +
+      'With `repeat` or `scenarioIds`: scenarios × repeat units are taken at once, or the batch is refused whole (429 with the true `quotaRemaining`) and nothing is recorded.',
     tag: TAG,
     auth: 'key',
     errorShape: 'B',
     params: z.object({ id: z.string().meta({ description: "The collection's id or uid" }) }),
+    body: batchBodySchema,
     responses: { 202: ok(batchStartSchema) },
     errors: [400, 404, 413, 415, 429],
-    handler: async (ctx, deps, { params }) => {
+    handler: async (ctx, deps, { params, body }) => {
       const caller = requireCaller(ctx);
       const c = await loadVisibleCollection(deps.db, params.id, caller);
-      const scenarioIds = await collectionScenarioIds(deps.db, c.id);
-      if (scenarioIds.length === 0) throw errors.validation(`Collection '${c.uid}' has no scenarios to run`);
-      return { success: true, data: await startBatch(deps.db, deps.config, caller, c.id, scenarioIds) };
+      const all = await collectionScenarioIds(deps.db, c.id);
+      if (all.length === 0) throw errors.validation(`Collection '${c.uid}' has no scenarios to run`);
+      const scenarioIds = body.scenarioIds ? chosenScenarios(body.scenarioIds, all, c.uid) : all;
+      const allOrNothing = body.repeat !== undefined || body.scenarioIds !== undefined;
+      return { success: true, data: await startBatch(deps.db, deps.config, caller, c.id, scenarioIds, { repeat: body.repeat, allOrNothing }) };
     },
   }),
   defineOperation({
@@ -53,7 +76,7 @@ export const scenarioBatchOperations: Operation[] = [
     errors: [400, 404],
     handler: async (ctx, deps, { params }) => {
       const b = await loadVisibleBatch(deps.db, params.id, callerOf(ctx));
-      return { success: true, data: toBatchProgress(b, await batchRuns(deps.db, b.id)) };
+      return { success: true, data: toBatchProgress(b, await batchRuns(deps.db, b.id), deps.config.LLM_PRICES) };
     },
   }),
   defineOperation({
@@ -77,7 +100,7 @@ export const scenarioBatchOperations: Operation[] = [
       const b = await loadVisibleBatch(deps.db, params.id, callerOf(ctx));
       await streamDerived(ctx, deps, b.id, async () => {
         const [batch, runs] = await Promise.all([findBatch(deps.db, b.id), batchRuns(deps.db, b.id)]);
-        return batchEvents(batch!, runs);
+        return batchEvents(batch!, runs, deps.config.LLM_PRICES);
       });
       return HANDLED;
     },

@@ -9,13 +9,22 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import { defineOperation, HANDLED, reply, type Operation } from './define.js';
 import { barePage, ok } from './envelope.js';
-import { historyItemSchema, queuedRunSchema, runRecordSchema, runStreamEvents, toHistoryItem, toRunRecord } from './scenario-schemas.js';
+import {
+  batchStartSchema,
+  historyItemSchema,
+  queuedRunSchema,
+  runBodySchema,
+  runRecordSchema,
+  runStreamEvents,
+  toHistoryItem,
+  toRunRecord,
+} from './scenario-schemas.js';
 import { pageOf, paging } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
 import { runEvents, streamDerived } from '../run-events.js';
 import { findRun, isFinalRun, listRuns } from '../../core/repos/scenario-runs.js';
 import { quotaRemaining } from '../../core/scenario-quota.js';
-import { loadVisibleRun, startRun, waitForRun } from '../../core/scenario-runs.js';
+import { loadVisibleRun, startBatch, startRun, waitForRun } from '../../core/scenario-runs.js';
 import { loadVisibleScenario } from '../../core/scenarios.js';
 import type { Caller } from '../../core/types.js';
 
@@ -43,17 +52,23 @@ export const scenarioRunOperations: Operation[] = [
     path: '/api/scenarios/:id/run',
     summary: "Runs a scenario (one run of the caller's daily quota) and answers with the judged run",
     description:
-      "The agent gets the collection's tools (at most 10 steps, each tool call in the sandbox), then the evaluator judges the answer. 200 with the final run; 202 when `?wait=false`, or when the wait ran out before the run was final.",
+      "The agent gets the collection's tools (at most 10 steps, each tool call in the sandbox), then the evaluator judges the answer. 200 with the final run; 202 when `?wait=false`, or when the wait ran out before the run was final. " +
+      'With `repeat` above 1: 202 at once with the batch (`batchId`, `runIds`) of this scenario run that many times, as run-all with `scenarioIds: [id]`.',
     tag: TAG,
     auth: 'key',
     errorShape: 'B',
     params: idParams,
     query: runQuery,
-    responses: { 200: ok(runRecordSchema), 202: ok(z.union([runRecordSchema, queuedRunSchema])) },
+    body: runBodySchema,
+    responses: { 200: ok(runRecordSchema), 202: ok(z.union([runRecordSchema, queuedRunSchema, batchStartSchema])) },
     errors: [400, 404, 413, 415, 429],
-    handler: async (ctx, deps, { params, query }) => {
+    handler: async (ctx, deps, { params, query, body }) => {
       const caller = requireCaller(ctx);
       const scenario = await loadVisibleScenario(deps.db, params.id, caller);
+      if (body.repeat !== undefined && body.repeat > 1) {
+        const batch = await startBatch(deps.db, deps.config, caller, scenario.collection_id, [scenario.id], { repeat: body.repeat, allOrNothing: true });
+        return reply(202, { success: true, data: batch });
+      }
       const { run, quotaRemaining: remaining } = await startRun(deps.db, deps.config, caller, scenario.id);
       if (query.wait === 'false') return reply(202, { success: true, data: { runId: run.id, status: run.status, quotaRemaining: remaining } });
       const current = await waitForRun(deps, run.id, deps.config.EXECUTION_WAIT_MS, AbortSignal.any([clientGone(ctx), deps.shutdown]));

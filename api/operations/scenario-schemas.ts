@@ -5,7 +5,9 @@
  * embedded collection's `uid`, `isPublic` and `owner`.
  */
 import { z } from 'zod';
+import type { LlmPrices } from '../../core/config.js';
 import type { BatchRow, BatchRunRow } from '../../core/repos/scenario-batches.js';
+import { batchReport } from '../../core/scenario-batch-report.js';
 import type { RunRow, StoredStep } from '../../core/repos/scenario-runs.js';
 import type { ScenarioRow } from '../../core/repos/scenarios.js';
 import { nullableTimestamp, timestamp, uuid } from './envelope.js';
@@ -236,7 +238,34 @@ export const batchStartSchema = z.object({
   runIds: z.array(uuid),
   skipped: int().meta({ description: 'Scenarios not queued because the daily quota ran out' }),
   quotaRemaining: int().nullable(),
+  repeat: int().meta({ description: 'Runs per scenario' }),
 });
+
+/** The body of run-all: both optional; either makes the quota all-or-nothing. */
+export const batchBodySchema = z
+  .object({
+    repeat: z.number().int().min(1).max(10).optional().meta({ description: 'Runs per scenario, 1–10 (each one unit of quota)' }),
+    scenarioIds: z
+      .array(z.string().min(1).max(64))
+      .min(1)
+      .max(1000)
+      .optional()
+      .meta({ description: "A chosen subset of the collection's scenarios (ids); each must belong to the collection" }),
+  })
+  .strict();
+
+/** The body of a scenario run: `repeat` above 1 makes it a batch of that one scenario. */
+export const runBodySchema = z
+  .object({
+    repeat: z
+      .number()
+      .int()
+      .min(1)
+      .max(10)
+      .optional()
+      .meta({ description: 'Above 1: a batch of this scenario run that many times (202 with batchId and runIds; the quota taken all at once)' }),
+  })
+  .strict();
 
 const batchCountsSchema = z.object({
   queued: int(),
@@ -257,7 +286,30 @@ export function countRuns(runs: Pick<BatchRunRow, 'status' | 'success'>[]): Batc
   return c;
 }
 
-const batchRunSchema = z.object({ runId: uuid, scenarioId: uuid, status: runStatus, success: z.boolean().nullable(), verdict: passFail.nullable() });
+const batchRunSchema = z.object({
+  runId: uuid,
+  scenarioId: uuid,
+  status: runStatus,
+  success: z.boolean().nullable(),
+  verdict: passFail.nullable(),
+  repeatIndex: int().nullable().meta({ description: "The run's place among its scenario's runs (1..repeat)" }),
+});
+
+const scenarioSummarySchema = z.object({
+  scenarioId: uuid,
+  name: z.string(),
+  runs: int(),
+  completed: int().meta({ description: 'Runs judged (a failed run has no verdict)' }),
+  passes: int(),
+  passRate: z.number().nullable().meta({ description: 'passes / completed; null while none is completed' }),
+  passAtK: z.boolean().nullable().meta({ description: 'At least one pass; false once every run is final without one; null until then' }),
+  passHatK: z.boolean().nullable().meta({ description: 'All k runs passed; null until every run is final' }),
+  flaky: z.boolean().meta({ description: 'Its verdicts disagree' }),
+  verdicts: z.array(passFail.nullable()).meta({ description: 'In repeat order; null for a run not (or not successfully) judged' }),
+});
+
+const usageTotalsSchema = z.object({ inputTokens: int(), outputTokens: int(), totalTokens: int() });
+const batchCostSchema = z.object({ currency: z.literal('USD'), agent: z.number(), judge: z.number(), total: z.number() });
 
 export const batchProgressSchema = z.object({
   batchId: uuid,
@@ -269,9 +321,17 @@ export const batchProgressSchema = z.object({
   createdAt: timestamp,
   completedAt: nullableTimestamp,
   runs: z.array(batchRunSchema),
+  repeat: int().meta({ description: 'Runs per scenario' }),
+  passRate: z.number().nullable().meta({ description: 'Passes / completed runs over the batch; null while none is completed' }),
+  flakyCount: int().meta({ description: 'Scenarios whose verdicts disagree' }),
+  scenarios: z.array(scenarioSummarySchema).meta({ description: 'Per scenario: flaky ones first, then by name' }),
+  usage: z.object({ agent: usageTotalsSchema, judge: usageTotalsSchema, total: usageTotalsSchema }).meta({ description: 'Tokens summed over the runs' }),
+  cost: batchCostSchema.nullable().meta({ description: "The usage at the operator's prices (LLM_PRICES); null without a price for every model used" }),
+  costNote: z.string().nullable().meta({ description: 'Why `cost` is null' }),
 });
 
-export function toBatchProgress(b: BatchRow, runs: BatchRunRow[]): z.infer<typeof batchProgressSchema> {
+export function toBatchProgress(b: BatchRow, runs: BatchRunRow[], prices: LlmPrices | undefined): z.infer<typeof batchProgressSchema> {
+  const report = batchReport(runs, prices);
   return {
     batchId: b.id,
     collectionId: b.collection_id,
@@ -281,7 +341,14 @@ export function toBatchProgress(b: BatchRow, runs: BatchRunRow[]): z.infer<typeo
     done: b.completed_at !== null,
     createdAt: iso(b.created_at),
     completedAt: isoOrNull(b.completed_at),
-    runs: runs.map((r) => ({ runId: r.id, scenarioId: r.scenario_id, status: r.status, success: r.success, verdict: r.verdict })),
+    runs: runs.map((r) => ({ runId: r.id, scenarioId: r.scenario_id, status: r.status, success: r.success, verdict: r.verdict, repeatIndex: r.repeat_index })),
+    repeat: b.repeat,
+    passRate: report.passRate,
+    flakyCount: report.flakyCount,
+    scenarios: report.scenarios,
+    usage: report.usage,
+    cost: report.cost,
+    costNote: report.costNote,
   };
 }
 
@@ -308,6 +375,7 @@ export const batchStreamEvents = {
     status: runStatus,
     success: z.boolean().nullable(),
     verdict: passFail.nullable(),
+    repeatIndex: int().nullable().meta({ description: "The run's place among its scenario's runs (1..repeat)" }),
     finished: int().meta({ description: 'Runs finished so far, this one included' }),
     total: int(),
     counts: batchCountsSchema,

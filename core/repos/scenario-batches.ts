@@ -3,6 +3,7 @@
  * locked while a run finishes, which gives each finished run its place (batch_seq) and marks the batch done once.
  */
 import type { Db } from '../db.js';
+import type { Usage } from '../llm/provider.js';
 import type { RunStatus } from './scenario-runs.js';
 
 export interface BatchRow {
@@ -11,6 +12,8 @@ export interface BatchRow {
   user_id: string | null;
   total: number;
   skipped: number;
+  /** Runs per scenario (1..10). */
+  repeat: number;
   created_at: Date;
   completed_at: Date | null;
   // joined
@@ -27,10 +30,21 @@ export interface BatchRunRow {
   verdict: 'pass' | 'fail' | null;
   batch_seq: number | null;
   completed_at: Date | null;
+  /** The run's place among its scenario's runs in the batch (1..repeat); null for batches from before repeats. */
+  repeat_index: number | null;
+  created_at: Date;
+  scenario_name: string;
+  /** Token usage and model of the agent and of the judge, as the run recorded them (null until final). */
+  agent_model: string | null;
+  agent_usage: Usage | null;
+  judge_model: string | null;
+  judge_usage: Usage | null;
 }
 
-export async function insertBatch(db: Db, b: { collectionId: string; userId: string; total: number; skipped: number }): Promise<string> {
-  const [row] = await db('scenario_batches').insert({ collection_id: b.collectionId, user_id: b.userId, total: b.total, skipped: b.skipped }).returning('id');
+export async function insertBatch(db: Db, b: { collectionId: string; userId: string; total: number; skipped: number; repeat?: number }): Promise<string> {
+  const [row] = await db('scenario_batches')
+    .insert({ collection_id: b.collectionId, user_id: b.userId, total: b.total, skipped: b.skipped, repeat: b.repeat ?? 1 })
+    .returning('id');
   return row.id;
 }
 
@@ -47,12 +61,28 @@ export async function findBatch(db: Db, id: string): Promise<BatchRow | undefine
     .first('b.*', 'c.uid as collection_uid', 'c.is_public as collection_is_public', 'c.owner_id as collection_owner_id');
 }
 
-/** The batch's runs in the order they finished (unfinished ones last, by creation). */
+/** The batch's runs in the order they finished (unfinished ones last, by creation), with their scenario's name and usage. */
 export async function batchRuns(db: Db, batchId: string): Promise<BatchRunRow[]> {
-  return db('scenario_runs')
-    .where({ batch_id: batchId })
-    .select('id', 'scenario_id', 'status', 'success', 'verdict', 'batch_seq', 'completed_at')
-    .orderByRaw('batch_seq asc nulls last, created_at asc, id asc');
+  return db('scenario_runs as r')
+    .join('scenarios as s', 's.id', 'r.scenario_id')
+    .where({ 'r.batch_id': batchId })
+    .select(
+      'r.id',
+      'r.scenario_id',
+      'r.status',
+      'r.success',
+      'r.verdict',
+      'r.batch_seq',
+      'r.completed_at',
+      'r.repeat_index',
+      'r.created_at',
+      's.name as scenario_name',
+      db.raw(`r.agent->>'model' as agent_model`),
+      db.raw(`r.agent->'usage' as agent_usage`),
+      db.raw(`r.evaluator->>'model' as judge_model`),
+      db.raw(`r.evaluator->'usage' as judge_usage`),
+    )
+    .orderByRaw('r.batch_seq asc nulls last, r.created_at asc, r.repeat_index asc nulls last, r.id asc');
 }
 
 /**

@@ -67,9 +67,9 @@ export interface RunRow {
 
 export const isFinalRun = (r: Pick<RunRow, 'status'>) => r.status === 'completed' || r.status === 'failed';
 
-export async function insertRun(db: Db, r: { scenarioId: string; userId: string; batchId?: string }): Promise<RunRow> {
+export async function insertRun(db: Db, r: { scenarioId: string; userId: string; batchId?: string; repeatIndex?: number }): Promise<RunRow> {
   const [row] = await db('scenario_runs')
-    .insert({ scenario_id: r.scenarioId, user_id: r.userId, batch_id: r.batchId ?? null })
+    .insert({ scenario_id: r.scenarioId, user_id: r.userId, batch_id: r.batchId ?? null, repeat_index: r.repeatIndex ?? null })
     .returning('*');
   return row;
 }

@@ -46,6 +46,8 @@ export interface FakeLlmVendor {
   /** e.g. http://127.0.0.1:40123/v1, to use as LLM_BASE_URL. */
   baseUrl: string;
   chat: ChatReply[];
+  /** Answers a chat request when `chat` is empty (a reply that depends on the request, for runs in parallel). */
+  respond?: (body: any) => ChatReply | undefined;
   embeddings: EmbeddingsReply[];
   requests: RecordedRequest[];
   chatRequests(): RecordedRequest[];
@@ -143,7 +145,7 @@ export async function startFakeLlmVendor(): Promise<FakeLlmVendor> {
       }
       vendor.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
       if (req.method === 'POST' && req.url === '/v1/chat/completions') {
-        const reply = vendor.chat.shift();
+        const reply = vendor.chat.shift() ?? result.respond?.(body);
         if (!reply) return sendError(res, { status: 500, message: 'fake vendor: no scripted chat reply left' });
         const answer = () => {
           if (res.destroyed) return;
@@ -174,7 +176,7 @@ export async function startFakeLlmVendor(): Promise<FakeLlmVendor> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const result: FakeLlmVendor = {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     chat: vendor.chat,
     embeddings: vendor.embeddings,
@@ -188,4 +190,5 @@ export async function startFakeLlmVendor(): Promise<FakeLlmVendor> {
         server.close((err) => (err ? reject(err) : resolve()));
       }),
   };
+  return result;
 }
