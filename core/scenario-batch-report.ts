@@ -7,6 +7,7 @@
 import type { LlmPrices } from './config.js';
 import type { Usage } from './llm/provider.js';
 import type { BatchRunRow } from './repos/scenario-batches.js';
+import { batchPassRate, scenarioStats } from './scenario-batch-stats.js';
 
 type Verdict = 'pass' | 'fail' | null;
 
@@ -16,13 +17,16 @@ export interface ScenarioSummary {
   runs: number;
   completed: number;
   passes: number;
-  /** passes / completed; null while none is completed. */
+  /**
+   * passes / finished runs (a run that failed before its verdict did not pass: core/scenario-batch-stats.ts, the one
+   * definition the comparison and `toolshed eval` use too); null while none has finished.
+   */
   passRate: number | null;
   /** At least one pass; false once every run is final without one; null until then. */
   passAtK: boolean | null;
   /** Every run passed; null until every run is final. */
   passHatK: boolean | null;
-  /** Both verdicts among its runs. */
+  /** Its finished runs disagree: some passed, some did not. */
   flaky: boolean;
   /** In repeat order; null for a run not (or not successfully) judged. */
   verdicts: Verdict[];
@@ -75,16 +79,17 @@ export function summarizeScenario(runs: BatchRunRow[]): ScenarioSummary {
   const completed = ordered.filter((r) => r.status === 'completed').length;
   const passes = verdicts.filter((v) => v === 'pass').length;
   const allFinal = ordered.every(isFinal);
+  const [stats] = scenarioStats(ordered);
   return {
     scenarioId: ordered[0].scenario_id,
     name: ordered[0].scenario_name,
     runs: ordered.length,
     completed,
     passes,
-    passRate: completed ? round4(passes / completed) : null,
+    passRate: stats.passRate === null ? null : round4(stats.passRate),
     passAtK: passes > 0 ? true : allFinal ? false : null,
     passHatK: allFinal ? passes === ordered.length : null,
-    flaky: verdicts.includes('pass') && verdicts.includes('fail'),
+    flaky: stats.flaky,
     verdicts,
   };
 }
@@ -109,8 +114,7 @@ export function batchReport(runs: BatchRunRow[], prices: LlmPrices | undefined):
   const scenarios = [...groups.values()]
     .map(summarizeScenario)
     .sort((a, b) => Number(b.flaky) - Number(a.flaky) || a.name.localeCompare(b.name) || a.scenarioId.localeCompare(b.scenarioId));
-  const completed = scenarios.reduce((n, s) => n + s.completed, 0);
-  const passes = scenarios.reduce((n, s) => n + s.passes, 0);
+  const overall = batchPassRate(runs).passRate;
 
   const usage = { agent: zero(), judge: zero(), total: zero() };
   for (const r of runs) {
@@ -134,7 +138,7 @@ export function batchReport(runs: BatchRunRow[], prices: LlmPrices | undefined):
 
   return {
     scenarios,
-    passRate: completed ? round4(passes / completed) : null,
+    passRate: overall === null ? null : round4(overall),
     flakyCount: scenarios.filter((s) => s.flaky).length,
     usage,
     cost,
