@@ -308,7 +308,7 @@ function Cost({ b }: { b: any }) {
           ))}
         </tbody>
       </table>
-      {!b.cost && <p class="muted">No prices are configured for this model (LLM_PRICES), so only tokens are shown.</p>}
+      {!b.cost && <p class="muted">{b.costNote ?? 'No prices are configured (LLM_PRICES)'}: only tokens are shown.</p>}
     </section>
   );
 }
