@@ -13,11 +13,15 @@ import { errors } from '../../core/errors.js';
 import { loadVisibleCollection } from '../../core/collections.js';
 import { batchRuns, findBatch } from '../../core/repos/scenario-batches.js';
 import { collectionScenarioIds } from '../../core/repos/scenarios.js';
-import { loadVisibleBatch, startBatch } from '../../core/scenario-runs.js';
+import { loadVisibleBatch, sealRunEnv, startBatch } from '../../core/scenario-runs.js';
+import { loadCollectionTools } from '../../core/agent-tools.js';
+import { givenEnvOfRequest, scopedEnvSchema } from '../scoped-env.js';
 
 const TAG = 'Scenario Batches';
 
 const idParams = z.object({ id: z.string() });
+/** `env`: for the tools of every run of the batch, as a single run takes it (also as `X-Tool-Env-…` headers). */
+const runAllBody = z.object({ env: scopedEnvSchema.optional() }).strict();
 
 export const scenarioBatchOperations: Operation[] = [
   defineOperation({
@@ -25,19 +29,23 @@ export const scenarioBatchOperations: Operation[] = [
     method: 'post',
     path: '/api/collections/:id/scenarios/run-all',
     summary: "Queues a run of every scenario of a collection, as far as the caller's daily quota allows",
-    description: 'One quota take per run; the scenarios past the quota are skipped and counted. None left at all: 429.',
+    description:
+      "One quota take per run; the scenarios past the quota are skipped and counted. None left at all: 429. Env for the tools of every run: body `env` and/or `X-Tool-Env-…` headers, as a single run takes them (sealed in each run's job, never stored or echoed).",
     tag: TAG,
     auth: 'key',
     errorShape: 'B',
     params: z.object({ id: z.string().meta({ description: "The collection's id or uid" }) }),
+    body: runAllBody,
     responses: { 202: ok(batchStartSchema) },
     errors: [400, 404, 413, 415, 429],
-    handler: async (ctx, deps, { params }) => {
+    handler: async (ctx, deps, { params, body }) => {
       const caller = requireCaller(ctx);
       const c = await loadVisibleCollection(deps.db, params.id, caller);
       const scenarioIds = await collectionScenarioIds(deps.db, c.id);
       if (scenarioIds.length === 0) throw errors.validation(`Collection '${c.uid}' has no scenarios to run`);
-      return { success: true, data: await startBatch(deps.db, deps.config, caller, c.id, scenarioIds) };
+      const given = givenEnvOfRequest(body.env, ctx.req.headers, await loadCollectionTools(deps.db, [c.id]));
+      const sealedEnv = sealRunEnv(deps.config.SECRETS_KEY!, given);
+      return { success: true, data: await startBatch(deps.db, deps.config, caller, c.id, scenarioIds, sealedEnv) };
     },
   }),
   defineOperation({

@@ -15,7 +15,9 @@ import { callerOf, requireCaller } from '../middleware/auth.js';
 import { runEvents, streamDerived } from '../run-events.js';
 import { findRun, isFinalRun, listRuns } from '../../core/repos/scenario-runs.js';
 import { quotaRemaining } from '../../core/scenario-quota.js';
-import { loadVisibleRun, startRun, waitForRun } from '../../core/scenario-runs.js';
+import { loadVisibleRun, sealRunEnv, startRun, waitForRun } from '../../core/scenario-runs.js';
+import { loadCollectionTools } from '../../core/agent-tools.js';
+import { givenEnvOfRequest, scopedEnvSchema } from '../scoped-env.js';
 import { loadVisibleScenario } from '../../core/scenarios.js';
 import type { Caller } from '../../core/types.js';
 
@@ -26,6 +28,8 @@ const runQuery = z.object({
   wait: z.enum(['true', 'false']).default('true').meta({ description: 'false: answer 202 with the queued run at once' }),
 });
 const historyQuery = z.object(paging(10, 50));
+/** Env for the run's tools, as agent chat takes it (also as `X-Tool-Env-…` headers): sealed in the job, never stored. */
+const runBody = z.object({ env: scopedEnvSchema.optional() }).strict();
 
 const remainingFor = (deps: AppDeps, caller: Caller | undefined) => (caller ? quotaRemaining(deps.db, deps.config, caller) : Promise.resolve(null));
 
@@ -43,18 +47,21 @@ export const scenarioRunOperations: Operation[] = [
     path: '/api/scenarios/:id/run',
     summary: "Runs a scenario (one run of the caller's daily quota) and answers with the judged run",
     description:
-      "The agent gets the collection's tools (at most 10 steps, each tool call in the sandbox), then the evaluator judges the answer. 200 with the final run; 202 when `?wait=false`, or when the wait ran out before the run was final.",
+      'The agent gets the collection\'s tools (at most 10 steps, each tool call in the sandbox), then the evaluator judges the answer. 200 with the final run; 202 when `?wait=false`, or when the wait ran out before the run was final. Env for the tools: body `env` (`{ NAME: value }` for the one package of the collection that declares NAME, `{ "<package>": { NAME: value } }` for that package) and/or `X-Tool-Env-<NAME>` / `X-Tool-Env-<package>--<NAME>` headers, the body winning; each value reaches only the tools that declare it, is sealed in the run\'s job, never stored, and redacted from everything the run records.',
     tag: TAG,
     auth: 'key',
     errorShape: 'B',
     params: idParams,
     query: runQuery,
+    body: runBody,
     responses: { 200: ok(runRecordSchema), 202: ok(z.union([runRecordSchema, queuedRunSchema])) },
     errors: [400, 404, 413, 415, 429],
-    handler: async (ctx, deps, { params, query }) => {
+    handler: async (ctx, deps, { params, query, body }) => {
       const caller = requireCaller(ctx);
       const scenario = await loadVisibleScenario(deps.db, params.id, caller);
-      const { run, quotaRemaining: remaining } = await startRun(deps.db, deps.config, caller, scenario.id);
+      const given = givenEnvOfRequest(body.env, ctx.req.headers, await loadCollectionTools(deps.db, [scenario.collection_id]));
+      const sealedEnv = sealRunEnv(deps.config.SECRETS_KEY!, given);
+      const { run, quotaRemaining: remaining } = await startRun(deps.db, deps.config, caller, scenario.id, sealedEnv);
       if (query.wait === 'false') return reply(202, { success: true, data: { runId: run.id, status: run.status, quotaRemaining: remaining } });
       const current = await waitForRun(deps, run.id, deps.config.EXECUTION_WAIT_MS, AbortSignal.any([clientGone(ctx), deps.shutdown]));
       return reply(isFinalRun(current) ? 200 : 202, { success: true, data: toRunRecord(current, remaining) });
