@@ -1,7 +1,7 @@
 /**
  * Job: one scenario run. The agent gets the collection's tools (at most MAX_STEPS model steps; every tool call runs
  * in the sandbox, inline — see worker/inline-execution.ts), the evaluator judges the answer and the assertions are
- * checked; the run row stores steps, usage, models, temperature and tool package versions. Making the run final,
+ * checked (those about the run's totals, maxTokens and maxLatencyMs, once the totals are known: withRunBudgets); the run row stores steps, usage, models, temperature and tool package versions. Making the run final,
  * the scenario's statistics and the batch's progress change in one transaction. Idempotent: a final run is left
  * alone. The env the run was given (sealed in its job) reaches each tool call as envForTool scopes it, and every value
  * is redacted from what the run keeps. A provider or agent failure makes the run `failed`; only a worker shutdown puts it back in the queue.
@@ -12,7 +12,7 @@ import { openJson } from '../../core/crypto.js';
 import { parsePayload } from '../../core/jobs.js';
 import { redactSecrets, redactText } from '../../core/redaction.js';
 import { allEnvValues, declaringPackages, envForTool, type GivenEnv } from '../../core/tool-env.js';
-import { LlmError, llmLogFields } from '../../core/llm/index.js';
+import { LlmError, llmLogFields, withRunBudgets } from '../../core/llm/index.js';
 import type { AgentResult, Usage, Verdict } from '../../core/llm/provider.js';
 import { completeBatchIfDone, takeBatchSeq } from '../../core/repos/scenario-batches.js';
 import { claimRun, failRunningRun, finishRun, notifyRun, requeueRun, type RunOutcome, type RunRow } from '../../core/repos/scenario-runs.js';
@@ -57,13 +57,16 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
       tools = agentToolSet(rows);
       const env = { given, declarers: declaringPackages(rows) };
       const agent = await runAgent(deps, run, scenario, tools, env, recorder, workerId(), helpers.abortSignal);
-      const verdict = await deps.llm.judge({
+      const judged = await deps.llm.judge({
         prompt: scenario.prompt,
         finalText: agent.text,
         steps: agent.steps,
         tools: tools.specs,
         assertions: scenario.assertions,
       });
+      // The run's totals as its record shows them; maxTokens and maxLatencyMs are checked against these.
+      const usage = { ...sum(agent.usage, judged.usage), executionTimeMs: Date.now() - startedAt };
+      const verdict = withRunBudgets(judged, scenario.assertions, usage);
       await recorder.settle();
       await finalize(deps, run, secrets, {
         status: 'completed',
@@ -72,7 +75,7 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
         reason: verdict.reason,
         evaluator: evaluatorRecord(verdict),
         agent: { ...modelOf(agent), maxSteps: MAX_STEPS, usage: agent.usage, tools: toolVersions(tools) },
-        usage: { ...sum(agent.usage, verdict.usage), executionTimeMs: Date.now() - startedAt },
+        usage,
         steps: recorder.steps,
         finalText: agent.text,
       });
