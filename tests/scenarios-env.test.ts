@@ -10,6 +10,7 @@ import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { readSse } from './helpers/sse.js';
 import { dumpDatabase } from './helpers/dump.js';
+import { until } from './helpers/processes.js';
 
 type User = { key: string; id: string; username: string };
 let svc: Service;
@@ -141,4 +142,36 @@ test.serial('a batch: every run gets the env; a tool echoing its key is redacted
   const jobs = await svc.api.deps.db.raw("select count(*)::int as n from graphile_worker.jobs where task_identifier = 'scenario_run'");
   t.is(jobs.rows[0].n, 0, 'finished run jobs are gone');
   t.false(svc.logs().includes(key) || svc.logs().includes(shared), 'the log holds no trace of the values');
+});
+
+test.serial("the run's job carries the env sealed, never in the clear, and is gone once the run is final", async (t) => {
+  const c = await svc.createCollection(owner.key, { name: 'Sealed job' }, [`${ECHO}::echoSecret`]);
+  const s = await scenario(c.id, 'Echo the secret with echoSecret, prefix "key"');
+  const key = secret('sealed');
+  const db = svc.api.deps.db;
+  // Holding a lock on the scenario row keeps the run from becoming final (its finish takes FOR UPDATE on that row), so
+  // its job exists; FOR NO KEY UPDATE still lets the run row be inserted (its foreign key takes KEY SHARE).
+  const trx = await db.transaction();
+  let runId: string;
+  try {
+    await trx.raw('select id from scenarios where id = ? for no key update', [s]);
+    const queued = await svc.request('POST', `/api/scenarios/${s}/run?wait=false`, { key: owner.key, body: { env: { ECHO_SECRET: key } } });
+    t.is(queued.status, 202, queued.text);
+    t.false(queued.text.includes(key));
+    runId = queued.body.data.runId;
+    const jobs = await db.raw("select payload::text as p from graphile_worker._private_jobs where payload->>'runId' = ?", [runId]);
+    t.is(jobs.rows.length, 1);
+    const payload = JSON.parse(jobs.rows[0].p);
+    t.deepEqual(Object.keys(payload).sort(), ['runId', 'sealedEnv']);
+    t.false(jobs.rows[0].p.includes(key), 'the payload does not hold the value in the clear');
+    t.false(jobs.rows[0].p.includes('ECHO_SECRET'), 'nor the name');
+  } finally {
+    await trx.commit();
+  }
+  const done = await readSse(`${svc.url}/api/scenario-runs/${runId}/events`, { timeoutMs: 60_000 });
+  t.is(done.events.at(-1)?.event, 'done');
+  t.like(done.events.at(-1)?.data.steps[0], { output: { message: 'key:[redacted]' } });
+  const left = async () => (await db.raw("select count(*)::int as n from graphile_worker._private_jobs where payload->>'runId' = ?", [runId])).rows[0].n;
+  await until(async () => (await left()) === 0, 30_000, "the run's job to be gone");
+  t.is(await left(), 0);
 });
