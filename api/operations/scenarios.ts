@@ -47,7 +47,7 @@ const assertion = z.discriminatedUnion('type', [
     .object({
       type: z.literal('toolArgs'),
       tool: singleLine(200),
-      args: z.record(z.string(), z.json()).refine((a) => JSON.stringify(a).length <= MAX_ARGS_JSON, `must be at most ${MAX_ARGS_JSON} characters as JSON`),
+      args: z.record(z.string(), z.unknown()).refine((a) => JSON.stringify(a).length <= MAX_ARGS_JSON, `must be at most ${MAX_ARGS_JSON} characters as JSON`),
     })
     .strict()
     .meta({ description: 'Some call of the tool with arguments holding `args` as a JSON subset' }),
