@@ -4,11 +4,14 @@
  * to that package only. Each part is checked with the same `envSchema` as execute's `env`. An unscoped name that
  * several packages declare, or a package none of the tools belongs to, is a 400 naming them (core/tool-env.ts).
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import { z } from 'zod';
 import { envSchema } from './operations/shared.js';
+import { givenEnvFromHeaders } from './mcp-tools.js';
+import { assertEnvBounds } from '../core/env-bounds.js';
 import { errors } from '../core/errors.js';
 import type { ToolRow } from '../core/repos/tools.js';
-import { ambiguityMessage, ambiguousEnv, declaringPackages, type GivenEnv } from '../core/tool-env.js';
+import { allEnvValues, ambiguityMessage, ambiguousEnv, declaringPackages, type GivenEnv } from '../core/tool-env.js';
 
 export const scopedEnvSchema = z
   .record(z.string(), z.union([z.string(), z.record(z.string(), z.string())]))
@@ -48,5 +51,24 @@ export function givenEnvOf(env: ScopedEnvBody | undefined, tools: ToolRow[]): Gi
       ambiguous.map((a) => ({ path: `body.env.${a.name}`, message: `declared by several packages (${a.packages.join(', ')}); give it per package` })),
     );
   }
+  return given;
+}
+
+/**
+ * The env of a request that takes both forms (scenario runs and batches): the body's `env` as agent chat takes it and
+ * the `X-Tool-Env-<NAME>` / `X-Tool-Env-<package>--<NAME>` headers as the MCP endpoint reads them (givenEnvFromHeaders);
+ * a name given both ways takes the body's value. Refused as givenEnvOf refuses (a package none of the tools is of, an
+ * unscoped name several packages declare), and bounded as one execution's env is.
+ */
+export function givenEnvOfRequest(env: ScopedEnvBody | undefined, headers: IncomingHttpHeaders, tools: ToolRow[]): GivenEnv {
+  const fromHeaders = givenEnvFromHeaders(headers, tools);
+  const merged: ScopedEnvBody = { ...fromHeaders.unscoped };
+  for (const [pkg, vars] of Object.entries(fromHeaders.scoped)) merged[pkg] = { ...vars };
+  for (const [key, value] of Object.entries(env ?? {})) {
+    const before = merged[key];
+    merged[key] = typeof value === 'object' && typeof before === 'object' ? { ...before, ...value } : value;
+  }
+  const given = givenEnvOf(merged, tools);
+  assertEnvBounds(Object.entries(allEnvValues(given)), 'env');
   return given;
 }

@@ -3,7 +3,7 @@
  * params against the JSON Schema), then the execution row and its job are created in one transaction with the env
  * sealed (AES-256-GCM) in the job payload. Waiting is by LISTEN/NOTIFY.
  */
-import { toolEnv } from './tool-env.js';
+import { toolEnv, withDeclaredDefaults } from './tool-env.js';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { withDbRetry } from './db.js';
@@ -49,9 +49,7 @@ export function checkExecutable(tool: ToolRow, params: unknown, env: Record<stri
 export async function enqueueExecution(db: Knex, secretsKey: string, req: ExecutionRequest): Promise<ExecutionRow> {
   assertEnvBounds(Object.entries(req.env), 'env');
   checkExecutable(req.tool, req.params, req.env);
-  // A declared default (TPMJS env[].default) stands in for a variable the caller does not set.
-  const defaults = Object.fromEntries(toolEnv(req.tool).flatMap((v) => (v.default !== undefined ? [[v.name, v.default]] : [])));
-  const env = { ...defaults, ...req.env };
+  const env = withDeclaredDefaults(req.tool, req.env);
   const sealedEnv = Object.keys(env).length ? sealJson(secretsKey, env) : undefined;
   // The id is chosen here, once, so that the enqueue can be repeated after a database blip: a try whose COMMIT
   // reached the server before the connection died has left its row, and the next try finds it instead of queueing

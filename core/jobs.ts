@@ -1,7 +1,7 @@
 /**
  * The task catalog: every Graphile Worker job kind, its payload schema, and `enqueue`, which adds the job on the
  * caller's connection so that a row and its job are created in one transaction. Payloads carry ids (and, for
- * executions, the env sealed with SECRETS_KEY).
+ * executions and scenario runs, the env sealed with SECRETS_KEY).
  */
 import { z } from 'zod';
 import { runMigrations } from 'graphile-worker';
@@ -11,7 +11,7 @@ export const TASKS = {
   import_package: z.object({ importId: z.string().uuid() }),
   execute_tool: z.object({ executionId: z.string().uuid(), sealedEnv: z.string().optional() }),
   health_check: z.object({ toolId: z.string().uuid().optional(), packageId: z.string().uuid().optional() }),
-  scenario_run: z.object({ runId: z.string().uuid() }),
+  scenario_run: z.object({ runId: z.string().uuid(), sealedEnv: z.string().optional() }),
   sweep_sessions: z.object({}),
   npm_poll: z.object({}),
 } as const;

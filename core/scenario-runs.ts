@@ -4,6 +4,7 @@
  * nothing. Waiting for a run is by LISTEN/NOTIFY, bounded.
  */
 import type { Knex } from 'knex';
+import { sealJson } from './crypto.js';
 import { errors } from './errors.js';
 import { enqueue } from './jobs.js';
 import type { Notifier } from './notify.js';
@@ -13,7 +14,18 @@ import { findBatch, insertBatch, setBatchTotal, type BatchRow } from './repos/sc
 import { countActiveRuns, findRun, insertRun, isFinalRun, type RunRow } from './repos/scenario-runs.js';
 import { isUuid } from './repos/collections.js';
 import { loadVisibleScenario } from './scenarios.js';
+import type { GivenEnv } from './tool-env.js';
 import type { Caller } from './types.js';
+
+/**
+ * The env a run's (or a batch's) tools get, sealed (AES-256-GCM with SECRETS_KEY) for the job payload as an
+ * execution's env is: stored nowhere else, opened by the worker, handed per call to the tools that declare each
+ * variable (core/tool-env.ts). Undefined when no value was given.
+ */
+export function sealRunEnv(secretsKey: string, given: GivenEnv): string | undefined {
+  const any = Object.keys(given.unscoped).length > 0 || Object.values(given.scoped).some((vars) => Object.keys(vars).length > 0);
+  return any ? sealJson(secretsKey, given) : undefined;
+}
 
 /**
  * Graphile runs lower numbers first: a queued execution (priority 0) is taken before a queued scenario run, so a
@@ -27,20 +39,26 @@ const RUN_ATTEMPTS = 3;
  * already has queued or running, so one user's first run goes ahead of another user's queued batch and waits at most
  * for one worker slot to free, not for the whole batch.
  */
-async function enqueueRun(trx: Knex.Transaction, run: RunRow, userId: string): Promise<void> {
-  await enqueueRunAt(trx, run, (await countActiveRuns(trx, userId)) - 1); // the run itself is counted
+async function enqueueRun(trx: Knex.Transaction, run: RunRow, userId: string, sealedEnv?: string): Promise<void> {
+  await enqueueRunAt(trx, run, (await countActiveRuns(trx, userId)) - 1, sealedEnv); // the run itself is counted
 }
 
-async function enqueueRunAt(trx: Knex.Transaction, run: RunRow, ahead: number): Promise<void> {
+async function enqueueRunAt(trx: Knex.Transaction, run: RunRow, ahead: number, sealedEnv?: string): Promise<void> {
   const priority = RUN_PRIORITY + Math.min(Math.max(ahead, 0), 32767 - RUN_PRIORITY);
-  await enqueue(trx, 'scenario_run', { runId: run.id }, { priority, maxAttempts: RUN_ATTEMPTS });
+  await enqueue(trx, 'scenario_run', { runId: run.id, ...(sealedEnv ? { sealedEnv } : {}) }, { priority, maxAttempts: RUN_ATTEMPTS });
 }
 
-export async function startRun(db: Knex, config: QuotaConfig, caller: Caller, scenarioId: string): Promise<{ run: RunRow; quotaRemaining: number | null }> {
+export async function startRun(
+  db: Knex,
+  config: QuotaConfig,
+  caller: Caller,
+  scenarioId: string,
+  sealedEnv?: string,
+): Promise<{ run: RunRow; quotaRemaining: number | null }> {
   return db.transaction(async (trx) => {
     const { remaining } = await takeRun(trx, config, caller);
     const run = await insertRun(trx, { scenarioId, userId: caller.userId });
-    await enqueueRun(trx, run, caller.userId);
+    await enqueueRun(trx, run, caller.userId, sealedEnv);
     return { run, quotaRemaining: remaining };
   });
 }
@@ -63,6 +81,8 @@ export interface BatchOptions {
    * (nothing recorded). Without it, the legacy run-all: one take per run, what does not fit is skipped.
    */
   allOrNothing?: boolean;
+  /** The caller's env for the tools, sealed with SECRETS_KEY: in every run's job, never stored (api/scoped-env.ts). */
+  sealedEnv?: string;
 }
 
 /**
@@ -97,7 +117,7 @@ export async function startBatch(
         const run = await insertRun(trx, { scenarioId, userId: caller.userId, batchId, repeatIndex: index });
         // The user's active runs are counted once; each run queued after it has one more ahead (as enqueueRun would count).
         ahead = ahead === undefined ? (await countActiveRuns(trx, caller.userId)) - 1 : ahead + 1;
-        await enqueueRunAt(trx, run, ahead);
+        await enqueueRunAt(trx, run, ahead, opts.sealedEnv);
         runIds.push(run.id);
       }
     }

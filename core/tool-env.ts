@@ -17,6 +17,12 @@ export function toolEnv(t: Pick<ToolRow, 'package_env' | 'permissions'>): EnvVar
   return secrets ? all.filter((v) => secrets.includes(v.name)) : all;
 }
 
+/** The env a call runs with: a declared default (TPMJS env[].default) stands in for a variable the caller does not set. */
+export function withDeclaredDefaults(t: Pick<ToolRow, 'package_env' | 'permissions'>, env: Record<string, string>): Record<string, string> {
+  const defaults = Object.fromEntries(toolEnv(t).flatMap((v) => (v.default !== undefined ? [[v.name, v.default]] : [])));
+  return { ...defaults, ...env };
+}
+
 /** Env values as a caller gave them: unscoped (`NAME → value`) and scoped (`package → NAME → value`). */
 export interface GivenEnv {
   unscoped: Record<string, string>;

@@ -12,6 +12,7 @@ import { finishExecution } from '../core/repos/executions.js';
 import { insertRunningExecution } from '../core/repos/inline-executions.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import { callResultOf } from '../core/tool-calls.js';
+import { withDeclaredDefaults } from '../core/tool-env.js';
 import type { WorkerDeps } from './deps.js';
 import { packageRefOf } from './health.js';
 import { UNRUNNABLE } from './outcomes.js';
@@ -20,6 +21,8 @@ import { finishRun, runInSandbox, type SandboxResult } from './run-execution.js'
 export interface InlineCall {
   tool: ToolRow;
   params: unknown;
+  /** What this tool may read of the run's env (envForTool, core/tool-env.ts); declared defaults are added here. */
+  env: Record<string, string>;
   userId: string | null;
   workerId: string;
   signal?: AbortSignal;
@@ -32,7 +35,7 @@ const ATTEMPTS = 3;
 
 export async function runToolInline(deps: WorkerDeps, call: InlineCall): Promise<ToolCallResult> {
   try {
-    checkExecutable(call.tool, call.params, {});
+    checkExecutable(call.tool, call.params, call.env);
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     call.onStarted?.(null);
@@ -59,13 +62,14 @@ export async function runToolInline(deps: WorkerDeps, call: InlineCall): Promise
 const SHUTDOWN = { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this execution' } as const;
 
 async function runRow(deps: WorkerDeps, call: InlineCall, executionId: string): Promise<ToolCallResult> {
+  const env = withDeclaredDefaults(call.tool, call.env);
   let outcome: SandboxResult;
   for (let attempt = 1; ; attempt++) {
     outcome = await runInSandbox(deps, {
       pkg: packageRefOf(call.tool),
       exportName: call.tool.export_name,
       params: call.params,
-      env: {},
+      env,
       permissions: call.tool.permissions,
       signal: call.signal,
     });
@@ -77,5 +81,6 @@ async function runRow(deps: WorkerDeps, call: InlineCall, executionId: string): 
     await finishExecution(deps.db, executionId, { status: 'failed', error: SHUTDOWN, executionTimeMs: outcome.durationMs });
     return { executionId, executionTimeMs: outcome.durationMs, error: SHUTDOWN };
   }
-  return callResultOf(await finishRun(deps, executionId, outcome, { env: {} }));
+  // The stored result and error are redacted of the env, as an execution's are.
+  return callResultOf(await finishRun(deps, executionId, outcome, { env }));
 }

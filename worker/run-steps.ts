@@ -4,6 +4,7 @@
  * always holds a prefix of the run's events, which is what lets the run's event stream replay them exactly.
  */
 import type { ToolCallResult } from '../core/llm/provider.js';
+import { redactSecrets } from '../core/redaction.js';
 import { saveSteps, type RunRow, type StoredStep } from '../core/repos/scenario-runs.js';
 import type { WorkerDeps } from './deps.js';
 
@@ -15,7 +16,11 @@ export interface StepRecorder {
   readonly steps: StoredStep[];
 }
 
-export function createStepRecorder(deps: WorkerDeps, run: Pick<RunRow, 'id' | 'batch_id' | 'attempt'>): StepRecorder {
+/**
+ * `secrets`: every env value the run was given (allEnvValues): a step's params, output and error are redacted of them
+ * before they are kept (a tool's output is already redacted of its own env; this covers any value of the run's).
+ */
+export function createStepRecorder(deps: WorkerDeps, run: Pick<RunRow, 'id' | 'batch_id' | 'attempt'>, secrets: Record<string, string> = {}): StepRecorder {
   const steps: StoredStep[] = [];
   let seq = 0;
   let chain: Promise<void> = Promise.resolve();
@@ -28,7 +33,8 @@ export function createStepRecorder(deps: WorkerDeps, run: Pick<RunRow, 'id' | 'b
   return {
     started(s) {
       const index = steps.length;
-      steps.push({ index, toolId: s.toolId, toolName: s.toolName, params: s.params, executionId: s.executionId, startedSeq: ++seq });
+      const params = redactSecrets(s.params, secrets);
+      steps.push({ index, toolId: s.toolId, toolName: s.toolName, params, executionId: s.executionId, startedSeq: ++seq });
       write();
       return index;
     },
@@ -36,8 +42,8 @@ export function createStepRecorder(deps: WorkerDeps, run: Pick<RunRow, 'id' | 'b
       const step = steps[index];
       step.completedSeq = ++seq;
       step.executionTimeMs = result.executionTimeMs;
-      if (result.error) step.error = result.error;
-      else step.output = result.output ?? null;
+      if (result.error) step.error = redactSecrets(result.error, secrets);
+      else step.output = redactSecrets(result.output ?? null, secrets);
       write();
     },
     settle: () => chain,

@@ -15,7 +15,9 @@ import { errors } from '../../core/errors.js';
 import { loadVisibleCollection } from '../../core/collections.js';
 import { batchRuns, findBatch } from '../../core/repos/scenario-batches.js';
 import { collectionScenarioIds } from '../../core/repos/scenarios.js';
-import { loadVisibleBatch, startBatch } from '../../core/scenario-runs.js';
+import { loadVisibleBatch, sealRunEnv, startBatch } from '../../core/scenario-runs.js';
+import { loadCollectionTools } from '../../core/agent-tools.js';
+import { givenEnvOfRequest, scopedEnvSchema } from '../scoped-env.js';
 
 const TAG = 'Scenario Batches';
 
@@ -45,7 +47,8 @@ export const scenarioBatchOperations: Operation[] = [
     summary: 'Queues a run of every scenario (or of the chosen ones) of a collection, `repeat` times each',
     description:
       'Without a body: one quota take per run; the scenarios past the quota are skipped and counted; none left at all: 429. ' +
-      'With `repeat` or `scenarioIds`: scenarios × repeat units are taken at once, or the batch is refused whole (429 with the true `quotaRemaining`) and nothing is recorded.',
+      'With `repeat` or `scenarioIds`: scenarios × repeat units are taken at once, or the batch is refused whole (429 with the true `quotaRemaining`) and nothing is recorded. ' +
+      "Env for the tools of every run: body `env` and/or `X-Tool-Env-…` headers, as a single run takes them (sealed in each run's job, never stored or echoed).",
     tag: TAG,
     auth: 'key',
     errorShape: 'B',
@@ -60,7 +63,9 @@ export const scenarioBatchOperations: Operation[] = [
       if (all.length === 0) throw errors.validation(`Collection '${c.uid}' has no scenarios to run`);
       const scenarioIds = body.scenarioIds ? chosenScenarios(body.scenarioIds, all, c.uid) : all;
       const allOrNothing = body.repeat !== undefined || body.scenarioIds !== undefined;
-      return { success: true, data: await startBatch(deps.db, deps.config, caller, c.id, scenarioIds, { repeat: body.repeat, allOrNothing }) };
+      const given = givenEnvOfRequest(body.env, ctx.req.headers, await loadCollectionTools(deps.db, [c.id]));
+      const sealedEnv = sealRunEnv(deps.config.SECRETS_KEY!, given);
+      return { success: true, data: await startBatch(deps.db, deps.config, caller, c.id, scenarioIds, { repeat: body.repeat, allOrNothing, sealedEnv }) };
     },
   }),
   defineOperation({

@@ -24,7 +24,9 @@ import { callerOf, requireCaller } from '../middleware/auth.js';
 import { runEvents, streamDerived } from '../run-events.js';
 import { findRun, isFinalRun, listRuns } from '../../core/repos/scenario-runs.js';
 import { quotaRemaining } from '../../core/scenario-quota.js';
-import { loadVisibleRun, startBatch, startRun, waitForRun } from '../../core/scenario-runs.js';
+import { loadVisibleRun, sealRunEnv, startBatch, startRun, waitForRun } from '../../core/scenario-runs.js';
+import { loadCollectionTools } from '../../core/agent-tools.js';
+import { givenEnvOfRequest } from '../scoped-env.js';
 import { loadVisibleScenario } from '../../core/scenarios.js';
 import type { Caller } from '../../core/types.js';
 
@@ -53,7 +55,8 @@ export const scenarioRunOperations: Operation[] = [
     summary: "Runs a scenario (one run of the caller's daily quota) and answers with the judged run",
     description:
       "The agent gets the collection's tools (at most 10 steps, each tool call in the sandbox), then the evaluator judges the answer. 200 with the final run; 202 when `?wait=false`, or when the wait ran out before the run was final. " +
-      'With `repeat` above 1: 202 at once with the batch (`batchId`, `runIds`) of this scenario run that many times, as run-all with `scenarioIds: [id]`.',
+      'With `repeat` above 1: 202 at once with the batch (`batchId`, `runIds`) of this scenario run that many times, as run-all with `scenarioIds: [id]`. ' +
+      'Env for the tools: body `env` (`{ NAME: value }` for the one package of the collection that declares NAME, `{ "<package>": { NAME: value } }` for that package) and/or `X-Tool-Env-<NAME>` / `X-Tool-Env-<package>--<NAME>` headers, the body winning; each value reaches only the tools that declare it, is sealed in the run\'s job, never stored, and redacted from everything the run records.',
     tag: TAG,
     auth: 'key',
     errorShape: 'B',
@@ -65,11 +68,14 @@ export const scenarioRunOperations: Operation[] = [
     handler: async (ctx, deps, { params, query, body }) => {
       const caller = requireCaller(ctx);
       const scenario = await loadVisibleScenario(deps.db, params.id, caller);
+      const given = givenEnvOfRequest(body.env, ctx.req.headers, await loadCollectionTools(deps.db, [scenario.collection_id]));
+      const sealedEnv = sealRunEnv(deps.config.SECRETS_KEY!, given);
       if (body.repeat !== undefined && body.repeat > 1) {
-        const batch = await startBatch(deps.db, deps.config, caller, scenario.collection_id, [scenario.id], { repeat: body.repeat, allOrNothing: true });
+        const options = { repeat: body.repeat, allOrNothing: true, sealedEnv };
+        const batch = await startBatch(deps.db, deps.config, caller, scenario.collection_id, [scenario.id], options);
         return reply(202, { success: true, data: batch });
       }
-      const { run, quotaRemaining: remaining } = await startRun(deps.db, deps.config, caller, scenario.id);
+      const { run, quotaRemaining: remaining } = await startRun(deps.db, deps.config, caller, scenario.id, sealedEnv);
       if (query.wait === 'false') return reply(202, { success: true, data: { runId: run.id, status: run.status, quotaRemaining: remaining } });
       const current = await waitForRun(deps, run.id, deps.config.EXECUTION_WAIT_MS, AbortSignal.any([clientGone(ctx), deps.shutdown]));
       return reply(isFinalRun(current) ? 200 : 202, { success: true, data: toRunRecord(current, remaining) });

@@ -11,15 +11,28 @@ import { batchReport } from '../../core/scenario-batch-report.js';
 import type { RunRow, StoredStep } from '../../core/repos/scenario-runs.js';
 import type { ScenarioRow } from '../../core/repos/scenarios.js';
 import { nullableTimestamp, timestamp, uuid } from './envelope.js';
+import { scopedEnvSchema } from '../scoped-env.js';
 
 const iso = (d: Date) => new Date(d).toISOString();
 const isoOrNull = (d: Date | null) => (d ? iso(d) : null);
 const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
 
 export const assertionSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('toolCalled'), tool: z.string() }),
-  z.object({ type: z.literal('outputContains'), text: z.string() }),
-  z.object({ type: z.literal('noToolErrors') }),
+  z.object({ type: z.literal('toolCalled'), tool: z.string() }).meta({ description: 'The tool was called' }),
+  z.object({ type: z.literal('outputContains'), text: z.string() }).meta({ description: 'The answer or a tool output contains the text (any case)' }),
+  z.object({ type: z.literal('noToolErrors') }).meta({ description: 'No tool call failed' }),
+  z
+    .object({ type: z.literal('toolSequence'), tools: z.array(z.string()) })
+    .meta({ description: 'These tools were called in this order (other calls may come between)' }),
+  z.object({ type: z.literal('toolArgs'), tool: z.string(), args: z.record(z.string(), z.unknown()) }).meta({
+    description:
+      'Some call of the tool had arguments holding `args` as a JSON subset: every key present with a value that holds the expected one (objects may have more keys; arrays match element by element; other values are equal)',
+  }),
+  z.object({ type: z.literal('maxSteps'), max: z.number().int() }).meta({ description: 'At most `max` tool calls' }),
+  z.object({ type: z.literal('maxLatencyMs'), max: z.number().int() }).meta({ description: "The run's wall time (`usage.executionTimeMs`) at most `max` ms" }),
+  z
+    .object({ type: z.literal('maxTokens'), max: z.number().int() })
+    .meta({ description: "The run's tokens, agent and judge (`usage.totalTokens`), at most `max`" }),
 ]);
 const passFail = z.enum(['pass', 'fail']);
 const runStatus = z.enum(['queued', 'running', 'completed', 'failed']);
@@ -152,7 +165,11 @@ export function toStep(s: StoredStep): z.infer<typeof stepSchema> {
   };
 }
 
-const assertionResultSchema = z.object({ assertion: assertionSchema, passed: z.boolean(), detail: z.string() });
+const assertionResultSchema = z.object({
+  assertion: assertionSchema,
+  passed: z.boolean(),
+  detail: z.string().meta({ description: 'What was seen: the calls made, the arguments, the count, the tokens or the time' }),
+});
 
 const evaluatorSchema = z.object({
   model: z.string().nullable(),
@@ -251,6 +268,7 @@ export const batchBodySchema = z
       .max(1000)
       .optional()
       .meta({ description: "A chosen subset of the collection's scenarios (ids); each must belong to the collection" }),
+    env: scopedEnvSchema.optional().meta({ description: 'Env for the tools of every run, as a single run takes it (also as `X-Tool-Env-…` headers)' }),
   })
   .strict();
 
@@ -264,6 +282,7 @@ export const runBodySchema = z
       .max(10)
       .optional()
       .meta({ description: 'Above 1: a batch of this scenario run that many times (202 with batchId and runIds; the quota taken all at once)' }),
+    env: scopedEnvSchema.optional().meta({ description: 'Env for the tools: `{ NAME: value }` or `{ "<package>": { NAME: value } }`' }),
   })
   .strict();
 

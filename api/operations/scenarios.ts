@@ -33,10 +33,36 @@ import {
 
 const TAG = 'Scenarios';
 
+/** At most this many characters of a `toolArgs` assertion's `args` as JSON. */
+const MAX_ARGS_JSON = 4000;
 const assertion = z.discriminatedUnion('type', [
   z.object({ type: z.literal('toolCalled'), tool: singleLine(200) }).strict(),
   z.object({ type: z.literal('outputContains'), text: z.string().min(1).max(1000) }).strict(),
   z.object({ type: z.literal('noToolErrors') }).strict(),
+  z
+    .object({ type: z.literal('toolSequence'), tools: z.array(singleLine(200)).min(1).max(20) })
+    .strict()
+    .meta({ description: 'These tools called in this order (other calls may come between)' }),
+  z
+    .object({
+      type: z.literal('toolArgs'),
+      tool: singleLine(200),
+      args: z.record(z.string(), z.unknown()).refine((a) => JSON.stringify(a).length <= MAX_ARGS_JSON, `must be at most ${MAX_ARGS_JSON} characters as JSON`),
+    })
+    .strict()
+    .meta({ description: 'Some call of the tool with arguments holding `args` as a JSON subset' }),
+  z
+    .object({ type: z.literal('maxSteps'), max: z.number().int().min(0).max(1000) })
+    .strict()
+    .meta({ description: 'At most `max` tool calls' }),
+  z
+    .object({ type: z.literal('maxLatencyMs'), max: z.number().int().min(1).max(86_400_000) })
+    .strict()
+    .meta({ description: "The run's wall time (its usage.executionTimeMs) at most `max` ms" }),
+  z
+    .object({ type: z.literal('maxTokens'), max: z.number().int().min(0).max(1_000_000_000) })
+    .strict()
+    .meta({ description: "The run's tokens, agent and judge (its usage.totalTokens), at most `max`" }),
 ]);
 const fields = {
   prompt: z.string().trim().min(10, 'must be at least 10 characters').max(4000),

@@ -21,6 +21,6 @@ export function createLlmProvider(config: LlmConfig): LlmProvider {
 
 export type * from './provider.js';
 export { LlmError, llmLogFields } from './llm-error.js';
-export { checkAssertions } from './assertions.js';
+export { checkAssertions, withRunBudgets } from './assertions.js';
 export { cosine, mostSimilar } from './similarity.js';
 export { llmToolNames } from './tool-names.js';

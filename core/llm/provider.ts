@@ -77,7 +77,20 @@ export interface AgentResult extends ModelInfo {
   usage: Usage;
 }
 
-export type Assertion = { type: 'toolCalled'; tool: string } | { type: 'outputContains'; text: string } | { type: 'noToolErrors' };
+export type Assertion =
+  | { type: 'toolCalled'; tool: string }
+  | { type: 'outputContains'; text: string }
+  | { type: 'noToolErrors' }
+  /** These tools called in this order (other calls may come between). */
+  | { type: 'toolSequence'; tools: string[] }
+  /** Some call of the tool with arguments holding `args` as a JSON subset. */
+  | { type: 'toolArgs'; tool: string; args: Record<string, unknown> }
+  /** At most `max` tool calls. */
+  | { type: 'maxSteps'; max: number }
+  /** The run's wall time (its record's usage.executionTimeMs) at most `max` ms: checked after the judge. */
+  | { type: 'maxLatencyMs'; max: number }
+  /** The run's tokens, agent and judge (its record's usage.totalTokens), at most `max`: checked after the judge. */
+  | { type: 'maxTokens'; max: number };
 
 export interface JudgeInput {
   prompt: string;

@@ -98,3 +98,39 @@ test.serial('a value that looks like JSON (digits) is redacted without breaking 
   const stored = await svc.request('GET', `/api/executions/${res.body.executionId}`);
   t.false(stored.text.includes(secret));
 });
+
+test.serial('a scenario run and a batch: encoded env values are redacted from the run records, their events, the database and the log', async (t) => {
+  const owner = await svc.createUser({ tier: 'pro' });
+  const c = await svc.createCollection(owner.key, { name: 'Redaction runs' }, [`${SLUG}::echoEncoded`, `${SLUG}::failEncoded`]);
+  const scenarioIds: string[] = [];
+  for (const prompt of ['Run echoEncoded', 'Run failEncoded']) {
+    const s = await svc.request('POST', '/api/scenarios', { key: owner.key, body: { collectionId: c.id, prompt } });
+    t.is(s.status, 201, s.text);
+    scenarioIds.push(s.body.data.id);
+  }
+  const secret = makeSecret();
+  const single = await svc.request('POST', `/api/scenarios/${scenarioIds[0]}/run`, { key: owner.key, body: { env: { LEAK_SECRET: secret } } });
+  t.is(single.status, 200, single.text);
+  const step = single.body.data.steps[0];
+  t.is(step.toolName, 'echoEncoded');
+  t.is(step.output.base64, '[redacted]', 'the tool got the value, and its echo is redacted');
+  assertNoLeak(t, 'the run record', single.text, secret);
+  assertNoLeak(t, "the run's events", (await readSse(`${svc.url}/api/scenario-runs/${single.body.data.runId}/events`, { timeoutMs: 20_000 })).text, secret);
+
+  const batch = await svc.request('POST', `/api/collections/${c.id}/scenarios/run-all`, { key: owner.key, headers: { 'X-Tool-Env-LEAK_SECRET': secret } });
+  t.is(batch.status, 202, batch.text);
+  const events = await readSse(`${svc.url}/api/scenario-batches/${batch.body.data.batchId}/events`, { timeoutMs: 120_000 });
+  t.is(events.events.at(-1)?.event, 'done');
+  assertNoLeak(t, "the batch's events", events.text, secret);
+  const steps: any[] = [];
+  for (const id of batch.body.data.runIds) {
+    const r = await svc.request('GET', `/api/scenario-runs/${id}`, { key: owner.key });
+    t.is(r.body.data.status, 'completed', r.text);
+    steps.push(...r.body.data.steps);
+    assertNoLeak(t, 'a batch run record', r.text, secret);
+  }
+  t.regex(steps.find((s) => s.toolName === 'failEncoded').error.message, /^leak \[redacted\]/, "the failing tool's error message is redacted");
+  for (const id of scenarioIds) assertNoLeak(t, 'a run history', (await svc.request('GET', `/api/scenarios/${id}/runs`, { key: owner.key })).text, secret);
+  assertNoLeak(t, 'the database', await dumpDatabase(svc.databaseUrl), secret);
+  assertNoLeak(t, 'the log', svc.logs(), secret);
+});

@@ -1,14 +1,18 @@
 /**
  * Job: one scenario run. The agent gets the collection's tools (at most MAX_STEPS model steps; every tool call runs
  * in the sandbox, inline — see worker/inline-execution.ts), the evaluator judges the answer and the assertions are
- * checked; the run row stores steps, usage, models, temperature and tool package versions. Making the run final,
+ * checked (those about the run's totals, maxTokens and maxLatencyMs, once the totals are known: withRunBudgets); the run row stores steps, usage, models, temperature and tool package versions. Making the run final,
  * the scenario's statistics and the batch's progress change in one transaction. Idempotent: a final run is left
- * alone. A provider or agent failure makes the run `failed`; only a worker shutdown puts it back in the queue.
+ * alone. The env the run was given (sealed in its job) reaches each tool call as envForTool scopes it, and every value
+ * is redacted from what the run keeps. A provider or agent failure makes the run `failed`; only a worker shutdown puts it back in the queue.
  */
 import type { Task } from 'graphile-worker';
 import { agentToolSet, loadCollectionTools, toolVersions, type AgentToolSet } from '../../core/agent-tools.js';
+import { openJson } from '../../core/crypto.js';
 import { parsePayload } from '../../core/jobs.js';
-import { LlmError, llmLogFields } from '../../core/llm/index.js';
+import { redactSecrets, redactText } from '../../core/redaction.js';
+import { allEnvValues, declaringPackages, envForTool, type GivenEnv } from '../../core/tool-env.js';
+import { LlmError, llmLogFields, withRunBudgets } from '../../core/llm/index.js';
 import type { AgentResult, Usage, Verdict } from '../../core/llm/provider.js';
 import { completeBatchIfDone, takeBatchSeq } from '../../core/repos/scenario-batches.js';
 import { claimRun, failRunningRun, finishRun, notifyRun, requeueRun, type RunOutcome, type RunRow } from '../../core/repos/scenario-runs.js';
@@ -34,33 +38,44 @@ const sum = (a: Usage, b: Usage): Usage => ({
 
 export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task {
   return async (payload, helpers) => {
-    const { runId } = parsePayload('scenario_run', payload);
+    const { runId, sealedEnv } = parsePayload('scenario_run', payload);
     const run = await claimRun(deps.db, runId);
     if (!run) return; // final already
     const startedAt = Date.now();
-    const recorder = createStepRecorder(deps, run);
+    // Every value of the run's env: nothing the run keeps (steps, answer, verdict, error) may hold one.
+    let secrets: Record<string, string> = {};
+    let recorder = createStepRecorder(deps, run);
     let tools: AgentToolSet = { specs: [], byName: new Map() };
     try {
+      // The env is opened here and goes nowhere but the sandbox of the tools that declare each variable.
+      const given: GivenEnv = sealedEnv ? openJson<GivenEnv>(deps.config.SECRETS_KEY!, sealedEnv) : { unscoped: {}, scoped: {} };
+      secrets = allEnvValues(given);
+      recorder = createStepRecorder(deps, run, secrets);
       const scenario = await findScenario(deps.db, run.scenario_id);
       if (!scenario) return; // deleted meanwhile (its runs went with it)
-      tools = agentToolSet(await loadCollectionTools(deps.db, [scenario.collection_id]));
-      const agent = await runAgent(deps, run, scenario, tools, recorder, workerId(), helpers.abortSignal);
-      const verdict = await deps.llm.judge({
+      const rows = await loadCollectionTools(deps.db, [scenario.collection_id]);
+      tools = agentToolSet(rows);
+      const env = { given, declarers: declaringPackages(rows) };
+      const agent = await runAgent(deps, run, scenario, tools, env, recorder, workerId(), helpers.abortSignal);
+      const judged = await deps.llm.judge({
         prompt: scenario.prompt,
         finalText: agent.text,
         steps: agent.steps,
         tools: tools.specs,
         assertions: scenario.assertions,
       });
+      // The run's totals as its record shows them; maxTokens and maxLatencyMs are checked against these.
+      const usage = { ...sum(agent.usage, judged.usage), executionTimeMs: Date.now() - startedAt };
+      const verdict = withRunBudgets(judged, scenario.assertions, usage);
       await recorder.settle();
-      await finalize(deps, run, {
+      await finalize(deps, run, secrets, {
         status: 'completed',
         success: verdict.verdict === 'pass',
         verdict: verdict.verdict,
         reason: verdict.reason,
         evaluator: evaluatorRecord(verdict),
         agent: { ...modelOf(agent), maxSteps: MAX_STEPS, usage: agent.usage, tools: toolVersions(tools) },
-        usage: { ...sum(agent.usage, verdict.usage), executionTimeMs: Date.now() - startedAt },
+        usage,
         steps: recorder.steps,
         finalText: agent.text,
       });
@@ -82,7 +97,7 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
         err instanceof LlmError ? { code: err.code, message: err.message } : { code: 'AGENT_ERROR', message: 'The agent failed; see the worker log' };
       if (err instanceof LlmError) deps.logger.warn({ ...llmLogFields(err), runId }, 'scenario run: LLM provider failed');
       else deps.logger.error({ err, runId }, 'scenario run failed');
-      await finalize(deps, run, {
+      await finalize(deps, run, secrets, {
         status: 'failed',
         success: false,
         error,
@@ -99,6 +114,7 @@ function runAgent(
   run: RunRow,
   scenario: ScenarioRow,
   tools: AgentToolSet,
+  env: { given: GivenEnv; declarers: Map<string, string[]> },
   recorder: StepRecorder,
   workerId: string,
   signal: AbortSignal | undefined,
@@ -121,6 +137,7 @@ function runAgent(
       const result = await runToolInline(deps, {
         tool,
         params: input,
+        env: envForTool(tool, env.given, env.declarers).env,
         userId: run.user_id,
         workerId,
         signal,
@@ -138,8 +155,31 @@ function evaluatorRecord(v: Verdict) {
   return { ...modelOf(v), verdict: v.verdict, reason: v.reason, assertionResults: v.assertionResults, usage: v.usage };
 }
 
+/** What the run keeps, its texts redacted of the run's env values (its steps were redacted as they were recorded). */
+function redactOutcome(outcome: RunOutcome, secrets: Record<string, string>): RunOutcome {
+  if (Object.keys(secrets).length === 0) return outcome;
+  const text = (s: string) => redactText(s, secrets);
+  const { evaluator, finalText, error, reason } = outcome;
+  return {
+    ...outcome,
+    ...(reason === undefined ? {} : { reason: text(reason) }),
+    ...(finalText === undefined ? {} : { finalText: text(finalText) }),
+    ...(error ? { error: { ...error, message: text(error.message) } } : {}),
+    ...(evaluator
+      ? {
+          evaluator: {
+            ...evaluator,
+            reason: text(evaluator.reason),
+            assertionResults: evaluator.assertionResults.map((r) => ({ ...r, assertion: redactSecrets(r.assertion, secrets), detail: text(r.detail) })),
+          },
+        }
+      : {}),
+  };
+}
+
 /** The run final, the scenario's statistics (completed runs only) and the batch's progress, in one transaction. */
-async function finalize(deps: WorkerDeps, run: RunRow, outcome: RunOutcome): Promise<void> {
+async function finalize(deps: WorkerDeps, run: RunRow, secrets: Record<string, string>, redactable: RunOutcome): Promise<void> {
+  const outcome = redactOutcome(redactable, secrets);
   // The run has happened (and was paid for): its outcome must survive a database restart.
   await withDbRetry(
     () => finalizeOnce(deps, run, outcome),

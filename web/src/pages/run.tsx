@@ -62,8 +62,29 @@ export function Steps({ steps, done }: { steps: RunStep[]; done: boolean }) {
   );
 }
 
-const assertionText = (a: any) =>
-  a.type === 'toolCalled' ? `calls ${a.tool}` : a.type === 'outputContains' ? `answer contains “${a.text}”` : 'no tool errors';
+/** An assertion in words (core/llm/assertions.ts checks them). */
+export function assertionText(a: any): string {
+  switch (a.type) {
+    case 'toolCalled':
+      return `calls ${a.tool}`;
+    case 'outputContains':
+      return `answer contains “${a.text}”`;
+    case 'noToolErrors':
+      return 'no tool errors';
+    case 'toolSequence':
+      return `calls ${a.tools.join(' → ')} in this order`;
+    case 'toolArgs':
+      return `calls ${a.tool} with ${JSON.stringify(a.args)}`;
+    case 'maxSteps':
+      return `at most ${a.max} tool calls`;
+    case 'maxLatencyMs':
+      return `takes at most ${a.max} ms`;
+    case 'maxTokens':
+      return `uses at most ${a.max} tokens`;
+    default:
+      return a.type;
+  }
+}
 
 /** The agent's answer, the verdict with the judge's reasoning, and each assertion's outcome. */
 export function Outcome({ run }: { run: any }) {

@@ -7,7 +7,7 @@ import { get, post, stream } from '../api.js';
 import { ErrorMessage, formatDate, plural, Show, useAsync, VerdictBadge } from '../components/common.js';
 import { navigate } from '../router.js';
 import { useSession } from '../session.js';
-import { OfflineNotice, Outcome, Steps, type RunStep } from './run.js';
+import { assertionText, OfflineNotice, Outcome, Steps, type RunStep } from './run.js';
 import { BatchActions, BatchHistory } from './batches.js';
 
 /**
@@ -185,7 +185,7 @@ export function ScenarioPage({ id }: { id: string }) {
           {s.assertions && (
             <ul>
               {s.assertions.map((a: any) => (
-                <li>{a.type === 'toolCalled' ? `calls ${a.tool}` : a.type === 'outputContains' ? `answer contains “${a.text}”` : 'no tool errors'}</li>
+                <li>{assertionText(a)}</li>
               ))}
             </ul>
           )}
