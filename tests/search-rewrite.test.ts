@@ -25,7 +25,8 @@ const DOCS: SearchDocument[] = [
 ];
 const REQUEST = 'my essay has to be in French by Monday, can you help me with that?';
 
-async function setup(t: { teardown: (fn: () => unknown) => void }, timeoutMs = 2000) {
+/** The timeout is ample unless a test is about it: a loaded machine must not turn an answer into a fallback. */
+async function setup(t: { teardown: (fn: () => unknown) => void }, timeoutMs = 30_000) {
   const vendor = await startFakeLlmVendor();
   t.teardown(() => vendor.close());
   const llm = createOpenAiCompatibleProvider({ baseUrl: vendor.baseUrl, apiKey: 'sk-test-secret', model: 'gpt-test', embeddingModel: 'emb-test' });

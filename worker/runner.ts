@@ -14,7 +14,7 @@ import { scheduleNpmPoll } from './tasks/npm-poll.js';
 import { failOwnRunning, reapOnce } from './reaper.js';
 import { beatWorker, releaseOwnJobs, removeWorker } from '../core/repos/workers.js';
 
-const SHUTDOWN_ABORT_MS = 3000;
+const SHUTDOWN_ABORT_MS = 5000;
 
 export interface WorkerHandle {
   id: string;

@@ -17,7 +17,7 @@ import { batchRuns, findBatch } from '../../core/repos/scenario-batches.js';
 import { collectionScenarioIds } from '../../core/repos/scenarios.js';
 import { loadVisibleBatch, sealRunEnv, startBatch } from '../../core/scenario-runs.js';
 import { loadCollectionTools } from '../../core/agent-tools.js';
-import { givenEnvOfRequest, scopedEnvSchema } from '../scoped-env.js';
+import { givenEnvOfRequest } from '../scoped-env.js';
 
 const TAG = 'Scenario Batches';
 
