@@ -104,7 +104,11 @@ export const scenarioBatchOperations: Operation[] = [
     handler: async (ctx, deps, { params }) => {
       const b = await loadVisibleBatch(deps.db, params.id, callerOf(ctx));
       await streamDerived(ctx, deps, b.id, async () => {
-        const [batch, runs] = await Promise.all([findBatch(deps.db, b.id), batchRuns(deps.db, b.id)]);
+        // The batch first, then its runs: the last run and the batch's completion commit together, so runs read after a
+        // completed batch are all final. Read at once (or the other way round), a `done` could carry a run still
+        // unfinished: the progress and report would say fewer verdicts than the batch has.
+        const batch = await findBatch(deps.db, b.id);
+        const runs = await batchRuns(deps.db, b.id);
         return batchEvents(batch!, runs, deps.config.LLM_PRICES);
       });
       return HANDLED;
