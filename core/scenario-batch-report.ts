@@ -1,6 +1,6 @@
 /**
  * What a batch says about its scenarios once repeated (issue 25): per scenario the verdicts in repeat order, the pass
- * rate, pass@k (at least one pass), pass^k (all k passed) and `flaky` (the verdicts disagree); the batch's pass rate
+ * rate, pass@k (at least one pass), pass^k (all k passed) and `flaky` (its finished runs disagree); the batch's pass rate
  * and flaky count; its token usage, the agent's and the judge's apart, and what that cost at the operator's prices
  * (LLM_PRICES). Computed from the batch's run rows alone, so the progress, the `done` event and any later read agree.
  */

@@ -10,7 +10,7 @@ import test from 'ava';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
-import { buildWebForTests, checkAccessibility, launchBrowser, screenshot, signUpInBrowser, watchPage } from './helpers.js';
+import { buildWebForTests, checkAccessibility, launchBrowser, screenshot, signUpInBrowser, watchPage, write } from './helpers.js';
 
 let svc: Service;
 let browser: Browser;
@@ -28,17 +28,6 @@ test.after.always(async () => {
   await browser?.close();
   await svc?.close();
 });
-
-async function write(page: Page, method: string, url: string, body: unknown): Promise<any> {
-  return page.evaluate(
-    async ({ method, url, body }) => {
-      const me = await (await fetch('/api/auth/me')).json();
-      const res = await fetch(url, { method, headers: { 'content-type': 'application/json', 'x-csrf-token': me.data.csrfToken }, body: JSON.stringify(body) });
-      return res.json();
-    },
-    { method, url, body },
-  );
-}
 
 async function shots(page: Page, name: string) {
   for (const [size, label] of [

@@ -68,3 +68,15 @@ export async function signUpInBrowser(page: Page, base: string, username: string
   await page.getByRole('button', { name: 'Create an account' }).click();
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: username }).waitFor();
 }
+
+/** Calls the API from the page, as the app does (session cookie, the session's CSRF token), and returns the JSON. */
+export async function write(page: Page, method: string, url: string, body: unknown): Promise<any> {
+  return page.evaluate(
+    async ({ method, url, body }) => {
+      const me = await (await fetch('/api/auth/me')).json();
+      const res = await fetch(url, { method, headers: { 'content-type': 'application/json', 'x-csrf-token': me.data.csrfToken }, body: JSON.stringify(body) });
+      return res.json();
+    },
+    { method, url, body },
+  );
+}

@@ -9,7 +9,7 @@ import test from 'ava';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
-import { buildWebForTests, checkAccessibility, launchBrowser, screenshot, signUpInBrowser, watchPage } from './helpers.js';
+import { buildWebForTests, checkAccessibility, launchBrowser, screenshot, signUpInBrowser, watchPage, write } from './helpers.js';
 
 let svc: Service;
 let browser: Browser;
@@ -54,17 +54,6 @@ async function shots(page: Page, name: string) {
 }
 
 /** A same-origin write from the page, with the session's CSRF token (as the app sends it). */
-async function write(page: Page, method: string, url: string, body: unknown): Promise<any> {
-  return page.evaluate(
-    async ({ method, url, body }) => {
-      const me = await (await fetch('/api/auth/me')).json();
-      const res = await fetch(url, { method, headers: { 'content-type': 'application/json', 'x-csrf-token': me.data.csrfToken }, body: JSON.stringify(body) });
-      return res.json();
-    },
-    { method, url, body },
-  );
-}
-
 const nav = (page: Page) => page.getByRole('navigation', { name: 'Main' });
 const heading = (page: Page, name: string | RegExp) => page.getByRole('heading', { level: 1, name }).waitFor();
 
