@@ -258,10 +258,13 @@ export const batchStartSchema = z.object({
   repeat: int().meta({ description: 'Runs per scenario' }),
 });
 
+/** Runs per scenario (a run's or a batch's body): 1–10, each one unit of quota. */
+const repeatSchema = z.number().int().min(1).max(10).optional();
+
 /** The body of run-all: both optional; either makes the quota all-or-nothing. */
 export const batchBodySchema = z
   .object({
-    repeat: z.number().int().min(1).max(10).optional().meta({ description: 'Runs per scenario, 1–10 (each one unit of quota)' }),
+    repeat: repeatSchema.meta({ description: 'Runs per scenario, 1–10 (each one unit of quota)' }),
     scenarioIds: z
       .array(z.string().min(1).max(64))
       .min(1)
@@ -275,13 +278,9 @@ export const batchBodySchema = z
 /** The body of a scenario run: `repeat` above 1 makes it a batch of that one scenario. */
 export const runBodySchema = z
   .object({
-    repeat: z
-      .number()
-      .int()
-      .min(1)
-      .max(10)
-      .optional()
-      .meta({ description: 'Above 1: a batch of this scenario run that many times (202 with batchId and runIds; the quota taken all at once)' }),
+    repeat: repeatSchema.meta({
+      description: 'Above 1: a batch of this scenario run that many times (202 with batchId and runIds; the quota taken all at once)',
+    }),
     env: scopedEnvSchema.optional().meta({ description: 'Env for the tools: `{ NAME: value }` or `{ "<package>": { NAME: value } }`' }),
   })
   .strict();
