@@ -287,7 +287,7 @@ function Cost({ b }: { b: any }) {
   return (
     <section aria-labelledby="cost-h">
       <h2 id="cost-h">Tokens and cost</h2>
-      <table>
+      <table class="cost">
         <caption class="visually-hidden">Tokens used by the agent and the judge, and what they cost</caption>
         <thead>
           <tr>
