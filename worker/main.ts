@@ -5,11 +5,15 @@
 import type { Config } from '../core/config.js';
 import { createDb } from '../core/db.js';
 import type { Logger } from '../core/logger.js';
-import { bootProcess, closeOnSignals } from '../core/bootstrap.js';
+import { bootProcess, closeOnSignals, STOP_DEADLINE_MS } from '../core/bootstrap.js';
 import { createSandboxRunner } from '../sandbox/index.js';
 import { createLlmProvider } from '../core/llm/index.js';
 import type { WorkerDeps } from './deps.js';
 import { startWorker, type WorkerHandle } from './runner.js';
+
+/** Kept of the stop deadline for closing the database connections after the sandboxes. */
+const STOP_MARGIN_MS = 1500;
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 export interface WorkerProcess {
   deps: WorkerDeps;
@@ -26,8 +30,18 @@ export async function startWorkerProcess(config: Readonly<Config>, databaseUrl: 
     deps,
     worker,
     async close() {
+      // Each step is logged as it ends: a stop that misses its deadline (core/bootstrap.ts) shows which step held it.
+      const started = performance.now();
+      const since = () => Math.round(performance.now() - started);
       await worker.stop();
-      await sandbox.close();
+      logger.info({ ms: since() }, 'jobs stopped');
+      // Sandboxes get what is left of the stop deadline. One still booting on a loaded machine may not be killable in
+      // time: it is left to end by itself (its input closes when this process exits, and the guest exits on that; the
+      // exit handler detaches its mounts), rather than the whole stop failing.
+      const budget = Math.max(0, STOP_DEADLINE_MS - STOP_MARGIN_MS - since());
+      const closed = await Promise.race([sandbox.close().then(() => true), delay(budget).then(() => false)]);
+      if (closed) logger.info({ ms: since() }, 'sandboxes closed');
+      else logger.warn({ ms: since() }, 'sandboxes still stopping at the stop deadline: they end by themselves once this process exits');
       await db.destroy();
     },
   };
