@@ -30,6 +30,8 @@ async function main() {
   // The default WORKER_CONCURRENCY (4), not the benches' usual 8: what a default deployment does.
   const svc = await startBenchService({
     WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY ?? '4',
+    // Tool calls share sandboxes per user and package by default; `off` boots one per call, as before issue 25.
+    SCENARIO_SANDBOX_REUSE: process.env.SCENARIO_SANDBOX_REUSE ?? 'caller-package',
     RATE_LIMIT_PRO_MINUTE: '1000000',
     RATE_LIMIT_PRO_DAY: '100000000',
   });
@@ -94,6 +96,7 @@ async function main() {
         provider: worker.deps.llm.provider,
         cpus: os.availableParallelism(),
         worker_concurrency: config.WORKER_CONCURRENCY,
+        scenario_sandbox_reuse: config.SCENARIO_SANDBOX_REUSE,
         sandbox_pool: config.SANDBOX_POOL_SIZE,
         scenarios: SCENARIOS,
         repeat: REPEAT,

@@ -62,6 +62,11 @@ const schema = z.object({
     .pipe(z.array(z.ipv4())),
   SANDBOX_POOL_SIZE: intFrom(2),
   SANDBOX_REUSE: z.enum(['off', 'caller-package']).default('off'),
+  /**
+   * Tool calls of scenario runs: `caller-package` (default) has a user's runs share sandboxes per package (reuse mode:
+   * a fresh V8 context, env and empty /tmp and home per call; never across users); `off` boots one per call.
+   */
+  SCENARIO_SANDBOX_REUSE: z.enum(['off', 'caller-package']).default('caller-package'),
   /** MCP servers kept started and initialised ahead of their calls, over all packages (sandbox/mcp-warm.ts); 0 = off. */
   SANDBOX_MCP_WARM: intFrom(2),
   WORKER_CONCURRENCY: intFrom(4),

@@ -19,6 +19,7 @@ export type SandboxConfig = Pick<
   | 'SANDBOX_DNS'
   | 'SANDBOX_POOL_SIZE'
   | 'SANDBOX_REUSE'
+  | 'SCENARIO_SANDBOX_REUSE'
   | 'SANDBOX_MCP_WARM'
   | 'SANDBOX_CPUS'
   | 'DATA_DIR'
@@ -56,7 +57,8 @@ export function createSandboxRunner(config: SandboxConfig, logger?: SandboxLogge
     stateDir: path.join(config.DATA_DIR, 'sandbox'),
     cpus: config.SANDBOX_CPUS,
     runscBinary,
-    reuse: config.SANDBOX_REUSE === 'caller-package' ? REUSE_LIMITS : undefined,
+    // Reuse slots exist when either kind of call may use them; a call uses them only when it carries a reuse key.
+    reuse: config.SANDBOX_REUSE === 'caller-package' || config.SCENARIO_SANDBOX_REUSE === 'caller-package' ? REUSE_LIMITS : undefined,
     mcpWarm: { maxServers: config.SANDBOX_MCP_WARM, maxPerKey: Math.min(4, config.SANDBOX_MCP_WARM) },
     onBootError: (err) => logger?.error({ err: err.message }, 'sandbox boot failed'),
   });

@@ -59,6 +59,18 @@ export async function runToolInline(deps: WorkerDeps, call: InlineCall): Promise
   }
 }
 
+/**
+ * A scenario run's calls share sandboxes with the same user's other runs, per package version (reuse mode, see
+ * sandbox/reuse.ts: each call in a fresh context with its own env and an empty /tmp and home). A batch of hundreds of
+ * runs then boots a few sandboxes instead of one per call. Users never share one; SCENARIO_SANDBOX_REUSE=off boots
+ * one per call. Not MCP servers: a reused server would keep its own state (a memory server's graph) from one run to
+ * the next, and runs must not depend on each other; their calls take warm servers, one call each (mcp-warm.ts).
+ */
+function scenarioReuseKey(deps: WorkerDeps, call: InlineCall): string | undefined {
+  if (deps.config.SCENARIO_SANDBOX_REUSE !== 'caller-package' || !call.userId || call.tool.package_mcp) return undefined;
+  return `scenario|${call.userId}|${packageRefOf(call.tool).dir}`;
+}
+
 const SHUTDOWN = { code: 'WORKER_SHUTDOWN', message: 'The worker shut down during this execution' } as const;
 
 async function runRow(deps: WorkerDeps, call: InlineCall, executionId: string): Promise<ToolCallResult> {
@@ -72,6 +84,7 @@ async function runRow(deps: WorkerDeps, call: InlineCall, executionId: string): 
       env,
       permissions: call.tool.permissions,
       signal: call.signal,
+      reuseKey: scenarioReuseKey(deps, call),
     });
     if (!outcome.mapped.retry || attempt >= ATTEMPTS || call.signal?.aborted) break;
     deps.logger.warn({ executionId, attempt }, 'sandbox error in a scenario run; retrying');
