@@ -2,6 +2,7 @@ import test from 'ava';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { dumpDatabase } from './helpers/dump.js';
 import { killAll, serviceEnv, spawnProcess, stopProcess, until, type Child } from './helpers/processes.js';
 
 // Worker processes as operators run them (`node worker/main.ts`), sharing one Postgres with the API.
@@ -97,6 +98,44 @@ test.serial('an execution whose worker is killed (kill -9) is re-run by another 
     t.not(done.worker_id, first.worker_id, 'another worker finished it');
     t.true(Date.now() - killedAt < 60_000 + 5_000, 'within a minute (plus its own run time)');
     t.true(done.attempts >= 2);
+  } finally {
+    await stop(rescuer, 'SIGTERM');
+  }
+});
+
+test.serial('a scenario run whose worker is killed (kill -9) is re-run by another worker, its sealed env intact and still secret', async (t) => {
+  const owner = await svc.createUser({ tier: 'pro' });
+  const c = await svc.createCollection(owner.key, { name: 'Killed run' }, ['@fixtures/echo-tools::sleepy']);
+  const made = await svc.request('POST', '/api/scenarios', { key: owner.key, body: { collectionId: c.id, prompt: 'Run sleepy with ms 4000' } });
+  t.is(made.status, 201, made.text);
+  const secret = `killed-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  const doomed = startWorkerProcess();
+  // sleepy requires ECHO_SECRET: without the sealed env its call would be refused (TOOL_UNAVAILABLE), not run.
+  const started = await svc.request('POST', `/api/collections/${c.id}/scenarios/run-all`, { key: owner.key, body: { env: { ECHO_SECRET: secret } } });
+  t.is(started.status, 202, started.text);
+  const [runId] = started.body.data.runIds as string[];
+  const run = () => svc.api.deps.db('scenario_runs').where({ id: runId }).first();
+  const toolCall = () => svc.api.deps.db('executions').where({ origin: 'scenario', status: 'running' }).first();
+  await until(async () => ((await run())?.status === 'running' && (await toolCall())) || undefined, 60_000, 'the run to be in its tool call');
+  await stop(doomed, 'SIGKILL');
+  const rescuer = startWorkerProcess();
+  try {
+    const final = await until(
+      async () => {
+        const row = await run();
+        return ['queued', 'running'].includes(row?.status) ? undefined : row;
+      },
+      90_000,
+      'the run to be re-run to the end',
+    );
+    const record = await svc.request('GET', `/api/scenario-runs/${runId}`, { key: owner.key });
+    t.is(record.body.data.status, 'completed', record.text);
+    t.like(record.body.data.steps.at(-1), { toolName: 'sleepy', output: { slept: 4000 } }, 'the re-run call got ECHO_SECRET from the sealed env');
+    t.is(final.status, 'completed');
+    await until(async () => ((await toolCall()) ? undefined : true), 60_000, "the killed attempt's call to be closed");
+    const dump = await dumpDatabase(svc.databaseUrl);
+    t.false(dump.includes(secret), 'the database holds no trace of the env value');
+    t.false(doomed.output().includes(secret) || rescuer.output().includes(secret) || svc.logs().includes(secret), 'nor does any log');
   } finally {
     await stop(rescuer, 'SIGTERM');
   }
