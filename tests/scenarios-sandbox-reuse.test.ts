@@ -38,7 +38,11 @@ test.serial("a user's runs share a sandbox per package, each call starts with an
   const ca = await svc.createCollection(a.key, { name: 'Reuse A' }, ['@fixtures/hostile-tools::leaveFile', '@fixtures/hostile-tools::findLeftFile']);
   t.like(await runPrompt(a.key, ca.id, `Run leaveFile with name "${marker}"`), { toolName: 'leaveFile', output: { wrote: true } });
   t.is(reuse!.held(keyOf(a.id)), 1, "the first run's sandbox stays bound to the user and package");
-  t.like(await runPrompt(a.key, ca.id, `Run findLeftFile with name "${marker}"`), { toolName: 'findLeftFile', output: { found: false } }, 'the next call on the same sandbox finds /tmp empty');
+  t.like(
+    await runPrompt(a.key, ca.id, `Run findLeftFile with name "${marker}"`),
+    { toolName: 'findLeftFile', output: { found: false } },
+    'the next call on the same sandbox finds /tmp empty',
+  );
   t.is(reuse!.held(keyOf(a.id)), 1, 'the second run used the same sandbox rather than booting another');
 
   const b = await svc.createUser({ tier: 'pro' });
