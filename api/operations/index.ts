@@ -17,6 +17,7 @@ import { mcpOperations } from './mcp.js';
 import { agentOperations } from './agents.js';
 import { healthOperations } from './health.js';
 import { adminOperations } from './admin.js';
+import { operatorOperations } from './operator.js';
 import { keyOperations } from './keys.js';
 import { toolDetailOperations, toolOperations } from './tools.js';
 import { reviewOperations } from './reviews.js';
@@ -45,6 +46,7 @@ const DECLARED: Operation[] = [
   ...agentOperations,
   ...healthOperations,
   ...adminOperations,
+  ...operatorOperations,
   ...packageOperations,
   ...keyOperations,
   ...executionOperations,

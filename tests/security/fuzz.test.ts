@@ -198,6 +198,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/api/auth/oidc/start', query: ['next'] },
   { method: 'GET', path: '/api/auth/oidc/callback', query: ['code', 'state'] },
   { method: 'POST', path: '/api/admin/invitations', admin: true, body: () => ({}) },
+  { method: 'GET', path: '/api/admin/operations', admin: true },
   { method: 'GET', path: '/api/openapi.json' },
   { method: 'GET', path: '/v0.1/servers', query: ['cursor', 'limit', 'search', 'updated_since', 'version'] },
   { method: 'GET', path: '/v0.1/servers/:name/versions' },

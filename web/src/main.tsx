@@ -18,6 +18,7 @@ import { RunPage } from './pages/run.js';
 import { PublishPage } from './pages/publish.js';
 import { PackagePage, PackagesPage } from './pages/packages.js';
 import { BatchPage, ComparePage } from './pages/batches.js';
+import { OperatorPage } from './pages/operator.js';
 
 /** A page only for signed-in users: nothing until the session is known, then the page or a sign-in link. */
 function signedIn(loaded: boolean, user: User | null, path: string, what: string, page: () => ComponentChildren) {
@@ -45,6 +46,7 @@ function Page({ path, user, loaded }: { path: string; user: User | null; loaded:
   if (path === '/packages') return <PackagesPage />;
   if ((m = path.match(/^\/packages\/(.+?)\/?$/))) return <PackagePage name={m[1].split('/').map(dec).join('/')} />;
   if (path === '/publish') return signedIn(loaded, user, path, 'publish a package', () => <PublishPage />);
+  if (path === '/operator') return <OperatorPage />;
   if (path === '/login') return <LoginPage />;
   if (path === '/signup') return <SignupPage />;
   if (path === '/settings') return signedIn(loaded, user, path, 'manage your account', () => <SettingsPage />);
@@ -78,6 +80,7 @@ const TITLES: [RegExp, string][] = [
   [/^\/packages\/.+/, 'Package'],
   [/^\/packages/, 'Packages'],
   [/^\/publish/, 'Publish a package'],
+  [/^\/operator/, 'Operations'],
   [/^\/login/, 'Sign in'],
   [/^\/signup/, 'Sign up'],
 ];
