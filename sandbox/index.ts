@@ -34,9 +34,10 @@ export interface SandboxLogger {
 
 /**
  * Reuse-mode limits: a sandbox bound to one caller + package serves at most this many executions (each in a fresh V8
- * context), for at most this long; one caller + package holds at most this many sandboxes at once.
+ * context), for at most this long; one caller + package holds at most this many sandboxes at once; an idle one goes
+ * after a minute, and at most 8 wait idle over all callers.
  */
-export const REUSE_LIMITS = { maxExecutions: 500, maxAgeMs: 5 * 60_000, maxSandboxesPerKey: 4 };
+export const REUSE_LIMITS = { maxExecutions: 500, maxAgeMs: 5 * 60_000, maxSandboxesPerKey: 4, idleMs: 60_000, maxIdle: 8 };
 const RUNSC = '/usr/bin/runsc';
 
 export function createSandboxRunner(config: SandboxConfig, logger?: SandboxLogger): SandboxRunner {

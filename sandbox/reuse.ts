@@ -1,8 +1,9 @@
 /**
- * Opt-in reuse mode: a sandbox taken from the warm pool is bound to one reuse key (API key + package version) and to
+ * Reuse mode (opt-in for executions; the default for scenario runs' tool calls): a sandbox taken from the warm pool is bound to one reuse key (API key + package version) and to
  * that package's directory (the only package it is given, see package-view.ts), and serves that key only, one execution at a time, each in a fresh V8 context with /tmp wiped and stray processes
  * killed in between (see guest/reuse.cjs). A key may hold a few sandboxes at once, so that concurrent executions of
- * one caller are not serialised onto one. A sandbox is retired after `maxExecutions` or `maxAgeMs`, and destroyed
+ * one caller are not serialised onto one. A sandbox is retired after `maxExecutions` or `maxAgeMs`, or once idle for
+ * `idleMs` or the longest idle of more than `maxIdle` over all keys, and destroyed
  * after any timeout, crash, out-of-memory, oversized output, or an execution the guest could not clean up after.
  */
 import type { GvisorSandbox, RunResult } from './gvisor-sandbox.js';
@@ -13,6 +14,10 @@ export interface ReuseOptions {
   maxAgeMs: number;
   /** Sandboxes one key may hold at once (busy or idle); further executions of the key wait for one. Default 4. */
   maxSandboxesPerKey?: number;
+  /** An idle sandbox unused for this long is destroyed (its memory back to the host). Default 60 s. */
+  idleMs?: number;
+  /** Idle sandboxes over all keys; past it, the one idle longest is destroyed. Default 8. */
+  maxIdle?: number;
 }
 
 export interface ReuseSlots {
@@ -35,6 +40,10 @@ interface KeyState {
 
 export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
   const cap = Math.max(1, o.maxSandboxesPerKey ?? 4);
+  const idleMs = o.idleMs ?? 60_000;
+  const maxIdle = Math.max(0, o.maxIdle ?? 8);
+  /** Idle sandboxes in the order they became idle (oldest first), with their key: the global cap evicts from the front. */
+  const idleOrder = new Map<GvisorSandbox, string>();
   const keys = new Map<string, KeyState>();
   const expiry = new Map<GvisorSandbox, NodeJS.Timeout>();
   let closed = false;
@@ -54,6 +63,7 @@ export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
   function unpark(sandbox: GvisorSandbox): void {
     clearTimeout(expiry.get(sandbox));
     expiry.delete(sandbox);
+    idleOrder.delete(sandbox);
   }
 
   /** A busy sandbox goes away: its slot is free for the next waiter (which acquires a new sandbox). */
@@ -82,9 +92,16 @@ export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
     state.busy -= 1;
     state.idle.push(sandbox);
     const left = Math.max(0, o.maxAgeMs - (Date.now() - sandbox.createdAt));
-    const timer = setTimeout(() => expire(key, sandbox), left);
+    const timer = setTimeout(() => expire(key, sandbox), Math.min(left, idleMs));
     timer.unref();
     expiry.set(sandbox, timer);
+    idleOrder.set(sandbox, key);
+    // Many keys (users × packages) each keeping a few idle sandboxes would hold the host's memory: over the cap, the
+    // one idle longest goes.
+    while (idleOrder.size > maxIdle) {
+      const [oldest, itsKey] = idleOrder.entries().next().value as [GvisorSandbox, string];
+      expire(itsKey, oldest);
+    }
   }
 
   /** A new sandbox from the pool, for a slot of the key already counted in `busy`. */
@@ -159,6 +176,7 @@ export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
       }
       for (const timer of expiry.values()) clearTimeout(timer);
       expiry.clear();
+      idleOrder.clear();
       await Promise.all(all.map((s) => s.destroy()));
     },
   };

@@ -272,6 +272,26 @@ test('gvisor reuse: a sandbox retires after maxExecutions and after maxAgeMs', a
   t.not(await sandboxOf(aging, 'key-a'), young);
 });
 
+test('gvisor reuse: an idle sandbox goes after idleMs, and over maxIdle idle sandboxes the one idle longest goes', async (t) => {
+  // Many users × packages each keeping idle sandboxes would hold the host's memory (scenario runs reuse by default).
+  const capped = reuseRunner({ maxIdle: 1 });
+  t.teardown(() => capped.close());
+  const a = await sandboxOf(capped, 'key-a');
+  t.is(capped.reuse?.idle('key-a'), 1);
+  await sandboxOf(capped, 'key-b');
+  t.is(capped.reuse?.idle('key-b'), 1);
+  t.is(capped.reuse?.idle('key-a'), 0, "key-a's sandbox, idle longest, was destroyed for key-b's");
+  t.not(await sandboxOf(capped, 'key-a'), a, 'key-a gets a new one');
+
+  // Long enough that a loaded machine's execution cannot outlive it, short enough to wait for; the age limit is far.
+  const idling = reuseRunner({ idleMs: 3000, maxAgeMs: 600_000 });
+  t.teardown(() => idling.close());
+  const first = await sandboxOf(idling, 'key-a');
+  t.is(idling.reuse?.idle('key-a'), 1);
+  t.true(await until(() => idling.reuse?.idle('key-a') === 0, 30_000), 'destroyed once idle for idleMs');
+  t.not(await sandboxOf(idling, 'key-a'), first);
+});
+
 test('gvisor reuse: a timeout, a crash, process.exit or a handle left open retires the sandbox; timers are cleared', async (t) => {
   const runner = reuseRunner({}, 2);
   t.teardown(() => runner.close());
