@@ -20,6 +20,7 @@ import { adminOperations } from './admin.js';
 import { keyOperations } from './keys.js';
 import { toolDetailOperations, toolOperations } from './tools.js';
 import { reviewOperations } from './reviews.js';
+import { toolStatsOperations } from './tool-stats.js';
 import { executionOperations } from './executions.js';
 import { registryOperations } from './registry.js';
 import { packageOperations } from './packages.js';
@@ -50,6 +51,7 @@ const DECLARED: Operation[] = [
   ...executionOperations,
   ...toolOperations,
   ...reviewOperations,
+  ...toolStatsOperations,
   // Last among `/api/tools/...`: `*ref` matches the paths above too.
   ...toolDetailOperations,
   ...registryOperations,
