@@ -6,8 +6,10 @@
 import test from 'ava';
 import crypto from 'node:crypto';
 import path from 'node:path';
+import { enqueue } from '../core/jobs.js';
 import { finishExecution } from '../core/repos/executions.js';
 import { toolDailyCalls, toolStats } from '../core/repos/tool-stats.js';
+import { until } from './helpers/processes.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 
 let svc: Service;
@@ -204,4 +206,27 @@ test.serial("search hits carry the tool's 7-day calls and success rate", async (
   t.deepEqual(hit.reliability, { window: '7d', calls: 5, successRate: 0.6 });
   const quiet = res.body.results.tools.find((x: { name: string }) => !['convertColor', 'sleepy', 'echoSecret'].includes(x.name));
   if (quiet) t.deepEqual(quiet.reliability, { window: '7d', calls: 0, successRate: null });
+});
+
+test.serial('the daily sweep deletes hourly statistics older than 31 days and keeps the rest', async (t) => {
+  const db = svc.api.deps.db;
+  const tool = (await svc.request('GET', `/api/tools/${COLOR}`)).body.data;
+  const before = (await svc.request('GET', `/api/tools/${COLOR}/stats`)).body.data;
+  // Rows as the rollup would have kept them for calls 40 days ago (no execution of that age can be made now).
+  const old = db.raw(`date_trunc('hour', now(), 'UTC') - interval '40 days'`);
+  await db('tool_stats_hourly').insert({ tool_id: tool.id, hour: old, calls: 7, succeeded: 1 });
+  await db('tool_stats_latency').insert({ tool_id: tool.id, hour: old, bucket_ms: 5, count: 7 });
+  await db('tool_stats_errors').insert({ tool_id: tool.id, hour: old, code: 'OOM', count: 6 });
+  const oldRows = async () => {
+    const counts = await Promise.all(
+      ['tool_stats_hourly', 'tool_stats_latency', 'tool_stats_errors'].map(async (table) =>
+        Number((await db(table).where({ tool_id: tool.id }).andWhere('hour', '<', db.raw(`now() - interval '31 days'`)).count('* as n').first())!.n),
+      ),
+    );
+    return counts.reduce((a, b) => a + b, 0);
+  };
+  t.is(await oldRows(), 3);
+  await enqueue(db, 'sweep_tool_stats', {});
+  await until(async () => (await oldRows()) === 0, 60_000, 'the sweep');
+  t.deepEqual((await svc.request('GET', `/api/tools/${COLOR}/stats`)).body.data, before, 'recent figures unchanged');
 });

@@ -141,3 +141,19 @@ export async function toolDailyCalls(db: Db, toolId: string, days: number, at?: 
   );
   return rows;
 }
+
+/** How long hourly rows are kept: the longest window and a day of margin. */
+export const STATS_KEPT_HOURS = STATS_WINDOWS['30d'] + 24;
+
+/** Deletes the hourly rows (calls, run times, errors) that ended more than `hours` ago; answers how many. */
+export async function deleteToolStatsBefore(db: Db, hours: number): Promise<number> {
+  const { rows } = await db.raw(
+    `with cut as (select date_trunc('hour', now(), 'UTC') - make_interval(hours => ?) as before),
+          a as (delete from tool_stats_hourly where hour < (select before from cut) returning 1),
+          b as (delete from tool_stats_latency where hour < (select before from cut) returning 1),
+          c as (delete from tool_stats_errors where hour < (select before from cut) returning 1)
+     select (select count(*) from a) + (select count(*) from b) + (select count(*) from c) as n`,
+    [hours],
+  );
+  return Number(rows[0].n);
+}
