@@ -13,6 +13,7 @@ export const TASKS = {
   health_check: z.object({ toolId: z.string().uuid().optional(), packageId: z.string().uuid().optional() }),
   scenario_run: z.object({ runId: z.string().uuid(), sealedEnv: z.string().optional() }),
   sweep_sessions: z.object({}),
+  sweep_tool_stats: z.object({}),
   npm_poll: z.object({}),
 } as const;
 

@@ -21,6 +21,7 @@ import { operatorOperations } from './operator.js';
 import { keyOperations } from './keys.js';
 import { toolDetailOperations, toolOperations } from './tools.js';
 import { reviewOperations } from './reviews.js';
+import { toolStatsOperations } from './tool-stats.js';
 import { executionOperations } from './executions.js';
 import { registryOperations } from './registry.js';
 import { packageOperations } from './packages.js';
@@ -52,6 +53,7 @@ const DECLARED: Operation[] = [
   ...executionOperations,
   ...toolOperations,
   ...reviewOperations,
+  ...toolStatsOperations,
   // Last among `/api/tools/...`: `*ref` matches the paths above too.
   ...toolDetailOperations,
   ...registryOperations,

@@ -14,6 +14,7 @@ import { TRENDING_PERIODS } from '../../core/scoring.js';
 import { rateTool } from '../../core/tool-feedback.js';
 import { trendingScores } from '../../core/repos/feedback.js';
 import { listToolIds } from '../../core/repos/tool-list.js';
+import { toolCallTotals } from '../../core/repos/tool-stats.js';
 import { GOOD_MATCH, queryCoverage } from '../../core/search/match.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 
@@ -23,6 +24,14 @@ const trendingItemSchema = toolListItemSchema.extend({
   trendingScore: z.number(),
   period: z.enum(Object.keys(TRENDING_PERIODS) as [keyof typeof TRENDING_PERIODS]),
 });
+
+/** A search hit's reliability signal (docs/search.md): its calls and success rate over 7 days; not used to rank. */
+const reliabilitySchema = z
+  .object({ window: z.literal('7d'), calls: z.number().int(), successRate: z.number().nullable() })
+  .meta({ description: 'Executions of the tool that ended in the last 7 days and the share that succeeded (null with none); ranking does not use it' });
+function reliabilityOf(t: { calls: number; succeeded: number } | undefined): z.infer<typeof reliabilitySchema> {
+  return { window: '7d', calls: t?.calls ?? 0, successRate: t && t.calls > 0 ? t.succeeded / t.calls : null };
+}
 
 const ratingSchema = z.object({ userRating: z.number().int(), averageRating: z.number().nullable(), ratingCount: z.number().int() });
 
@@ -104,6 +113,7 @@ export const toolOperations: Operation[] = [
                 description:
                   "Share (0–1) of the query's words (stop words dropped, stemmed, synonyms counted) found in the tool's name, description or parameters",
               }),
+              reliability: reliabilitySchema,
             }),
           ),
           goodMatch: z.boolean().meta({
@@ -118,7 +128,12 @@ export const toolOperations: Operation[] = [
       const ids = result.hits.map((h) => h.id);
       const tools = inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN');
       const rewritten = result.rewrittenQuery === undefined ? {} : { rewrittenQuery: result.rewrittenQuery };
-      const items = tools.map((t) => ({ ...toToolListItem(t), match: queryCoverage(query.q, t) }));
+      const totals = await toolCallTotals(
+        deps.db,
+        tools.map((t) => t.id),
+        '7d',
+      );
+      const items = tools.map((t) => ({ ...toToolListItem(t), match: queryCoverage(query.q, t), reliability: reliabilityOf(totals.get(t.id)) }));
       const goodMatch = items.some((t) => t.match >= GOOD_MATCH);
       return { success: true, query: query.q, ...rewritten, results: { total: result.total, tools: items, goodMatch } };
     },

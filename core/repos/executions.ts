@@ -1,7 +1,7 @@
 /**
  * executions: one row per tool call; the worker moves it queued → running → final and NOTIFYs each step.
  * Each step on the hot path is ONE statement (CTEs), so that a call costs few round trips: enqueue = insert + job,
- * claim = update + notify, finish = update + counters + trending event + notify.
+ * claim = update + notify, finish = update + counters + trending event + hourly tool statistics + notify.
  */
 import type { ToolPermissions } from '../packages/manifest.js';
 import type { Db, Knex } from '../db.js';
@@ -9,6 +9,7 @@ import { WORKER_ALIVE } from './workers.js';
 import type { ExecutionStatus } from '../types.js';
 import { jsonbText } from '../pg-json.js';
 import type { ExecutionError } from '../execution-errors.js';
+import { TOOL_STATS_ROLLUP } from './tool-stats.js';
 
 export interface ExecutionRow {
   id: string;
@@ -171,8 +172,9 @@ export interface ExecutionFinish {
 }
 
 /**
- * Finalises a running execution — compare-and-set from `running` (by the owning attempt when given) — counts it and
- * notifies waiters, in one statement. False when it was not running (final already, or back in the queue).
+ * Finalises a running execution — compare-and-set from `running` (by the owning attempt when given) — counts it, adds
+ * it to its tool's hourly statistics (every final execution, whatever its origin or who decided it) and notifies
+ * waiters, in one statement. False when it was not running (final already, or back in the queue).
  */
 export async function finishExecution(db: Db, id: string, f: ExecutionFinish): Promise<boolean> {
   const counting = f.countAs
@@ -184,7 +186,8 @@ export async function finishExecution(db: Db, id: string, f: ExecutionFinish): P
     `with u as (
        update executions set status = ?, result = ?::json, error = ?::jsonb, execution_time_ms = ?, completed_at = clock_timestamp()
         where id = ? and status ${f.alsoQueued ? "in ('running', 'queued')" : "= 'running'"}${f.attempt === undefined ? '' : ' and attempts = ?'}
-       returning id, tool_id, caller, user_id)${counting}
+       returning id, tool_id, caller, user_id, status, error, execution_time_ms, completed_at)${counting}
+       ${TOOL_STATS_ROLLUP}
      select pg_notify('toolshed_jobs', ${notifyPayload(f.status)}) from u`,
     [
       f.status,

@@ -7,6 +7,7 @@ import { healthCheckTask } from './health-check.js';
 import { executeToolTask } from './execute-tool.js';
 import { scenarioRunTask } from './scenario-run.js';
 import { sweepSessionsTask } from './sweep-sessions.js';
+import { sweepToolStatsTask } from './sweep-tool-stats.js';
 import { npmPollTask } from './npm-poll.js';
 
 export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<TaskName, TaskList[string]>> {
@@ -16,9 +17,10 @@ export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<Tas
     execute_tool: executeToolTask(deps, () => workerId),
     scenario_run: scenarioRunTask(deps, () => workerId),
     sweep_sessions: sweepSessionsTask(deps),
+    sweep_tool_stats: sweepToolStatsTask(deps),
     npm_poll: npmPollTask(deps),
   };
 }
 
 /** Periodic jobs (Graphile crontab syntax). */
-export const CRONTAB = ['0 */6 * * * health_check ?max=1 {}', '17 * * * * sweep_sessions ?max=1 {}'].join('\n');
+export const CRONTAB = ['0 */6 * * * health_check ?max=1 {}', '17 * * * * sweep_sessions ?max=1 {}', '41 3 * * * sweep_tool_stats ?max=1 {}'].join('\n');

@@ -1,8 +1,9 @@
-/** A tool: description, schema table, env names, health, ratings and reviews, snippets, Try it, add to a collection. */
+/** A tool: description, reliability, schema table, env names, health, ratings and reviews, snippets, Try it, add to a collection. */
 import { useState } from 'preact/hooks';
 import { get, post, slugPath } from '../api.js';
 import { CodeBlock, ErrorMessage, formatDate, HealthBadge, plural, Rating, Show, useAsync } from '../components/common.js';
 import { CompatibilityNote, currentVersionOf } from '../components/compatibility.js';
+import { Reliability } from '../components/reliability.js';
 import { exampleParams, SchemaTable } from '../components/schema-form.js';
 import { packageHref } from './publish.js';
 import { useSession } from '../session.js';
@@ -41,6 +42,7 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
       <p class="lead">{t.description}</p>
       <VersionNotes tool={t} />
       {t.healthError && <p class="error">Health check: {t.healthError}</p>}
+      <Reliability toolId={t.id} />
       <section aria-labelledby="schema-h">
         <h2 id="schema-h">Input</h2>
         <SchemaTable schema={t.inputSchema} />

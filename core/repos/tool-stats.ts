@@ -1,0 +1,159 @@
+/**
+ * tool_stats_*: each tool's calls, successes, run times and error codes per UTC hour, kept by finishExecution in the
+ * statement that makes an execution final (TOOL_STATS_ROLLUP), so that reading a tool's figures over 24 h, 7 d or
+ * 30 d sums at most 720 hourly rows per table and never scans executions. Every final execution counts once —
+ * whatever its origin (api, mcp, agent, scenario) and whoever decided it (the worker, the reaper, a shutdown); run
+ * times are those recorded (an execution failed before it ran has none). See migrations/20261130020001.
+ */
+import type { Db } from '../db.js';
+
+/**
+ * CTEs to append after `u` (the finished execution: tool_id, status, error, execution_time_ms, completed_at). Each is
+ * an upsert that adds to a counter row, which stays right when many executions of one tool finish at once.
+ */
+export const TOOL_STATS_ROLLUP = `
+  , ts_calls as (
+      insert into tool_stats_hourly as h (tool_id, hour, calls, succeeded)
+      select tool_id, date_trunc('hour', completed_at, 'UTC'), 1, (status = 'succeeded')::int from u
+      on conflict (tool_id, hour) do update set calls = h.calls + 1, succeeded = h.succeeded + excluded.succeeded)
+  , ts_latency as (
+      insert into tool_stats_latency as l (tool_id, hour, bucket_ms, count)
+      select tool_id, date_trunc('hour', completed_at, 'UTC'), tool_latency_bucket(execution_time_ms), 1
+        from u where execution_time_ms is not null
+      on conflict (tool_id, hour, bucket_ms) do update set count = l.count + 1)
+  , ts_errors as (
+      insert into tool_stats_errors as e (tool_id, hour, code, count)
+      select tool_id, date_trunc('hour', completed_at, 'UTC'), coalesce(error->>'code', 'UNKNOWN'), 1
+        from u where status <> 'succeeded'
+      on conflict (tool_id, hour, code) do update set count = e.count + 1)`;
+
+/** A window is this many whole UTC hours, the current one included. */
+export const STATS_WINDOWS = { '24h': 24, '7d': 24 * 7, '30d': 24 * 30 } as const;
+export type StatsWindow = keyof typeof STATS_WINDOWS;
+
+/** How many error codes a window lists. */
+export const TOP_ERRORS = 5;
+
+export interface ToolWindowStats {
+  window: StatsWindow;
+  calls: number;
+  succeeded: number;
+  /** Ascending run-time buckets (ms) with how many executions fell in each. */
+  latency: { bucketMs: number; count: number }[];
+  /** Failures by error code, most frequent first (then by code), at most TOP_ERRORS. */
+  topErrors: { code: string; count: number }[];
+}
+
+/** `w(name, since, until)`: the windows' first and last hours, ending with the hour of `at` (now when null). */
+const WINDOWS_CTE = `w(name, since, until) as (
+    select name, date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC') - make_interval(hours => hours - 1),
+           date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC')
+      from jsonb_each_text(?::jsonb) x(name, hours_text), lateral (select hours_text::int as hours) h)`;
+
+function windowBindings(at: Date | undefined): (string | null)[] {
+  const when = at?.toISOString() ?? null;
+  return [when, when, JSON.stringify(STATS_WINDOWS)];
+}
+
+/** One tool's figures for each window (at: the end of the windows, now by default; tests move it). */
+export async function toolStats(db: Db, toolId: string, at?: Date): Promise<ToolWindowStats[]> {
+  const b = windowBindings(at);
+  const [totals, latency, errs] = await Promise.all([
+    db.raw(
+      `with ${WINDOWS_CTE}
+       select w.name, coalesce(sum(h.calls), 0)::int as calls, coalesce(sum(h.succeeded), 0)::int as succeeded
+         from w left join tool_stats_hourly h on h.tool_id = ? and h.hour between w.since and w.until
+        group by w.name`,
+      [...b, toolId],
+    ),
+    db.raw(
+      `with ${WINDOWS_CTE}
+       select w.name, l.bucket_ms, sum(l.count)::int as count
+         from w join tool_stats_latency l on l.tool_id = ? and l.hour between w.since and w.until
+        group by w.name, l.bucket_ms order by l.bucket_ms`,
+      [...b, toolId],
+    ),
+    db.raw(
+      `with ${WINDOWS_CTE}
+       select w.name, e.code, sum(e.count)::int as count
+         from w join tool_stats_errors e on e.tool_id = ? and e.hour between w.since and w.until
+        group by w.name, e.code order by count desc, e.code`,
+      [...b, toolId],
+    ),
+  ]);
+  return (Object.keys(STATS_WINDOWS) as StatsWindow[]).map((window) => {
+    const total = (totals.rows as { name: string; calls: number; succeeded: number }[]).find((r) => r.name === window);
+    const of = <T extends { name: string }>(rows: T[]) => rows.filter((r) => r.name === window);
+    return {
+      window,
+      calls: total?.calls ?? 0,
+      succeeded: total?.succeeded ?? 0,
+      latency: of(latency.rows as { name: string; bucket_ms: number; count: number }[]).map((r) => ({ bucketMs: r.bucket_ms, count: r.count })),
+      topErrors: of(errs.rows as { name: string; code: string; count: number }[])
+        .slice(0, TOP_ERRORS)
+        .map((r) => ({ code: r.code, count: r.count })),
+    };
+  });
+}
+
+/** Calls and successes over one window for many tools at once (search results); tools with no call are absent. */
+export async function toolCallTotals(db: Db, toolIds: string[], window: StatsWindow, at?: Date): Promise<Map<string, { calls: number; succeeded: number }>> {
+  if (toolIds.length === 0) return new Map();
+  const { rows } = await db.raw(
+    `select tool_id, sum(calls)::int as calls, sum(succeeded)::int as succeeded
+       from tool_stats_hourly
+      where tool_id = any(?::uuid[])
+        and hour between date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC') - make_interval(hours => ?)
+                     and date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC')
+      group by tool_id`,
+    [toolIds, at?.toISOString() ?? null, STATS_WINDOWS[window] - 1, at?.toISOString() ?? null],
+  );
+  return new Map((rows as { tool_id: string; calls: number; succeeded: number }[]).map((r) => [r.tool_id, { calls: r.calls, succeeded: r.succeeded }]));
+}
+
+/**
+ * The nearest-rank percentile (0 < p ≤ 1) of bucketed run times: the smallest bucket at or below which at least
+ * ⌈p·n⌉ of the n executions fall; null with none.
+ */
+export function percentileOf(latency: { bucketMs: number; count: number }[], p: number): number | null {
+  const n = latency.reduce((sum, b) => sum + b.count, 0);
+  if (n === 0) return null;
+  const rank = Math.max(1, Math.ceil(p * n));
+  let seen = 0;
+  for (const b of latency) {
+    seen += b.count;
+    if (seen >= rank) return b.bucketMs;
+  }
+  return latency[latency.length - 1]!.bucketMs;
+}
+
+/** One tool's calls and successes per UTC day over the last `days` days (oldest first, days with no call included). */
+export async function toolDailyCalls(db: Db, toolId: string, days: number, at?: Date): Promise<{ day: string; calls: number; succeeded: number }[]> {
+  const { rows } = await db.raw(
+    `with d as (
+       select generate_series(date_trunc('day', coalesce(?::timestamptz, now()), 'UTC') - make_interval(days => ? - 1),
+                              date_trunc('day', coalesce(?::timestamptz, now()), 'UTC'), interval '1 day') as day)
+     select to_char(d.day at time zone 'UTC', 'YYYY-MM-DD') as day,
+            coalesce(sum(h.calls), 0)::int as calls, coalesce(sum(h.succeeded), 0)::int as succeeded
+       from d left join tool_stats_hourly h on h.tool_id = ? and h.hour >= d.day and h.hour < d.day + interval '1 day'
+      group by d.day order by d.day`,
+    [at?.toISOString() ?? null, days, at?.toISOString() ?? null, toolId],
+  );
+  return rows;
+}
+
+/** How long hourly rows are kept: the longest window and a day of margin. */
+export const STATS_KEPT_HOURS = STATS_WINDOWS['30d'] + 24;
+
+/** Deletes the hourly rows (calls, run times, errors) that ended more than `hours` ago; answers how many. */
+export async function deleteToolStatsBefore(db: Db, hours: number): Promise<number> {
+  const { rows } = await db.raw(
+    `with cut as (select date_trunc('hour', now(), 'UTC') - make_interval(hours => ?) as before),
+          a as (delete from tool_stats_hourly where hour < (select before from cut) returning 1),
+          b as (delete from tool_stats_latency where hour < (select before from cut) returning 1),
+          c as (delete from tool_stats_errors where hour < (select before from cut) returning 1)
+     select (select count(*) from a) + (select count(*) from b) + (select count(*) from c) as n`,
+    [hours],
+  );
+  return Number(rows[0].n);
+}

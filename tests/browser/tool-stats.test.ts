@@ -1,0 +1,66 @@
+/**
+ * A tool's reliability on its page (issue 26, item 3), in Chromium against the real service (Postgres, worker,
+ * gVisor): after real calls that succeed and throw, the panel shows calls, success rate, run times and the top error
+ * code for 24 h / 7 d / 30 d, and the chart of calls per day; nothing overflows a phone's width. Screenshots at
+ * 1366×900 and 390×844; axe on the page.
+ */
+import test from 'ava';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
+import { buildWebForTests, checkAccessibility, launchBrowser, SCREENSHOTS, screenshot, watchPage } from './helpers.js';
+
+let svc: Service;
+let browser: Browser;
+const DESKTOP = { width: 1366, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const COLOR = '@toolshed-examples/color-tools/convertColor';
+
+test.before(async () => {
+  const webDir = await buildWebForTests();
+  [svc, browser] = await Promise.all([startService({ env: { WEB_DIR: webDir } }), launchBrowser()]);
+  const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'color-tools')}`);
+  if (res.status !== 201) throw new Error(res.text);
+});
+test.after.always(async () => {
+  await browser?.close();
+  await svc?.close();
+});
+
+test('the tool page shows its calls, success rate, run times and top error over 24 h, 7 d and 30 d, with a chart', async (t) => {
+  for (const color of ['#1e90ff', 'not a colour', 'rgb(1, 2, 3)', 'nor this', 'dodgerblue']) {
+    const res = await svc.request('POST', `/api/tools/execute/${COLOR}`, { body: { params: { color } } });
+    t.is(res.status, 200, res.text);
+  }
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  const problems = watchPage(page);
+  await page.goto(`${svc.url}/tools/${COLOR}`);
+  const panel = page.getByRole('region', { name: 'Reliability' });
+  const table = panel.getByRole('table', { name: /Calls, success rate/ });
+  await table.waitFor();
+  for (const label of ['24 hours', '7 days', '30 days']) {
+    const cells = await table
+      .getByRole('row', { name: new RegExp(`^${label}`) })
+      .getByRole('cell')
+      .allTextContents();
+    t.is(cells[0], '5', `${label}: calls`);
+    t.is(cells[1], '60%', `${label}: success`);
+    t.regex(cells[2]!, /^\d+(\.\d)?\u00a0m?s \/ \d+(\.\d)?\u00a0m?s$/, `${label}: p50 / p95 (a figure and its unit on one line)`);
+    t.is(cells[3], 'TOOL_ERROR\u00a0×2', `${label}: top errors`);
+  }
+  const chart = panel.getByRole('img', { name: /Calls per day over the last 30 days/ });
+  t.regex((await chart.getAttribute('aria-labelledby')) ?? '', /daily-cap/);
+  t.regex((await panel.locator('figcaption').textContent()) ?? '', /5 calls in all, at most 5 on \d{4}-\d{2}-\d{2}/);
+  t.is(await chart.locator('rect.failed').count(), 30, 'a bar for each of thirty days');
+  await checkAccessibility(t, page, 'tool page with reliability');
+  await screenshot(page, 'tool-stats-1366');
+  await panel.screenshot({ path: path.join(SCREENSHOTS, 'tool-stats-panel-1366.png') });
+  await page.setViewportSize(PHONE);
+  await screenshot(page, 'tool-stats-390');
+  await panel.screenshot({ path: path.join(SCREENSHOTS, 'tool-stats-panel-390.png') });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+  t.true(wide <= PHONE.width, `the page is ${wide} px wide at ${PHONE.width}`);
+  t.deepEqual(problems, []);
+  await context.close();
+});
