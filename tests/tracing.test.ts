@@ -7,12 +7,13 @@ import test from 'ava';
 import crypto from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
-import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { killAll, serviceEnv, spawnProcess, stopProcess, until, type Child } from './helpers/processes.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
 import { isTracing, startTracing } from '../core/tracing.js';
 
 const ECHO = `path:${path.join(FIXTURES_DIR, 'packages', 'echo-tools')}`;
+const TEXT_TOOLS = `path:${path.join(EXAMPLES_DIR, 'text-tools')}`;
 
 let receiver: OtlpReceiver;
 const services: Service[] = [];
@@ -47,17 +48,38 @@ function secretCall() {
   return { marker, secret, body: JSON.stringify({ params: { prefix: marker }, env: { ECHO_SECRET: secret } }) };
 }
 
+interface Traced {
+  svc: Service;
+  api: Child;
+  worker: Child;
+  port: number;
+}
+let tracedService: Promise<Traced> | undefined;
+/**
+ * An API and a worker process exporting to the receiver, beside the test's own (untraced, in-process) API that
+ * imports packages and makes users; shared by the tracing-on tests.
+ */
+function traced(): Promise<Traced> {
+  tracedService ??= (async () => {
+    const svc = await startService({ worker: false });
+    services.push(svc);
+    const port = await freePort();
+    const env = serviceEnv(svc.config, svc.databaseUrl, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, LOG_LEVEL: 'debug' });
+    const worker = spawnProcess('worker/main.ts', env);
+    const api = spawnProcess('api/server.ts', { ...env, PORT: String(port), HOST: '127.0.0.1' });
+    const started = (c: Child, what: RegExp) => until(async () => what.test(c.output()), 120_000, `${what}`);
+    await Promise.all([started(worker, /worker started/), started(api, /API listening/)]);
+    for (const source of [ECHO, TEXT_TOOLS]) {
+      const imported = await svc.importPackage(source); // run by the traced worker process
+      if (imported.status !== 201) throw new Error(imported.text);
+    }
+    return { svc, api, worker, port };
+  })();
+  return tracedService;
+}
+
 test.serial('tracing on: one trace links the HTTP request, its job and the sandbox call; the log lines share its request and trace ids', async (t) => {
-  const svc = await startService({ worker: false });
-  services.push(svc);
-  const port = await freePort();
-  const env = serviceEnv(svc.config, svc.databaseUrl, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, LOG_LEVEL: 'debug' });
-  const worker = spawnProcess('worker/main.ts', env);
-  const api = spawnProcess('api/server.ts', { ...env, PORT: String(port), HOST: '127.0.0.1' });
-  const started = (c: Child, what: RegExp) => until(async () => what.test(c.output()), 120_000, `${what}`);
-  await Promise.all([started(worker, /worker started/), started(api, /API listening/)]);
-  const imported = await svc.importPackage(ECHO); // run by the traced worker process
-  t.is(imported.status, 201, imported.text);
+  const { svc, api, worker, port } = await traced();
 
   const call = secretCall();
   const res = await fetch(`http://127.0.0.1:${port}/api/tools/execute/@fixtures/echo-tools/echoSecret`, {
@@ -142,8 +164,52 @@ test.serial('tracing on: one trace links the HTTP request, its job and the sandb
     workerLines.every((l) => l.traceId === traceId),
     JSON.stringify(workerLines),
   );
-  t.is(await stopProcess(api, 'SIGTERM'), 0);
-  t.is(await stopProcess(worker, 'SIGTERM'), 0);
+});
+
+test.serial('tracing on: a scenario run is a trace of its steps — the agent, its tool call (and its sandbox call), the judge', async (t) => {
+  const { svc, api, worker, port } = await traced();
+  const user = await svc.createUser({ tier: 'pro' });
+  const c = await svc.request('POST', '/api/collections', { key: user.key, body: { name: 'Traced runs' } });
+  const slugify = await svc.request('GET', '/api/tools/@toolshed-examples/text-tools/slugify');
+  t.is(slugify.status, 200, slugify.text);
+  await svc.request('POST', `/api/collections/${c.body.data.id}/tools`, { key: user.key, body: { toolId: slugify.body.data.id } });
+  const marker = `marker${crypto.randomBytes(6).toString('hex')}`;
+  const s = await svc.request('POST', '/api/scenarios', {
+    key: user.key,
+    body: { collectionId: c.body.data.id, prompt: `Slugify "Hello ${marker}" with slugify` },
+  });
+  t.is(s.status, 201, s.text);
+  const res = await fetch(`http://127.0.0.1:${port}/api/scenarios/${s.body.data.id}/run`, { method: 'POST', headers: { authorization: `Bearer ${user.key}` } });
+  const run = (await res.json()) as { data: { status: string; success: boolean; runId: string } };
+  t.is(res.status, 200, JSON.stringify(run));
+  t.like(run.data, { status: 'completed', success: true });
+
+  const found = await until(
+    async () => {
+      const spans = receiver.spans();
+      const http = spans.find((x) => x.name === 'POST /api/scenarios/:id/run' && x.attributes['toolshed.request_id'] === res.headers.get('x-request-id'));
+      const job = http && spans.find((x) => x.name === 'job scenario_run' && x.parentSpanId === http.spanId);
+      const agent = job && spans.find((x) => x.name === 'scenario.agent' && x.parentSpanId === job.spanId);
+      const judge = job && spans.find((x) => x.name === 'scenario.judge' && x.parentSpanId === job.spanId);
+      const call = agent && spans.find((x) => x.name === 'scenario.tool_call' && x.parentSpanId === agent.spanId);
+      const sandbox = call && spans.find((x) => x.name === 'sandbox.execute' && x.parentSpanId === call.spanId);
+      return sandbox && judge ? { http, job, agent, judge, call, sandbox } : undefined;
+    },
+    60_000,
+    'the run’s spans at the receiver',
+  );
+  t.is(new Set(Object.values(found).map((x) => x!.traceId)).size, 1, 'one trace');
+  t.is(found.job!.attributes['toolshed.scenario_run.id'], run.data.runId);
+  t.like(found.call!.attributes, { 'toolshed.tool.name': 'slugify', 'toolshed.tool_call.outcome': 'ok' });
+  t.like(found.judge!.attributes, { 'toolshed.scenario_run.verdict': 'pass' });
+  t.is(found.agent!.attributes['toolshed.scenario_run.steps'], 1);
+  t.false(receiver.bodies.join('\n').includes(marker), 'the prompt (and the params and result quoting it) is in no span');
+  t.false(api.output().includes(marker), 'nor in a log line of the API');
+  t.false(worker.output().includes(marker), 'nor of the worker');
+
+  // A graceful stop sends what is still buffered and ends cleanly.
+  t.is(await stopProcess(api, 'SIGTERM'), 0, api.output().slice(-2000));
+  t.is(await stopProcess(worker, 'SIGTERM'), 0, worker.output().slice(-2000));
 });
 
 test.serial('tracing off (no endpoint): no SDK starts and nothing is sent; the log lines of a request and its job still share its request id', async (t) => {
