@@ -7,6 +7,7 @@ import type { AppDeps } from './deps.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { errorShapeOf } from './middleware/error-shape.js';
 import { requestId } from './middleware/request-id.js';
+import { traceRequests } from './middleware/tracing.js';
 import { canonicalRequest } from './middleware/canonical.js';
 import { authMiddleware } from './middleware/auth.js';
 import { sessionMiddleware } from './middleware/session.js';
@@ -23,6 +24,7 @@ export function createApp(deps: AppDeps): Koa {
   const router = new Router({ sensitive: true });
   mountOperations(router, deps, OPERATIONS);
   docsRoutes(router);
+  app.use(traceRequests());
   app.use(requestId(deps.logger));
   // X-RateLimit-* on every response: those that spent no budget (web pages, assets, /health, …) report the caller's.
   app.use(rateLimitHeaders(deps));

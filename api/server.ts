@@ -14,6 +14,7 @@ import { createSearchEngine } from '../core/search/index.js';
 import { withQueryRewrite } from '../core/search/query-rewrite.js';
 import { startSearchSync, type SearchSync } from '../core/search/sync.js';
 import { bootProcess, closeOnSignals } from '../core/bootstrap.js';
+import { startTracing } from '../core/tracing.js';
 import { createCallerCache } from '../core/caller-cache.js';
 import { createToolCache } from '../core/tool-cache.js';
 import { createLlmProvider } from '../core/llm/index.js';
@@ -80,9 +81,10 @@ export async function startApi(config: Readonly<Config>, databaseUrl: string, lo
 
 async function main() {
   const { config, logger, database } = await bootProcess(process.env);
+  const tracing = await startTracing(config, 'toolshed-api');
   const api = await startApi(config, database.url, logger);
-  logger.info({ url: api.url.replace('127.0.0.1', config.HOST) }, 'API listening');
-  closeOnSignals(logger, database, () => api.close());
+  logger.info({ url: api.url.replace('127.0.0.1', config.HOST), tracing: tracing.on }, 'API listening');
+  closeOnSignals(logger, database, () => api.close(), tracing.close);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) void main();

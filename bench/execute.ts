@@ -2,8 +2,8 @@
  * `npm run bench:execute`: end-to-end execution figures, all in one run, over HTTP against the real service
  * (embedded Postgres, API and Graphile Worker in this process as `npm start` runs them, gVisor sandboxes):
  * latency of a trivial tool with requests spaced below the pool's refill rate and with 8 concurrent clients,
- * executions/s at saturation (one-shot, warm pool), the same with the pool off (cold sandboxes), reuse mode, and
- * this machine's bare `runsc` create-and-destroy rate. Prints one JSON line.
+ * executions/s at saturation (one-shot, warm pool), the same with the pool off (cold sandboxes), reuse mode (with
+ * tracing off and on: tracingCost), and this machine's bare `runsc` create-and-destroy rate. Prints one JSON line.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,8 @@ import { prepareRootfs } from '../sandbox/bundle.js';
 import { bareRate, removeCgroupParent } from './bare-runsc.js';
 import { measureMcp } from './mcp.js';
 import { post, startBenchService, TEXT_TOOLS_DIR } from './service.js';
+import { startTracing } from '../core/tracing.js';
+import { startOtlpReceiver } from '../tests/helpers/otlp-receiver.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const TOOL = '/api/tools/execute/@toolshed-examples/text-tools/slugify';
@@ -53,6 +55,36 @@ async function closedLoop(base: string, clients: number, seconds: number, key?: 
     }),
   );
   return { latencies, failed, perSecond: (latencies.length + failed) / ((performance.now() - started) / 1000) };
+}
+
+/**
+ * What tracing costs (issue 26, goal <= 10 % of throughput): the reuse load (the fastest path, so the most sensitive
+ * to per-call overhead) with tracing off and exporting to a local OTLP receiver, alternated twice so that drift of a
+ * shared machine falls on both.
+ */
+async function tracingCost(base: string, key: string): Promise<Record<string, number>> {
+  const receiver = await startOtlpReceiver();
+  const rates: Record<'off' | 'on', number[]> = { off: [], on: [] };
+  try {
+    for (const mode of ['off', 'on', 'off', 'on'] as const) {
+      const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: mode === 'on' ? receiver.url : undefined, OTEL_EXPORTER_OTLP_HEADERS: {} };
+      const tracing = [await startTracing(otel, 'toolshed-api'), await startTracing(otel, 'toolshed-worker')];
+      const load = await closedLoop(base, 10, SECONDS, key);
+      rates[mode].push(load.perSecond);
+      for (const t of tracing) await t.close();
+    }
+  } finally {
+    await receiver.close();
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const off = mean(rates.off);
+  const on = mean(rates.on);
+  return {
+    tracing_off_per_s: round(off),
+    tracing_on_per_s: round(on),
+    tracing_loss_pct: round((100 * (off - on)) / off, 1),
+    tracing_spans_received: receiver.spans().length,
+  };
 }
 
 async function main() {
@@ -101,6 +133,7 @@ async function main() {
     await closedLoop(api.url, 1, 2, key);
     const reuse = await closedLoop(api.url, 10, SECONDS, key);
     Object.assign(out, { reuse_c10_per_s: round(reuse.perSecond), reuse_c10_p50_ms: pct(reuse.latencies, 50), reuse_failed: reuse.failed });
+    Object.assign(out, await tracingCost(api.url, key));
     await svc.worker.close();
 
     // The physical limit: bare sandboxes created and destroyed, 2 at a time (one per core).

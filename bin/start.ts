@@ -7,6 +7,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { bootProcess, closeOnSignals } from '../core/bootstrap.js';
+import { startTracing } from '../core/tracing.js';
 import { loadConfig, type Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import { startApi } from '../api/server.js';
@@ -25,6 +26,8 @@ async function main() {
   if (!(await runPreflight({ purpose: 'start', config: parsed })).ok) process.exit(1);
   const { config, logger, database } = await bootProcess(process.env, parsed);
   await buildWebAppIfStale(config, logger);
+  // One process, two services in the traces: toolshed-api and toolshed-worker (core/tracing.ts).
+  const tracing = [await startTracing(config, 'toolshed-api'), await startTracing(config, 'toolshed-worker')];
   const worker = await startWorkerProcess(config, database.url, logger);
   const api = await startApi(config, database.url, logger);
   closeOnSignals(
@@ -32,6 +35,7 @@ async function main() {
     database,
     () => api.close(),
     () => worker.close(),
+    ...tracing.map((t) => t.close),
   );
 
   const url = openUrl(config);

@@ -152,6 +152,16 @@ const schema = z.object({
   LOGIN_ATTEMPTS_PER_IP: intFrom(50),
   /** Where the built web app lives (`npm run build:web`). */
   WEB_DIR: z.string().default('dist/web'),
+  /**
+   * Traces (OpenTelemetry, core/tracing.ts): the OTLP/HTTP collector's base URL (`http://collector:4318`; spans go to
+   * `<it>/v1/traces` as JSON). Unset or empty: tracing is off and no SDK starts.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess((v) => (v === '' ? undefined : v), z.url({ protocol: /^https?$/ }).optional()),
+  /** Headers for the collector (`key=value,key2=value2`, values URL-encoded), such as its auth token. Never logged. */
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .optional()
+    .transform((v) => otlpHeaders(v ?? '')),
   /** Optional OpenID Connect single sign-on: the issuer URL and this service's client credentials. */
   OIDC_ISSUER: z.string().url().optional(),
   OIDC_CLIENT_ID: z.string().optional(),
@@ -171,6 +181,24 @@ const schema = z.object({
     .regex(/^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/i, 'must be a DNS name like tools.example.com')
     .optional(),
 });
+
+/** OTEL_EXPORTER_OTLP_HEADERS as the OpenTelemetry spec writes it: comma-separated `key=value`, values URL-encoded. */
+function otlpHeaders(v: string): Record<string, string> {
+  const pairs = v
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.includes('='))
+    .map((p) => [p.slice(0, p.indexOf('=')).trim(), safeDecode(p.slice(p.indexOf('=') + 1).trim())] as const);
+  return Object.fromEntries(pairs.filter(([k]) => k));
+}
+
+function safeDecode(v: string): string {
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}
 
 export type RawConfig = z.infer<typeof schema>;
 

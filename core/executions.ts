@@ -13,6 +13,7 @@ import { sealJson } from './crypto.js';
 import { validateAgainstSchema } from './json-schema.js';
 import type { Notifier } from './notify.js';
 import { waitForFinal } from './wait-final.js';
+import { jobTrace } from './tracing.js';
 import { findExecution, insertExecutionWithJob, insertExecutionWithJobCapped, isFinalExecution, type ExecutionRow } from './repos/executions.js';
 import type { ToolRow } from './repos/tools.js';
 import type { Caller } from './types.js';
@@ -64,7 +65,8 @@ export async function enqueueExecution(db: Knex, secretsKey: string, req: Execut
     origin: req.origin,
     params: req.params,
   };
-  const payload = (executionId: string) => ({ executionId, ...(sealedEnv ? { sealedEnv } : {}) });
+  const trace = jobTrace();
+  const payload = (executionId: string) => ({ executionId, ...(sealedEnv ? { sealedEnv } : {}), ...trace });
   const limit = req.limit;
   let retried = false;
   const inserted = await withDbRetry(async () => {

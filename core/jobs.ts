@@ -1,17 +1,19 @@
 /**
  * The task catalog: every Graphile Worker job kind, its payload schema, and `enqueue`, which adds the job on the
  * caller's connection so that a row and its job are created in one transaction. Payloads carry ids (and, for
- * executions and scenario runs, the env sealed with SECRETS_KEY).
+ * executions and scenario runs, the env sealed with SECRETS_KEY, and `trace`: the request id and W3C trace context of
+ * the request that queued them, core/tracing.ts).
  */
 import { z } from 'zod';
 import { runMigrations } from 'graphile-worker';
 import type { Db } from './db.js';
+import { jobTraceSchema } from './tracing.js';
 
 export const TASKS = {
   import_package: z.object({ importId: z.string().uuid() }),
-  execute_tool: z.object({ executionId: z.string().uuid(), sealedEnv: z.string().optional() }),
+  execute_tool: z.object({ executionId: z.string().uuid(), sealedEnv: z.string().optional(), trace: jobTraceSchema.optional() }),
   health_check: z.object({ toolId: z.string().uuid().optional(), packageId: z.string().uuid().optional() }),
-  scenario_run: z.object({ runId: z.string().uuid(), sealedEnv: z.string().optional() }),
+  scenario_run: z.object({ runId: z.string().uuid(), sealedEnv: z.string().optional(), trace: jobTraceSchema.optional() }),
   sweep_sessions: z.object({}),
   sweep_tool_stats: z.object({}),
   npm_poll: z.object({}),

@@ -1,10 +1,12 @@
 /**
  * Structured logging (pino). Secrets are redacted by path; the env of executions and keys never reach a log line.
  * JSON lines by default; pino-pretty's readable lines only for a person at a terminal (LOG_FORMAT=auto and stdout a
- * TTY), never under tests or CI, whose stdout is a pipe (and which set LOG_FORMAT=json besides).
+ * TTY), never under tests or CI, whose stdout is a pipe (and which set LOG_FORMAT=json besides). Each line carries the
+ * request id and trace id of what it is about (core/log-context.ts).
  */
 import { pino, type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
+import { logFields } from './log-context.js';
 
 export type { Logger };
 
@@ -73,7 +75,8 @@ function escapeRegExp(text: string): string {
  * entries pass the configured LOG_FORMAT. `destination` defaults to stdout.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream, format: LogFormat = 'json'): Logger {
-  const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  // Every line says which request (reqId) and trace (traceId, spanId) it belongs to, when it belongs to one.
+  const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, mixin: logFields };
   if (resolveLogFormat(format, Boolean(process.stdout.isTTY)) === 'json') return pino(options, destination);
   const pretty = pinoPretty({
     destination: destination ?? 1,

@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { sealJson } from './crypto.js';
 import { errors } from './errors.js';
 import { enqueue } from './jobs.js';
+import { jobTrace } from './tracing.js';
 import type { Notifier } from './notify.js';
 import { waitForFinal } from './wait-final.js';
 import { quotaResetAt, takeRun, takeUnits, tryTakeRun, type QuotaConfig } from './scenario-quota.js';
@@ -45,7 +46,7 @@ async function enqueueRun(trx: Knex.Transaction, run: RunRow, userId: string, se
 
 async function enqueueRunAt(trx: Knex.Transaction, run: RunRow, ahead: number, sealedEnv?: string): Promise<void> {
   const priority = RUN_PRIORITY + Math.min(Math.max(ahead, 0), 32767 - RUN_PRIORITY);
-  await enqueue(trx, 'scenario_run', { runId: run.id, ...(sealedEnv ? { sealedEnv } : {}) }, { priority, maxAttempts: RUN_ATTEMPTS });
+  await enqueue(trx, 'scenario_run', { runId: run.id, ...(sealedEnv ? { sealedEnv } : {}), ...jobTrace() }, { priority, maxAttempts: RUN_ATTEMPTS });
 }
 
 export async function startRun(

@@ -6,6 +6,7 @@ import type { Config } from '../core/config.js';
 import { createDb } from '../core/db.js';
 import type { Logger } from '../core/logger.js';
 import { bootProcess, closeOnSignals, STOP_DEADLINE_MS } from '../core/bootstrap.js';
+import { startTracing } from '../core/tracing.js';
 import { createSandboxRunner } from '../sandbox/index.js';
 import { createLlmProvider } from '../core/llm/index.js';
 import type { WorkerDeps } from './deps.js';
@@ -49,9 +50,10 @@ export async function startWorkerProcess(config: Readonly<Config>, databaseUrl: 
 
 async function main() {
   const { config, logger, database } = await bootProcess(process.env);
+  const tracing = await startTracing(config, 'toolshed-worker');
   const proc = await startWorkerProcess(config, database.url, logger);
-  logger.info({ workerId: proc.worker.id, concurrency: config.WORKER_CONCURRENCY, sandbox: config.SANDBOX }, 'worker started');
-  closeOnSignals(logger, database, () => proc.close());
+  logger.info({ workerId: proc.worker.id, concurrency: config.WORKER_CONCURRENCY, sandbox: config.SANDBOX, tracing: tracing.on }, 'worker started');
+  closeOnSignals(logger, database, () => proc.close(), tracing.close);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) void main();

@@ -13,6 +13,7 @@ import { TRENDING_WEIGHTS } from '../core/scoring.js';
 import type { PackageRef } from '../sandbox/types.js';
 import type { WorkerDeps } from './deps.js';
 import { mapOutcome, type OutcomeMapping } from './outcomes.js';
+import { inSpan, SpanStatusCode } from '../core/tracing.js';
 
 /** How long a finished execution waits for the database to come back before its outcome is given up. */
 export const FINISH_RETRY_MS = 120_000;
@@ -33,7 +34,29 @@ export interface SandboxResult {
   durationMs: number;
 }
 
-export async function runInSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxResult> {
+/**
+ * One sandbox call: a `sandbox.execute` span (tool, package@version, outcome; never params, results or env) and a
+ * debug line saying the same, both tied to the job's request and trace (core/tracing.ts).
+ */
+export function runInSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxResult> {
+  const pkg = `${r.pkg.name}@${r.pkg.version}`;
+  const attributes = {
+    'toolshed.tool.name': r.exportName,
+    'toolshed.package': pkg,
+    'toolshed.package.name': r.pkg.name,
+    'toolshed.package.version': r.pkg.version,
+  };
+  return inSpan('toolshed-worker', 'sandbox.execute', { attributes }, async (span) => {
+    const result = await callSandbox(deps, r);
+    const outcome = { kind: result.kind, status: result.mapped.status, ...(result.mapped.error ? { code: result.mapped.error.code } : {}) };
+    span?.setAttributes({ 'toolshed.sandbox.outcome': outcome.kind, 'toolshed.execution.status': outcome.status, 'toolshed.duration_ms': result.durationMs });
+    if (outcome.status !== 'succeeded') span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome.code ?? outcome.status });
+    deps.logger.debug({ tool: r.exportName, package: pkg, outcome: outcome.kind, ms: result.durationMs }, 'sandbox call');
+    return { mapped: result.mapped, durationMs: result.durationMs };
+  });
+}
+
+async function callSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxResult & { kind: string }> {
   const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
   const declared = r.permissions;
   const outcome = await deps.sandbox.execute({
@@ -47,7 +70,7 @@ export async function runInSandbox(deps: WorkerDeps, r: SandboxRun): Promise<San
     signal: r.signal,
     reuseKey: r.reuseKey,
   });
-  return { mapped: mapOutcome(outcome, timeoutMs), durationMs: Math.round(outcome.durationMs) };
+  return { mapped: mapOutcome(outcome, timeoutMs), durationMs: Math.round(outcome.durationMs), kind: outcome.kind };
 }
 
 /**

@@ -2,6 +2,7 @@
 import type { Context, Next } from 'koa';
 import crypto from 'node:crypto';
 import type { Logger } from '../../core/logger.js';
+import { withRequestId } from '../../core/log-context.js';
 
 export function requestId(logger: Logger) {
   return async (ctx: Context, next: Next) => {
@@ -11,7 +12,8 @@ export function requestId(logger: Logger) {
     ctx.set('X-Request-Id', id);
     const start = performance.now();
     try {
-      await next();
+      // Every log line written while serving the request carries its id (core/log-context.ts), the job it queues too.
+      await withRequestId(id, next);
     } finally {
       logger.debug({ reqId: id, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - start) }, 'request');
     }

@@ -1,5 +1,5 @@
 /** Every task the worker runs, in one place (payload schemas live in core/jobs.ts). */
-import type { TaskList } from 'graphile-worker';
+import type { Task, TaskList } from 'graphile-worker';
 import type { TaskName } from '../../core/jobs.js';
 import type { WorkerDeps } from '../deps.js';
 import { importPackageTask } from './import-package.js';
@@ -9,9 +9,10 @@ import { scenarioRunTask } from './scenario-run.js';
 import { sweepSessionsTask } from './sweep-sessions.js';
 import { sweepToolStatsTask } from './sweep-tool-stats.js';
 import { npmPollTask } from './npm-poll.js';
+import { tracedTask } from '../traced-task.js';
 
 export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<TaskName, TaskList[string]>> {
-  return {
+  const tasks: Partial<Record<TaskName, Task>> = {
     import_package: importPackageTask(deps),
     health_check: healthCheckTask(deps),
     execute_tool: executeToolTask(deps, () => workerId),
@@ -20,6 +21,8 @@ export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<Tas
     sweep_tool_stats: sweepToolStatsTask(deps),
     npm_poll: npmPollTask(deps),
   };
+  // Each job under the request that queued it: its request id in the log lines, its span in the trace.
+  return Object.fromEntries(Object.entries(tasks).map(([name, task]) => [name, tracedTask(deps, name as TaskName, task)]));
 }
 
 /** Periodic jobs (Graphile crontab syntax). */

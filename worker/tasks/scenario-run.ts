@@ -13,7 +13,8 @@ import { parsePayload } from '../../core/jobs.js';
 import { redactSecrets, redactText } from '../../core/redaction.js';
 import { allEnvValues, declaringPackages, envForTool, type GivenEnv } from '../../core/tool-env.js';
 import { LlmError, llmLogFields, withRunBudgets } from '../../core/llm/index.js';
-import type { AgentResult, Usage, Verdict } from '../../core/llm/provider.js';
+import type { AgentResult, ToolCallResult, Usage, Verdict } from '../../core/llm/provider.js';
+import { inSpan } from '../../core/tracing.js';
 import { completeBatchIfDone, takeBatchSeq } from '../../core/repos/scenario-batches.js';
 import { claimRun, failRunningRun, finishRun, notifyRun, requeueRun, type RunOutcome, type RunRow } from '../../core/repos/scenario-runs.js';
 import { findScenario, lockScenario, recordRunStats, type ScenarioRow } from '../../core/repos/scenarios.js';
@@ -57,13 +58,15 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
       tools = agentToolSet(rows);
       const env = { given, declarers: declaringPackages(rows) };
       const agent = await runAgent(deps, run, scenario, tools, env, recorder, workerId(), helpers.abortSignal);
-      const judged = await deps.llm.judge({
-        prompt: scenario.prompt,
-        finalText: agent.text,
-        steps: agent.steps,
-        tools: tools.specs,
-        assertions: scenario.assertions,
-      });
+      const judged = await traceJudge(deps, () =>
+        deps.llm.judge({
+          prompt: scenario.prompt,
+          finalText: agent.text,
+          steps: agent.steps,
+          tools: tools.specs,
+          assertions: scenario.assertions,
+        }),
+      );
       // The run's totals as its record shows them; maxTokens and maxLatencyMs are checked against these.
       const usage = { ...sum(agent.usage, judged.usage), executionTimeMs: Date.now() - startedAt };
       const verdict = withRunBudgets(judged, scenario.assertions, usage);
@@ -109,7 +112,43 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
   };
 }
 
-function runAgent(
+// Spans (core/tracing.ts) of a run, below its job's: the agent, each of its tool calls (the sandbox call below that),
+// and the judge. Names, outcomes and counts only: never prompts, params, results or env.
+function runAgent(...args: Parameters<typeof agentLoop>): Promise<AgentResult> {
+  const llm = args[0].llm;
+  return inSpan('toolshed-worker', 'scenario.agent', { attributes: { 'toolshed.llm.provider': llm.provider } }, async (span) => {
+    const agent = await agentLoop(...args);
+    span?.setAttributes({
+      'toolshed.llm.model': agent.model,
+      'toolshed.scenario_run.steps': agent.steps.length,
+      'toolshed.llm.total_tokens': agent.usage.totalTokens,
+    });
+    return agent;
+  });
+}
+
+function traceToolCall(call: (name: string, input: unknown) => Promise<ToolCallResult>) {
+  return (name: string, input: unknown) =>
+    inSpan('toolshed-worker', 'scenario.tool_call', { attributes: { 'toolshed.tool.name': name } }, async (span) => {
+      const result = await call(name, input);
+      span?.setAttribute('toolshed.tool_call.outcome', result.error?.code ?? 'ok');
+      return result;
+    });
+}
+
+function traceJudge(deps: WorkerDeps, judge: () => Promise<Verdict>): Promise<Verdict> {
+  return inSpan('toolshed-worker', 'scenario.judge', { attributes: { 'toolshed.llm.provider': deps.llm.provider } }, async (span) => {
+    const verdict = await judge();
+    span?.setAttributes({
+      'toolshed.llm.model': verdict.model,
+      'toolshed.scenario_run.verdict': verdict.verdict,
+      'toolshed.llm.total_tokens': verdict.usage.totalTokens,
+    });
+    return verdict;
+  });
+}
+
+function agentLoop(
   deps: WorkerDeps,
   run: RunRow,
   scenario: ScenarioRow,
@@ -125,7 +164,7 @@ function runAgent(
     tools: tools.specs,
     maxSteps: MAX_STEPS,
     signal,
-    callTool: async (name, input) => {
+    callTool: traceToolCall(async (name, input) => {
       const tool = tools.byName.get(name);
       if (!tool) {
         const index = recorder.started({ toolId: null, toolName: name, params: input, executionId: null });
@@ -145,7 +184,7 @@ function runAgent(
       });
       recorder.completed(index, result);
       return result;
-    },
+    }),
   });
 }
 
