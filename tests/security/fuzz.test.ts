@@ -122,6 +122,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/api/tools/*ref', real: { ref } },
   { method: 'POST', path: '/api/tools/*ref/reviews', real: { ref }, body: () => ({ rating: 3, title: 't', body: 'fine' }) },
   { method: 'GET', path: '/api/tools/*ref/reviews', real: { ref } },
+  { method: 'GET', path: '/api/tools/*ref/stats', real: { ref }, query: ['window'] },
   { method: 'GET', path: '/api/collections', query: ['q'] },
   { method: 'GET', path: '/api/collections/:uid', real: { uid: () => ['fuzz-tools', ids.collection, ids.bobPrivate] } },
   { method: 'POST', path: '/api/collections', body: () => ({ name: 'N', uid: 'fuzz-new', description: 'd', isPublic: true }) },
