@@ -2,6 +2,8 @@
  * `npm run bench:api`: the HTTP API under load with 10,000 synthetic tools. The server runs in its own process
  * (as `web` does in production) with rate limiting on — an enterprise key whose limits are set high, so that every
  * request still takes its counters in Postgres. autocannon drives 50 connections for 10 s per route.
+ * The routes run twice, against a server with Prometheus metrics off and one with them on (METRICS_TOKEN set, scraped
+ * every 5 s during its load, as Prometheus would): `metricsOn` and `metricsLossPercent` per route.
  * Prints one JSON line.
  */
 import { spawn } from 'node:child_process';
@@ -115,44 +117,71 @@ async function main() {
     }
     times.sort((a, b) => a - b);
 
-    const port = await freePort();
-    server = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
-      env: {
-        PATH: process.env.PATH,
-        DATABASE_URL: url,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        DATA_DIR: dir,
-        ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
-        SECRETS_KEY: crypto.randomBytes(24).toString('hex'),
-        RATE_LIMIT_ENTERPRISE_MINUTE: '1000000000',
-        RATE_LIMIT_ENTERPRISE_DAY: process.env.BENCH_DAY_LIMIT ?? '1000000000',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const base = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 300; i++) {
-      const ok = await fetch(`${base}/health`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const check = await fetch(`${base}/api/tools?limit=1`, { headers: { authorization: `Bearer ${key}` } });
-    if (check.headers.get('x-ratelimit-limit') !== '1000000000') throw new Error('rate limiting is not on');
-
-    const list = await load(base, ['/api/tools', '/api/tools?limit=50&offset=100', '/api/tools?category=security'], key);
-    const search = await load(
-      base,
-      queries.slice(0, 1000).map((q) => `/api/tools/search?q=${encodeURIComponent(q)}`),
-      key,
-    );
-    const detail = await load(
-      base,
-      ids.slice(0, 2000).map((id) => `/api/tools/${id}`),
-      key,
+    const metricsToken = crypto.randomBytes(16).toString('hex');
+    const run = async (metrics: boolean) => {
+      const port = await freePort();
+      server = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+        env: {
+          PATH: process.env.PATH,
+          DATABASE_URL: url,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+          DATA_DIR: dir,
+          ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
+          SECRETS_KEY: crypto.randomBytes(24).toString('hex'),
+          RATE_LIMIT_ENTERPRISE_MINUTE: '1000000000',
+          RATE_LIMIT_ENTERPRISE_DAY: process.env.BENCH_DAY_LIMIT ?? '1000000000',
+          ...(metrics ? { METRICS_TOKEN: metricsToken } : {}),
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      const base = `http://127.0.0.1:${port}`;
+      for (let i = 0; i < 300; i++) {
+        const ok = await fetch(`${base}/health`).then(
+          (r) => r.ok,
+          () => false,
+        );
+        if (ok) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const check = await fetch(`${base}/api/tools?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+      if (check.headers.get('x-ratelimit-limit') !== '1000000000') throw new Error('rate limiting is not on');
+      const scrape = async () => {
+        const res = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+        await res.text();
+        return res.status;
+      };
+      if ((await scrape()) !== (metrics ? 200 : 404)) throw new Error(`metrics should be ${metrics ? 'on' : 'off'}`);
+      const scraper = metrics ? setInterval(() => void scrape().catch(() => undefined), 5000) : undefined;
+      try {
+        return {
+          'GET /api/tools': await load(base, ['/api/tools', '/api/tools?limit=50&offset=100', '/api/tools?category=security'], key),
+          'GET /api/tools/search': await load(
+            base,
+            queries.slice(0, 1000).map((q) => `/api/tools/search?q=${encodeURIComponent(q)}`),
+            key,
+          ),
+          'GET /api/tools/:id': await load(
+            base,
+            ids.slice(0, 2000).map((id) => `/api/tools/${id}`),
+            key,
+          ),
+        };
+      } finally {
+        clearInterval(scraper);
+        server.kill('SIGTERM');
+        await new Promise((resolve) => server?.once('exit', resolve));
+        server = undefined;
+      }
+    };
+    const routes = await run(false);
+    const metricsOn = await run(true);
+    const metricsLossPercent = Object.fromEntries(
+      Object.entries(routes).map(([route, off]) => {
+        const on = metricsOn[route as keyof typeof metricsOn];
+        return [route, Number((((off.reqPerSec - on.reqPerSec) / off.reqPerSec) * 100).toFixed(1))];
+      }),
     );
     console.log(
       JSON.stringify({
@@ -161,7 +190,9 @@ async function main() {
         seconds: DURATION,
         connections: CONNECTIONS,
         rateLimiting: 'on (postgres, enterprise key with configured limits)',
-        routes: { 'GET /api/tools': list, 'GET /api/tools/search': search, 'GET /api/tools/:id': detail },
+        routes,
+        metricsOn,
+        metricsLossPercent,
         searchInProcess: {
           queries: times.length,
           p50Ms: Number(percentile(times, 50).toFixed(3)),

@@ -47,6 +47,7 @@ export async function runInSandbox(deps: WorkerDeps, r: SandboxRun): Promise<San
     signal: r.signal,
     reuseKey: r.reuseKey,
   });
+  deps.metrics?.sandboxExecution(outcome.kind);
   return { mapped: mapOutcome(outcome, timeoutMs), durationMs: Math.round(outcome.durationMs) };
 }
 
