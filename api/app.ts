@@ -17,6 +17,7 @@ import { webApp } from '../web/serve.js';
 import { OPERATIONS } from './operations/index.js';
 import { mountOperations } from './operations/define.js';
 import { docsRoutes } from './docs-page.js';
+import { httpMetrics, metricsEnabled, metricsRoute } from './middleware/metrics.js';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
@@ -25,11 +26,21 @@ export function createApp(deps: AppDeps): Koa {
   mountOperations(router, deps, OPERATIONS);
   docsRoutes(router);
   app.use(traceRequests());
+  // Counted only when someone may read them (METRICS_TOKEN or METRICS_PORT). Requests answered before the router ran
+  // (401, 429, a refused body) are counted under the route they were for.
+  const routeOf = (path: string, method: string) =>
+    router
+      .match(path, method)
+      .pathAndMethod.filter((l) => l.methods.length > 0)
+      .at(-1)?.path;
+  if (metricsEnabled(deps.config)) app.use(httpMetrics(deps.metrics, routeOf));
   app.use(requestId(deps.logger));
   // X-RateLimit-* on every response: those that spent no budget (web pages, assets, /health, …) report the caller's.
   app.use(rateLimitHeaders(deps));
   app.use(errorMiddleware(deps.logger, errorShapeOf(router, OPERATIONS)));
   app.use(canonicalRequest());
+  // Before authentication and rate limits: the metrics token is not an API key, and a scraper is not a caller.
+  app.use(metricsRoute(deps.metrics, deps.config));
   // The web app's pages and hashed assets: static files, served before authentication and rate limits.
   app.use(webApp(deps.config.WEB_DIR));
   app.use(authMiddleware(deps));

@@ -8,6 +8,7 @@ import type { RateLimiter } from './middleware/rate-limit.js';
 import type { CallerCache } from '../core/caller-cache.js';
 import type { ToolCache } from '../core/tool-cache.js';
 import type { LlmProvider } from '../core/llm/provider.js';
+import type { Metrics } from '../core/metrics.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -19,6 +20,8 @@ export interface AppDeps {
   callers: CallerCache;
   tools: ToolCache;
   llm: LlmProvider;
+  /** This process's Prometheus registry (core/metrics.ts). */
+  metrics: Metrics;
   /**
    * Aborted when the process begins a graceful shutdown: a request waiting for an execution answers at once with what
    * it has (the execution id, to poll) instead of being cut off with no answer.

@@ -18,6 +18,10 @@ import { startTracing } from '../core/tracing.js';
 import { createCallerCache } from '../core/caller-cache.js';
 import { createToolCache } from '../core/tool-cache.js';
 import { createLlmProvider } from '../core/llm/index.js';
+import { createMetrics } from '../core/metrics.js';
+import { startMetricsServer, type MetricsServer } from '../core/metrics-server.js';
+import { queueByTask } from '../core/repos/job-queue.js';
+import { streamStats } from './sse.js';
 
 export interface ApiHandle {
   server: http.Server;
@@ -43,13 +47,17 @@ export async function startApi(config: Readonly<Config>, databaseUrl: string, lo
   const callers = await createCallerCache(db, notifier);
   const tools = await createToolCache(db, notifier);
   const stopping = new AbortController();
-  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools, llm, shutdown: stopping.signal };
+  const metrics = createMetrics({ sseStreamsOpen: () => streamStats(config).streams, queue: () => queueByTask(db) });
+  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools, llm, metrics, shutdown: stopping.signal };
   const app = createApp(deps);
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
   server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(port, port === 0 ? '127.0.0.1' : config.HOST, resolve));
   const addr = server.address() as { port: number };
+  // METRICS_PORT: /metrics on a port of its own (a private network), not on the public one.
+  const metricsServer: MetricsServer | undefined =
+    config.METRICS_PORT > 0 ? await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN }) : undefined;
   return {
     server,
     deps,
@@ -70,6 +78,7 @@ export async function startApi(config: Readonly<Config>, databaseUrl: string, lo
       }
       server.closeAllConnections();
       await closed;
+      await metricsServer?.close();
       searchSync.stop();
       callers.stop();
       tools.stop();

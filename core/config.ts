@@ -127,6 +127,15 @@ const schema = z.object({
   /** Open server-sent-event streams per caller and in total per API process. */
   SSE_MAX_STREAMS_PER_CALLER: intFrom(8),
   SSE_MAX_STREAMS: intFrom(1000),
+  /**
+   * Prometheus metrics (docs/observability.md). METRICS_TOKEN: `GET /metrics` requires `Authorization: Bearer <token>`.
+   * METRICS_PORT: the API serves /metrics on this port (on HOST) instead of its public one; WORKER_METRICS_PORT: each
+   * worker serves its own there. 0 = off. The API's public port serves /metrics only when METRICS_TOKEN is set and
+   * METRICS_PORT is 0: metrics are off by default.
+   */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  METRICS_PORT: intFrom(0),
+  WORKER_METRICS_PORT: intFrom(0),
   /** Models an agent may name (comma list); unset: only LLM_MODEL. */
   LLM_MODELS: z
     .string()

@@ -57,6 +57,8 @@ export interface GvisorRunnerOptions {
   /** What a pooled guest runs before it reports ready (guest/warm.cjs; default `vm`). */
   warmUp?: 'none' | 'vm' | 'light' | 'full';
   onBootError?: (err: Error) => void;
+  /** A sandbox booted in this many ms (the worker's metrics). */
+  onBoot?: (ms: number) => void;
 }
 
 export interface GvisorRunner extends SandboxRunner {
@@ -120,6 +122,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     bootTimeoutMs: opts.bootTimeoutMs ?? 30_000,
     create: () => track(new GvisorSandbox(settings, { onDestroyed })),
     onBootError: opts.onBootError,
+    onBoot: opts.onBoot,
   });
   const egressPool = egressSettings
     ? createWarmPool({
@@ -128,6 +131,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
         bootTimeoutMs: opts.bootTimeoutMs ?? 30_000,
         create: () => track(new GvisorSandbox(egressSettings, { onDestroyed })),
         onBootError: opts.onBootError,
+        onBoot: opts.onBoot,
       })
     : undefined;
   const reuse = opts.reuse ? createReuseSlots(pool, opts.reuse) : undefined;
@@ -288,6 +292,10 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       return toExecuteOutcome(r.end, durationMs, req.env, r.killedForMemory);
     },
     prewarm: (pkg) => mcpWarm.prewarm({ pkg, env: {} }),
+    poolStats: () => {
+      const { ready, misses } = pool.stats();
+      return { ready, misses };
+    },
     listContainers: () => listIds(runsc),
     async close() {
       await mcpWarm.close();

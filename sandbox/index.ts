@@ -40,7 +40,12 @@ export interface SandboxLogger {
 export const REUSE_LIMITS = { maxExecutions: 500, maxAgeMs: 5 * 60_000, maxSandboxesPerKey: 4, idleMs: 60_000, maxIdle: 8 };
 const RUNSC = '/usr/bin/runsc';
 
-export function createSandboxRunner(config: SandboxConfig, logger?: SandboxLogger): SandboxRunner {
+/** What the caller learns of the sandbox as it works (the worker turns these into metrics; nothing here imports core). */
+export interface SandboxHooks {
+  onBoot?: (ms: number) => void;
+}
+
+export function createSandboxRunner(config: SandboxConfig, logger?: SandboxLogger, hooks: SandboxHooks = {}): SandboxRunner {
   if (config.SANDBOX === 'process') {
     logger?.warn({ sandbox: 'process' }, processWarning);
     if (!logger) console.warn(`WARNING: ${processWarning}`);
@@ -62,5 +67,6 @@ export function createSandboxRunner(config: SandboxConfig, logger?: SandboxLogge
     reuse: config.SANDBOX_REUSE === 'caller-package' || config.SCENARIO_SANDBOX_REUSE === 'caller-package' ? REUSE_LIMITS : undefined,
     mcpWarm: { maxServers: config.SANDBOX_MCP_WARM, maxPerKey: Math.min(4, config.SANDBOX_MCP_WARM) },
     onBootError: (err) => logger?.error({ err: err.message }, 'sandbox boot failed'),
+    onBoot: hooks.onBoot,
   });
 }

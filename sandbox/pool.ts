@@ -16,12 +16,15 @@ export interface WarmPoolOptions {
   bootTimeoutMs: number;
   create: () => GvisorSandbox;
   onBootError?: (err: Error) => void;
+  /** A sandbox became ready this many ms after it was started (the worker records it as a metric). */
+  onBoot?: (ms: number) => void;
 }
 
 export interface WarmPool {
   /** A ready sandbox, taken out of the pool (the caller must destroy it). Waits for the next boot when the pool is empty. */
   acquire(): Promise<GvisorSandbox>;
-  stats(): { ready: number; booting: number };
+  /** `misses`: acquire() calls since the start that found no ready sandbox and waited for a boot. */
+  stats(): { ready: number; booting: number; misses: number };
   /** Resolves when the pool is full (or `timeoutMs` passed); for benchmarks and tests. */
   whenFull(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
@@ -40,6 +43,7 @@ export function createWarmPool(o: WarmPoolOptions): WarmPool {
   let backoffUntil = 0;
   let retryTimer: NodeJS.Timeout | undefined;
   let closed = false;
+  let misses = 0;
 
   async function waitReady(sandbox: GvisorSandbox): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
@@ -92,10 +96,12 @@ export function createWarmPool(o: WarmPoolOptions): WarmPool {
 
   function start(): void {
     const sandbox = o.create();
+    const startedAt = performance.now();
     booting.add(sandbox);
     waitReady(sandbox).then(
       () => {
         booting.delete(sandbox);
+        o.onBoot?.(performance.now() - startedAt);
         failures = 0;
         if (closed) return void sandbox.destroy();
         deliver(sandbox);
@@ -127,12 +133,13 @@ export function createWarmPool(o: WarmPoolOptions): WarmPool {
         refillAfter(sandbox);
         return sandbox;
       }
+      misses += 1;
       return new Promise<GvisorSandbox>((resolve, reject) => {
         waiters.push({ resolve, reject });
         refill();
       });
     },
-    stats: () => ({ ready: ready.length, booting: booting.size }),
+    stats: () => ({ ready: ready.length, booting: booting.size, misses }),
     async whenFull(timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {

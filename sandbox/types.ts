@@ -100,5 +100,7 @@ export interface SandboxRunner {
   execute(req: ExecuteRequest): Promise<ExecuteOutcome>;
   /** An MCP server just imported: start one ahead of its first call by a caller passing no env (mcp-warm.ts). */
   prewarm?(pkg: PackageRef): void;
+  /** The warm pool now: sandboxes ready, and acquisitions that found it empty since the start (gVisor only). */
+  poolStats?(): { ready: number; misses: number };
   close(): Promise<void>;
 }

@@ -4,6 +4,7 @@ import type { Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { SandboxRunner } from '../sandbox/types.js';
 import type { LlmProvider } from '../core/llm/provider.js';
+import type { Metrics } from '../core/metrics.js';
 
 export interface WorkerDeps {
   config: Readonly<Config>;
@@ -11,4 +12,6 @@ export interface WorkerDeps {
   logger: Logger;
   sandbox: SandboxRunner;
   llm: LlmProvider;
+  /** The worker process's Prometheus registry (core/metrics.ts); absent in the CLI. */
+  metrics?: Metrics;
 }

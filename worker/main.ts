@@ -11,6 +11,8 @@ import { createSandboxRunner } from '../sandbox/index.js';
 import { createLlmProvider } from '../core/llm/index.js';
 import type { WorkerDeps } from './deps.js';
 import { startWorker, type WorkerHandle } from './runner.js';
+import { createMetrics } from '../core/metrics.js';
+import { startMetricsServer } from '../core/metrics-server.js';
 
 /** Kept of the stop deadline for closing the database connections after the sandboxes. */
 const STOP_MARGIN_MS = 1500;
@@ -19,21 +21,31 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).u
 export interface WorkerProcess {
   deps: WorkerDeps;
   worker: WorkerHandle;
+  /** `http://…/metrics` when WORKER_METRICS_PORT is set. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
 export async function startWorkerProcess(config: Readonly<Config>, databaseUrl: string, logger: Logger, opts: { cron?: boolean } = {}): Promise<WorkerProcess> {
   const db = createDb(databaseUrl, { max: Math.max(4, config.WORKER_CONCURRENCY + 2) });
-  const sandbox = await createSandboxRunner(config, logger);
-  const deps: WorkerDeps = { config, db, logger, sandbox, llm: createLlmProvider(config) };
+  const sandbox = await createSandboxRunner(config, logger, { onBoot: (ms) => metrics.sandboxBooted(ms / 1000) });
+  const metrics = createMetrics({ warmPool: () => sandbox.poolStats?.() });
+  const deps: WorkerDeps = { config, db, logger, sandbox, llm: createLlmProvider(config), metrics };
   const worker = await startWorker(deps, databaseUrl, opts);
+  // Workers have no HTTP server: WORKER_METRICS_PORT gives each its own /metrics (a port per process on one host).
+  const metricsServer =
+    config.WORKER_METRICS_PORT > 0
+      ? await startMetricsServer(metrics, { port: config.WORKER_METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN })
+      : undefined;
   return {
     deps,
     worker,
+    metricsUrl: metricsServer?.url,
     async close() {
       // Each step is logged as it ends: a stop that misses its deadline (core/bootstrap.ts) shows which step held it.
       const started = performance.now();
       const since = () => Math.round(performance.now() - started);
+      await metricsServer?.close();
       await worker.stop();
       logger.info({ ms: since() }, 'jobs stopped');
       // Sandboxes get what is left of the stop deadline. One still booting on a loaded machine may not be killable in

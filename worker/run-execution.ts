@@ -70,6 +70,7 @@ async function callSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxResu
     signal: r.signal,
     reuseKey: r.reuseKey,
   });
+  deps.metrics?.sandboxExecution(outcome.kind);
   return { mapped: mapOutcome(outcome, timeoutMs), durationMs: Math.round(outcome.durationMs), kind: outcome.kind };
 }
 

@@ -64,9 +64,20 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
     async (payload, helpers) => {
       const jobId = String(helpers.job.id);
       hold(jobId);
+      const { task_identifier: name, run_at: runAt, attempts, max_attempts: maxAttempts } = helpers.job;
+      const started = performance.now();
+      deps.metrics?.jobStarted(name, (Date.now() - new Date(runAt).getTime()) / 1000);
+      let outcome: 'succeeded' | 'failed' | 'retried' = 'failed';
       try {
-        return await task(payload, helpers);
+        const result = await task(payload, helpers);
+        outcome = 'succeeded';
+        return result;
+      } catch (err) {
+        // Graphile counts this attempt already: one with attempts left is retried, the last fails for good.
+        outcome = attempts < maxAttempts ? 'retried' : 'failed';
+        throw err;
       } finally {
+        deps.metrics?.jobEnded(name, outcome, (performance.now() - started) / 1000);
         // Graphile completes (or fails) the job in the database after the task returns, without our waiting; until it
         // has, the job is still locked. Keep leasing it for one more window so that the reaper never takes a job
         // whose completion is merely in flight for dead.

@@ -39,6 +39,7 @@ export function errorMiddleware(logger: Logger, shapeOf: (ctx: Context, status: 
         return;
       }
       ctx.status = appErr.status;
+      ctx.state.errorCode = appErr.code; // what metrics count refusals by, whatever the body's shape
       for (const [k, v] of Object.entries(appErr.headers ?? {})) ctx.set(k, v);
       const shape = ctx.state.authError || ALWAYS_A.has(appErr.code) ? 'A' : shapeOf(ctx, appErr.status);
       if (shape === 'jsonrpc' && JSONRPC_STATUSES.has(appErr.status)) ctx.body = renderJsonRpc(appErr);

@@ -20,9 +20,11 @@ export function importPackageTask(deps: WorkerDeps): Task {
         publishedBy: imp.requested_by,
       });
       await finishImport(deps.db, importId, result.ok ? { packageId: result.packageId } : { error: result.error });
+      deps.metrics?.importEnded(result.ok ? 'succeeded' : 'failed');
     } catch (err) {
       deps.logger.error({ err, importId }, 'import failed');
       await finishImport(deps.db, importId, { error: { code: 'INTERNAL', message: 'The import failed unexpectedly' } });
+      deps.metrics?.importEnded('failed');
     }
   };
 }

@@ -82,6 +82,7 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
         steps: recorder.steps,
         finalText: agent.text,
       });
+      deps.metrics?.scenarioRunEnded(verdict.verdict);
     } catch (err) {
       await recorder.settle();
       if (helpers.abortSignal?.aborted) {
@@ -108,6 +109,7 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
         usage: { ...ZERO, executionTimeMs: Date.now() - startedAt },
         steps: recorder.steps,
       });
+      deps.metrics?.scenarioRunEnded('error');
     }
   };
 }
