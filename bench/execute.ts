@@ -62,7 +62,7 @@ async function closedLoop(base: string, clients: number, seconds: number, key?: 
  * to per-call overhead) with tracing off and exporting to a local OTLP receiver, alternated twice so that drift of a
  * shared machine falls on both.
  */
-async function tracingCost(base: string, key: string): Promise<Record<string, number>> {
+async function tracingCost(base: string, key: string): Promise<Record<string, number | string>> {
   const receiver = await startOtlpReceiver();
   const rates: Record<'off' | 'on', number[]> = { off: [], on: [] };
   try {
@@ -84,6 +84,7 @@ async function tracingCost(base: string, key: string): Promise<Record<string, nu
     tracing_on_per_s: round(on),
     tracing_loss_pct: round((100 * (off - on)) / off, 1),
     tracing_spans_received: receiver.spans().length,
+    tracing_runs_per_s: rates.off.map((x, i) => `off ${round(x)} / on ${round(rates.on[i]!)}`).join(', '),
   };
 }
 

@@ -145,6 +145,9 @@ test('an unknown tool is a 404 and a bad window a 400, in the contract error sha
   const its = await svc.request('GET', '/api/tools/@fixtures/route-words/stats/stats');
   t.is(its.status, 200, its.text);
   t.is(its.body.data.toolId, named.body.data.id);
+  const pinned = await svc.request('GET', '/api/tools/@fixtures/route-words@1.0.0/stats/stats');
+  t.is(pinned.status, 200, pinned.text);
+  t.is(pinned.body.data.toolId, named.body.data.id, 'a pinned reference names the same tool (statistics are per tool, all versions)');
 });
 
 test.serial('the rollup stays equal to the executions table when many executions of one tool finish at once', async (t) => {

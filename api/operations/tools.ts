@@ -14,7 +14,7 @@ import { TRENDING_PERIODS } from '../../core/scoring.js';
 import { rateTool } from '../../core/tool-feedback.js';
 import { trendingScores } from '../../core/repos/feedback.js';
 import { listToolIds } from '../../core/repos/tool-list.js';
-import { toolCallTotals } from '../../core/repos/tool-stats.js';
+import { sevenDayTotals } from './tool-reliability.js';
 import { GOOD_MATCH, queryCoverage } from '../../core/search/match.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 
@@ -25,7 +25,7 @@ const trendingItemSchema = toolListItemSchema.extend({
   period: z.enum(Object.keys(TRENDING_PERIODS) as [keyof typeof TRENDING_PERIODS]),
 });
 
-/** A search hit's reliability signal (docs/search.md): its calls and success rate over 7 days; not used to rank. */
+/** A search hit's reliability signal (docs/search.md): its calls and success rate over 7 days (up to a minute old); not used to rank. */
 const reliabilitySchema = z
   .object({ window: z.literal('7d'), calls: z.number().int(), successRate: z.number().nullable() })
   .meta({ description: 'Executions of the tool that ended in the last 7 days and the share that succeeded (null with none); ranking does not use it' });
@@ -128,10 +128,9 @@ export const toolOperations: Operation[] = [
       const ids = result.hits.map((h) => h.id);
       const tools = inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN');
       const rewritten = result.rewrittenQuery === undefined ? {} : { rewrittenQuery: result.rewrittenQuery };
-      const totals = await toolCallTotals(
-        deps.db,
+      const totals = await sevenDayTotals(
+        deps,
         tools.map((t) => t.id),
-        '7d',
       );
       const items = tools.map((t) => ({ ...toToolListItem(t), match: queryCoverage(query.q, t), reliability: reliabilityOf(totals.get(t.id)) }));
       const goodMatch = items.some((t) => t.match >= GOOD_MATCH);
