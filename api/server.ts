@@ -20,7 +20,7 @@ import { createToolCache } from '../core/tool-cache.js';
 import { createLlmProvider } from '../core/llm/index.js';
 import { createMetrics } from '../core/metrics.js';
 import { startMetricsServer, type MetricsServer } from '../core/metrics-server.js';
-import { queueByTask } from '../core/repos/job-queue.js';
+import { queueStates } from '../core/repos/operations.js';
 import { streamStats } from './sse.js';
 
 export interface ApiHandle {
@@ -47,7 +47,10 @@ export async function startApi(config: Readonly<Config>, databaseUrl: string, lo
   const callers = await createCallerCache(db, notifier);
   const tools = await createToolCache(db, notifier);
   const stopping = new AbortController();
-  const metrics = createMetrics({ sseStreamsOpen: () => streamStats(config).streams, queue: () => queueByTask(db) });
+  const metrics = createMetrics({
+    sseStreamsOpen: () => streamStats(config).streams,
+    queue: async () => (await queueStates(db)).map((q) => ({ ...q, oldestWaitingSeconds: q.oldestWaitingSeconds ?? 0 })),
+  });
   const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools, llm, metrics, shutdown: stopping.signal };
   const app = createApp(deps);
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());

@@ -71,17 +71,21 @@ export async function workerStates(db: Db, windowSeconds: number): Promise<Worke
   }));
 }
 
+/**
+ * The queue by task: every task Graphile knows, with zeros when it has no job (so that a metric falls to 0 rather than
+ * vanishing). The operator's page and the `toolshed_jobs_*` gauges (core/metrics.ts) both read this.
+ */
 export async function queueStates(db: Db): Promise<QueueState[]> {
   const { rows } = await db.raw(
     `select t.identifier as task,
-            count(*) filter (where j.locked_at is null and j.attempts < j.max_attempts and j.run_at <= now())::int as waiting,
-            count(*) filter (where j.locked_at is null and j.attempts < j.max_attempts and j.run_at > now())::int as scheduled,
-            count(*) filter (where j.locked_at is not null)::int as running,
-            count(*) filter (where j.locked_at is null and j.attempts >= j.max_attempts)::int as failed,
+            count(j.id) filter (where j.locked_at is null and j.attempts < j.max_attempts and j.run_at <= now())::int as waiting,
+            count(j.id) filter (where j.locked_at is null and j.attempts < j.max_attempts and j.run_at > now())::int as scheduled,
+            count(j.id) filter (where j.locked_at is not null)::int as running,
+            count(j.id) filter (where j.locked_at is null and j.attempts >= j.max_attempts)::int as failed,
             extract(epoch from now() - min(j.run_at) filter (where j.locked_at is null and j.attempts < j.max_attempts and j.run_at <= now()))::float8
               as oldest_waiting_seconds
-       from graphile_worker._private_jobs j
-       join graphile_worker._private_tasks t on t.id = j.task_id
+       from graphile_worker._private_tasks t
+       left join graphile_worker._private_jobs j on j.task_id = t.id
       group by t.identifier
       order by t.identifier`,
   );
