@@ -44,56 +44,43 @@ export interface ToolWindowStats {
   topErrors: { code: string; count: number }[];
 }
 
-/** `w(name, since, until)`: the windows' first and last hours, ending with the hour of `at` (now when null). */
-const WINDOWS_CTE = `w(name, since, until) as (
-    select name, date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC') - make_interval(hours => hours - 1),
-           date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC')
-      from jsonb_each_text(?::jsonb) x(name, hours_text), lateral (select hours_text::int as hours) h)`;
+const WINDOW_NAMES = Object.keys(STATS_WINDOWS) as StatsWindow[];
 
-function windowBindings(at: Date | undefined): (string | null)[] {
-  const when = at?.toISOString() ?? null;
-  return [when, when, JSON.stringify(STATS_WINDOWS)];
-}
+/**
+ * One scan of the longest window: a column per window summing `expr` over its hours (the hour of `at` and those
+ * before it). `x.hour` and `b.until` are the row's hour and the last hour.
+ */
+const perWindow = (expr: string) =>
+  WINDOW_NAMES.map((w) => `coalesce(sum(${expr}) filter (where x.hour > b.until - make_interval(hours => ${STATS_WINDOWS[w]})), 0)::int as "${w}"`).join(', ');
+const LONGEST = Math.max(...Object.values(STATS_WINDOWS));
+const scan = (table: string) =>
+  `from (select date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC') as until) b
+     join ${table} x on x.tool_id = ? and x.hour > b.until - make_interval(hours => ${LONGEST}) and x.hour <= b.until`;
+
+type PerWindow = Record<StatsWindow, number>;
 
 /** One tool's figures for each window (at: the end of the windows, now by default; tests move it). */
 export async function toolStats(db: Db, toolId: string, at?: Date): Promise<ToolWindowStats[]> {
-  const b = windowBindings(at);
-  const [totals, latency, errs] = await Promise.all([
-    db.raw(
-      `with ${WINDOWS_CTE}
-       select w.name, coalesce(sum(h.calls), 0)::int as calls, coalesce(sum(h.succeeded), 0)::int as succeeded
-         from w left join tool_stats_hourly h on h.tool_id = ? and h.hour between w.since and w.until
-        group by w.name`,
-      [...b, toolId],
-    ),
-    db.raw(
-      `with ${WINDOWS_CTE}
-       select w.name, l.bucket_ms, sum(l.count)::int as count
-         from w join tool_stats_latency l on l.tool_id = ? and l.hour between w.since and w.until
-        group by w.name, l.bucket_ms order by l.bucket_ms`,
-      [...b, toolId],
-    ),
-    db.raw(
-      `with ${WINDOWS_CTE}
-       select w.name, e.code, sum(e.count)::int as count
-         from w join tool_stats_errors e on e.tool_id = ? and e.hour between w.since and w.until
-        group by w.name, e.code order by count desc, e.code`,
-      [...b, toolId],
-    ),
+  const b = [at?.toISOString() ?? null, toolId];
+  const [calls, succeeded, latency, errs] = await Promise.all([
+    db.raw(`select ${perWindow('x.calls')} ${scan('tool_stats_hourly')}`, b),
+    db.raw(`select ${perWindow('x.succeeded')} ${scan('tool_stats_hourly')}`, b),
+    db.raw(`select x.bucket_ms, ${perWindow('x.count')} ${scan('tool_stats_latency')} group by x.bucket_ms order by x.bucket_ms`, b),
+    db.raw(`select x.code, ${perWindow('x.count')} ${scan('tool_stats_errors')} group by x.code order by x.code`, b),
   ]);
-  return (Object.keys(STATS_WINDOWS) as StatsWindow[]).map((window) => {
-    const total = (totals.rows as { name: string; calls: number; succeeded: number }[]).find((r) => r.name === window);
-    const of = <T extends { name: string }>(rows: T[]) => rows.filter((r) => r.name === window);
-    return {
-      window,
-      calls: total?.calls ?? 0,
-      succeeded: total?.succeeded ?? 0,
-      latency: of(latency.rows as { name: string; bucket_ms: number; count: number }[]).map((r) => ({ bucketMs: r.bucket_ms, count: r.count })),
-      topErrors: of(errs.rows as { name: string; code: string; count: number }[])
-        .slice(0, TOP_ERRORS)
-        .map((r) => ({ code: r.code, count: r.count })),
-    };
-  });
+  const latencyRows = latency.rows as (PerWindow & { bucket_ms: number })[];
+  const errorRows = errs.rows as (PerWindow & { code: string })[];
+  return WINDOW_NAMES.map((window) => ({
+    window,
+    calls: (calls.rows[0] as PerWindow)[window],
+    succeeded: (succeeded.rows[0] as PerWindow)[window],
+    latency: latencyRows.filter((r) => r[window] > 0).map((r) => ({ bucketMs: r.bucket_ms, count: r[window] })),
+    topErrors: errorRows
+      .filter((r) => r[window] > 0)
+      .sort((x, y) => y[window] - x[window] || (x.code < y.code ? -1 : 1))
+      .slice(0, TOP_ERRORS)
+      .map((r) => ({ code: r.code, count: r[window] })),
+  }));
 }
 
 /** Calls and successes over one window for many tools at once (search results); tools with no call are absent. */
