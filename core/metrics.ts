@@ -76,6 +76,18 @@ export function createMetrics(sources: MetricSources = {}) {
     buckets: LONG_BUCKETS,
     registers,
   });
+  const executions = new Counter({
+    name: 'toolshed_executions_total',
+    help: 'Executions a worker finished, by status (succeeded, failed, timed_out) and error code (none when succeeded)',
+    labelNames: ['status', 'code'] as const,
+    registers,
+  });
+  const reruns = new Counter({
+    name: 'toolshed_jobs_rerun_total',
+    help: "Jobs this worker's reaper freed to run again because the process running them stopped heart-beating (lost lease)",
+    labelNames: ['task'] as const,
+    registers,
+  });
   const sandboxExecutions = new Counter({
     name: 'toolshed_sandbox_executions_total',
     help: 'Tool executions in a sandbox, by outcome (ok, tool_error, timeout, oom, output_too_large, sandbox_error)',
@@ -153,6 +165,13 @@ export function createMetrics(sources: MetricSources = {}) {
     },
     jobStarted(task: string, waitSeconds: number) {
       jobWait.observe({ task }, Math.max(0, waitSeconds));
+    },
+    /** `code` is one of ours (a closed set, core/execution-errors.ts), never a tool's text. */
+    executionFinished(status: string, code: string | undefined) {
+      executions.inc({ status, code: code && /^[A-Z_]{1,40}$/.test(code) ? code : code ? 'OTHER' : 'none' });
+    },
+    jobRerun(task: string) {
+      reruns.inc({ task });
     },
     sandboxExecution(outcome: string) {
       sandboxExecutions.inc({ outcome });

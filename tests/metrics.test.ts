@@ -1,21 +1,11 @@
 import test from 'ava';
 import crypto from 'node:crypto';
-import net from 'node:net';
 import path from 'node:path';
 import { EXAMPLES_DIR, startService, type Service } from './helpers/service.js';
-import { until } from './helpers/processes.js';
+import { freePort, until } from './helpers/processes.js';
 
 const TOKEN = crypto.randomBytes(16).toString('hex');
 let svc: Service;
-
-/** A port free on loopback now (the worker's metrics listener takes it next). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 test.before(async () => {
   svc = await startService({
@@ -132,6 +122,7 @@ test.serial("after an execution the worker's /metrics shows its job, wait, run t
   t.is(delta('toolshed_job_wait_seconds_count', { task: 'execute_tool' }), 1);
   t.true(delta('toolshed_job_run_duration_seconds_sum', { task: 'execute_tool' }) > 0);
   t.is(delta('toolshed_sandbox_executions_total', { outcome: 'ok' }), 1);
+  t.is(delta('toolshed_executions_total', { status: 'succeeded', code: 'none' }), 1);
   if (svc.config.SANDBOX === 'gvisor') {
     t.true(sample(after, 'toolshed_sandbox_boot_duration_seconds_count') >= 1, 'the warm pool booted at least one sandbox');
     t.regex(after, /^toolshed_sandbox_warm_pool_ready \d+$/m);

@@ -162,7 +162,8 @@ test.serial("the run's job carries the env sealed, never in the clear, and is go
     const jobs = await db.raw("select payload::text as p from graphile_worker._private_jobs where payload->>'runId' = ?", [runId]);
     t.is(jobs.rows.length, 1);
     const payload = JSON.parse(jobs.rows[0].p);
-    t.deepEqual(Object.keys(payload).sort(), ['runId', 'sealedEnv']);
+    t.deepEqual(Object.keys(payload).sort(), ['runId', 'sealedEnv', 'trace']);
+    t.deepEqual(Object.keys(payload.trace), ['reqId'], 'beside the sealed env, only the request id (tracing is off here)');
     t.false(jobs.rows[0].p.includes(key), 'the payload does not hold the value in the clear');
     t.false(jobs.rows[0].p.includes('ECHO_SECRET'), 'nor the name');
   } finally {

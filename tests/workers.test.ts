@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { dumpDatabase } from './helpers/dump.js';
-import { killAll, serviceEnv, spawnProcess, stopProcess, until, type Child } from './helpers/processes.js';
+import { freePort, killAll, serviceEnv, spawnProcess, stopProcess, until, type Child } from './helpers/processes.js';
 
 // Worker processes as operators run them (`node worker/main.ts`), sharing one Postgres with the API.
 let svc: Service;
@@ -85,7 +85,9 @@ test.serial('an execution whose worker is killed (kill -9) is re-run by another 
   );
   await stop(doomed, 'SIGKILL');
   const killedAt = Date.now();
-  const rescuer = startWorkerProcess();
+  const metricsToken = 'm'.repeat(32);
+  const metricsPort = await freePort();
+  const rescuer = startWorkerProcess({ WORKER_METRICS_PORT: String(metricsPort), METRICS_TOKEN: metricsToken, HOST: '127.0.0.1' });
   try {
     const done = await until(
       async () => {
@@ -98,6 +100,9 @@ test.serial('an execution whose worker is killed (kill -9) is re-run by another 
     t.not(done.worker_id, first.worker_id, 'another worker finished it');
     t.true(Date.now() - killedAt < 60_000 + 5_000, 'within a minute (plus its own run time)');
     t.true(done.attempts >= 2);
+    // The rescuer's reaper freed the job: its metrics count one re-run after a lost lease.
+    const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+    t.regex(await scraped.text(), /^toolshed_jobs_rerun_total\{task="execute_tool"\} 1$/m);
   } finally {
     await stop(rescuer, 'SIGTERM');
   }

@@ -12,13 +12,15 @@ import { dropDeadJob, dropFailedJob, findDeadJobs, findFailedJobs, forgetLongDea
 import { failRunningRun } from '../core/repos/scenario-runs.js';
 import { finishImport } from '../core/repos/package-imports.js';
 
-export async function reapOnce(db: Knex, logger: Logger, leaseSeconds: number): Promise<number> {
+/** `onRerun` is told the task of each job freed to run again (the worker's metrics count them). */
+export async function reapOnce(db: Knex, logger: Logger, leaseSeconds: number, onRerun?: (task: string) => void): Promise<number> {
   const dead = await findDeadJobs(db, leaseSeconds);
   let released = 0;
   for (const job of dead) {
     if (job.attempts < job.max_attempts) {
       if (await releaseDeadJob(db, job)) {
         released++;
+        onRerun?.(job.task_identifier);
         logger.warn({ jobId: job.id, task: job.task_identifier, attempt: job.attempts }, 'freed a job whose worker process died; it runs again');
       }
     } else if (await dropDeadJob(db, job)) {

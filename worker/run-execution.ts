@@ -101,5 +101,6 @@ export async function finishRun(
         : { kind: 'execution_failed', weight: TRENDING_WEIGHTS.executionFailed },
     });
   await withDbRetry(finish, FINISH_RETRY_MS, (err) => deps.logger.warn({ executionId, err: err.message }, 'database unreachable; retrying the finish'));
+  deps.metrics?.executionFinished(mapped.status, error?.code);
   return { id: executionId, status: mapped.status, result, error, execution_time_ms: r.durationMs };
 }

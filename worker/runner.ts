@@ -56,7 +56,9 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
   const reaper = setInterval(() => {
     // Judge others only after our own heartbeat has been healthy for a whole window (see the header).
     if (lastBeatFailed || Date.now() - healthySince < leaseSeconds * 1000 + heartbeatMs) return;
-    void reapOnce(deps.db, deps.logger, leaseSeconds).catch((err) => deps.logger.warn({ err: err.message }, 'reaper failed'));
+    void reapOnce(deps.db, deps.logger, leaseSeconds, (task) => deps.metrics?.jobRerun(task)).catch((err) =>
+      deps.logger.warn({ err: err.message }, 'reaper failed'),
+    );
   }, leaseSeconds * 750);
   reaper.unref();
   const leasing =

@@ -2,6 +2,7 @@
  * Worker and API processes as operators run them (`node worker/main.ts`, `node api/server.ts`), for the tests that
  * kill, restart and outlive them; and the one bounded poll the fault tests share.
  */
+import net from 'node:net';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Config } from '../../core/config.js';
@@ -83,4 +84,13 @@ export async function until<T>(fn: () => Promise<T | undefined | null | false>, 
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** A port free on loopback now (a process the test starts next takes it, e.g. a worker's metrics listener). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
