@@ -22,7 +22,10 @@ import { syntheticTools } from './synthetic-tools.js';
 import { createMetrics } from '../core/metrics.js';
 
 const N = Number(process.env.BENCH_TOOLS ?? 10_000);
-const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+/** Each mode gets ROUNDS slices of SLICE_SECONDS per route; the figures are the medians of the slices. */
+const SLICE_SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
+const WARMUP_SECONDS = 2;
 const CONNECTIONS = 50;
 
 function percentile(sorted: number[], p: number): number {
@@ -72,7 +75,15 @@ function queriesFrom(docs: ReturnType<typeof syntheticTools>, n: number): string
   return out;
 }
 
-async function load(url: string, paths: string[], key: string, duration = DURATION) {
+interface Pass {
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(url: string, paths: string[], key: string, duration: number): Promise<Pass> {
   let i = 0;
   const result = await autocannon({
     url,
@@ -100,7 +111,8 @@ async function main() {
   await adminDb.raw('create database bench');
   await adminDb.destroy();
   const url = pg.url('bench');
-  let server: ReturnType<typeof spawn> | undefined;
+  const servers: ReturnType<typeof spawn>[] = [];
+  const scrapers: NodeJS.Timeout[] = [];
   try {
     await migrateAll(url);
     const docs = syntheticTools(N);
@@ -120,9 +132,10 @@ async function main() {
     times.sort((a, b) => a - b);
 
     const metricsToken = crypto.randomBytes(16).toString('hex');
-    const run = async (metrics: boolean, duration = DURATION) => {
+    /** One API process, as `web` runs in production; with `metrics`, METRICS_TOKEN is set and a scraper reads it every 5 s. */
+    const startServer = async (metrics: boolean) => {
       const port = await freePort();
-      server = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
         env: {
           PATH: process.env.PATH,
           DATABASE_URL: url,
@@ -138,6 +151,7 @@ async function main() {
         },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
+      servers.push(child);
       const base = `http://127.0.0.1:${port}`;
       for (let i = 0; i < 300; i++) {
         const ok = await fetch(`${base}/health`).then(
@@ -156,29 +170,13 @@ async function main() {
       };
       // Off, /metrics is an unknown path (the bearer, not an API key, gets a 401 first).
       if (((await scrape()) === 200) !== metrics) throw new Error(`metrics should be ${metrics ? 'on' : 'off'}`);
-      const scraper = metrics ? setInterval(() => void scrape().catch(() => undefined), 5000) : undefined;
-      try {
-        return {
-          'GET /api/tools': await load(base, ['/api/tools', '/api/tools?limit=50&offset=100', '/api/tools?category=security'], key, duration),
-          'GET /api/tools/search': await load(
-            base,
-            queries.slice(0, 1000).map((q) => `/api/tools/search?q=${encodeURIComponent(q)}`),
-            key,
-            duration,
-          ),
-          'GET /api/tools/:id': await load(
-            base,
-            ids.slice(0, 2000).map((id) => `/api/tools/${id}`),
-            key,
-            duration,
-          ),
-        };
-      } finally {
-        clearInterval(scraper);
-        server.kill('SIGTERM');
-        await new Promise((resolve) => server?.once('exit', resolve));
-        server = undefined;
-      }
+      if (metrics) scrapers.push(setInterval(() => void scrape().catch(() => undefined), 5000));
+      return base;
+    };
+    const routePaths: Record<string, string[]> = {
+      'GET /api/tools': ['/api/tools', '/api/tools?limit=50&offset=100', '/api/tools?category=security'],
+      'GET /api/tools/search': queries.slice(0, 1000).map((q) => `/api/tools/search?q=${encodeURIComponent(q)}`),
+      'GET /api/tools/:id': ids.slice(0, 2000).map((id) => `/api/tools/${id}`),
     };
     // What counting one request costs in process (a counter and a histogram), independent of the machine's load.
     const metrics = createMetrics();
@@ -187,47 +185,55 @@ async function main() {
     const t0 = performance.now();
     for (let i = 0; i < 200_000; i++) metrics.httpRequest('GET', ops[i % 3], 200, 0.002);
     const metricsCostPerRequestUs = Number((((performance.now() - t0) / 200_000) * 1000).toFixed(2));
-    // Off, on, on, off: a load that drifts during the run (a shared machine) weighs on both modes alike; each mode's
-    // figure is the mean of its two passes.
-    // A short pass first, not counted: the database just seeded (autovacuum, cold caches) would weigh on the first only.
-    await run(false, Math.max(1, Math.round(DURATION / 3)));
-    const passes = [await run(false), await run(true), await run(true), await run(false)];
-    const mean = (a: (typeof passes)[0], b: (typeof passes)[0]) =>
-      Object.fromEntries(
-        Object.entries(a).map(([route, x]) => {
-          const y = b[route as keyof typeof b];
-          return [
-            route,
-            {
-              reqPerSec: Math.round((x.reqPerSec + y.reqPerSec) / 2),
-              p50Ms: (x.p50Ms + y.p50Ms) / 2,
-              p99Ms: (x.p99Ms + y.p99Ms) / 2,
-              non2xx: x.non2xx + y.non2xx,
-              errors: x.errors + y.errors,
-            },
-          ];
-        }),
-      ) as (typeof passes)[0];
-    const routes = mean(passes[0]!, passes[3]!);
-    const metricsOn = mean(passes[1]!, passes[2]!);
+
+    // Both servers run side by side for the whole comparison, and the load alternates between them in short slices
+    // (off-on, then on-off): a machine whose load drifts (a shared 2-core box) weighs on both modes alike. Restarting
+    // one server per mode, as this bench once did, let one 10 s pass differ from the next of the same mode by 30 %.
+    const off = await startServer(false);
+    const on = await startServer(true);
+    for (const paths of Object.values(routePaths)) for (const base of [off, on]) await load(base, paths, key, WARMUP_SECONDS);
+    const slices: Record<string, { off: Pass[]; on: Pass[] }> = {};
+    for (const [route, paths] of Object.entries(routePaths)) {
+      slices[route] = { off: [], on: [] };
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const mode of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+          slices[route][mode].push(await load(mode === 'off' ? off : on, paths, key, SLICE_SECONDS));
+        }
+      }
+    }
+    const median = (passes: Pass[]): Pass => {
+      const pick = (f: (p: Pass) => number) => {
+        const xs = passes.map(f).sort((a, b) => a - b);
+        return xs.length % 2 ? xs[(xs.length - 1) / 2] : (xs[xs.length / 2 - 1] + xs[xs.length / 2]) / 2;
+      };
+      return {
+        reqPerSec: Math.round(pick((p) => p.reqPerSec)),
+        p50Ms: pick((p) => p.p50Ms),
+        p99Ms: pick((p) => p.p99Ms),
+        non2xx: passes.reduce((n, p) => n + p.non2xx, 0),
+        errors: passes.reduce((n, p) => n + p.errors, 0),
+      };
+    };
+    const routes = Object.fromEntries(Object.entries(slices).map(([route, s]) => [route, median(s.off)]));
+    const metricsOn = Object.fromEntries(Object.entries(slices).map(([route, s]) => [route, median(s.on)]));
     const metricsLossPercent = Object.fromEntries(
-      Object.entries(routes).map(([route, off]) => {
-        const on = metricsOn[route as keyof typeof metricsOn];
-        return [route, Number((((off.reqPerSec - on.reqPerSec) / off.reqPerSec) * 100).toFixed(1))];
-      }),
+      Object.entries(routes).map(([route, o]) => [route, Number((((o.reqPerSec - metricsOn[route].reqPerSec) / o.reqPerSec) * 100).toFixed(1))]),
     );
     console.log(
       JSON.stringify({
         bench: 'api',
         tools: N,
-        seconds: DURATION,
+        sliceSeconds: SLICE_SECONDS,
+        rounds: ROUNDS,
         connections: CONNECTIONS,
         rateLimiting: 'on (postgres, enterprise key with configured limits)',
         routes,
         metricsOn,
         metricsLossPercent,
         metricsCostPerRequestUs,
-        passesReqPerSec: passes.map((p) => Object.values(p).map((r) => r.reqPerSec)),
+        slicesReqPerSec: Object.fromEntries(
+          Object.entries(slices).map(([route, x]) => [route, { off: x.off.map((p) => p.reqPerSec), on: x.on.map((p) => p.reqPerSec) }]),
+        ),
         searchInProcess: {
           queries: times.length,
           p50Ms: Number(percentile(times, 50).toFixed(3)),
@@ -236,8 +242,14 @@ async function main() {
       }),
     );
   } finally {
-    server?.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
+    for (const t of scrapers) clearInterval(t);
+    await Promise.all(
+      servers.map((child) => {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        return child.exitCode === null && child.signalCode === null ? exited : undefined;
+      }),
+    );
     await pg.stop();
     await fs.rm(dir, { recursive: true, force: true });
   }

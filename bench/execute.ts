@@ -17,6 +17,7 @@ import { startTracing } from '../core/tracing.js';
 import { startOtlpReceiver } from '../tests/helpers/otlp-receiver.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const TRACING_ROUNDS = Number(process.env.BENCH_TRACING_ROUNDS ?? 6);
 const TOOL = '/api/tools/execute/@toolshed-examples/text-tools/slugify';
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -59,32 +60,38 @@ async function closedLoop(base: string, clients: number, seconds: number, key?: 
 
 /**
  * What tracing costs (issue 26, goal <= 10 % of throughput): the reuse load (the fastest path, so the most sensitive
- * to per-call overhead) with tracing off and exporting to a local OTLP receiver, alternated twice so that drift of a
- * shared machine falls on both.
+ * to per-call overhead) with tracing off and exporting to a local OTLP receiver, in TRACING_ROUNDS short slices each,
+ * alternating (off-on, then on-off) so that drift of a shared machine falls on both; the figures are the medians.
  */
 async function tracingCost(base: string, key: string): Promise<Record<string, number | string>> {
   const receiver = await startOtlpReceiver();
   const rates: Record<'off' | 'on', number[]> = { off: [], on: [] };
+  const slice = Math.max(2, Math.round(SECONDS / 2));
   try {
-    for (const mode of ['off', 'on', 'off', 'on'] as const) {
-      const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: mode === 'on' ? receiver.url : undefined, OTEL_EXPORTER_OTLP_HEADERS: {} };
-      const tracing = [await startTracing(otel, 'toolshed-api'), await startTracing(otel, 'toolshed-worker')];
-      const load = await closedLoop(base, 10, SECONDS, key);
-      rates[mode].push(load.perSecond);
-      for (const t of tracing) await t.close();
+    for (let r = 0; r < TRACING_ROUNDS; r++) {
+      for (const mode of r % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+        const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: mode === 'on' ? receiver.url : undefined, OTEL_EXPORTER_OTLP_HEADERS: {} };
+        const tracing = [await startTracing(otel, 'toolshed-api'), await startTracing(otel, 'toolshed-worker')];
+        const load = await closedLoop(base, 10, slice, key);
+        rates[mode].push(load.perSecond);
+        for (const t of tracing) await t.close();
+      }
     }
   } finally {
     await receiver.close();
   }
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const off = mean(rates.off);
-  const on = mean(rates.on);
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  const off = median(rates.off);
+  const on = median(rates.on);
   return {
     tracing_off_per_s: round(off),
     tracing_on_per_s: round(on),
     tracing_loss_pct: round((100 * (off - on)) / off, 1),
     tracing_spans_received: receiver.spans().length,
-    tracing_runs_per_s: rates.off.map((x, i) => `off ${round(x)} / on ${round(rates.on[i]!)}`).join(', '),
+    tracing_slices_per_s: `off ${rates.off.map((x) => round(x, 1)).join(' ')}; on ${rates.on.map((x) => round(x, 1)).join(' ')}`,
   };
 }
 
