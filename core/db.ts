@@ -53,8 +53,20 @@ export async function withTransaction<T>(db: Knex, fn: (trx: Knex.Transaction) =
   return db.transaction(fn);
 }
 
+/**
+ * Migrations renamed after they shipped, old name → new: a database that applied one under its old name has the row
+ * renamed before knex compares its list with the files (knex refuses a recorded migration whose file is missing).
+ * Two migrations once shared the timestamp 20261124000001; timestamps are unique now (tests/migrations.test.ts).
+ */
+export const RENAMED_MIGRATIONS: Readonly<Record<string, string>> = {
+  '20261124000001_accounts_sessions': '20261124000000_accounts_sessions',
+};
+
 /** Applies pending migrations; returns the names of those it applied (empty when the schema was current). */
 export async function migrateLatest(db: Knex): Promise<string[]> {
+  if (await db.schema.hasTable('knex_migrations')) {
+    for (const [from, to] of Object.entries(RENAMED_MIGRATIONS)) await db('knex_migrations').where({ name: from }).update({ name: to });
+  }
   const [, applied] = (await db.migrate.latest()) as [number, string[]];
   return applied;
 }

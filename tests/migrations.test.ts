@@ -1,6 +1,7 @@
 import test from 'ava';
 import pg from 'pg';
-import { createDb } from '../core/db.js';
+import fs from 'node:fs';
+import { createDb, migrateLatest, migrationsDir, RENAMED_MIGRATIONS } from '../core/db.js';
 import { createTestDatabase } from './helpers/postgres.js';
 import { until } from './helpers/processes.js';
 
@@ -77,6 +78,34 @@ test('the tools trigger notifies listeners of changes', async (t) => {
     t.deepEqual(seen, [tool.id, tool.id, `~${tool.id}`, `~${tool.id}`, tool.id, `-${tool.id}`]);
   } finally {
     await listener.end();
+    await db.destroy();
+    await database.drop();
+  }
+});
+
+test('migration timestamps are unique, so their order never depends on the rest of a file name', (t) => {
+  const stamps = fs.readdirSync(migrationsDir()).map((f) => f.slice(0, f.indexOf('_')));
+  const seen = new Set<string>();
+  const twice = stamps.filter((s) => seen.size === seen.add(s).size);
+  t.deepEqual(twice, []);
+  t.true(
+    stamps.every((s) => /^\d{14}$/.test(s)),
+    stamps.join(' '),
+  );
+});
+
+test('a database that applied a renamed migration under its old name migrates on, with the row renamed', async (t) => {
+  const database = await createTestDatabase();
+  const db = createDb(database.url, { max: 2 });
+  try {
+    for (const [from, to] of Object.entries(RENAMED_MIGRATIONS)) await db('knex_migrations').where({ name: to }).update({ name: from });
+    t.deepEqual(await migrateLatest(db), [], 'nothing applied twice, and knex does not call the directory corrupt');
+    const names = (await db('knex_migrations').select('name')).map((r: { name: string }) => r.name);
+    for (const [from, to] of Object.entries(RENAMED_MIGRATIONS)) {
+      t.false(names.includes(from));
+      t.true(names.includes(to));
+    }
+  } finally {
     await db.destroy();
     await database.drop();
   }
