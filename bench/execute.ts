@@ -3,7 +3,8 @@
  * (embedded Postgres, API and Graphile Worker in this process as `npm start` runs them, gVisor sandboxes):
  * latency of a trivial tool with requests spaced below the pool's refill rate and with 8 concurrent clients,
  * executions/s at saturation (one-shot, warm pool), the same with the pool off (cold sandboxes), reuse mode (with
- * tracing off and on: tracingCost), and this machine's bare `runsc` create-and-destroy rate. Prints one JSON line.
+ * tracing off and on: tracingCost; BENCH_ONLY=tracing runs only that), and this machine's bare `runsc` create-and-destroy
+ * rate. Prints one JSON line.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,7 @@ import { startOtlpReceiver } from '../tests/helpers/otlp-receiver.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const TRACING_ROUNDS = Number(process.env.BENCH_TRACING_ROUNDS ?? 6);
+const ONLY = process.env.BENCH_ONLY;
 const TOOL = '/api/tools/execute/@toolshed-examples/text-tools/slugify';
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -105,6 +107,14 @@ async function main() {
     const { secret: key } = await createUserWithKey(db, { username: 'bench', tier: 'pro' });
     await db.destroy();
 
+    // BENCH_ONLY=tracing: only the reuse load with tracing off and on (issue 26's figure), for a quick rerun.
+    if (ONLY === 'tracing') {
+      await svc.swapWorker({ SANDBOX_REUSE: 'caller-package', SANDBOX_POOL_SIZE: '2' });
+      await closedLoop(api.url, 1, 2, key);
+      Object.assign(out, await tracingCost(api.url, key));
+      console.log(JSON.stringify(out));
+      return;
+    }
     // Warm pool, requests spaced below its refill rate (a sandbox boots in ~0.5 s on this machine).
     await closedLoop(api.url, 1, 3, undefined, 600);
     const spaced = await closedLoop(api.url, 1, SECONDS * 2, undefined, 600);
