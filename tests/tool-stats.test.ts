@@ -53,7 +53,16 @@ const windowOf = (body: any, w: string) => body.data.windows.find((x: { window: 
 test.serial('after known calls: counts, success rate, p50/p95 and top error codes of each tool, in every window', async (t) => {
   const color = await svc.request('GET', `/api/tools/${COLOR}/stats`);
   t.is(color.status, 200, color.text);
-  t.deepEqual(windowOf(color.body, '24h'), { window: '24h', calls: 0, succeeded: 0, successRate: null, p50Ms: null, p95Ms: null, topErrors: [] });
+  t.deepEqual(windowOf(color.body, '24h'), {
+    window: '24h',
+    calls: 0,
+    succeeded: 0,
+    platformFailures: 0,
+    successRate: null,
+    p50Ms: null,
+    p95Ms: null,
+    topErrors: [],
+  });
 
   const calls = [
     await execute(COLOR, { color: '#1e90ff' }),
@@ -81,6 +90,7 @@ test.serial('after known calls: counts, success rate, p50/p95 and top error code
       window: w,
       calls: 5,
       succeeded: 3,
+      platformFailures: 0,
       successRate: 0.6,
       p50Ms: percentile(colorTimes, 0.5),
       p95Ms: percentile(colorTimes, 0.95),
@@ -100,6 +110,7 @@ test.serial('after known calls: counts, success rate, p50/p95 and top error code
       window: '7d',
       calls: 3,
       succeeded: 2,
+      platformFailures: 0,
       successRate: 2 / 3,
       p50Ms: percentile(sleepyTimes, 0.5),
       p95Ms: percentile(sleepyTimes, 0.95),
@@ -181,7 +192,8 @@ test.serial('the rollup stays equal to the executions table when many executions
     window: '24h',
     calls: 50,
     succeeded: 30,
-    successRate: 0.6,
+    platformFailures: 2,
+    successRate: 30 / 48, // the two WORKER_LOST calls were the platform's failures, not the tool's
     p50Ms: percentile(times, 0.5),
     p95Ms: percentile(times, 0.95),
     topErrors: [
@@ -197,6 +209,10 @@ test.serial('the rollup stays equal to the executions table when many executions
     .select(db.raw('count(*)::int as calls'), db.raw("count(*) filter (where status = 'succeeded')::int as succeeded"))
     .first();
   t.like(res.body.data.windows[0], direct);
+  // Search shows the same honest rate (its 7-day figures, from the same rollup).
+  const found = await svc.request('GET', '/api/tools/search?q=echoSecret');
+  const echo = found.body.results.tools.find((x: { id: string }) => x.id === tool.id);
+  t.deepEqual(echo?.reliability, { window: '7d', calls: 50, successRate: 30 / 48 }, found.text);
   // A second finish of a final execution changes nothing.
   t.false(await finishExecution(db, ids[0]!, { status: 'failed', executionTimeMs: 1, error: { code: 'TOOL_ERROR', message: 'late' } }));
   t.like((await svc.request('GET', `/api/tools/${tool.id}/stats?window=24h`)).body.data.windows[0], { calls: 50, succeeded: 30 });

@@ -8,7 +8,7 @@ import { defineOperation, type Operation } from './define.js';
 import { ok, uuid } from './envelope.js';
 import { loadToolCached } from './shared.js';
 import { isToolRefShape } from '../../core/repos/tools.js';
-import { percentileOf, STATS_WINDOWS, type StatsWindow, type ToolWindowStats, toolDailyCalls, toolStats } from '../../core/repos/tool-stats.js';
+import { percentileOf, STATS_WINDOWS, successRate, type StatsWindow, type ToolWindowStats, toolDailyCalls, toolStats } from '../../core/repos/tool-stats.js';
 
 const windowName = z.enum(Object.keys(STATS_WINDOWS) as [StatsWindow, ...StatsWindow[]]);
 
@@ -16,7 +16,11 @@ const windowSchema = z.object({
   window: windowName,
   calls: z.number().int().meta({ description: 'Executions of the tool that ended in the window (any origin, scenario runs included)' }),
   succeeded: z.number().int(),
-  successRate: z.number().nullable().meta({ description: 'succeeded / calls (0–1), null with no call' }),
+  platformFailures: z.number().int().meta({
+    description:
+      "Failures that were the platform's, not the tool's (SANDBOX_ERROR, WORKER_LOST, WORKER_SHUTDOWN, NOT_FOUND, INTERNAL); counted in calls and topErrors",
+  }),
+  successRate: z.number().nullable().meta({ description: 'succeeded / (calls − platformFailures) (0–1), null when the tool decided no call' }),
   p50Ms: z
     .number()
     .int()
@@ -42,7 +46,8 @@ export function toWindow(s: ToolWindowStats): z.infer<typeof windowSchema> {
     window: s.window,
     calls: s.calls,
     succeeded: s.succeeded,
-    successRate: s.calls === 0 ? null : s.succeeded / s.calls,
+    platformFailures: s.platformFailed,
+    successRate: successRate(s),
     p50Ms: percentileOf(s.latency, 0.5),
     p95Ms: percentileOf(s.latency, 0.95),
     topErrors: s.topErrors,

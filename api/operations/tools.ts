@@ -15,6 +15,7 @@ import { rateTool } from '../../core/tool-feedback.js';
 import { trendingScores } from '../../core/repos/feedback.js';
 import { listToolIds } from '../../core/repos/tool-list.js';
 import { sevenDayTotals } from './tool-reliability.js';
+import { type CallTotals, successRate } from '../../core/repos/tool-stats.js';
 import { GOOD_MATCH, queryCoverage } from '../../core/search/match.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 
@@ -26,11 +27,12 @@ const trendingItemSchema = toolListItemSchema.extend({
 });
 
 /** A search hit's reliability signal (docs/search.md): its calls and success rate over 7 days (up to a minute old); not used to rank. */
-const reliabilitySchema = z
-  .object({ window: z.literal('7d'), calls: z.number().int(), successRate: z.number().nullable() })
-  .meta({ description: 'Executions of the tool that ended in the last 7 days and the share that succeeded (null with none); ranking does not use it' });
-function reliabilityOf(t: { calls: number; succeeded: number } | undefined): z.infer<typeof reliabilitySchema> {
-  return { window: '7d', calls: t?.calls ?? 0, successRate: t && t.calls > 0 ? t.succeeded / t.calls : null };
+const reliabilitySchema = z.object({ window: z.literal('7d'), calls: z.number().int(), successRate: z.number().nullable() }).meta({
+  description:
+    "Executions of the tool that ended in the last 7 days and the share of those the tool decided that succeeded (the platform's own failures, such as a lost worker, are left out; null with none); ranking does not use it",
+});
+function reliabilityOf(t: CallTotals | undefined): z.infer<typeof reliabilitySchema> {
+  return { window: '7d', calls: t?.calls ?? 0, successRate: t ? successRate(t) : null };
 }
 
 const ratingSchema = z.object({ userRating: z.number().int(), averageRating: z.number().nullable(), ratingCount: z.number().int() });

@@ -6,6 +6,21 @@
  * times are those recorded (an execution failed before it ran has none). See migrations/20261130020001.
  */
 import type { Db } from '../db.js';
+import type { ExecutionErrorCode } from '../execution-errors.js';
+
+/**
+ * Failures that are the platform's, not the tool's: the sandbox failed, the worker was lost or shut down mid-call, the
+ * tool was deleted before it ran, or the code is not one we know. They count as calls and under their code, but not
+ * against the tool's success rate (succeeded / (calls − platformFailed)).
+ */
+export const PLATFORM_ERROR_CODES: readonly ExecutionErrorCode[] = ['SANDBOX_ERROR', 'WORKER_LOST', 'WORKER_SHUTDOWN', 'NOT_FOUND', 'INTERNAL'];
+const PLATFORM_CODES_SQL = PLATFORM_ERROR_CODES.map((c) => `'${c}'`).join(', ');
+
+/** A success rate over the calls the tool decided: null when it decided none. */
+export function successRate(t: { calls: number; succeeded: number; platformFailed: number }): number | null {
+  const decided = t.calls - t.platformFailed;
+  return decided > 0 ? t.succeeded / decided : null;
+}
 
 /**
  * CTEs to append after `u` (the finished execution: tool_id, status, error, execution_time_ms, completed_at). Each is
@@ -13,9 +28,11 @@ import type { Db } from '../db.js';
  */
 export const TOOL_STATS_ROLLUP = `
   , ts_calls as (
-      insert into tool_stats_hourly as h (tool_id, hour, calls, succeeded)
-      select tool_id, date_trunc('hour', completed_at, 'UTC'), 1, (status = 'succeeded')::int from u
-      on conflict (tool_id, hour) do update set calls = h.calls + 1, succeeded = h.succeeded + excluded.succeeded)
+      insert into tool_stats_hourly as h (tool_id, hour, calls, succeeded, platform_failed)
+      select tool_id, date_trunc('hour', completed_at, 'UTC'), 1, (status = 'succeeded')::int,
+             (status <> 'succeeded' and coalesce(error->>'code', 'UNKNOWN') in (${PLATFORM_CODES_SQL}))::int from u
+      on conflict (tool_id, hour) do update
+        set calls = h.calls + 1, succeeded = h.succeeded + excluded.succeeded, platform_failed = h.platform_failed + excluded.platform_failed)
   , ts_latency as (
       insert into tool_stats_latency as l (tool_id, hour, bucket_ms, count)
       select tool_id, date_trunc('hour', completed_at, 'UTC'), tool_latency_bucket(execution_time_ms), 1
@@ -38,6 +55,8 @@ export interface ToolWindowStats {
   window: StatsWindow;
   calls: number;
   succeeded: number;
+  /** Failures that were the platform's (PLATFORM_ERROR_CODES), not the tool's. */
+  platformFailed: number;
   /** Ascending run-time buckets (ms) with how many executions fell in each. */
   latency: { bucketMs: number; count: number }[];
   /** Failures by error code, most frequent first (then by code), at most TOP_ERRORS. */
@@ -62,9 +81,10 @@ type PerWindow = Record<StatsWindow, number>;
 /** One tool's figures for each window (at: the end of the windows, now by default; tests move it). */
 export async function toolStats(db: Db, toolId: string, at?: Date): Promise<ToolWindowStats[]> {
   const b = [at?.toISOString() ?? null, toolId];
-  const [calls, succeeded, latency, errs] = await Promise.all([
+  const [calls, succeeded, platformFailed, latency, errs] = await Promise.all([
     db.raw(`select ${perWindow('x.calls')} ${scan('tool_stats_hourly')}`, b),
     db.raw(`select ${perWindow('x.succeeded')} ${scan('tool_stats_hourly')}`, b),
+    db.raw(`select ${perWindow('x.platform_failed')} ${scan('tool_stats_hourly')}`, b),
     db.raw(`select x.bucket_ms, ${perWindow('x.count')} ${scan('tool_stats_latency')} group by x.bucket_ms order by x.bucket_ms`, b),
     db.raw(`select x.code, ${perWindow('x.count')} ${scan('tool_stats_errors')} group by x.code order by x.code`, b),
   ]);
@@ -74,6 +94,7 @@ export async function toolStats(db: Db, toolId: string, at?: Date): Promise<Tool
     window,
     calls: (calls.rows[0] as PerWindow)[window],
     succeeded: (succeeded.rows[0] as PerWindow)[window],
+    platformFailed: (platformFailed.rows[0] as PerWindow)[window],
     latency: latencyRows.filter((r) => r[window] > 0).map((r) => ({ bucketMs: r.bucket_ms, count: r[window] })),
     topErrors: errorRows
       .filter((r) => r[window] > 0)
@@ -84,10 +105,16 @@ export async function toolStats(db: Db, toolId: string, at?: Date): Promise<Tool
 }
 
 /** Calls and successes over one window for many tools at once (search results); tools with no call are absent. */
-export async function toolCallTotals(db: Db, toolIds: string[], window: StatsWindow, at?: Date): Promise<Map<string, { calls: number; succeeded: number }>> {
+export interface CallTotals {
+  calls: number;
+  succeeded: number;
+  platformFailed: number;
+}
+
+export async function toolCallTotals(db: Db, toolIds: string[], window: StatsWindow, at?: Date): Promise<Map<string, CallTotals>> {
   if (toolIds.length === 0) return new Map();
   const { rows } = await db.raw(
-    `select tool_id, sum(calls)::int as calls, sum(succeeded)::int as succeeded
+    `select tool_id, sum(calls)::int as calls, sum(succeeded)::int as succeeded, sum(platform_failed)::int as platform_failed
        from tool_stats_hourly
       where tool_id = any(?::uuid[])
         and hour between date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC') - make_interval(hours => ?)
@@ -95,7 +122,12 @@ export async function toolCallTotals(db: Db, toolIds: string[], window: StatsWin
       group by tool_id`,
     [toolIds, at?.toISOString() ?? null, STATS_WINDOWS[window] - 1, at?.toISOString() ?? null],
   );
-  return new Map((rows as { tool_id: string; calls: number; succeeded: number }[]).map((r) => [r.tool_id, { calls: r.calls, succeeded: r.succeeded }]));
+  return new Map(
+    (rows as { tool_id: string; calls: number; succeeded: number; platform_failed: number }[]).map((r) => [
+      r.tool_id,
+      { calls: r.calls, succeeded: r.succeeded, platformFailed: r.platform_failed },
+    ]),
+  );
 }
 
 /**

@@ -40,7 +40,10 @@ function Figures({ stats }: { stats: any }) {
             <tr>
               <th scope="row">{WINDOW_LABEL[w.window] ?? w.window}</th>
               <td>{w.calls}</td>
-              <td>{pct(w.successRate)}</td>
+              <td>
+                {pct(w.successRate)}
+                {w.platformFailures > 0 && <small class="muted"> ({plural(w.platformFailures, 'platform failure')} left out)</small>}
+              </td>
               <td>
                 {ms(w.p50Ms)} / {ms(w.p95Ms)}
               </td>
