@@ -1,6 +1,6 @@
 /** What the API needs from the outside world; built by api/server.ts (or a test) and passed to createApp. */
 import type { Knex } from 'knex';
-import type { Config } from '../core/config.js';
+import type { BootedConfig, Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { Notifier } from '../core/notify.js';
 import type { SearchEngine } from '../core/search/engine.js';
@@ -11,7 +11,7 @@ import type { LlmProvider } from '../core/llm/provider.js';
 import type { Metrics } from '../core/metrics.js';
 
 export interface AppDeps {
-  config: Readonly<Config>;
+  config: BootedConfig;
   db: Knex;
   logger: Logger;
   notifier: Notifier;

@@ -6,7 +6,7 @@ import { createApp } from './app.js';
 import { answerClientError, MAX_HEADER_BYTES } from './client-errors.js';
 import type { AppDeps } from './deps.js';
 import { createRateLimiter } from './middleware/rate-limit.js';
-import type { Config } from '../core/config.js';
+import type { BootedConfig, Config } from '../core/config.js';
 import { createDb } from '../core/db.js';
 import type { Logger } from '../core/logger.js';
 import { createNotifier } from '../core/notify.js';
@@ -35,7 +35,7 @@ export interface ApiHandle {
 /** How long a graceful shutdown lets requests in flight finish before it cuts their connections. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
-export async function startApi(config: Readonly<Config>, databaseUrl: string, logger: Logger, port = config.PORT): Promise<ApiHandle> {
+export async function startApi(config: BootedConfig, databaseUrl: string, logger: Logger, port = config.PORT): Promise<ApiHandle> {
   const db = createDb(databaseUrl, { max: 20 });
   const notifier = createNotifier(databaseUrl, logger);
   const llm = createLlmProvider(config);

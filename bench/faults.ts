@@ -12,7 +12,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../core/config.js';
+import { bootedConfig, loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
 import { migrateAll } from '../core/bootstrap.js';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../core/embedded-postgres.js';
@@ -37,16 +37,18 @@ async function main() {
   let pg: EmbeddedServer = await startEmbeddedPostgres({ dataDir: pgDir }); // durable, as `npm start` runs it
   const url = pg.url();
   await migrateAll(url);
-  const config = loadConfig({
-    DATA_DIR: dir,
-    SECRETS_KEY: crypto.randomBytes(24).toString('hex'),
-    ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
-    LOG_LEVEL: 'warn',
-    EXECUTION_TIMEOUT_MS: '60000',
-    MAX_ACTIVE_EXECUTIONS: '100000',
-    RATE_LIMIT_FREE_MINUTE: '1000000',
-    RATE_LIMIT_FREE_DAY: '100000000',
-  });
+  const config = bootedConfig(
+    loadConfig({
+      DATA_DIR: dir,
+      SECRETS_KEY: crypto.randomBytes(24).toString('hex'),
+      ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
+      LOG_LEVEL: 'warn',
+      EXECUTION_TIMEOUT_MS: '60000',
+      MAX_ACTIVE_EXECUTIONS: '100000',
+      RATE_LIMIT_FREE_MINUTE: '1000000',
+      RATE_LIMIT_FREE_DAY: '100000000',
+    }),
+  );
   const api = await startApi(config, url, createLogger('warn'), 0);
   const env = serviceEnv(config, url, { EXECUTION_TIMEOUT_MS: '60000', WORKER_CONCURRENCY: '4', SANDBOX_POOL_SIZE: '2', LOG_LEVEL: 'warn' });
   const workers: Child[] = [spawnProcess('worker/main.ts', env), spawnProcess('worker/main.ts', env)];

@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type Config } from '../core/config.js';
+import { bootedConfig, loadConfig, type BootedConfig } from '../core/config.js';
 import { createDb } from '../core/db.js';
 import { createLogger } from '../core/logger.js';
 import { migrateAll } from '../core/bootstrap.js';
@@ -18,7 +18,7 @@ import { startWorkerProcess, type WorkerProcess } from '../worker/main.js';
 export interface BenchService {
   dir: string;
   databaseUrl: string;
-  config: Readonly<Config>;
+  config: BootedConfig;
   api: ApiHandle;
   worker: WorkerProcess;
   /** Replaces the worker with one whose configuration differs by `env`. */
@@ -38,23 +38,25 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
   await migrateAll(databaseUrl);
   const secrets = { SECRETS_KEY: crypto.randomBytes(24).toString('hex'), ADMIN_TOKEN: crypto.randomBytes(24).toString('hex') };
   const configFor = (extra: Record<string, string>) =>
-    loadConfig({
-      DATA_DIR: dir,
-      ...secrets,
-      LOG_LEVEL: 'warn',
-      SANDBOX: 'gvisor',
-      SANDBOX_POOL_SIZE: '2',
-      NPM_POLL_INTERVAL_MINUTES: '0',
-      WORKER_CONCURRENCY: '8',
-      RATE_LIMIT_FREE_MINUTE: '1000000',
-      RATE_LIMIT_FREE_DAY: '100000000',
-      RATE_LIMIT_PRO_MINUTE: '1000000000',
-      RATE_LIMIT_PRO_DAY: '1000000000',
-      RATE_LIMIT_ENTERPRISE_MINUTE: '1000000000',
-      RATE_LIMIT_ENTERPRISE_DAY: '1000000000',
-      ...env,
-      ...extra,
-    });
+    bootedConfig(
+      loadConfig({
+        DATA_DIR: dir,
+        ...secrets,
+        LOG_LEVEL: 'warn',
+        SANDBOX: 'gvisor',
+        SANDBOX_POOL_SIZE: '2',
+        NPM_POLL_INTERVAL_MINUTES: '0',
+        WORKER_CONCURRENCY: '8',
+        RATE_LIMIT_FREE_MINUTE: '1000000',
+        RATE_LIMIT_FREE_DAY: '100000000',
+        RATE_LIMIT_PRO_MINUTE: '1000000000',
+        RATE_LIMIT_PRO_DAY: '1000000000',
+        RATE_LIMIT_ENTERPRISE_MINUTE: '1000000000',
+        RATE_LIMIT_ENTERPRISE_DAY: '1000000000',
+        ...env,
+        ...extra,
+      }),
+    );
   const config = configFor({});
   const logger = createLogger(config.LOG_LEVEL);
   const service: BenchService = {

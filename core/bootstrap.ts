@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { randomBase62 } from './crypto.js';
-import { loadConfig, type Config } from './config.js';
+import { bootedConfig, loadConfig, type BootedConfig, type Config } from './config.js';
 import { createDb, migrateLatest } from './db.js';
 import pg from 'pg';
 import { embeddedUrl, readEmbeddedPassword, startEmbeddedPostgres, type EmbeddedServer } from './embedded-postgres.js';
@@ -94,7 +94,7 @@ async function secretFile(config: Config, name: string, length: number): Promise
 }
 
 /** Fills ADMIN_TOKEN and SECRETS_KEY from DATA_DIR when the environment does not set them (the path is logged, never the value). */
-export async function withGeneratedSecrets(config: Config, logger: Logger): Promise<Config> {
+export async function withGeneratedSecrets(config: Config, logger: Logger): Promise<BootedConfig> {
   const out = { ...config };
   if (!out.ADMIN_TOKEN) {
     const t = await secretFile(config, 'admin-token', 40);
@@ -106,11 +106,11 @@ export async function withGeneratedSecrets(config: Config, logger: Logger): Prom
     const s = await secretFile(config, 'secrets-key', 43);
     out.SECRETS_KEY = s.value;
   }
-  return Object.freeze(out);
+  return Object.freeze(bootedConfig(out));
 }
 
 export interface BootedProcess {
-  config: Readonly<Config>;
+  config: BootedConfig;
   logger: Logger;
   database: Database;
 }

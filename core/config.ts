@@ -222,6 +222,18 @@ export interface Config extends Omit<RawConfig, 'DATA_DIR' | 'PACKAGE_CACHE_DIR'
 }
 
 /** Parses an environment (process.env by default at the call site) into a frozen Config. */
+/**
+ * The configuration of a booted process: ADMIN_TOKEN and SECRETS_KEY are set (from the environment, or generated
+ * into DATA_DIR by core/bootstrap.ts). The API and the worker take only this, so no code reads an optional secret.
+ */
+export type BootedConfig = Readonly<Config & { ADMIN_TOKEN: string; SECRETS_KEY: string }>;
+
+/** `config` as a booted process's, when both secrets are set (tests and benches that set them); throws otherwise. */
+export function bootedConfig(config: Readonly<Config>): BootedConfig {
+  if (!config.ADMIN_TOKEN || !config.SECRETS_KEY) throw new Error('ADMIN_TOKEN and SECRETS_KEY must be set (bootProcess generates them)');
+  return config as BootedConfig;
+}
+
 export function loadConfig(env: Record<string, string | undefined>, overrides: Partial<Config> = {}): Readonly<Config> {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {

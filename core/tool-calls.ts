@@ -7,7 +7,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Knex } from 'knex';
-import type { Config } from './config.js';
+import type { BootedConfig } from './config.js';
 import { AppError, errors } from './errors.js';
 import { executionError, type ExecutionError } from './execution-errors.js';
 import { enqueueExecution, waitForExecution, type ExecutionRequest } from './executions.js';
@@ -21,7 +21,7 @@ export const WAIT_SLACK_MS = 15_000;
 export interface ToolCallDeps {
   db: Knex;
   notifier: Notifier;
-  config: Pick<Readonly<Config>, 'SECRETS_KEY' | 'EXECUTION_TIMEOUT_MS'>;
+  config: Pick<BootedConfig, 'SECRETS_KEY' | 'EXECUTION_TIMEOUT_MS'>;
 }
 
 export interface ToolCallOptions {
@@ -35,7 +35,7 @@ export interface ToolCallOptions {
 
 /** Enqueues the call and waits for it: the execution once final, or as it stands when the wait ends. */
 export async function runTool(deps: ToolCallDeps, req: ExecutionRequest, o: ToolCallOptions = {}): Promise<ExecutionRow> {
-  const queued = await enqueueExecution(deps.db, deps.config.SECRETS_KEY!, req);
+  const queued = await enqueueExecution(deps.db, deps.config.SECRETS_KEY, req);
   o.onQueued?.(queued);
   if (o.wait === false) return queued;
   return waitForExecution(deps, queued.id, deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS, o.signal);

@@ -2,7 +2,7 @@
  * The `worker` process: Graphile Worker with our tasks, running tools in sandboxes. Any number of these, on any
  * number of machines, can share one Postgres.
  */
-import type { Config } from '../core/config.js';
+import type { BootedConfig, Config } from '../core/config.js';
 import { createDb } from '../core/db.js';
 import type { Logger } from '../core/logger.js';
 import { bootProcess, closeOnSignals, STOP_DEADLINE_MS } from '../core/bootstrap.js';
@@ -26,7 +26,7 @@ export interface WorkerProcess {
   close(): Promise<void>;
 }
 
-export async function startWorkerProcess(config: Readonly<Config>, databaseUrl: string, logger: Logger, opts: { cron?: boolean } = {}): Promise<WorkerProcess> {
+export async function startWorkerProcess(config: BootedConfig, databaseUrl: string, logger: Logger, opts: { cron?: boolean } = {}): Promise<WorkerProcess> {
   const db = createDb(databaseUrl, { max: Math.max(4, config.WORKER_CONCURRENCY + 2) });
   const sandbox = await createSandboxRunner(config, logger, { onBoot: (ms) => metrics.sandboxBooted(ms / 1000) });
   const metrics = createMetrics({ warmPool: () => sandbox.poolStats?.() });

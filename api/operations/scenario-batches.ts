@@ -64,7 +64,7 @@ export const scenarioBatchOperations: Operation[] = [
       const scenarioIds = body.scenarioIds ? chosenScenarios(body.scenarioIds, all, c.uid) : all;
       const allOrNothing = body.repeat !== undefined || body.scenarioIds !== undefined;
       const given = givenEnvOfRequest(body.env, ctx.req.headers, await loadCollectionTools(deps.db, [c.id]));
-      const sealedEnv = sealRunEnv(deps.config.SECRETS_KEY!, given);
+      const sealedEnv = sealRunEnv(deps.config.SECRETS_KEY, given);
       return { success: true, data: await startBatch(deps.db, deps.config, caller, c.id, scenarioIds, { repeat: body.repeat, allOrNothing, sealedEnv }) };
     },
   }),

@@ -69,7 +69,7 @@ export const scenarioRunOperations: Operation[] = [
       const caller = requireCaller(ctx);
       const scenario = await loadVisibleScenario(deps.db, params.id, caller);
       const given = givenEnvOfRequest(body.env, ctx.req.headers, await loadCollectionTools(deps.db, [scenario.collection_id]));
-      const sealedEnv = sealRunEnv(deps.config.SECRETS_KEY!, given);
+      const sealedEnv = sealRunEnv(deps.config.SECRETS_KEY, given);
       if (body.repeat !== undefined && body.repeat > 1) {
         const options = { repeat: body.repeat, allOrNothing: true, sealedEnv };
         const batch = await startBatch(deps.db, deps.config, caller, scenario.collection_id, [scenario.id], options);

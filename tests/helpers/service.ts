@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { loadConfig, type Config } from '../../core/config.js';
+import { bootedConfig, loadConfig, type BootedConfig } from '../../core/config.js';
 import { createLogger } from '../../core/logger.js';
 import { startApi, type ApiHandle } from '../../api/server.js';
 import type { WorkerProcess } from '../../worker/main.js';
@@ -20,7 +20,7 @@ export const FIXTURES_DIR = path.resolve(new URL('../fixtures', import.meta.url)
 
 export interface Service {
   url: string;
-  config: Readonly<Config>;
+  config: BootedConfig;
   api: ApiHandle;
   worker?: WorkerProcess;
   databaseUrl: string;
@@ -60,24 +60,26 @@ export async function startService(
       cb();
     },
   });
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    PACKAGE_CACHE_DIR: process.env.TOOLSHED_TEST_CACHE_DIR ?? path.join(dataDir, 'packages'),
-    ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
-    SECRETS_KEY: crypto.randomBytes(32).toString('hex'),
-    SANDBOX: process.env.TEST_SANDBOX ?? 'gvisor',
-    SANDBOX_POOL_SIZE: '1',
-    // No MCP server is started ahead of its call (each costs a server start of CPU on the 2-core machine); the warm
-    // servers have their own tests (mcp-warm.test.ts), and the call path is the same either way.
-    SANDBOX_MCP_WARM: '0',
-    // No test asks npm for new versions unless it says so (tests/package-versions.test.ts, against a stand-in).
-    NPM_POLL_INTERVAL_MINUTES: '0',
-    WORKER_CONCURRENCY: '2',
-    RATE_LIMIT_FREE_MINUTE: '100000',
-    RATE_LIMIT_FREE_DAY: '1000000',
-    LOG_LEVEL: 'debug',
-    ...opts.env,
-  });
+  const config = bootedConfig(
+    loadConfig({
+      DATA_DIR: dataDir,
+      PACKAGE_CACHE_DIR: process.env.TOOLSHED_TEST_CACHE_DIR ?? path.join(dataDir, 'packages'),
+      ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
+      SECRETS_KEY: crypto.randomBytes(32).toString('hex'),
+      SANDBOX: process.env.TEST_SANDBOX ?? 'gvisor',
+      SANDBOX_POOL_SIZE: '1',
+      // No MCP server is started ahead of its call (each costs a server start of CPU on the 2-core machine); the warm
+      // servers have their own tests (mcp-warm.test.ts), and the call path is the same either way.
+      SANDBOX_MCP_WARM: '0',
+      // No test asks npm for new versions unless it says so (tests/package-versions.test.ts, against a stand-in).
+      NPM_POLL_INTERVAL_MINUTES: '0',
+      WORKER_CONCURRENCY: '2',
+      RATE_LIMIT_FREE_MINUTE: '100000',
+      RATE_LIMIT_FREE_DAY: '1000000',
+      LOG_LEVEL: 'debug',
+      ...opts.env,
+    }),
+  );
   const logger = createLogger(config.LOG_LEVEL, sink);
   // Loaded only when asked for: API-only test files do not need the sandbox.
   const worker =

@@ -40,7 +40,7 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
     }
 
     async function run(execution: NonNullable<Awaited<ReturnType<typeof markExecutionRunning>>>): Promise<void> {
-      const env = sealedEnv ? openJson<Record<string, string>>(deps.config.SECRETS_KEY!, sealedEnv) : {};
+      const env = sealedEnv ? openJson<Record<string, string>>(deps.config.SECRETS_KEY, sealedEnv) : {};
       if (!execution.tool_export_name) {
         await finishExecution(deps.db, executionId, {
           status: 'failed',

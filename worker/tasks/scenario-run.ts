@@ -49,7 +49,7 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
     let tools: AgentToolSet = { specs: [], byName: new Map() };
     try {
       // The env is opened here and goes nowhere but the sandbox of the tools that declare each variable.
-      const given: GivenEnv = sealedEnv ? openJson<GivenEnv>(deps.config.SECRETS_KEY!, sealedEnv) : { unscoped: {}, scoped: {} };
+      const given: GivenEnv = sealedEnv ? openJson<GivenEnv>(deps.config.SECRETS_KEY, sealedEnv) : { unscoped: {}, scoped: {} };
       secrets = allEnvValues(given);
       recorder = createStepRecorder(deps, run, secrets);
       const scenario = await findScenario(deps.db, run.scenario_id);
