@@ -2,7 +2,7 @@
  * Limits per minute and per day by tier, counted per user (all of a user's keys together) or, for anonymous callers,
  * per client address (IPv6 by /64; see identity.ts). Counters are fixed windows in the Postgres table `rate_limits` (key, points, expire), shared by every API process; both windows are taken in ONE
  * statement per request. (rate-limiter-flexible's Postgres store uses the same table layout but needs one round trip
- * per window; measured here it cost ~25 % of GET /api/tools/search throughput, see README "Rate limits".)
+ * per window; measured here it cost ~25 % of GET /api/tools/search throughput, see the README's Libraries table, "rate limiting".)
  * Sets X-RateLimit-* on every response, always as integers: a charged one from the point it took; over a limit, 429
  * RATE_LIMITED with Retry-After. A response that spends no budget (web pages and assets, /health, the admin token's
  * requests, a request refused before the limiter) reports the caller's budget as it stands, without spending
