@@ -100,6 +100,7 @@ test.serial('a package without a manifest: every export form is discovered and s
     alerts: 'factory-record weatherTools#alerts',
     multiply_numbers: 'agentic-function multiply',
     add_numbers: 'agentic-provider MathClient#add_numbers',
+    find_papers: 'agentic-provider PaperClient#find_papers',
     reverse: 'record textTools#reverse',
   });
   t.deepEqual(res.body.data.discovery.envRead, ['MATH_API_KEY', 'WEATHER_API_KEY']);
@@ -115,6 +116,8 @@ test.serial('a package without a manifest: every export form is discovered and s
   t.deepEqual(added.body.result, { sum: 5, keyLength: 3 });
   t.is((await execute('@fixtures/discover-mixed/multiply_numbers', { params: { a: 6, b: 7 } })).body.result, 42);
   t.is((await execute('@fixtures/discover-mixed/reverse', { params: { text: 'abc' } })).body.result, 'cba');
+  const papers = await execute('@fixtures/discover-mixed/find_papers', { params: { topic: 'gVisor' } });
+  t.deepEqual(papers.body.result, { topic: 'gVisor', from: 'https://papers.example' }, 'a client that needs new C({}) runs too');
   t.is((await execute('@fixtures/discover-mixed/shout', { params: { text: 'hi' } })).body.result, 'HI');
   const invalid = await execute('@fixtures/discover-mixed/add_numbers', { params: { a: 'two' }, env: { MATH_API_KEY: 'xyz' } });
   t.is(invalid.status, 400, 'params are checked against the discovered schema');

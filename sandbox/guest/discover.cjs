@@ -57,12 +57,29 @@ function providerFunctions(instance) {
   return out;
 }
 
+/**
+ * An instance of an Agentic client class. Most take an options object with defaults (`new Class()`); some destructure
+ * it without one (`new ArXivClient({})`: `new ArXivClient()` is a TypeError), so a TypeError gets one try with `{}`.
+ */
+function construct(Class) {
+  try {
+    return new Class();
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    try {
+      return new Class({});
+    } catch {
+      throw err;
+    }
+  }
+}
+
 /** The members of what an export yields: [key or null, tool][] and how they were found, or a note why none. */
 async function expand(name, value) {
   const direct = asTool(value);
   if (direct) return isAgenticFunction(value) ? { how: 'agentic-function', members: [[null, direct, value.spec.name]] } : { how: 'ai-sdk-tool', members: [[null, direct]] };
   if (isProviderClass(value)) {
-    const instance = await withDeadline(() => new value(), `new ${name}()`);
+    const instance = await withDeadline(() => construct(value), `new ${name}()`);
     return { how: 'agentic-provider', members: [...providerFunctions(instance)].map(([k, fn]) => [k, agenticTool(fn)]) };
   }
   if (isRecordOfTools(value)) return { how: 'record', members: Object.entries(value).map(([k, v]) => [k, asTool(v)]) };
@@ -125,7 +142,7 @@ async function resolveTool(exportsMap, locator, toolFromExport) {
     return asTool(await value());
   }
   if (isProviderClass(value)) {
-    const fn = providerFunctions(new value()).get(key);
+    const fn = providerFunctions(construct(value)).get(key);
     return fn ? agenticTool(fn) : undefined;
   }
   const record = typeof value === 'function' && !isClass(value) ? await value() : value;
