@@ -1,5 +1,6 @@
 import test from 'ava';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { dumpDatabase } from './helpers/dump.js';
@@ -141,6 +142,54 @@ test.serial('a scenario run whose worker is killed (kill -9) is re-run by anothe
     const dump = await dumpDatabase(svc.databaseUrl);
     t.false(dump.includes(secret), 'the database holds no trace of the env value');
     t.false(doomed.output().includes(secret) || rescuer.output().includes(secret) || svc.logs().includes(secret), 'nor does any log');
+  } finally {
+    await stop(rescuer, 'SIGTERM');
+  }
+});
+
+test.serial('a package import whose worker is killed (kill -9) mid-import is run again by another worker and completes once', async (t) => {
+  // An MCP server whose tools/list takes 6 s: the import is still describing it when its worker dies.
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'killed-import-'));
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  await fs.copyFile(path.join(FIXTURES_DIR, 'mcp-servers', 'server.cjs'), path.join(dir, 'server.cjs'));
+  await fs.writeFile(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: '@fixtures/mcp-killed-import', version: '1.0.0', bin: { 'mcp-slow': 'server.cjs' } }),
+  );
+  const db = svc.api.deps.db;
+  const doomed = startWorkerProcess();
+  const answer = svc.request('POST', '/api/admin/packages', {
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+    body: { source: `path:${dir}`, args: ['slow-list'] },
+  });
+  const running = await until(
+    async () =>
+      (await db('package_imports')
+        .where({ source: `path:${dir}`, status: 'running' })
+        .first()) ?? undefined,
+    60_000,
+    'the import to be running',
+  );
+  await stop(doomed, 'SIGKILL');
+  const rescuer = startWorkerProcess();
+  try {
+    const final = await until(
+      async () => {
+        const row = await db('package_imports').where({ id: running.id }).first();
+        return ['queued', 'running'].includes(row?.status) ? undefined : row;
+      },
+      120_000,
+      'the import to be run again to the end',
+    );
+    t.is(final.status, 'succeeded', JSON.stringify(final.error));
+    const first = await answer;
+    t.true([201, 202].includes(first.status), first.text);
+    const packages = await db('packages').where({ name: '@fixtures/mcp-killed-import' });
+    t.is(packages.length, 1, 'one package, not two');
+    const tools = (await db('tools').where({ package_id: packages[0].id }).select('name')).map((r: { name: string }) => r.name).sort();
+    t.deepEqual(tools, ['fail', 'misbehave', 'shout']);
+    const call = await svc.request('POST', '/api/tools/execute/@fixtures/mcp-killed-import/shout', { body: { params: { text: 'back' } } });
+    t.deepEqual(call.body.result, { text: 'BACK' }, call.text);
   } finally {
     await stop(rescuer, 'SIGTERM');
   }
