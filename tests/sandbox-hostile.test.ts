@@ -128,9 +128,9 @@ test('a fork bomb is contained by the process limit: tool_error with EAGAIN, hos
 });
 
 test('a file written to /tmp is not seen by the next execution', async (t) => {
-  const w = await runner.execute({ pkg: cache.pkg('good'), exportName: 'tmpWrite', params: { name: 'left-behind' }, env: {}, timeoutMs: 10_000 });
+  const w = await runner.execute({ pkg: cache.pkg('good'), exportName: 'tmpWrite', params: { name: 'left-behind' }, env: {}, timeoutMs: 60_000 });
   t.like(w, { kind: 'ok', output: { wrote: '/tmp/left-behind' } });
-  const r = await runner.execute({ pkg: cache.pkg('good'), exportName: 'tmpRead', params: { name: 'left-behind' }, env: {}, timeoutMs: 10_000 });
+  const r = await runner.execute({ pkg: cache.pkg('good'), exportName: 'tmpRead', params: { name: 'left-behind' }, env: {}, timeoutMs: 60_000 });
   t.like(r, { kind: 'ok', output: { exists: false } });
 });
 
@@ -140,11 +140,11 @@ test('a tool sees no other package, and its own is read-only', async (t) => {
     exportName: 'readFile',
     params: { path: '/pkg/good@1.0.0/index.js' },
     env: {},
-    timeoutMs: 10_000,
+    timeoutMs: 60_000,
   });
   t.is(r.kind, 'tool_error');
   t.regex(text(r), /ENOENT/);
-  const w = await runner.execute({ pkg: cache.pkg('good'), exportName: 'tmpWrite', params: { name: '../pkg/good@1.0.0/x' }, env: {}, timeoutMs: 10_000 });
+  const w = await runner.execute({ pkg: cache.pkg('good'), exportName: 'tmpWrite', params: { name: '../pkg/good@1.0.0/x' }, env: {}, timeoutMs: 60_000 });
   t.is(w.kind, 'tool_error');
   t.regex(text(w), /EROFS|EACCES|read-only/i);
 });

@@ -30,13 +30,13 @@ test.after.always(async () => {
 });
 
 const exec = (runner: SandboxRunner, pkg: string, exportName: string, params: unknown, more: Partial<ExecuteRequest> = {}) =>
-  runner.execute({ pkg: cache.pkg(pkg), exportName, params, env: {}, timeoutMs: 10_000, ...more });
+  runner.execute({ pkg: cache.pkg(pkg), exportName, params, env: {}, timeoutMs: 60_000, ...more });
 
 for (const kind of ['gvisor', 'process'] as const) {
   const runner = runners[kind];
 
   test(`${kind}: describe lists tools with JSON Schemas, in every export form`, async (t) => {
-    const r = await runner.describe(cache.pkg('good'), { timeoutMs: 10_000 });
+    const r = await runner.describe(cache.pkg('good'), { timeoutMs: 60_000 });
     if (r.kind !== 'ok') return t.fail(JSON.stringify(r));
     const byName = Object.fromEntries(r.tools.map((tool) => [tool.exportName, tool]));
     t.deepEqual(Object.keys(byName).sort(), [
@@ -67,7 +67,7 @@ for (const kind of ['gvisor', 'process'] as const) {
   });
 
   test(`${kind}: describe reports missing exports`, async (t) => {
-    const r = await runner.describe(cache.pkg('good'), { timeoutMs: 10_000, exportNames: ['echo', 'nope', 'VERSION'] });
+    const r = await runner.describe(cache.pkg('good'), { timeoutMs: 60_000, exportNames: ['echo', 'nope', 'VERSION'] });
     if (r.kind !== 'ok') return t.fail(JSON.stringify(r));
     t.deepEqual(
       r.tools.map((tool) => tool.exportName),
@@ -77,7 +77,7 @@ for (const kind of ['gvisor', 'process'] as const) {
   });
 
   test(`${kind}: describe converts zod schemas with the package's own zod (CJS, exports map, factory)`, async (t) => {
-    const r = await runner.describe(cache.pkg('zod-cjs'), { timeoutMs: 10_000 });
+    const r = await runner.describe(cache.pkg('zod-cjs'), { timeoutMs: 60_000 });
     if (r.kind !== 'ok') return t.fail(JSON.stringify(r));
     t.deepEqual(
       r.tools.map((tool) => tool.exportName),
@@ -92,7 +92,7 @@ for (const kind of ['gvisor', 'process'] as const) {
   });
 
   test(`${kind}: a package that fails to load is a load_error`, async (t) => {
-    const r = await runner.describe(cache.pkg('broken-load'), { timeoutMs: 10_000 });
+    const r = await runner.describe(cache.pkg('broken-load'), { timeoutMs: 60_000 });
     t.like(r, { kind: 'load_error', message: 'this package cannot be loaded' });
   });
 
@@ -181,7 +181,7 @@ test('gvisor: a package installed after the pool booted is visible to pooled san
   const runner = runners.gvisor as GvisorRunner;
   t.true(await runner.pool.whenFull(120_000)); // boots queue behind the other tests' sandboxes on 2 cores
   const pkg = cache.install('good', 'late-arrival');
-  const r = await runner.execute({ pkg, exportName: 'echo', params: { text: 'late' }, env: {}, timeoutMs: 10_000 });
+  const r = await runner.execute({ pkg, exportName: 'echo', params: { text: 'late' }, env: {}, timeoutMs: 60_000 });
   t.like(r, { kind: 'ok', output: { text: 'late' } });
 });
 
