@@ -1,0 +1,65 @@
+/**
+ * The layering rule (docs/development.md): dependencies point one way. `core/` imports only itself; `sandbox/` core;
+ * `worker/` core and sandbox; `api/` core (and the web app's static file server, web/serve.ts) — the API never runs a
+ * tool or a job itself. Checked on every relative import, static or dynamic, of every TypeScript file of the four.
+ */
+import test from 'ava';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const ALLOWED: Record<string, { layers: string[]; files?: string[] }> = {
+  core: { layers: ['core'] },
+  sandbox: { layers: ['sandbox', 'core'] },
+  worker: { layers: ['worker', 'core', 'sandbox'] },
+  api: { layers: ['api', 'core'], files: ['web/serve.ts'] },
+};
+const IMPORT = /(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+
+function tsFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : tsFiles(p);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [p] : [];
+  });
+}
+
+/** Every import of a layer that leaves what it may use: `file:line → target`. */
+function violations(layer: string, root = ROOT): string[] {
+  const rule = ALLOWED[layer]!;
+  const out: string[] = [];
+  for (const file of tsFiles(path.join(root, layer))) {
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      for (const m of line.matchAll(IMPORT)) {
+        const target = path.relative(root, path.resolve(path.dirname(file), m[1]!)).replace(/\.js$/, '.ts');
+        const top = target.split(path.sep)[0]!;
+        if (rule.layers.includes(top) || rule.files?.includes(target)) continue;
+        out.push(`${path.relative(root, file)}:${i + 1} → ${target}`);
+      }
+    });
+  }
+  return out;
+}
+
+for (const layer of Object.keys(ALLOWED)) {
+  test(`${layer}/ imports only ${[...ALLOWED[layer]!.layers, ...(ALLOWED[layer]!.files ?? [])].join(', ')}`, (t) => {
+    t.true(tsFiles(path.join(ROOT, layer)).length > 0);
+    t.deepEqual(violations(layer), []);
+  });
+}
+
+test('the check sees a violation: an api file importing the worker, a core file importing the api', (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'layering-'));
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(root, 'api', 'operations'), { recursive: true });
+  fs.mkdirSync(path.join(root, 'core'));
+  fs.writeFileSync(
+    path.join(root, 'api', 'operations', 'probe.ts'),
+    "import { x } from '../../core/a.js';\nconst t = await import('../../worker/tasks/index.js');\n",
+  );
+  fs.writeFileSync(path.join(root, 'core', 'a.ts'), "export { y } from '../api/app.js';\n");
+  t.deepEqual(violations('api', root), ['api/operations/probe.ts:2 → worker/tasks/index.ts']);
+  t.deepEqual(violations('core', root), ['core/a.ts:1 → api/app.ts']);
+});
