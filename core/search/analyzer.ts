@@ -9,6 +9,7 @@
  */
 import { porterStem } from './porter.js';
 import { synonymGroups } from './text.js';
+import { withoutInstruction } from './instruction.js';
 
 /**
  * Function words and the request phrasing of conversational queries ("can you help me find...", "we need our...",
@@ -200,7 +201,8 @@ export interface ParsedQuery {
 /** At most this many distinct terms are scored; longer queries keep their rarest ones (see Ranker). */
 export const MAX_QUERY_CHARS = 2000;
 
-export function parseQuery(q: string): ParsedQuery {
+export function parseQuery(query: string): ParsedQuery {
+  const q = withoutInstruction(query);
   const text = q.length > MAX_QUERY_CHARS ? q.slice(0, MAX_QUERY_CHARS) : q;
   const open = /[\p{L}\p{N}]$/u.test(text);
   const byTerm = new Map<string, QueryTerm>();

@@ -7,6 +7,7 @@ import { Meilisearch, MeilisearchApiError, type EnqueuedTaskPromise, type Settin
 import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './engine.js';
 import { SEARCH_STOP_WORDS } from './analyzer.js';
 import { nameWords, synonymGroups } from './text.js';
+import { withoutInstruction } from './instruction.js';
 
 export interface MeiliSearchOptions {
   host: string;
@@ -107,7 +108,7 @@ export function createMeiliSearch(opts: MeiliSearchOptions): SearchEngine {
       if (query.category) filter.push(`category = ${JSON.stringify(query.category)}`);
       const offset = query.offset ?? 0;
       // One page of offset+limit hits gives an exact totalHits (offset/limit paging only estimates it).
-      const res = await client.index<MeiliDoc>(indexName).search(query.q, {
+      const res = await client.index<MeiliDoc>(indexName).search(withoutInstruction(query.q), {
         filter,
         page: 1,
         hitsPerPage: offset + query.limit,
