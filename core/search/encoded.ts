@@ -14,6 +14,7 @@ import { createEmbeddedSearch } from './embedded.js';
 import { categoryCode } from './inverted-index.js';
 import { DEFAULT_RANKING } from './ranker.js';
 import type { SentenceEncoder } from './sentence-encoder.js';
+import { withoutInstruction } from './instruction.js';
 
 export interface EncoderRanking {
   weight: number;
@@ -132,7 +133,7 @@ export function createEncodedSearch(encoder: SentenceEncoder, ranking: EncoderRa
       let q: Float32Array | undefined;
       if (!encoderError) {
         try {
-          [q] = await encoder.embed([query.q.slice(0, ENCODED_QUERY_CHARS)]);
+          [q] = await encoder.embed([withoutInstruction(query.q).slice(0, ENCODED_QUERY_CHARS)]);
         } catch {
           noteRefusal(); // this query is answered by words; the next one tries the encoder again unless its thread is gone
         }
