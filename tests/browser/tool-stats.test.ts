@@ -6,6 +6,8 @@
  */
 import test from 'ava';
 import path from 'node:path';
+import crypto from 'node:crypto';
+import { finishExecution } from '../../core/repos/executions.js';
 import type { Browser } from 'playwright-core';
 import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
 import { buildWebForTests, checkAccessibility, launchBrowser, SCREENSHOTS, screenshot, watchPage } from './helpers.js';
@@ -32,6 +34,21 @@ test('the tool page shows its calls, success rate, run times and top error over 
     const res = await svc.request('POST', `/api/tools/execute/${COLOR}`, { body: { params: { color } } });
     t.is(res.status, 200, res.text);
   }
+  // And one call the platform failed (its worker lost): a call, but not the tool's failure.
+  const db = svc.api.deps.db;
+  const tool = (await svc.request('GET', `/api/tools/${COLOR}`)).body.data;
+  const [worker] = await db('workers').select('id').orderBy('started_at', 'desc').limit(1);
+  const lost = crypto.randomUUID();
+  await db('executions').insert({
+    id: lost,
+    tool_id: tool.id,
+    origin: 'api',
+    status: 'running',
+    worker_id: worker!.id,
+    heartbeat_at: db.fn.now(),
+    attempts: 1,
+  });
+  t.true(await finishExecution(db, lost, { status: 'failed', executionTimeMs: null, error: { code: 'WORKER_LOST', message: 'x' } }));
   const context = await browser.newContext({ viewport: DESKTOP });
   const page = await context.newPage();
   const problems = watchPage(page);
@@ -44,14 +61,14 @@ test('the tool page shows its calls, success rate, run times and top error over 
       .getByRole('row', { name: new RegExp(`^${label}`) })
       .getByRole('cell')
       .allTextContents();
-    t.is(cells[0], '5', `${label}: calls`);
-    t.is(cells[1], '60%', `${label}: success`);
+    t.is(cells[0], '6', `${label}: calls`);
+    t.is(cells[1], '60% (1 platform failure left out)', `${label}: success of the 5 calls the tool decided`);
     t.regex(cells[2]!, /^\d+(\.\d)?\u00a0m?s \/ \d+(\.\d)?\u00a0m?s$/, `${label}: p50 / p95 (a figure and its unit on one line)`);
-    t.is(cells[3], 'TOOL_ERROR\u00a0×2', `${label}: top errors`);
+    t.is(cells[3], 'TOOL_ERROR\u00a0×2, WORKER_LOST\u00a0×1', `${label}: top errors`);
   }
   const chart = panel.getByRole('img', { name: /Calls per day over the last 30 days/ });
   t.regex((await chart.getAttribute('aria-labelledby')) ?? '', /daily-cap/);
-  t.regex((await panel.locator('figcaption').textContent()) ?? '', /5 calls in all, at most 5 on \d{4}-\d{2}-\d{2}/);
+  t.regex((await panel.locator('figcaption').textContent()) ?? '', /6 calls in all, at most 6 on \d{4}-\d{2}-\d{2}/);
   t.is(await chart.locator('rect.failed').count(), 30, 'a bar for each of thirty days');
   await checkAccessibility(t, page, 'tool page with reliability');
   await screenshot(page, 'tool-stats-1366');
