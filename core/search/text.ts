@@ -3,6 +3,7 @@
  * name (`csvToJson`, `sha256Hash`), a scoped package name (`@toolshed-examples/text-tools`) and a user's words
  * ("convert csv to json", "csvtojson") all end up as the same terms.
  */
+import { synonymGroups } from './analyzer.js';
 
 /** Words that carry no meaning in a tool query ("how do I hash a string"). Removed from documents and queries alike. */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
@@ -11,22 +12,6 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
     'their them this to use using via what when which will with you your'
   ).split(' '),
 );
-
-/**
- * Words that mean the same in a tool query. Small on purpose: only verbs and nouns that tool descriptions use
- * interchangeably ("strip html tags" → "drops ... tags", "sha256 of a string" → "... of a text").
- */
-const SYNONYM_GROUPS = [
-  ['remove', 'strip', 'delete', 'drop'],
-  ['convert', 'transform', 'turn'],
-  ['compare', 'diff'],
-  ['check', 'validate', 'verify'],
-  ['create', 'generate', 'make'],
-  ['text', 'string'],
-  ['hash', 'digest', 'checksum'],
-  ['extract', 'scrape'],
-  ['email', 'mail'],
-];
 
 const WORD = /[\p{L}\p{N}]+/gu;
 const COMPOUND = /[\p{L}\p{N}]+(?:[-_][\p{L}\p{N}]+)*/gu;
@@ -120,14 +105,6 @@ export function queryTerms(q: string): QueryTerm[] {
   return terms;
 }
 
-/** The words inside a camelCase name, for engines whose own tokenizer keeps `csvToJson` whole: "csv to json". */
-export function nameWords(name: string): string {
-  return (name.match(WORD) ?? [])
-    .flatMap((w) => w.split(CAMEL))
-    .join(' ')
-    .toLowerCase();
-}
-
 /**
  * Runs of 2–3 consecutive query words glued together ("json to csv" → "jsonto", "jsontocsv", "tocsv"), so a query
  * written as separate words also meets a camelCase name as a whole, in the order the user typed them.
@@ -147,7 +124,7 @@ let synonymIndex: Map<string, string[]> | undefined;
 export function synonymsOf(term: string): string[] {
   if (!synonymIndex) {
     synonymIndex = new Map();
-    for (const group of SYNONYM_GROUPS) {
+    for (const group of synonymGroups()) {
       const stems = group.map(stem);
       for (const s of stems)
         synonymIndex.set(
@@ -157,9 +134,4 @@ export function synonymsOf(term: string): string[] {
     }
   }
   return synonymIndex.get(term) ?? [];
-}
-
-/** The synonym groups as plain words, for engines with their own synonym setting. */
-export function synonymGroups(): readonly string[][] {
-  return SYNONYM_GROUPS;
 }
