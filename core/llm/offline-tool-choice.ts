@@ -11,10 +11,13 @@ import type { SearchDocument } from '../search/engine.js';
 import { analyzePrompt } from './offline-analysis.js';
 import type { LlmToolSpec } from './provider.js';
 
-/** The offered tools as search documents, keyed by their position (names as offered are unique, ids need not be). */
-export type ToolIndex = { specs: LlmToolSpec[]; docs: SearchDocument[] };
+/**
+ * The offered tools as search documents, with the tool's id (ties then go as in search) or, without a search
+ * document, its position (ties keep the offered order).
+ */
+type ToolIndex = { specs: LlmToolSpec[]; docs: SearchDocument[] };
 
-export function indexTools(tools: LlmToolSpec[]): ToolIndex {
+function indexTools(tools: LlmToolSpec[]): ToolIndex {
   const docs = tools.map(
     (spec, i): SearchDocument => ({
       ...(spec.searchDocument ?? {
@@ -28,20 +31,20 @@ export function indexTools(tools: LlmToolSpec[]): ToolIndex {
       }),
       // The offline agent may call a tool search would hide (BROKEN): what to offer is its caller's choice.
       healthStatus: 'HEALTHY',
-      id: spec.searchDocument?.id ?? `${i}`,
+      id: spec.searchDocument?.id ?? String(i).padStart(6, '0'),
     }),
   );
   return { specs: tools, docs };
 }
 
-export interface ScoredTool {
+interface ScoredTool {
   spec: LlmToolSpec;
   /** BM25F over the offered tools (core/search's lexical score): comparable between texts over the same tools. */
   score: number;
 }
 
 /** The tools matching a text, in the registry search's order (only those sharing a word with it). */
-export function rankTools(index: ToolIndex, text: string): ScoredTool[] {
+function rankTools(index: ToolIndex, text: string): ScoredTool[] {
   const specOf = new Map(index.docs.map((d, i) => [d.id, index.specs[i]]));
   return rankDocuments(index.docs, text).map((h) => ({ spec: specOf.get(h.id)!, score: h.lexical ?? h.score }));
 }
@@ -50,7 +53,7 @@ export function rankTools(index: ToolIndex, text: string): ScoredTool[] {
 const CLAUSE_BREAK = /[.;!?]+\s+|,?\s+(?:and then|then|and also|also|after that|afterwards|finally)\s+/giu;
 
 /** The prompt cut into clauses (values never cut: breaks are looked for in the prompt with its values blanked). */
-export function splitClauses(prompt: string): string[] {
+function splitClauses(prompt: string): string[] {
   const { masked } = analyzePrompt(prompt);
   const out: string[] = [];
   let from = 0;
