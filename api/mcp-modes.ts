@@ -1,13 +1,13 @@
 /**
  * How a collection's tools are offered over MCP. `all` (the default): every tool in `tools/list`. `search` (on demand;
- * `?mode=search` on the endpoint, or the collection's `mcp_mode`): two meta-tools instead — `search_tools` (BM25 over
- * the collection's tool names, descriptions and parameter names, best first, with their schemas) and `call_tool`
+ * `?mode=search` on the endpoint, or the collection's `mcp_mode`): two meta-tools instead — `search_tools` (the
+ * registry search's ranking over the collection's tools, core/search, best first, with their schemas) and `call_tool`
  * (runs one of them through the same queue and sandbox as a direct call) — so that a client pays for two definitions
  * up front and loads the ones it needs.
  */
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolRow } from '../core/repos/tools.js';
-import { indexTools, rankTools } from '../core/llm/offline-tool-choice.js';
+import { searchDocumentOf, type ToolRow } from '../core/repos/tools.js';
+import { rankDocuments } from '../core/search/embedded.js';
 import { mcpTool } from './mcp-tools.js';
 import { callCollectionTool, type CallContext } from './mcp-call.js';
 
@@ -64,15 +64,18 @@ export function metaTools(named: Map<string, ToolRow>): Tool[] {
   ];
 }
 
-/** The collection's tools that match the query, best first (only those sharing a term with it). */
+/**
+ * The collection's tools that match the query, best first: the registry search (core/search) over just these tools,
+ * so that over the same tools the order is `GET /api/tools/search`'s. BROKEN tools are left out, as there.
+ */
 export function searchTools(named: Map<string, ToolRow>, query: string, limit: number): Tool[] {
-  const defs = [...named].map(([name, t]) => mcpTool(name, t));
-  const index = indexTools(defs.map((d) => ({ name: d.name, description: d.description ?? '', inputSchema: d.inputSchema })));
-  const byName = new Map(defs.map((d) => [d.name, d]));
-  return rankTools(index, query)
-    .filter((r) => r.score > 0)
+  const nameOf = new Map([...named].map(([name, t]) => [t.id, name]));
+  return rankDocuments([...named.values()].map(searchDocumentOf), query)
     .slice(0, limit)
-    .map((r) => byName.get(r.spec.name)!);
+    .map((h) => {
+      const name = nameOf.get(h.id)!;
+      return mcpTool(name, named.get(name)!);
+    });
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

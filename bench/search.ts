@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SearchEngine, SearchQuery } from '../core/search/engine.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
-import { createMiniSearchEngine } from '../core/search/minisearch.js';
+import { createMiniSearchEngine } from './minisearch.js';
 import { createEncodedSearch } from '../core/search/encoded.js';
 import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import { exampleTools, seededRandom, syntheticTools, syntheticVocabulary } from './synthetic-tools.js';

@@ -6,7 +6,7 @@
 import type { Db } from './db.js';
 import { llmToolNames } from './llm/index.js';
 import type { LlmToolSpec } from './llm/provider.js';
-import { findToolsByIds, type ToolRow } from './repos/tools.js';
+import { findToolsByIds, searchDocumentOf, type ToolRow } from './repos/tools.js';
 import { atEntryVersions } from './packages/versions.js';
 
 export interface AgentToolSet {
@@ -27,7 +27,7 @@ export function agentToolSet(tools: ToolRow[]): AgentToolSet {
   for (const [name, t] of named) {
     const row = unique.find((u) => u.id === t.id)!;
     byName.set(name, row);
-    specs.push({ name, description: row.description, inputSchema: inputSchemaOf(row) });
+    specs.push({ name, description: row.description, inputSchema: inputSchemaOf(row), searchDocument: searchDocumentOf(row) });
   }
   return { specs, byName };
 }

@@ -7,6 +7,8 @@ import { LATEST_PROTOCOL_VERSION, McpError, SUPPORTED_PROTOCOL_VERSIONS, type Ca
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parseManifest } from '../core/packages/manifest.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { until } from './helpers/processes.js';
+import { postJson, readSse } from './helpers/sse.js';
 import { mcpToolNames } from '../api/mcp-tools.js';
 import type { ToolRow } from '../core/repos/tools.js';
 
@@ -461,6 +463,56 @@ test("search mode: two meta-tools; search_tools ranks the collection's tools; ca
   t.is(bad.status, 400);
   t.is(bad.body.error.code, -32600, 'a JSON-RPC error, as an MCP client reads it');
   t.regex(bad.body.error.message, /'mode' must be one of: all, search/);
+});
+
+test('one ranker: over the same tools, search_tools finds them in the order of /api/tools/search, and the offline agent runs the first', async (t) => {
+  // Every searchable tool of this registry in one collection: then both searches rank the same tools.
+  type Listed = { id: string; name: string; healthStatus: string; package: { npmPackageName: string } };
+  const settled = await until(
+    async () => {
+      const all = (await svc.request('GET', '/api/tools?limit=100')).body.data as Listed[];
+      // Health checks change what search shows (BROKEN tools never appear): compare once every tool has been checked.
+      return all.every((x) => x.healthStatus !== 'UNKNOWN') ? all : undefined;
+    },
+    60_000,
+    'every tool health-checked',
+  );
+  const searchable = settled.filter((x) => x.healthStatus !== 'BROKEN');
+  const c = await makeCollection(
+    alice,
+    { name: 'Everything' },
+    settled.map((x) => `${x.package.npmPackageName}::${x.name}`),
+  );
+  const { client } = await connect(`${mcpPath(alice.username, c.uid)}?mode=search`);
+  const queries = ['sign a text payload', 'convert the case of a text', 'count the letters of text in upper case', 'make a url slug'];
+  for (const q of queries) {
+    const rest = async () => {
+      const res = await svc.request('GET', `/api/tools/search?q=${encodeURIComponent(q)}&limit=20`);
+      return (res.body.results.tools as Listed[]).map((x) => `${x.package.npmPackageName}/${x.name}`);
+    };
+    // The registry's index follows the database by notification: wait until it has every searchable tool.
+    await until(
+      async () =>
+        (await svc.request('GET', `/api/tools/search?q=${encodeURIComponent(searchable.map((x) => x.name).join(' '))}&limit=100`)).body.results.total ===
+        searchable.length,
+      30_000,
+      'search index current',
+    );
+    const registry = await rest();
+    const found = await call(client, 'search_tools', { query: q, limit: 20 });
+    const mcp = (found.structuredContent as { tools: { title: string }[] }).tools.map((x) => x.title);
+    t.true(registry.length >= 2, q);
+    t.deepEqual(mcp, registry, q);
+  }
+  await client.close();
+
+  const agent = await svc.request('POST', '/api/agents', { key: alice.key, body: { name: 'Everything agent', collectionIds: [c.uid] } });
+  t.is(agent.status, 201, agent.text);
+  const q = 'count the letters of text in upper case';
+  const first = (await svc.request('GET', `/api/tools/search?q=${encodeURIComponent(q)}&limit=1`)).body.results.tools[0] as Listed;
+  const chat = await readSse(`${svc.url}/api/agents/${agent.body.data.id}/chat`, postJson(alice.key, { message: `${q}: "Hello"` }));
+  const started = chat.events.find((e) => e.event === 'tool.started');
+  t.is(started?.data.toolId, first.id, `the agent ran ${started?.data.name}, search put ${first.name} first`);
 });
 
 test('search mode as the collection setting: the endpoint serves it without ?mode; ?mode=all overrides', async (t) => {

@@ -5,7 +5,7 @@
  * frequency, and a fixed weight table that turns very common English words down. Each block is normalised and mixed
  * by a fixed weight, then the whole vector is L2-normalised, so cosine similarity compares them.
  */
-import { stem, synonymsOf, tokenize } from '../search/text.js';
+import { searchStem, searchSynonymsOf, textTerms } from '../search/analyzer.js';
 
 export const EMBEDDING_DIMENSIONS = 1024;
 
@@ -21,7 +21,7 @@ const COMMON = new Set(
     'yes yet'
   )
     .split(' ')
-    .map(stem),
+    .map(searchStem),
 );
 
 /**
@@ -41,13 +41,13 @@ for (const group of [
   ['quick', 'fast'],
   ['secure', 'strong'],
 ]) {
-  for (const w of group) SAME.set(stem(w), stem(group[0]));
+  for (const w of group) SAME.set(searchStem(w), searchStem(group[0]));
 }
 
 function canonical(term: string): string {
   const own = SAME.get(term);
   if (own) return own;
-  const syns = synonymsOf(term);
+  const syns = searchSynonymsOf(term);
   return syns.length ? [term, ...syns].sort()[0] : term;
 }
 
@@ -76,7 +76,7 @@ function addBlock(vec: Float64Array, counts: Map<string, number>, weightOf: (f: 
 const count = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
 
 export function embedText(text: string): number[] {
-  const terms = tokenize(text).map(canonical);
+  const terms = textTerms(text).map(canonical);
   const words = new Map<string, number>();
   const bigrams = new Map<string, number>();
   const trigrams = new Map<string, number>();

@@ -3,7 +3,7 @@
  * an answer and some output, the work is on topic (the prompt's keywords show up in what the called tools are and
  * what they returned), and every assertion holds. The reason says, in one sentence, what held and what failed.
  */
-import { synonymsOf, tokenize, tokenizeName } from '../search/text.js';
+import { nameTerms, searchSynonymsOf, textTerms } from '../search/analyzer.js';
 import { analyzePrompt } from './offline-analysis.js';
 import { checkAssertions, describeAssertions, type AssertionResult } from './assertions.js';
 import type { JudgeInput } from './provider.js';
@@ -16,20 +16,20 @@ const isEmpty = (v: unknown) =>
 
 function keywordOverlap(input: JudgeInput): number | null {
   const { masked } = analyzePrompt(input.prompt);
-  let keywords = new Set(tokenize(masked));
-  if (keywords.size === 0) keywords = new Set(tokenize(input.prompt));
+  let keywords = new Set(textTerms(masked));
+  if (keywords.size === 0) keywords = new Set(textTerms(input.prompt));
   if (keywords.size === 0) return null;
   const called = new Set(input.steps.map((s) => s.toolName));
   const evidence = new Set<string>();
   for (const t of input.tools.filter((x) => called.has(x.name))) {
-    tokenizeName(t.name).forEach((w) => evidence.add(w));
-    tokenize(t.description).forEach((w) => evidence.add(w));
+    nameTerms(t.name).forEach((w) => evidence.add(w));
+    textTerms(t.description).forEach((w) => evidence.add(w));
   }
-  for (const name of called) tokenizeName(name).forEach((w) => evidence.add(w));
-  for (const s of input.steps) tokenize(JSON.stringify({ input: s.input, output: s.result.output ?? null })).forEach((w) => evidence.add(w));
-  tokenize(input.finalText).forEach((w) => evidence.add(w));
+  for (const name of called) nameTerms(name).forEach((w) => evidence.add(w));
+  for (const s of input.steps) textTerms(JSON.stringify({ input: s.input, output: s.result.output ?? null })).forEach((w) => evidence.add(w));
+  textTerms(input.finalText).forEach((w) => evidence.add(w));
   let hits = 0;
-  for (const k of keywords) if (evidence.has(k) || synonymsOf(k).some((s) => evidence.has(s))) hits++;
+  for (const k of keywords) if (evidence.has(k) || searchSynonymsOf(k).some((s) => evidence.has(s))) hits++;
   return hits / keywords.size;
 }
 

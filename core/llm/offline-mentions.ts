@@ -3,7 +3,7 @@
  * prompt, "SHA-512", "split complementary", "as base64") and booleans (a parameter named in the prompt, turned
  * off by a nearby "no"/"without" or set by a following "true"/"false").
  */
-import { stem } from '../search/text.js';
+import { searchStem } from '../search/analyzer.js';
 import type { Candidate, PromptAnalysis } from './offline-analysis.js';
 import { contextScore, nameWords, type Param } from './offline-params.js';
 
@@ -82,9 +82,9 @@ const FALSE_WORDS = new Set(['false', 'no', 'off', 'disabled']);
 /** A boolean parameter named in the prompt is true, unless negated just before or set false just after. */
 export function fillBooleans(input: Record<string, unknown>, params: Param[], analysis: PromptAnalysis): void {
   const words = analysis.words.map((w) => w.word);
-  const stems = words.map(stem);
+  const stems = words.map(searchStem);
   for (const p of params) {
-    const name = nameWords(p.key).map(stem);
+    const name = nameWords(p.key).map(searchStem);
     const joined = nameWords(p.key).join('');
     let at = -1;
     let len = name.length;

@@ -2,7 +2,7 @@
  * A tool parameter as the offline agent sees it (its type, the kind of value a string wants, the words of its name and
  * description), and how strongly the words next to a value in a prompt point at it.
  */
-import { stem, synonymsOf, tokenize } from '../search/text.js';
+import { searchStem, searchSynonymsOf, textTerms } from '../search/analyzer.js';
 
 export type Schema = Record<string, any>;
 export type StringKind = 'url' | 'email' | 'datetime' | 'duration' | 'uuid' | 'text';
@@ -38,10 +38,10 @@ function stringKind(_key: string, s: Schema, words: string[]): StringKind {
 
 export function describeParam(key: string, s: Schema, required: boolean): Param {
   const words = nameWords(key);
-  const descTerms = new Set(tokenize(String(s.description ?? '')));
-  for (const t of [...descTerms]) for (const syn of synonymsOf(t)) descTerms.add(syn);
-  const nameTerms = new Set(words.map(stem));
-  for (const t of [...nameTerms]) for (const syn of synonymsOf(t)) nameTerms.add(syn);
+  const descTerms = new Set(textTerms(String(s.description ?? '')));
+  for (const t of [...descTerms]) for (const syn of searchSynonymsOf(t)) descTerms.add(syn);
+  const nameTerms = new Set(words.map(searchStem));
+  for (const t of [...nameTerms]) for (const syn of searchSynonymsOf(t)) nameTerms.add(syn);
   return { key, schema: s, type: typeOf(s), required, nameTerms, descTerms, kind: stringKind(key, s, words) };
 }
 
@@ -49,7 +49,7 @@ export function describeParam(key: string, s: Schema, required: boolean): Param 
 export function contextScore(p: Param, before: string[], after: string[]): number {
   let score = 0;
   const add = (word: string, weight: number) => {
-    const t = stem(word);
+    const t = searchStem(word);
     if (p.nameTerms.has(t)) score += 2 * weight;
     else if (p.descTerms.has(t)) score += weight;
   };

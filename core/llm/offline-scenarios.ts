@@ -4,7 +4,7 @@
  * exactly or nearly like a prompt to avoid (by the offline embeddings). Each prompt names its tool and quotes its
  * values, so the offline agent can run it.
  */
-import { STOP_WORDS } from '../search/text.js';
+import { SEARCH_STOP_WORDS } from '../search/analyzer.js';
 import { embedText } from './offline-embedding.js';
 import { phraseValues, scenarioValues, type ScenarioTool } from './offline-scenario-values.js';
 import type { GeneratedScenario, GenerateScenariosInput } from './provider.js';
@@ -65,7 +65,7 @@ const GENERAL = new Set(
 /** The tool's name, then two topic words from its description (after its verb). */
 function tagsFor(tool: ScenarioTool): string[] {
   const words = (tool.description.toLowerCase().match(/\p{L}+/gu) ?? []).slice(1);
-  const topical = words.filter((w) => w.length >= 4 && !STOP_WORDS.has(w) && !GENERAL.has(w));
+  const topical = words.filter((w) => w.length >= 4 && !SEARCH_STOP_WORDS.has(w) && !GENERAL.has(w));
   return [tool.name, ...new Set(topical)].slice(0, 3);
 }
 

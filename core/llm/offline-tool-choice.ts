@@ -1,108 +1,59 @@
 /**
- * How the offline agent chooses tools: BM25 over each tool's name, description and parameter names, against the
- * words of the prompt that are not values (quoted strings, URLs, numbers... say what to work on, not what to do).
- * A prompt that clearly asks for several things ("hash this, then slugify that") gets one tool per part.
+ * How the offline agent chooses tools: the registry search's ranking (core/search) over the offered tools, against
+ * the words of the prompt that are not values (quoted strings, URLs, numbers... say what to work on, not what to do),
+ * so that it picks the first tool of the order that `GET /api/tools/search` and an MCP endpoint's search_tools give
+ * over the same tools, unless the prompt's values fit a close runner-up better. A prompt that clearly asks for
+ * several things ("hash this, then slugify that") gets one tool per part.
  */
-import { queryJoins, synonymsOf, tokenize, tokenizeName } from '../search/text.js';
+import { schemaText } from '../search/analyzer.js';
+import { rankDocuments } from '../search/embedded.js';
+import type { SearchDocument } from '../search/engine.js';
 import { analyzePrompt } from './offline-analysis.js';
 import type { LlmToolSpec } from './provider.js';
 
-const K1 = 1.2;
-const B = 0.5;
-const FIELD_WEIGHTS = { name: 3, description: 1, params: 0.5 };
+/**
+ * The offered tools as search documents, with the tool's id (ties then go as in search) or, without a search
+ * document, its position (ties keep the offered order).
+ */
+type ToolIndex = { specs: LlmToolSpec[]; docs: SearchDocument[] };
 
-interface ToolDoc {
+function indexTools(tools: LlmToolSpec[]): ToolIndex {
+  const docs = tools.map(
+    (spec, i): SearchDocument => ({
+      ...(spec.searchDocument ?? {
+        name: spec.name,
+        description: spec.description,
+        parameters: schemaText(spec.inputSchema),
+        packageName: '',
+        category: 'automation',
+        healthStatus: 'HEALTHY',
+        qualityScore: 0,
+      }),
+      // The offline agent may call a tool search would hide (BROKEN): what to offer is its caller's choice.
+      healthStatus: 'HEALTHY',
+      id: spec.searchDocument?.id ?? String(i).padStart(6, '0'),
+    }),
+  );
+  return { specs: tools, docs };
+}
+
+interface ScoredTool {
   spec: LlmToolSpec;
-  tf: Map<string, number>;
-  length: number;
-}
-
-export interface ToolIndex {
-  docs: ToolDoc[];
-  df: Map<string, number>;
-  avgLength: number;
-}
-
-export function indexTools(tools: LlmToolSpec[]): ToolIndex {
-  const docs = tools.map((spec): ToolDoc => {
-    const tf = new Map<string, number>();
-    const add = (terms: string[], weight: number) => {
-      for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + weight);
-    };
-    add(tokenizeName(spec.name), FIELD_WEIGHTS.name);
-    add(tokenize(spec.description), FIELD_WEIGHTS.description);
-    const params = Object.keys((spec.inputSchema.properties as object | undefined) ?? {});
-    add(
-      params.flatMap((p) => tokenizeName(p)),
-      FIELD_WEIGHTS.params,
-    );
-    return { spec, tf, length: [...tf.values()].reduce((a, b) => a + b, 0) };
-  });
-  const df = new Map<string, number>();
-  for (const d of docs) for (const t of d.tf.keys()) df.set(t, (df.get(t) ?? 0) + 1);
-  const avgLength = docs.reduce((a, d) => a + d.length, 0) / Math.max(1, docs.length);
-  return { docs, df, avgLength };
-}
-
-interface QueryTerm {
-  weight: number;
-  /** Whether a doc term sharing a prefix may stand in for it (not for glued runs: "manydays" is no "many"). */
-  prefix: boolean;
-}
-
-/** Query terms with weights: the prompt's own terms 1, their synonyms 0.5, glued word runs ("csv to json") 1. */
-function queryWeights(text: string): Map<string, QueryTerm> {
-  const terms = new Map<string, QueryTerm>();
-  const put = (t: string, weight: number, prefix: boolean) => {
-    const old = terms.get(t);
-    terms.set(t, { weight: Math.max(old?.weight ?? 0, weight), prefix: prefix || !!old?.prefix });
-  };
-  for (const t of tokenize(text)) {
-    put(t, 1, true);
-    for (const s of synonymsOf(t)) put(s, 0.5, true);
-  }
-  for (const j of queryJoins(text)) put(j, 1, false);
-  return terms;
-}
-
-const PREFIX_WEIGHT = 0.6;
-const prefixMatch = (a: string, b: string) => a.length >= 4 && b.length >= 4 && !/\d/.test(a + b) && (a.startsWith(b) || b.startsWith(a));
-
-export interface ScoredTool {
-  spec: LlmToolSpec;
+  /** BM25F over the offered tools (core/search's lexical score): comparable between texts over the same tools. */
   score: number;
 }
 
-/** Tools by BM25 score against a text, best first (ties keep the offered order). */
-export function rankTools(index: ToolIndex, text: string): ScoredTool[] {
-  const q = queryWeights(text);
-  const n = index.docs.length;
-  return index.docs
-    .map((d) => {
-      let score = 0;
-      const norm = K1 * (1 - B + (B * d.length) / index.avgLength);
-      for (const [t, { weight: w, prefix }] of q) {
-        // Exact term, else the best term sharing a 4+ letter prefix at a discount ("valid" meets "validat").
-        let best = 0;
-        for (const [term, f] of d.tf) {
-          const weight = term === t ? w : prefix && prefixMatch(term, t) ? w * PREFIX_WEIGHT : 0;
-          if (weight === 0) continue;
-          const df = index.df.get(term) ?? 0;
-          const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-          best = Math.max(best, weight * idf * ((f * (K1 + 1)) / (f + norm)));
-        }
-        score += best;
-      }
-      return { spec: d.spec, score };
-    })
-    .sort((a, b) => b.score - a.score);
+/** The tools matching a text, in the registry search's order (only those sharing a word with it). */
+function rankTools(index: ToolIndex, text: string): ScoredTool[] {
+  const specOf = new Map(index.docs.map((d, i) => [d.id, index.specs[i]]));
+  return rankDocuments(index.docs, text).map((h) => ({ spec: specOf.get(h.id)!, score: h.lexical ?? h.score }));
 }
 
 /** Where a prompt changes subject: sentence ends, "then", "and then", "also", "after that". */
 const CLAUSE_BREAK = /[.;!?]+\s+|,?\s+(?:and then|then|and also|also|after that|afterwards|finally)\s+/giu;
 
 /** The prompt cut into clauses (values never cut: breaks are looked for in the prompt with its values blanked). */
-export function splitClauses(prompt: string): string[] {
+function splitClauses(prompt: string): string[] {
   const { masked } = analyzePrompt(prompt);
   const out: string[] = [];
   let from = 0;
@@ -120,9 +71,9 @@ export function splitClauses(prompt: string): string[] {
 /** How well a prompt (or a part of it) fits a tool's parameters: 0 when a required value is missing, else about 1–1.6. */
 export type FitOf = (spec: LlmToolSpec, text: string) => number;
 
-/** Tools scoring at least this share of the best are close enough to prefer one that can actually be called. */
+/** Tools whose words score at least this share of the best are close enough to prefer one that can actually be called. */
 const CLOSE = 0.75;
-/** A clause's best tool must score at least this share of the whole prompt's best to count as a request of its own. */
+/** A clause's best words score must be at least this share of the whole prompt's to count as a request of its own. */
 const MIN_CLAUSE_SHARE = 0.15;
 
 export interface PlannedCall {
@@ -132,30 +83,37 @@ export interface PlannedCall {
 }
 
 /**
- * The calls to make, in prompt order. One tool normally: the best match of the whole prompt (any tool at all when
- * only one is offered, as in prompt execution), weighed among close runners-up by how well the prompt's values fit each tool (a
- * tool missing a required value is out; one that uses all the values given is preferred). Several when at least two clauses each point at a different tool: a clause counts when among its
+ * The calls to make, in prompt order. One tool normally: the first of the search order of the whole prompt (any tool
+ * at all when only one is offered, as in prompt execution), unless the prompt's values fit a close runner-up better
+ * (a tool missing a required value is out; one that uses all the values given is preferred; equal fits keep the
+ * search order). Several when at least two clauses each point at a different tool: a clause counts when among its
  * close matches exactly one tool can be called with the clause's own values.
  */
 export function planCalls(prompt: string, tools: LlmToolSpec[], limit: number, fitOf: FitOf = () => 1): PlannedCall[] {
   if (tools.length === 0 || limit < 1) return [];
   const index = indexTools(tools);
   const ranked = rankTools(index, analyzePrompt(prompt).masked);
-  const best = ranked[0];
-  if (tools.length > 1 && best.score <= 0) return [];
-  const closeTo = (list: ScoredTool[]) => list.filter((r) => r.score >= CLOSE * list[0].score).slice(0, 5);
+  if (ranked.length === 0 && tools.length > 1) return [];
+  const best = ranked[0] ?? { spec: tools[0], score: 0 };
+  // Close: among the first five of the order, those whose words score at least CLOSE of the best such score.
+  const closeTo = (list: ScoredTool[]) => {
+    const top = list.slice(0, 5);
+    const most = Math.max(0, ...top.map((r) => r.score));
+    return top.filter((r) => r.score >= CLOSE * most);
+  };
   const fitting = closeTo(ranked)
-    .map((r) => ({ ...r, score: r.score * fitOf(r.spec, prompt) }))
-    .filter((r) => r.score > 0)
-    .sort((a, b) => b.score - a.score);
+    .map((r) => ({ ...r, fit: fitOf(r.spec, prompt) }))
+    .filter((r) => r.fit > 0)
+    .sort((a, b) => b.fit - a.fit);
   const chosen = fitting[0] ?? best;
   const single = [{ spec: chosen.spec, text: prompt }];
   const clauses = splitClauses(prompt);
   if (limit < 2 || clauses.length < 2) return single;
+  const wholeBest = Math.max(0, ...ranked.map((r) => r.score));
   const calls: PlannedCall[] = [];
   for (const clause of clauses) {
     const clauseRanked = rankTools(index, analyzePrompt(clause).masked);
-    if (!clauseRanked[0] || clauseRanked[0].score <= MIN_CLAUSE_SHARE * best.score) continue;
+    if (!clauseRanked[0] || Math.max(...clauseRanked.map((r) => r.score)) <= MIN_CLAUSE_SHARE * wholeBest) continue;
     const callable = closeTo(clauseRanked).filter((r) => fitOf(r.spec, clause) > 0);
     if (callable.length === 1 && !calls.some((c) => c.spec === callable[0].spec)) calls.push({ spec: callable[0].spec, text: clause });
   }

@@ -1,6 +1,6 @@
 /**
  * The offline LLM provider, the default when no LLM_BASE_URL is configured: deterministic and honest about what it
- * is (its model names say `offline`). Its agent chooses tools by BM25 over their descriptions, fills arguments from
+ * is (its model names say `offline`). Its agent chooses tools as registry search ranks them (core/search), fills arguments from
  * the prompt by each tool's JSON Schema, calls them and answers from their outputs; its judge applies rules; its
  * embeddings are hashed TF-IDF vectors; its scenarios are built from the tools' schemas and examples.
  */
@@ -96,7 +96,8 @@ async function runAgent(opts: AgentRunOptions): Promise<AgentResult> {
   const text = parts.length ? parts.join('\n') : noToolAnswer(opts.tools);
   streamAnswer(text, opts);
   // Word counts, not model tokens: no model ran. Input is what a model would have read (system, prompt, tools).
-  const inputTokens = countWords([opts.system ?? '', opts.prompt, JSON.stringify(opts.tools)].join(' '));
+  const offered = opts.tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+  const inputTokens = countWords([opts.system ?? '', opts.prompt, JSON.stringify(offered)].join(' '));
   const outputTokens = countWords(text);
   return { ...INFO, text, steps, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens } };
 }

@@ -4,12 +4,19 @@
  * generation. Two implementations: OpenAI-compatible (Vercel AI SDK) and a deterministic offline one whose model
  * names say `offline`. Nothing pretends to be an LLM that is not one.
  */
+import type { SearchDocument } from '../search/engine.js';
 
 /** A tool offered to the agent: its name as the model sees it, and its JSON Schema. */
 export interface LlmToolSpec {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /**
+   * The tool as registry search indexes it (its package, category, health and quality too), so that the offline
+   * agent ranks the offered tools as search does. Never sent to a model. Absent: ranked by name, description and
+   * input schema alone.
+   */
+  searchDocument?: SearchDocument;
 }
 
 /** What running one tool call produced (the caller runs it through the queue and the sandbox). */

@@ -111,23 +111,38 @@ export function splitToolRef(ref: string): { packageName: string; toolName: stri
   return version === undefined ? { packageName, toolName } : { packageName, toolName, version };
 }
 
-/** All tools with the fields the search engines index (the input schema as the text of its parameters). */
+/** What the search engines index for a tool: the input schema as the text of its parameters (schemaText()). */
+export function searchDocumentOf(
+  t: Pick<ToolRow, 'id' | 'name' | 'description' | 'input_schema' | 'package_name' | 'package_category' | 'health_status' | 'quality_score'>,
+): SearchDocument {
+  return {
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    parameters: schemaText(t.input_schema),
+    packageName: t.package_name,
+    category: t.package_category,
+    healthStatus: t.health_status,
+    qualityScore: t.quality_score,
+  };
+}
+
+/** All tools as the search engines index them (searchDocumentOf()). */
 export async function listSearchDocuments(db: Db, ids?: string[]): Promise<SearchDocument[]> {
   const q = toolsQuery(db).select(
     't.id',
     't.name',
     't.description',
-    't.input_schema as inputSchema',
-    'p.name as packageName',
-    'p.category',
-    't.health_status as healthStatus',
-    't.quality_score as qualityScore',
+    't.input_schema',
+    'p.name as package_name',
+    'p.category as package_category',
+    't.health_status',
+    't.quality_score',
   );
   if (ids) q.whereIn('t.id', ids);
   // A hidden package's tools leave search (they stay runnable by reference).
   q.where('p.hidden', false);
-  const rows = (await q) as (Omit<SearchDocument, 'parameters'> & { inputSchema: unknown })[];
-  return rows.map(({ inputSchema, ...doc }) => ({ ...doc, parameters: schemaText(inputSchema) }));
+  return ((await q) as Parameters<typeof searchDocumentOf>[0][]).map(searchDocumentOf);
 }
 
 export async function updateTool(db: Db, id: string, patch: Partial<Omit<ToolRow, 'id'>>): Promise<void> {

@@ -1,14 +1,14 @@
 /**
  * The embedded search engine's analyzer, shared by its documents and queries: words split on punctuation, camelCase
  * and letter/digit runs (plural acronyms kept whole: "IDs" → id, "getURLs" → get + url), glued forms of compounds,
- * a stop-word list for conversational English, Porter stemming. Queries additionally carry per-term counts, whether
- * the last word may still be being typed, and glued runs of consecutive words ("cancel a timed switch" →
- * "canceltimedswitch").
+ * a stop-word list for conversational English, Porter stemming (the `stemmer` package). Queries additionally carry
+ * per-term counts, whether the last word may still be being typed, and glued runs of consecutive words ("cancel a
+ * timed switch" → "canceltimedswitch").
  *
- * core/search/text.ts is the older, lighter analyzer; core/llm still uses it and it is left unchanged.
+ * The only analyzer: registry search, an MCP endpoint's search_tools, the offline agent's tool choice and its
+ * argument filling, judge and scenarios all read text through it.
  */
-import { porterStem } from './porter.js';
-import { synonymGroups } from './text.js';
+import { stemmer } from 'stemmer';
 import { withoutInstruction } from './instruction.js';
 
 /**
@@ -39,13 +39,23 @@ const LETTER_DIGIT = /(?<=\p{L})(?=\p{N})|(?<=\p{N})(?=\p{L})/u;
 const PLURAL_ACRONYM = /(\p{Lu}{2,})s(?=\p{Lu}|$)/gu;
 const ALL_CAPS = /^\p{Lu}{2,}$/u;
 
+/** Plural-looking words whose "singular" would be another word ("news" is no plural of "new"). */
+const STEM_EXCEPTIONS: ReadonlyMap<string, string> = new Map([
+  ['news', 'news'],
+  ['series', 'series'],
+  ['species', 'species'],
+]);
+
 const stemCache = new Map<string, string>();
 
-/** Porter stem, memoised (documents and queries repeat words). */
+/**
+ * Porter stem of one lowercased word (`stemmer`; words of 1–2 letters, or with anything but a–z, unchanged; the
+ * exceptions above kept as they are), memoised: documents and queries repeat words.
+ */
 export function searchStem(word: string): string {
   let s = stemCache.get(word);
   if (s === undefined) {
-    s = porterStem(word);
+    s = word.length <= 2 || !/^[a-z]+$/.test(word) ? word : (STEM_EXCEPTIONS.get(word) ?? stemmer(word));
     if (stemCache.size < 100_000) stemCache.set(word, s);
   }
   return s;
@@ -127,6 +137,14 @@ export function nameTerms(name: string, out: string[] = []): string[] {
   const joined = (name.match(/[\p{L}\p{N}]+/gu) ?? []).join('').replace(PLURAL_ACRONYM, '$1').toLowerCase();
   if (joined.length > 0 && !out.includes(joined) && !out.includes(searchStem(joined))) out.push(joined);
   return out;
+}
+
+/** The words inside a camelCase name, for engines whose own tokenizer keeps `csvToJson` whole: "csv to json". */
+export function nameWords(name: string): string {
+  return (name.match(/[\p{L}\p{N}]+/gu) ?? [])
+    .flatMap((w) => w.split(CAMEL))
+    .join(' ')
+    .toLowerCase();
 }
 
 /**
@@ -244,9 +262,30 @@ export function queryJoins(q: string): { term: string; words: number }[] {
   return [...seen].map(([term, words]) => ({ term, words }));
 }
 
+/**
+ * Words that mean the same in a tool query. Small on purpose: only verbs and nouns that tool descriptions use
+ * interchangeably ("strip html tags" → "drops ... tags", "sha256 of a string" → "... of a text").
+ */
+const SYNONYM_GROUPS: readonly (readonly string[])[] = [
+  ['remove', 'strip', 'delete', 'drop'],
+  ['convert', 'transform', 'turn'],
+  ['compare', 'diff'],
+  ['check', 'validate', 'verify'],
+  ['create', 'generate', 'make'],
+  ['text', 'string'],
+  ['hash', 'digest', 'checksum'],
+  ['extract', 'scrape'],
+  ['email', 'mail'],
+];
+
+/** The synonym groups as plain words, for engines with their own synonym setting (Meilisearch). */
+export function synonymGroups(): readonly (readonly string[])[] {
+  return SYNONYM_GROUPS;
+}
+
 let synonymIndex: Map<string, string[]> | undefined;
 
-/** Other stems that mean the same as a stem (the synonym groups of text.ts, stemmed with this analyzer). */
+/** Other stems that mean the same as a stem (the synonym groups above, stemmed with this analyzer). */
 export function searchSynonymsOf(term: string): string[] {
   if (!synonymIndex) {
     synonymIndex = new Map();

@@ -4,7 +4,7 @@
  * not meet the latency goal at 10,000 tools (see bench/search.ts); tests/search-relevance.test.ts shows it ranks at
  * least as well.
  */
-import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './engine.js';
+import type { SearchDocument, SearchEngine, SearchHit, SearchQuery, SearchResult } from './engine.js';
 import { InvertedIndex } from './inverted-index.js';
 import { DEFAULT_RANKING, Ranker, type RankingParams } from './ranker.js';
 import { wordVectors } from './word-vectors.js';
@@ -37,4 +37,17 @@ export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING): S
     },
     async close() {},
   };
+}
+
+/**
+ * A given set of documents ranked for a query, best first, only those matching a word of it: the embedded engine's
+ * index, analyzer and ranking over just these documents (a collection's tools for an MCP endpoint's search_tools,
+ * the tools offered to the offline agent). Over the same documents the order is the registry search's (`GET
+ * /api/tools/search` with the embedded engine), since word rarity is counted within the set.
+ */
+export function rankDocuments(docs: SearchDocument[], q: string, params: RankingParams = DEFAULT_RANKING): SearchHit[] {
+  const index = new InvertedIndex(params.semanticWeight > 0 ? wordVectors() : null);
+  for (const doc of docs) index.upsert(doc);
+  index.dict.settle();
+  return new Ranker(index, params).search({ q, limit: Math.max(docs.length, 1) }).hits;
 }

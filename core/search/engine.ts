@@ -31,6 +31,11 @@ export interface SearchQuery {
 export interface SearchHit {
   id: string;
   score: number;
+  /**
+   * The embedded engine's BM25F score before meaning re-weighs it (score is relative to the best hit): comparable
+   * between two queries over the same documents, as the offline agent compares a clause with its whole prompt.
+   */
+  lexical?: number;
 }
 
 export interface SearchResult {

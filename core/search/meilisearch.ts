@@ -5,8 +5,7 @@
  */
 import { Meilisearch, MeilisearchApiError, type EnqueuedTaskPromise, type Settings } from 'meilisearch';
 import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './engine.js';
-import { SEARCH_STOP_WORDS } from './analyzer.js';
-import { nameWords, synonymGroups } from './text.js';
+import { nameWords, SEARCH_STOP_WORDS, synonymGroups } from './analyzer.js';
 import { withoutInstruction } from './instruction.js';
 
 export interface MeiliSearchOptions {

@@ -81,6 +81,8 @@ export class Ranker {
   private normVersion = -1;
   private norms = new Float64Array(0);
   private acc = new Float64Array(0);
+  /** acc before the semantic re-weighting. */
+  private lexical = new Float64Array(0);
   private best = new Float64Array(0);
   private cover = new Float64Array(0);
   private accMark = new Uint32Array(0);
@@ -122,10 +124,11 @@ export class Ranker {
     }
     const coverage = this.params.coverage;
     if (coverage > 0 && mass > 0) for (const s of hits) this.acc[s] *= (this.cover[s] / mass) ** coverage;
+    for (const s of hits) this.lexical[s] = this.acc[s];
     if (this.params.semanticWeight > 0) this.reweigh(hits, parsed.text);
     const offset = query.offset ?? 0;
     const top = this.topK(hits, offset + query.limit).slice(offset);
-    return { total: hits.length, hits: top.map((s): SearchHit => ({ id: ix.ids[s], score: this.acc[s] })) };
+    return { total: hits.length, hits: top.map((s): SearchHit => ({ id: ix.ids[s], score: this.acc[s], lexical: this.lexical[s] })) };
   }
 
   /**
@@ -299,6 +302,7 @@ export class Ranker {
     if (this.acc.length < ix.slotCount) {
       const n = Math.max(ix.slotCount, 1024) * 2;
       this.acc = new Float64Array(n);
+      this.lexical = new Float64Array(n);
       this.best = new Float64Array(n);
       this.cover = new Float64Array(n);
       this.accMark = new Uint32Array(n);

@@ -1,11 +1,12 @@
 /**
  * A SearchEngine on MiniSearch, tuned as far as its options allow (same analyzer as the embedded engine, field
  * boosts, prefix on the last term only, typo tolerance by term length). Not the default: it is the yardstick the
- * embedded engine's relevance (MRR) and latency are measured against in tests and bench/search.ts.
+ * embedded engine's relevance (MRR) and latency are measured against in tests and bench/search.ts. The only user
+ * of the `minisearch` package (a devDependency).
  */
 import MiniSearch from 'minisearch';
-import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './engine.js';
-import { tokenize, tokenizeName } from './text.js';
+import { nameTerms, textTerms } from '../core/search/analyzer.js';
+import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from '../core/search/engine.js';
 
 const FIELDS = ['name', 'description', 'packageName', 'category'] as const;
 const BOOST = { name: 4, description: 2, packageName: 1, category: 0.5 };
@@ -16,12 +17,12 @@ function createIndex(): MiniSearch<SearchDocument> {
   return new MiniSearch<SearchDocument>({
     fields: [...FIELDS],
     storeFields: ['category', 'healthStatus', 'qualityScore'],
-    tokenize: (text, field) => (field === 'name' || field === 'packageName' ? tokenizeName(text) : tokenize(text)),
+    tokenize: (text, field) => (field === 'name' || field === 'packageName' ? nameTerms(text) : textTerms(text)),
     processTerm: (term) => term,
     searchOptions: {
       boost: BOOST,
       combineWith: 'OR',
-      tokenize: (text) => tokenize(text),
+      tokenize: (text) => textTerms(text),
       prefix: (_term, i, terms) => i === terms.length - 1,
       fuzzy: (term) => (term.length >= 8 ? 2 : term.length >= 4 ? 1 : false),
       weights: { fuzzy: 0.45, prefix: 0.6 },
@@ -50,7 +51,7 @@ export function createMiniSearchEngine(): SearchEngine {
       for (const id of ids) if (index.has(id)) index.discard(id);
     },
     async search(query: SearchQuery): Promise<SearchResult> {
-      if (tokenize(query.q).length === 0) return { total: 0, hits: [] };
+      if (textTerms(query.q).length === 0) return { total: 0, hits: [] };
       const results = index.search(query.q, {
         filter: (r) => {
           const s = r as unknown as Stored;
