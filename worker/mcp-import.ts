@@ -20,6 +20,7 @@ import type { WorkerDeps } from './deps.js';
 import { recordHealth } from './health.js';
 import type { ImportResult } from './import.js';
 import { packageJsonProblems } from '../core/packages/npm-rules.js';
+import { bundleMcpServer, removeMcpBundle } from '../sandbox/mcp-bundle.js';
 
 /** Starting a server and listing its tools, in the sandbox. */
 export const MCP_DESCRIBE_TIMEOUT_MS = 30_000;
@@ -40,7 +41,17 @@ export async function importMcpServer(
   // `initialize` in the guest's process; guest/mcp-pipe.cjs).
   let ref: PackageRef = { name: String(pkg.name), version: String(pkg.version), dir: installed.dir, mcp: { bin: plan.bin, args: plan.args, inGuest: true } };
   const started = performance.now();
+  // The one-file bundle (sandbox/mcp-bundle.ts) is made while the server starts from its bin.
+  const bundling = bundleMcpServer(installed.dir, plan.bin);
   let d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
+  const bundled = await bundling;
+  if (d.kind === 'ok' && 'file' in bundled) {
+    // The bundle is used only when the server started from it lists the very same tools; else it runs as before.
+    const withBundle: PackageRef = { ...ref, mcp: { ...ref.mcp!, bundle: bundled.file } };
+    const b = await deps.sandbox.describe(withBundle, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
+    if (b.kind === 'ok' && JSON.stringify(b.tools) === JSON.stringify(d.tools)) ref = withBundle;
+  }
+  if (ref.mcp?.bundle === undefined && 'file' in bundled) await removeMcpBundle(installed.dir);
   if (d.kind === 'load_error' || d.kind === 'timeout') {
     ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: false } };
     d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
@@ -69,7 +80,7 @@ export async function importMcpServer(
       ...(t.title ? { title: t.title } : {}),
       ...(t.annotations ? { annotations: t.annotations } : {}),
     })),
-    mcp: { bin: plan.bin, args: plan.args, network: plan.network, inGuest: ref.mcp?.inGuest === true },
+    mcp: { bin: plan.bin, args: plan.args, network: plan.network, inGuest: ref.mcp?.inGuest === true, ...(ref.mcp?.bundle ? { bundle: ref.mcp.bundle } : {}) },
   };
   const declared = plan.env.map((v) => v.name);
   const snapshot: VersionTool[] = d.tools.map((t) => ({
