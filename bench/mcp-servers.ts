@@ -202,6 +202,7 @@ async function main() {
         entry.tools = r.body.data.tools.length;
         const row = await svc.worker.deps.db('packages').where({ name: r.body.data.package.name }).first();
         entry.in_guest = row?.manifest?.mcp?.inGuest === true;
+        entry.bundled = typeof row?.manifest?.mcp?.bundle === 'string';
       } else {
         entry.error = String(r.body?.error?.message ?? JSON.stringify(r.body)).slice(0, 300);
         entry.outside = await outsideSandbox(path.join(svc.dir, 'outside-cache'), s.source, s.body);

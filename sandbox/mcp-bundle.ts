@@ -2,9 +2,10 @@
  * One-file bundles of MCP servers, for faster starts. Under gVisor's ptrace platform every system call of the guest
  * is trapped, and loading a real server's few hundred modules (each resolved, stat'ed, opened and read, its
  * package.json files read) costs 1.5–2 s of CPU (0.4 s outside the sandbox). So at import the worker bundles the
- * server's bin with esbuild into ONE minified ES module, `<package>/.toolshed/mcp-server.mjs`, which the guest loads
- * in place of the bin (guest/mcp-pipe.cjs): server-everything lists its tools from a pooled sandbox in ~0.6 s instead
- * of ~2.3 s (bench/mcp-servers.ts).
+ * server's bin with esbuild into a few minified ES modules in `<package>/.toolshed-mcp-bundle/`: `mcp-server.mjs`, and
+ * chunks for what the server imports with `import()` (so a server that loads its HTTP transport only when asked to
+ * does not parse it for stdio). The guest loads that file in place of the bin (guest/mcp-pipe.cjs): server-everything
+ * lists its tools from a pooled sandbox in ~0.6 s instead of ~1.8 s (bench/mcp-servers.ts).
  *
  * What keeps the bundle's behaviour the server's own:
  * - `import.meta.url` / `.filename` / `.dirname`, and `__filename` / `__dirname` of CommonJS files, are those of each
@@ -17,12 +18,16 @@
  * - The import uses the bundle only when the server, started from it, lists the very same tools as started from its
  *   bin (worker/mcp-import.ts); otherwise it runs as before. The host never runs the bundle.
  */
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
 /** Where the bundle goes, relative to the package dir (a dot-dir npm packages do not ship). */
-export const MCP_BUNDLE_FILE = '.toolshed/mcp-server.mjs';
+export const MCP_BUNDLE_DIR = '.toolshed-mcp-bundle';
+export const MCP_BUNDLE_FILE = `${MCP_BUNDLE_DIR}/mcp-server.mjs`;
+/** Marks a bundle dir as ours (a package that ships a dir of that name gets no bundle, and keeps its files). */
+const MARKER = '.made-by-toolshed';
 const BUILD_TIMEOUT_MS = 60_000;
 const SOURCE_FILE = /\.(m|c)?js$/;
 
@@ -58,7 +63,7 @@ export function relocate(source: string, rel: string): string {
 export type BundleResult = { file: string; inputs: number; bytes: number; ms: number } | { error: string };
 
 /**
- * Bundles the server's bin into `<pkgDir>/.toolshed/mcp-server.mjs` (written atomically); an error says why there is
+ * Bundles the server's bin into `<pkgDir>/.toolshed-mcp-bundle/` (moved into place when done); an error says why there is
  * none (the server then runs from its bin).
  */
 export async function bundleMcpServer(pkgDir: string, bin: string): Promise<BundleResult> {
@@ -87,9 +92,10 @@ export async function bundleMcpServer(pkgDir: string, bin: string): Promise<Bund
     },
   };
   const external = new Set(['*.node']);
-  const tmp = `${outFile}.${process.pid}.${createHash('sha256').update(String(Math.random())).digest('hex').slice(0, 8)}.tmp`;
+  if (existsSync(outDir) && !existsSync(path.join(outDir, MARKER))) return { error: `the package has a ${MCP_BUNDLE_DIR} of its own` };
+  // Built beside, in a dir of the same depth (so relative paths hold), then moved into place.
+  const tmp = `${outDir}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    await fs.mkdir(outDir, { recursive: true, mode: 0o755 });
     // Up to three passes: what esbuild cannot resolve becomes external (loaded at run time, if at all).
     for (let pass = 0; ; pass++) {
       const build = esbuild.build({
@@ -102,7 +108,11 @@ export async function bundleMcpServer(pkgDir: string, bin: string): Promise<Bund
         minify: true,
         keepNames: true,
         legalComments: 'none',
-        outfile: tmp,
+        outdir: tmp,
+        splitting: true,
+        entryNames: 'mcp-server',
+        chunkNames: 'chunk-[hash]',
+        outExtension: { '.js': '.mjs' },
         external: [...external],
         banner: { js: BANNER },
         plugins: [relocatePlugin],
@@ -132,19 +142,23 @@ export async function bundleMcpServer(pkgDir: string, bin: string): Promise<Bund
         const real = await fs.realpath(path.resolve(root, input)).catch(() => '');
         if (!inside(real)) return { error: `the server reaches outside its package: ${input.slice(0, 200)}` };
       }
-      await fs.chmod(tmp, 0o644);
-      await fs.rename(tmp, outFile);
-      const bytes = (await fs.stat(outFile)).size;
+      let bytes = 0;
+      for (const f of await fs.readdir(tmp)) bytes += (await fs.stat(path.join(tmp, f))).size;
+      await fs.writeFile(path.join(tmp, MARKER), '');
+      await fs.chmod(tmp, 0o755);
+      await fs.rm(outDir, { recursive: true, force: true });
+      await fs.rename(tmp, outDir);
       return { file: MCP_BUNDLE_FILE, inputs: inputs.length, bytes, ms: Math.round(performance.now() - started) };
     }
   } catch (err) {
     return { error: (err as Error).message.slice(0, 300) };
   } finally {
-    await fs.rm(tmp, { force: true });
+    await fs.rm(tmp, { recursive: true, force: true });
   }
 }
 
 /** Removes a bundle the import decided not to use. */
 export async function removeMcpBundle(pkgDir: string): Promise<void> {
-  await fs.rm(path.join(pkgDir, MCP_BUNDLE_FILE), { force: true });
+  const dir = path.join(pkgDir, MCP_BUNDLE_DIR);
+  if (existsSync(path.join(dir, MARKER))) await fs.rm(dir, { recursive: true, force: true });
 }

@@ -1,5 +1,5 @@
 /**
- * MCP servers start from a one-file bundle made at import (sandbox/mcp-bundle.ts): a real server
+ * MCP servers start from a bundle (one module and a few chunks) made at import (sandbox/mcp-bundle.ts): a real server
  * (@modelcontextprotocol/server-everything) and hand-written ones, in gVisor sandboxes with the official MCP client.
  * The bundle is used only when the server started from it lists the very same tools as from its bin; a server it
  * breaks runs as before, and a server reaching outside its package gets no bundle (no host file in it).
@@ -13,7 +13,7 @@ import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 
 const MODULES = path.resolve(new URL('../node_modules', import.meta.url).pathname);
 const EVERYTHING = '@modelcontextprotocol/server-everything';
-const BUNDLE = '.toolshed/mcp-server.mjs';
+const BUNDLE = '.toolshed-mcp-bundle/mcp-server.mjs';
 let svc: Service;
 let root: string;
 
@@ -45,7 +45,7 @@ async function fixture(name: string, files: Record<string, string>): Promise<str
 }
 const fixtureServer = () => fs.readFile(path.join(FIXTURES_DIR, 'mcp-servers', 'server.cjs'), 'utf8');
 
-test('a real MCP server runs from the one-file bundle made at import: the same tools, and its calls answer', async (t) => {
+test('a real MCP server runs from the bundle made at import: the same tools, and its calls answer', async (t) => {
   const res = await importPath(path.join(MODULES, EVERYTHING));
   t.is(res.status, 201, res.text);
   const row = await packageRow(EVERYTHING);
@@ -105,5 +105,19 @@ test('a server that requires a file outside its package gets no bundle: no host 
   t.is(row.manifest.mcp.bundle, undefined);
   t.false(existsSync(path.join(row.install_path, BUNDLE)));
   const call = await execute('@fixtures/bundle-outside/shout', { text: 'ok' });
+  t.is(call.status, 200, call.text);
+});
+
+test('a package that ships a dir named like the bundle keeps its files and runs from its bin', async (t) => {
+  const dir = await fixture('@fixtures/bundle-own-dir', {
+    'server.cjs': await fixtureServer(),
+    '.toolshed-mcp-bundle/notes.txt': 'the package’s own file',
+  });
+  const res = await importServer(dir);
+  t.is(res.status, 201, res.text);
+  const row = await packageRow('@fixtures/bundle-own-dir');
+  t.is(row.manifest.mcp.bundle, undefined);
+  t.is(await fs.readFile(path.join(row.install_path, '.toolshed-mcp-bundle/notes.txt'), 'utf8'), 'the package’s own file');
+  const call = await execute('@fixtures/bundle-own-dir/shout', { text: 'mine' });
   t.is(call.status, 200, call.text);
 });
