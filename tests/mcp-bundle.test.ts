@@ -61,10 +61,11 @@ test('a real MCP server runs from the bundle made at import: the same tools, and
 });
 
 test('a bundled server reads the files beside its module: its __dirname is its own, not the bundle’s', async (t) => {
-  // Mode `from-file` lists the tools named in tools.json beside server.cjs (alpha, beta, gamma when it finds none).
+  // Mode `from-file` lists the tools named in tools.json beside its module (alpha, beta, gamma when it finds none).
   const dir = await fixture('@fixtures/bundle-from-file', {
-    'server.cjs': await fixtureServer(),
-    'tools.json': JSON.stringify([{ name: 'delta' }, { name: 'epsilon' }]),
+    'server.cjs': "require('./lib/impl.cjs');\n",
+    'lib/impl.cjs': await fixtureServer(),
+    'lib/tools.json': JSON.stringify([{ name: 'delta' }, { name: 'epsilon' }]),
   });
   const res = await importServer(dir, { args: ['from-file'] });
   t.is(res.status, 201, res.text);
@@ -78,7 +79,8 @@ test('a bundled server reads the files beside its module: its __dirname is its o
 test('a server its bundle breaks (a require esbuild cannot follow) runs from its bin as before', async (t) => {
   // The module name is in a variable: the bundle's require looks for it beside the bundle, where it is not.
   const dir = await fixture('@fixtures/bundle-breaks', {
-    'server.cjs': "const impl = ['.', 'lib', 'impl.cjs'].join('/');\nrequire(impl);\n",
+    'server.cjs': "require('./lib/noop.cjs');\nconst impl = ['.', 'lib', 'impl.cjs'].join('/');\nrequire(impl);\n",
+    'lib/noop.cjs': 'module.exports = {};\n',
     'lib/impl.cjs': await fixtureServer(),
   });
   const res = await importServer(dir);
@@ -110,7 +112,8 @@ test('a server that requires a file outside its package gets no bundle: no host 
 
 test('a package that ships a dir named like the bundle keeps its files and runs from its bin', async (t) => {
   const dir = await fixture('@fixtures/bundle-own-dir', {
-    'server.cjs': await fixtureServer(),
+    'server.cjs': "require('./lib/impl.cjs');\n",
+    'lib/impl.cjs': await fixtureServer(),
     '.toolshed-mcp-bundle/notes.txt': 'the package’s own file',
   });
   const res = await importServer(dir);
@@ -120,4 +123,13 @@ test('a package that ships a dir named like the bundle keeps its files and runs 
   t.is(await fs.readFile(path.join(row.install_path, '.toolshed-mcp-bundle/notes.txt'), 'utf8'), 'the package’s own file');
   const call = await execute('@fixtures/bundle-own-dir/shout', { text: 'mine' });
   t.is(call.status, 200, call.text);
+});
+
+test('a server of one file gets no bundle (nothing to save): it is not started twice at import', async (t) => {
+  const dir = await fixture('@fixtures/bundle-one-file', { 'server.cjs': await fixtureServer() });
+  const res = await importServer(dir);
+  t.is(res.status, 201, res.text);
+  const row = await packageRow('@fixtures/bundle-one-file');
+  t.is(row.manifest.mcp.bundle, undefined);
+  t.false(existsSync(path.join(row.install_path, BUNDLE)));
 });
