@@ -100,10 +100,15 @@ async function outsideSandbox(cacheDir: string, source: string, body: Record<str
       stderr: 'ignore',
     });
     const client = new Client({ name: 'bench', version: '1' });
-    await client.connect(transport, { timeout: 30_000 });
-    const listed = await client.listTools(undefined, { timeout: 30_000 });
-    await client.close();
-    return `lists ${listed.tools.length} tools outside the sandbox`;
+    try {
+      await client.connect(transport, { timeout: 30_000 });
+      const listed = await client.listTools(undefined, { timeout: 30_000 });
+      return `lists ${listed.tools.length} tools outside the sandbox`;
+    } finally {
+      // A server that failed still runs as our child: it would keep the bench from exiting.
+      await client.close().catch(() => {});
+      await transport.close().catch(() => {});
+    }
   } catch (err) {
     return `fails outside the sandbox too: ${(err as Error).message.slice(0, 200)}`;
   }
