@@ -1,9 +1,10 @@
 /**
  * `npm run bench:mcp-servers`: MCP servers from npm, over HTTP against the real service (embedded Postgres, API and
  * Graphile Worker in this process, gVisor sandboxes). Figures: import time of server-everything (from node_modules);
- * boot-to-ready (a sandbox from the warm pool, the server started, initialize + tools/list answered); warm call
- * p50/p99 and cold call p50 (pool off) of server-everything's `echo` beside the plain tool text-tools/slugify in the
- * same run; then BENCH_MCP_SERVERS real servers (the list below) imported from npm one after the other, each with its
+ * boot-to-ready (a sandbox from the warm pool, the server started, initialize + tools/list answered), from the
+ * server's one-file bundle and from its bin, alternating; warm call p50/p99, cold call p50 with a pooled sandbox (no
+ * server waiting) and with the pool off too, of server-everything's `echo` beside the plain tool text-tools/slugify in
+ * the same run; then BENCH_MCP_SERVERS real servers (the list below) imported from npm one after the other, each with its
  * import time, tool count, or failure and why; a failure is also tried as a plain `node <bin>` outside the sandbox
  * (the official client over stdio), to tell our failures from the server's own. Prints one JSON line.
  */
@@ -99,10 +100,15 @@ async function outsideSandbox(cacheDir: string, source: string, body: Record<str
       stderr: 'ignore',
     });
     const client = new Client({ name: 'bench', version: '1' });
-    await client.connect(transport, { timeout: 30_000 });
-    const listed = await client.listTools(undefined, { timeout: 30_000 });
-    await client.close();
-    return `lists ${listed.tools.length} tools outside the sandbox`;
+    try {
+      await client.connect(transport, { timeout: 30_000 });
+      const listed = await client.listTools(undefined, { timeout: 30_000 });
+      return `lists ${listed.tools.length} tools outside the sandbox`;
+    } finally {
+      // A server that failed still runs as our child: it would keep the bench from exiting.
+      await client.close().catch(() => {});
+      await transport.close().catch(() => {});
+    }
   } catch (err) {
     return `fails outside the sandbox too: ${(err as Error).message.slice(0, 200)}`;
   }
@@ -124,17 +130,27 @@ async function main() {
     const row = await svc.worker.deps.db('packages').where({ name: '@modelcontextprotocol/server-everything' }).first();
     out.everything_in_guest = row.manifest.mcp.inGuest === true;
     const ref = { name: row.name, version: row.version, dir: row.install_path, mcp: row.manifest.mcp };
+    out.everything_bundle = ref.mcp.bundle ?? null;
+    // From its one-file bundle (sandbox/mcp-bundle.ts) and from its bin, alternating.
     const ready: number[] = [];
+    const readyUnbundled: number[] = [];
+    const { bundle: _bundle, ...unbundled } = ref.mcp;
     for (let i = 0; i < 5; i++) {
-      const d = await svc.worker.deps.sandbox.describe(ref, { timeoutMs: 30_000 });
-      if (d.kind === 'ok') ready.push(d.durationMs);
-      await sleep(800);
+      for (const [mcp, into] of [
+        [ref.mcp, ready],
+        [unbundled, readyUnbundled],
+      ] as const) {
+        const d = await svc.worker.deps.sandbox.describe({ ...ref, mcp }, { timeoutMs: 30_000 });
+        if (d.kind === 'ok') into.push(d.durationMs);
+        await sleep(800);
+      }
     }
     out.boot_to_ready_p50_ms = pct(ready, 50);
+    out.boot_to_ready_unbundled_p50_ms = pct(readyUnbundled, 50);
     // The same server started as a child `node <bin>` (as before servers ran in the guest's own process).
     const childReady: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const d = await svc.worker.deps.sandbox.describe({ ...ref, mcp: { ...ref.mcp, inGuest: false } }, { timeoutMs: 30_000 });
+      const d = await svc.worker.deps.sandbox.describe({ ...ref, mcp: { ...unbundled, inGuest: false } }, { timeoutMs: 30_000 });
       if (d.kind === 'ok') childReady.push(d.durationMs);
       await sleep(800);
     }
@@ -167,6 +183,13 @@ async function main() {
     await calls(api.url, echo[0], echo[1], 2, 0, { key });
     const reuse = await calls(api.url, echo[0], echo[1], N, 0, { key });
     Object.assign(out, { mcp_reuse_p50_ms: pct(reuse.ms, 50), mcp_reuse_p99_ms: pct(reuse.ms, 99), mcp_reuse_failed: reuse.failed });
+    // Cold with a pooled sandbox: no server waiting; a booted sandbox from the pool gets the package and starts it.
+    await svc.swapWorker({ SANDBOX_MCP_WARM: '0' });
+    const pooled = async () => {
+      while (svc.worker.deps.sandbox.poolStats?.().ready === 0) await sleep(50);
+    };
+    const coldPooled = await calls(api.url, echo[0], echo[1], Math.max(5, N / 2), 200, { ready: pooled });
+    Object.assign(out, { mcp_cold_pooled_p50_ms: pct(coldPooled.ms, 50), mcp_cold_pooled_failed: coldPooled.failed });
     // Cold: no booted sandbox and no started server.
     await svc.swapWorker({ SANDBOX_POOL_SIZE: '0', SANDBOX_MCP_WARM: '0' });
     const coldMcp = await calls(api.url, echo[0], echo[1], Math.max(5, N / 2), 200);
@@ -184,6 +207,7 @@ async function main() {
         entry.tools = r.body.data.tools.length;
         const row = await svc.worker.deps.db('packages').where({ name: r.body.data.package.name }).first();
         entry.in_guest = row?.manifest?.mcp?.inGuest === true;
+        entry.bundled = typeof row?.manifest?.mcp?.bundle === 'string';
       } else {
         entry.error = String(r.body?.error?.message ?? JSON.stringify(r.body)).slice(0, 300);
         entry.outside = await outsideSandbox(path.join(svc.dir, 'outside-cache'), s.source, s.body);

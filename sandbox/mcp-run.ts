@@ -11,7 +11,9 @@ export type OpenPipe = () => Promise<GuestPipe | ExitEnd | Error>;
 
 /** The guest request that starts the server (the runner adds `pkgDir`). */
 export function mcpRequest(launch: McpLaunch, env: Record<string, string>): Record<string, unknown> {
-  return { op: 'mcp', bin: launch.bin, args: launch.args ?? [], env, inGuest: launch.inGuest === true };
+  const inGuest = launch.inGuest === true;
+  // The one-file bundle (mcp-bundle.ts) is loaded in the guest's process only; a child `node` runs the bin.
+  return { op: 'mcp', bin: launch.bin, args: launch.args ?? [], env, inGuest, ...(inGuest && launch.bundle ? { bundle: launch.bundle } : {}) };
 }
 
 async function bounded<T>(open: OpenPipe, timeoutMs: number, signal: AbortSignal | undefined, use: (pipe: GuestPipe) => Promise<T>) {

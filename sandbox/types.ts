@@ -19,6 +19,8 @@ export interface McpLaunch {
   args?: string[];
   /** Run in the guest's own process (faster start, see guest/mcp-pipe.cjs) rather than as a child `node <bin>`. */
   inGuest?: boolean;
+  /** In the guest's process: load this one-file bundle of the bin instead (relative to the package dir; mcp-bundle.ts). */
+  bundle?: string;
 }
 
 export interface DescribedTool {

@@ -20,6 +20,7 @@ import type { WorkerDeps } from './deps.js';
 import { recordHealth } from './health.js';
 import type { ImportResult } from './import.js';
 import { packageJsonProblems } from '../core/packages/npm-rules.js';
+import { bundleMcpServer, removeMcpBundle } from '../sandbox/mcp-bundle.js';
 
 /** Starting a server and listing its tools, in the sandbox. */
 export const MCP_DESCRIBE_TIMEOUT_MS = 30_000;
@@ -40,7 +41,22 @@ export async function importMcpServer(
   // `initialize` in the guest's process; guest/mcp-pipe.cjs).
   let ref: PackageRef = { name: String(pkg.name), version: String(pkg.version), dir: installed.dir, mcp: { bin: plan.bin, args: plan.args, inGuest: true } };
   const started = performance.now();
+  // The bundle (sandbox/mcp-bundle.ts) is made, and the server started from it, while it starts from its bin. A
+  // server of one file gets none (nothing to save). The bundle is used only when the server started from it lists
+  // the very same tools; else the server runs as before.
+  const bundling = bundleMcpServer(installed.dir, plan.bin).then(async (bundled) => {
+    if (!('file' in bundled)) return undefined;
+    const withBundle: PackageRef = { ...ref, mcp: { ...ref.mcp!, bundle: bundled.file } };
+    if (bundled.inputs < 2) return { withBundle, described: undefined };
+    return { withBundle, described: await deps.sandbox.describe(withBundle, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) }) };
+  });
   let d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
+  const bundled = await bundling;
+  if (bundled) {
+    const b = bundled.described;
+    if (d.kind === 'ok' && b?.kind === 'ok' && JSON.stringify(b.tools) === JSON.stringify(d.tools)) ref = bundled.withBundle;
+    else await removeMcpBundle(installed.dir);
+  }
   if (d.kind === 'load_error' || d.kind === 'timeout') {
     ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: false } };
     d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
@@ -69,7 +85,7 @@ export async function importMcpServer(
       ...(t.title ? { title: t.title } : {}),
       ...(t.annotations ? { annotations: t.annotations } : {}),
     })),
-    mcp: { bin: plan.bin, args: plan.args, network: plan.network, inGuest: ref.mcp?.inGuest === true },
+    mcp: { bin: plan.bin, args: plan.args, network: plan.network, inGuest: ref.mcp?.inGuest === true, ...(ref.mcp?.bundle ? { bundle: ref.mcp.bundle } : {}) },
   };
   const declared = plan.env.map((v) => v.name);
   const snapshot: VersionTool[] = d.tools.map((t) => ({

@@ -18,11 +18,17 @@ const PIPE_MARKER = '@@toolshed-pipe';
 /** The server's V8 heap: most of the sandbox's memory (the guest itself needs little once it only pipes). */
 const SERVER_HEAP_MB = 160;
 
-/** The server's entry, argv and env, or undefined (after saying why) when the entry is outside the package. */
+/**
+ * The server's entry, argv and env, or undefined (after saying why) when the entry is outside the package. `entry` is
+ * what is loaded: the bin, or the one-file bundle made of it at import (`req.bundle`, sandbox/mcp-bundle.ts), which
+ * runs with the bin as its argv[1] (servers compare it with their own import.meta.url, which the bundle keeps).
+ */
 function launchOf(req) {
   const pkgDir = String(req.pkgDir ?? '');
+  const inPkg = (p) => p.startsWith(`${pkgDir}/`);
   const bin = path.resolve(pkgDir, String(req.bin ?? ''));
-  if (!pkgDir || !bin.startsWith(`${pkgDir}/`)) {
+  const entry = typeof req.bundle === 'string' && req.bundle ? path.resolve(pkgDir, req.bundle) : bin;
+  if (!pkgDir || !inPkg(bin) || !inPkg(entry)) {
     process.stderr.write('mcp: the server entry is not inside the package\n');
     return undefined;
   }
@@ -30,7 +36,7 @@ function launchOf(req) {
   const home = process.env.HOME || process.cwd();
   const env = { HOME: home, TMPDIR: '/tmp', PATH: '/usr/bin:/bin', NODE_ENV: 'production' };
   for (const [k, v] of Object.entries(req.env && typeof req.env === 'object' ? req.env : {})) env[k] = String(v);
-  return { bin, args, home, env };
+  return { bin, entry, args, home, env };
 }
 
 /** Runs the server in this process (see above); `importFile` is the guest loader's. */
@@ -65,7 +71,7 @@ async function serveMcpInGuest(req, writeOut, importFile, exit) {
   process.stdout.write = writeOut;
   writeOut(`${PIPE_MARKER} ${String(req.nonce ?? '')}\n`);
   try {
-    await importFile(launch.bin);
+    await importFile(launch.entry);
   } catch (err) {
     process.stderr.write(`mcp: the server failed to load: ${err && err.stack ? err.stack : String(err)}\n`);
     exit(1);
