@@ -44,11 +44,17 @@ export async function importMcpServer(
   // The bundle (sandbox/mcp-bundle.ts) is made, and the server started from it, while it starts from its bin. A
   // server of one file gets none (nothing to save). The bundle is used only when the server started from it lists
   // the very same tools; else the server runs as before.
-  const bundling = bundleMcpServer(installed.dir, plan.bin).then(async (bundled) => {
+  const tryBundle = bundleMcpServer(installed.dir, plan.bin).then(async (bundled) => {
     if (!('file' in bundled)) return undefined;
     const withBundle: PackageRef = { ...ref, mcp: { ...ref.mcp!, bundle: bundled.file } };
     if (bundled.inputs < 2) return { withBundle, described: undefined };
     return { withBundle, described: await deps.sandbox.describe(withBundle, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) }) };
+  });
+  // The bundle is an optimisation: whatever goes wrong with it, the import goes on with the bin.
+  const bundling = tryBundle.catch(async (err: unknown) => {
+    deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP bundle failed; the server runs from its bin');
+    await removeMcpBundle(installed.dir).catch(() => undefined);
+    return undefined;
   });
   let d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
   const bundled = await bundling;
