@@ -63,6 +63,9 @@ test.serial('a graceful shutdown lets the running execution finish; nothing is l
   await until(async () => ((await execution(id))?.status === 'running' ? true : undefined), 60_000, 'the execution to start');
   const code = await stop(w, 'SIGTERM');
   t.is(code, 0);
+  // Its job was completed before the process exited: it is not left in the queue to run again.
+  const left = await svc.api.deps.db.raw(`select id from graphile_worker._private_jobs where payload->>'executionId' = ?`, [id]);
+  t.deepEqual(left.rows, [], 'the finished job is not left in the queue');
   const row = await execution(id);
   t.not(row.status, 'running');
   t.true(['succeeded', 'failed'].includes(row.status));

@@ -104,6 +104,10 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
     // A stop waits this long for running jobs, then aborts them (helpers.abortSignal: tool runs, health checks and the
     // npm poll end promptly), well within the process's own stop deadline (STOP_DEADLINE_MS).
     gracefulShutdownAbortTimeout: SHUTDOWN_ABORT_MS,
+    // Unbatched, Graphile writes a job's completion (or failure) without waiting for it, and a stop does not wait
+    // for that write either: a job that finished just before a stop stayed in the queue and ran again. Batched
+    // (with no delay), the stop flushes them before it returns.
+    preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
     pollInterval: 1000,
     logger: new GraphileLogger(logFactory),
   });

@@ -140,7 +140,8 @@ test('a package name or version that climbs out of the cache is a 400 and nothin
   t.is(await svc.api.deps.db('packages').where('name', 'like', `%${escapedName}%`).first(), undefined);
 });
 
-test('a path: import of a folder that holds the package cache, or lies inside it, is a 400 naming the source', async (t) => {
+// Serial (AVA runs serial tests before the others): the file's other imports stage folders in the cache meanwhile.
+test.serial('a path: import of a folder that holds the package cache, or lies inside it, is a 400 naming the source', async (t) => {
   const cache = svc.config.PACKAGE_CACHE_DIR;
   const installed = (await fs.readdir(cache)).find((n) => !n.startsWith('.'));
   for (const dir of [path.dirname(cache), cache, ...(installed ? [path.join(cache, installed)] : [])]) {
