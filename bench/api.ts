@@ -135,7 +135,9 @@ async function main() {
     /** One API process, as `web` runs in production; with `metrics`, METRICS_TOKEN is set and a scraper reads it every 5 s. */
     const startServer = async (metrics: boolean) => {
       const port = await freePort();
-      const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+      // BENCH_NODE_ARGS: extra node flags for the servers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a route).
+      const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+      const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'api/server.ts'], {
         env: {
           PATH: process.env.PATH,
           DATABASE_URL: url,
@@ -173,11 +175,14 @@ async function main() {
       if (metrics) scrapers.push(setInterval(() => void scrape().catch(() => undefined), 5000));
       return base;
     };
-    const routePaths: Record<string, string[]> = {
+    const allRoutes: Record<string, string[]> = {
       'GET /api/tools': ['/api/tools', '/api/tools?limit=50&offset=100', '/api/tools?category=security'],
       'GET /api/tools/search': queries.slice(0, 1000).map((q) => `/api/tools/search?q=${encodeURIComponent(q)}`),
       'GET /api/tools/:id': ids.slice(0, 2000).map((id) => `/api/tools/${id}`),
     };
+    // BENCH_ROUTES=search (a substring of the route names): load only those routes.
+    const only = process.env.BENCH_ROUTES;
+    const routePaths = Object.fromEntries(Object.entries(allRoutes).filter(([route]) => !only || route.includes(only)));
     // What counting one request costs in process (a counter and a histogram), independent of the machine's load.
     const metrics = createMetrics();
     const ops = ['/api/tools', '/api/tools/search', '/api/tools/*ref'];

@@ -74,8 +74,8 @@ async function listItem(query = 'q=cache%20probe') {
   const res = await svc.request('GET', `/api/tools?${query}`);
   return res.body.data.find((x: { id: string }) => x.id === toolId);
 }
-async function searchItem() {
-  const res = await svc.request('GET', '/api/tools/search?q=cache%20probe%20doubles');
+async function searchItem(q = 'cache probe doubles') {
+  const res = await svc.request('GET', `/api/tools/search?q=${encodeURIComponent(q)}`);
   return res.body.results.tools.find((x: { id: string }) => x.id === toolId);
 }
 /** Reads every view once, so that each is cached before a change. */
@@ -163,6 +163,9 @@ test.serial('rating: averageRating and ratingCount show in the detail, list and 
 
 test.serial('a new version: description, schemas, permissions, env and version show in the detail, list and search', async (t) => {
   await warm();
+  // Search's `match` (the share of the query's words the tool has) is worked out once per cached row: 2 of 4 now.
+  const wordsOfTheNewVersion = 'cache probe label second';
+  t.is((await searchItem(wordsOfTheNewVersion)).match, 0.5);
   const outputSchema = { type: 'object', properties: { doubled: { type: 'integer' } }, required: ['doubled'] };
   await writePackage('1.1.0', {
     description: 'Doubles a number for the cache probe (second wording).',
@@ -186,6 +189,7 @@ test.serial('a new version: description, schemas, permissions, env and version s
   await until(async () => fresh(await listItem()), WAIT_MS, 'the new version in the list');
   await until(async () => fresh(await searchItem()), WAIT_MS, 'the new version in search');
   t.true(fresh(await listItem()) && fresh(await searchItem()));
+  t.is((await searchItem(wordsOfTheNewVersion)).match, 1, "the new version's description and parameter count in match");
 });
 
 test.serial('official: an admin flag on a package shows in the detail and the official filter of the list', async (t) => {

@@ -16,7 +16,7 @@ import { trendingScores } from '../../core/repos/feedback.js';
 import { listToolIds } from '../../core/repos/tool-list.js';
 import { sevenDayTotals } from './tool-reliability.js';
 import { type CallTotals, successRate } from '../../core/repos/tool-stats.js';
-import { GOOD_MATCH, queryCoverage } from '../../core/search/match.js';
+import { GOOD_MATCH, coverageOf } from '../../core/search/match.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 
 // ---- response schemas ----
@@ -134,7 +134,8 @@ export const toolOperations: Operation[] = [
         deps,
         tools.map((t) => t.id),
       );
-      const items = tools.map((t) => ({ ...toToolListItem(t), match: queryCoverage(query.q, t), reliability: reliabilityOf(totals.get(t.id)) }));
+      const coverage = coverageOf(query.q);
+      const items = tools.map((t) => ({ ...toToolListItem(t), match: coverage(t), reliability: reliabilityOf(totals.get(t.id)) }));
       const goodMatch = items.some((t) => t.match >= GOOD_MATCH);
       return { success: true, query: query.q, ...rewritten, results: { total: result.total, tools: items, goodMatch } };
     },

@@ -16,11 +16,32 @@ export interface MatchableTool {
   input_schema: Record<string, unknown>;
 }
 
+/**
+ * The words a tool offers, analysed once per row object: the tool cache (core/tool-cache.ts) hands out the same row
+ * until the tool changes, and a changed tool is a new row, so a search answer never analyses the same text twice.
+ */
+const ownTerms = new WeakMap<MatchableTool, Set<string>>();
+function termsOf(tool: MatchableTool): Set<string> {
+  let own = ownTerms.get(tool);
+  if (!own) {
+    own = new Set([...nameTerms(tool.name), ...textTerms(tool.description), ...textTerms(schemaText(tool.input_schema))]);
+    ownTerms.set(tool, own);
+  }
+  return own;
+}
+
 /** The share (0–1, two decimals) of the query's words the tool covers; 1 for a query of stop words only. */
 export function queryCoverage(q: string, tool: MatchableTool): number {
-  const terms = parseQuery(q).terms;
-  if (terms.length === 0) return 1;
-  const own = new Set([...nameTerms(tool.name), ...textTerms(tool.description), ...textTerms(schemaText(tool.input_schema))]);
-  const covered = terms.filter((t) => own.has(t.term) || searchSynonymsOf(t.term).some((s) => own.has(s))).length;
-  return Math.round((covered / terms.length) * 100) / 100;
+  return coverageOf(q)(tool);
+}
+
+/** `queryCoverage` for one query and many tools: the query is analysed once. */
+export function coverageOf(q: string): (tool: MatchableTool) => number {
+  const terms = parseQuery(q).terms.map((t) => [t.term, ...searchSynonymsOf(t.term)]);
+  return (tool) => {
+    if (terms.length === 0) return 1;
+    const own = termsOf(tool);
+    const covered = terms.filter((forms) => forms.some((f) => own.has(f))).length;
+    return Math.round((covered / terms.length) * 100) / 100;
+  };
 }

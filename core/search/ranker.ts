@@ -88,6 +88,10 @@ export class Ranker {
   private accMark = new Uint32Array(0);
   private bestMark = new Uint32Array(0);
   private mark = 0;
+  private vectorVersion = -1;
+  private mean = new Float32Array(0);
+  private meanSquare = 0;
+  private docMean = new Float64Array(0);
 
   constructor(
     private readonly index: InvertedIndex,
@@ -139,35 +143,51 @@ export class Ranker {
     const ix = this.index;
     const q = ix.wordVectors?.vectorOf(text);
     if (!q || ix.vectorCount === 0) return;
+    this.prepareVectors();
     const dims = q.length;
-    const mean = new Float32Array(dims);
-    for (let k = 0; k < dims; k++) mean[k] = ix.vectorSum[k] / ix.vectorCount;
+    const mean = this.mean;
+    const mm = this.meanSquare;
     let qm = 0;
-    let mm = 0;
-    for (let k = 0; k < dims; k++) {
-      qm += q[k] * mean[k];
-      mm += mean[k] * mean[k];
-    }
+    for (let k = 0; k < dims; k++) qm += q[k] * mean[k];
     const qq = 1 - 2 * qm + mm;
     let top = 0;
     for (const s of hits) if (this.acc[s] > top) top = this.acc[s];
     if (top <= 0 || qq <= 1e-9) return;
     const w = this.params.semanticWeight;
     const vectors = ix.vectors;
+    const docMean = this.docMean;
     for (const s of hits) {
       let cos = 0;
       if (ix.hasVector[s]) {
         let qd = 0;
-        let dm = 0;
-        for (let k = 0, base = s * dims; k < dims; k++) {
-          qd += q[k] * vectors[base + k];
-          dm += vectors[base + k] * mean[k];
-        }
+        for (let k = 0, base = s * dims; k < dims; k++) qd += q[k] * vectors[base + k];
+        const dm = docMean[s];
         const dd = 1 - 2 * dm + mm;
         if (dd > 1e-9) cos = (qd - qm - dm + mm) / Math.sqrt(qq * dd);
       }
       this.acc[s] = this.acc[s] / top + w * cos;
     }
+  }
+
+  /** The mean document vector, its square and each document's d·mean: query-independent, so computed once per index version. */
+  private prepareVectors(): void {
+    const ix = this.index;
+    if (this.vectorVersion === ix.version) return;
+    const dims = ix.vectorSum.length;
+    this.mean = new Float32Array(dims);
+    let mm = 0;
+    for (let k = 0; k < dims; k++) {
+      this.mean[k] = ix.vectorSum[k] / ix.vectorCount;
+      mm += this.mean[k] * this.mean[k];
+    }
+    this.meanSquare = mm;
+    if (this.docMean.length < ix.slotCount) this.docMean = new Float64Array(ix.alive.length);
+    for (let s = 0; s < ix.slotCount; s++) {
+      let dm = 0;
+      if (ix.hasVector[s]) for (let k = 0, base = s * dims; k < dims; k++) dm += ix.vectors[base + k] * this.mean[k];
+      this.docMean[s] = dm;
+    }
+    this.vectorVersion = ix.version;
   }
 
   private idf(id: number): number {
