@@ -190,7 +190,8 @@ test('gvisor: the pool refills after each use, and each execution gets a sandbox
   const runner = gvisor({ poolSize: 1 });
   t.teardown(() => runner.close());
   for (let i = 0; i < 3; i++) {
-    t.true(await runner.pool.whenFull(30_000), `the pool is full again before execution ${i + 1}`);
+    // A bound on the condition, not a speed: the first fill also builds the rootfs and snapshot on a loaded machine.
+    t.true(await runner.pool.whenFull(180_000), `the pool is full again before execution ${i + 1}`);
     const r = await exec(runner, 'good', 'echo', { text: 'x' });
     t.is(r.kind, 'ok');
   }
@@ -199,8 +200,10 @@ test('gvisor: the pool refills after each use, and each execution gets a sandbox
 // Reuse mode. These runners share one state dir (one rootfs and guest snapshot build for all of them).
 const reuseStateDir = makeStateDir();
 stateDirs.push(reuseStateDir);
+/** A runner with sandbox reuse; age and idle limits far beyond a test's length (on a loaded machine a test of a dozen
+ * executions outlived a 60 s age, and its last execution met a new sandbox) unless the test is about them. */
 function reuseRunner(reuse: Partial<ReuseOptions> = {}, poolSize = 1): GvisorRunner {
-  const runner = gvisor({ poolSize, stateDir: reuseStateDir, reuse: { maxExecutions: 100, maxAgeMs: 60_000, ...reuse } });
+  const runner = gvisor({ poolSize, stateDir: reuseStateDir, reuse: { maxExecutions: 100, maxAgeMs: 600_000, idleMs: 600_000, ...reuse } });
   return runner;
 }
 const inReuse = (runner: SandboxRunner, key: string, exportName: string, params: unknown = {}, more: Partial<ExecuteRequest> = {}) =>
@@ -264,16 +267,16 @@ test('gvisor reuse: a sandbox retires after maxExecutions and after maxAgeMs', a
   t.not(await sandboxOf(runner, 'key-a'), first);
 
   // The age counts from the sandbox's creation (in the warm pool, at the runner's start), so on a loaded machine the
-  // first execution may end past it: then the sandbox is retired at once, never parked. Whether it may be idle is read
-  // from the clock, not assumed: created no earlier than `born`, it cannot have aged out while the clock reads less.
+  // first execution may end past it: then the sandbox is retired at once, never parked. Whether it must be idle is
+  // read from the clock, not assumed: created no earlier than `born`, it cannot have aged out while the clock reads
+  // less. Later than that it may be either (it may also have been created well after `born`): nothing is asserted.
   const maxAgeMs = 20_000;
   const born = Date.now();
   const aging = reuseRunner({ maxAgeMs });
   t.teardown(() => aging.close());
   const young = await sandboxOf(aging, 'key-a');
   if (Date.now() - born < maxAgeMs - 1000) t.is(aging.reuse?.idle('key-a'), 1, 'younger than maxAgeMs: parked');
-  else t.is(aging.reuse?.held('key-a'), 0, 'older than maxAgeMs when it ended: retired at once');
-  t.true(await until(() => aging.reuse?.idle('key-a') === 0, 45_000));
+  t.true(await until(() => aging.reuse?.idle('key-a') === 0, 120_000), 'retired once older than maxAgeMs');
   t.not(await sandboxOf(aging, 'key-a'), young);
 });
 
