@@ -42,8 +42,7 @@ const isClass = (fn) => typeof fn === 'function' && /^class[\s{]/.test(Function.
  * @param {any} v
  * @returns {v is AgenticFunction}
  */
-const isAgenticFunction = (v) =>
-  typeof v === 'function' && v.spec !== null && typeof v.spec === 'object' && typeof v.execute === 'function' && !isClass(v);
+const isAgenticFunction = (v) => typeof v === 'function' && v.spec !== null && typeof v.spec === 'object' && typeof v.execute === 'function' && !isClass(v);
 /**
  * @param {any} v
  * @returns {v is ProviderClass}
@@ -112,8 +111,8 @@ function providerFunctions(instance) {
 /**
  * An instance of an Agentic client class. Most take an options object with defaults (`new Class()`); some destructure
  * it without one (`new ArXivClient({})`: `new ArXivClient()` is a TypeError), so a TypeError gets one try with `{}`.
+ * @param {ProviderClass} Class
  */
-/** @param {ProviderClass} Class */
 function construct(Class) {
   try {
     return new Class();
@@ -135,7 +134,10 @@ function construct(Class) {
  */
 async function expand(name, value) {
   const direct = asTool(value);
-  if (direct) return isAgenticFunction(value) ? { how: 'agentic-function', members: [[null, direct, value.spec.name]] } : { how: 'ai-sdk-tool', members: [[null, direct]] };
+  if (direct)
+    return isAgenticFunction(value)
+      ? { how: 'agentic-function', members: [[null, direct, value.spec.name]] }
+      : { how: 'ai-sdk-tool', members: [[null, direct]] };
   if (isProviderClass(value)) {
     const instance = await withDeadline(() => construct(value), `new ${name}()`);
     return { how: 'agentic-provider', members: [...providerFunctions(instance)].map(([k, fn]) => [k, agenticTool(fn)]) };
@@ -153,8 +155,6 @@ async function expand(name, value) {
 /**
  * Every tool among the exports: [{ locator, name, how, tool }], plus notes on exports that could not be examined.
  * Throws when the package exports too much to examine.
- */
-/**
  * @param {Map<string, unknown>} exportsMap
  * @returns {Promise<{ found: Found[], notes: string[] }>}
  */
@@ -188,17 +188,20 @@ async function discoverTools(exportsMap) {
 }
 
 /** @param {unknown} s */
-const cleanName = (s) => String(s).replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+const cleanName = (s) =>
+  String(s)
+    .replace(/[^A-Za-z0-9_-]/g, '_')
+    .slice(0, 64);
 
-/** The export a locator starts from. */
-/** @param {string} locator */
+/**
+ * The export a locator starts from.
+ * @param {string} locator
+ */
 const exportOf = (locator) => (locator.includes('#') ? locator.slice(0, locator.indexOf('#')) : locator);
 
 /**
  * The tool a discovered locator names (see the header), or undefined. A plain export name is first read by
  * load.cjs's rules (`toolFromExport`); what those do not take (an Agentic function, a factory returning one) is read here.
- */
-/**
  * @param {Map<string, unknown>} exportsMap
  * @param {string} locator
  * @param {typeof import('./load.cjs').toolFromExport} toolFromExport

@@ -98,8 +98,6 @@ const readManifestFile = (pkgDir) => JSON.parse(fs.readFileSync(path.join(pkgDir
 /**
  * Absolute path of the package's main module; throws with a readable message when there is none. `readManifest`
  * reads a package.json (the module loader passes its cached reader, so that the file is read once).
- */
-/**
  * @param {string} pkgDir
  * @param {(dir: string) => Manifest} [readManifest]
  * @returns {string}
@@ -122,8 +120,6 @@ function resolveEntry(pkgDir, readManifest = readManifestFile) {
 /**
  * Imports the package with `importFile` and returns a map of export name → exported value; `entryOf` finds the
  * main module (reuse mode caches it).
- */
-/**
  * @param {string} pkgDir
  * @param {{ importFile: ImportFile, entryOf?: EntryOf }} io
  * @returns {Promise<Map<string, unknown>>}
@@ -149,12 +145,8 @@ async function loadExports(pkgDir, { importFile, entryOf = resolveEntry }) {
  * @returns {v is Tool}
  */
 function isToolShaped(v) {
-  return (
-    v !== null &&
-    typeof v === 'object' &&
-    typeof (/** @type {Partial<Tool>} */ (v).execute) === 'function' &&
-    (/** @type {Partial<Tool>} */ (v).inputSchema !== undefined || /** @type {Partial<Tool>} */ (v).parameters !== undefined)
-  );
+  const t = /** @type {Partial<Tool> | null} */ (v);
+  return t !== null && typeof t === 'object' && typeof t.execute === 'function' && (t.inputSchema !== undefined || t.parameters !== undefined);
 }
 
 /** @param {Function} fn */
@@ -163,8 +155,6 @@ const isClass = (fn) => /^class[\s{]/.test(Function.prototype.toString.call(fn))
 /**
  * The tool behind one export, or undefined when the export is not a tool. `callFactories` decides whether
  * functions are called (always for a named export; only zero-arity ones when scanning all exports).
- */
-/**
  * @param {unknown} value
  * @param {{ callFactories: 'all' | 'zero-arity' }} options
  * @returns {Promise<Tool | undefined>}
@@ -204,7 +194,10 @@ async function zodConverter(pkgDir, kind, importFile) {
     } catch {
       continue;
     }
-    const fn = kind === 'v4' ? mod.toJSONSchema ?? mod.default?.toJSONSchema ?? mod.z?.toJSONSchema : mod.zodToJsonSchema ?? mod.default?.zodToJsonSchema ?? mod.default;
+    const fn =
+      kind === 'v4'
+        ? (mod.toJSONSchema ?? mod.default?.toJSONSchema ?? mod.z?.toJSONSchema)
+        : (mod.zodToJsonSchema ?? mod.default?.zodToJsonSchema ?? mod.default);
     if (typeof fn === 'function') return fn;
   }
   return undefined;

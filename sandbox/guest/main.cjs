@@ -121,10 +121,10 @@ async function main() {
   process.exit = /** @type {typeof process.exit} */ (
     /** @param {string | number | null} [code] */
     (code) => {
-    finish({ ok: false, code: 'tool_error', error: `the tool called process.exit(${code ?? ''})` });
-    // The result is written; the process exits as soon as it is flushed, whatever the tool does meanwhile.
-    return undefined;
-  }
+      finish({ ok: false, code: 'tool_error', error: `the tool called process.exit(${code ?? ''})` });
+      // The result is written; the process exits as soon as it is flushed, whatever the tool does meanwhile.
+      return undefined;
+    }
   );
   /** @param {unknown} err */
   const onFatal = (err) => finish({ ok: false, code: looksLikeOom(err) ? 'oom' : 'tool_error', error: messageOf(err) });

@@ -98,7 +98,7 @@ async function serveMcpInGuest(req, writeOut, importFile, exit) {
     await importFile(launch.entry);
   } catch (err) {
     const e = /** @type {{ stack?: unknown }} */ (err);
-    process.stderr.write(`mcp: the server failed to load: ${e && e.stack ? e.stack : String(err)}\n`);
+    process.stderr.write(`mcp: the server failed to load: ${e?.stack ? e.stack : String(err)}\n`);
     exit(1);
   }
 }

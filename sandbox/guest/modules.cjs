@@ -188,8 +188,6 @@ function builtinTemplate(cache, id) {
  * A module loader. Without `context`, modules are evaluated in the guest's own context with the real built-ins and
  * Node's require. With `context` (a vm context) and its `global`, everything is evaluated in that context, and
  * `overrides` maps built-in ids to that context's own values (process, timers, console).
- */
-/**
  * @param {ModuleCache} cache
  * @param {{ context?: vm.Context, global?: typeof globalThis, overrides?: Record<string, BuiltinModule> }} [options]
  * @returns {Loader}
@@ -218,7 +216,8 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
     if (value === undefined) {
       const t = builtinTemplate(cache, id);
       value = t.descriptors ? Object.create(t.proto, t.descriptors) : t.real;
-      if (id === 'module') value.createRequire = (/** @type {unknown} */ from) => makeRequire(String(from).startsWith('file:') ? fileURLToPath(String(from)) : String(from));
+      if (id === 'module')
+        value.createRequire = (/** @type {unknown} */ from) => makeRequire(String(from).startsWith('file:') ? fileURLToPath(String(from)) : String(from));
     }
     builtinValues.set(id, value);
     return value;

@@ -13,8 +13,21 @@ const { createLoader } = require('./modules.cjs');
 
 /** Globals that each context gets its own version of (or, for the CommonJS module scope, none at all). */
 const PER_CONTEXT = new Set([
-  'global', 'globalThis', 'process', 'console', 'require', 'module', 'exports', '__filename', '__dirname',
-  'setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate',
+  'global',
+  'globalThis',
+  'process',
+  'console',
+  'require',
+  'module',
+  'exports',
+  '__filename',
+  '__dirname',
+  'setTimeout',
+  'setInterval',
+  'setImmediate',
+  'clearTimeout',
+  'clearInterval',
+  'clearImmediate',
 ]);
 
 /** @type {PropertyDescriptorMap | undefined} */
@@ -50,10 +63,12 @@ function trackedTimers() {
       if (typeof fn !== 'function') return set(fn, ...args); // Node's own error
       /** @type {unknown} */
       let handle;
-      const callback = repeats ? fn : /** @this {unknown} @param {...unknown} a */ function once(...a) {
-        live.delete(handle);
-        return fn.apply(this, a);
-      };
+      const callback = repeats
+        ? fn
+        : /** @this {unknown} @param {...unknown} a */ function once(...a) {
+            live.delete(handle);
+            return fn.apply(this, a);
+          };
       handle = set(callback, ...args);
       live.set(handle, clear);
       return handle;
@@ -86,8 +101,6 @@ function trackedTimers() {
  * A new context for one execution. `onExit(code)` is called when the tool calls process.exit. The returned realm
  * imports files in the context, turns host values into values of the context (`fromHost`), and `dispose()` clears
  * whatever the execution scheduled.
- */
-/**
  * @param {import('./modules.cjs').ModuleCache} cache
  * @param {{ onExit: (code?: string | number | null) => void }} options
  */

@@ -24,8 +24,7 @@ const LEGACY_MAIN_SUFFIXES = ['', '.js', '.json', '.node', '/index.js', '/index.
  * @param {string} what
  * @param {string} from
  */
-const notFound = (what, from) =>
-  Object.assign(new Error(`Cannot find ${what} imported from ${from}`), { code: 'ERR_MODULE_NOT_FOUND' });
+const notFound = (what, from) => Object.assign(new Error(`Cannot find ${what} imported from ${from}`), { code: 'ERR_MODULE_NOT_FOUND' });
 
 /**
  * @param {string | undefined} file undefined is no file
@@ -131,8 +130,7 @@ function matchMap(map, key) {
  * @returns {{ target: unknown, star?: string } | undefined}
  */
 function exportsEntry(exportsField, subpath) {
-  const isSugar =
-    typeof exportsField === 'string' || Array.isArray(exportsField) || !Object.keys(exportsField).some((k) => k.startsWith('.'));
+  const isSugar = typeof exportsField === 'string' || Array.isArray(exportsField) || !Object.keys(exportsField).some((k) => k.startsWith('.'));
   if (isSugar) return subpath === '.' ? { target: exportsField } : undefined;
   return matchMap(exportsField, subpath);
 }
@@ -158,7 +156,6 @@ function splitPackageName(specifier) {
 }
 
 /**
- * @param {PackageJsonCache} jsonCache
  * @param {string} pkgDir
  * @param {Manifest | null} json
  * @param {string} subpath
@@ -166,7 +163,7 @@ function splitPackageName(specifier) {
  * @param {string} specifier
  * @returns {string}
  */
-function fromPackage(jsonCache, pkgDir, json, subpath, parentFile, specifier) {
+function fromPackage(pkgDir, json, subpath, parentFile, specifier) {
   if (json && json.exports !== undefined && json.exports !== null) {
     const entry = exportsEntry(json.exports, subpath);
     const r = entry && resolveTarget(pkgDir, entry.target, entry.star, IMPORT_CONDITIONS);
@@ -194,13 +191,13 @@ function resolveBare(jsonCache, specifier, parentFile) {
   if (!parsed) throw Object.assign(new Error(`Invalid module specifier '${specifier}'`), { code: 'ERR_INVALID_MODULE_SPECIFIER' });
   const scope = packageScope(jsonCache, path.dirname(parentFile));
   if (scope && scope.json.name === parsed.name && scope.json.exports !== undefined) {
-    return fromPackage(jsonCache, scope.dir, scope.json, parsed.subpath, parentFile, specifier);
+    return fromPackage(scope.dir, scope.json, parsed.subpath, parentFile, specifier);
   }
   for (let dir = path.dirname(parentFile); ; dir = path.dirname(dir)) {
     if (path.basename(dir) !== 'node_modules') {
       const pkgDir = path.join(dir, 'node_modules', parsed.name);
       const json = readPackageJson(jsonCache, pkgDir);
-      if (json || fs.existsSync(pkgDir)) return fromPackage(jsonCache, pkgDir, json, parsed.subpath, parentFile, specifier);
+      if (json || fs.existsSync(pkgDir)) return fromPackage(pkgDir, json, parsed.subpath, parentFile, specifier);
     }
     if (path.dirname(dir) === dir) throw notFound(`package '${parsed.name}'`, parentFile);
   }
@@ -214,9 +211,12 @@ function resolveBare(jsonCache, specifier, parentFile) {
  */
 function resolveImports(jsonCache, specifier, parentFile) {
   const scope = packageScope(jsonCache, path.dirname(parentFile));
-  const entry = scope && scope.json.imports && matchMap(scope.json.imports, specifier);
+  const entry = scope?.json.imports && matchMap(scope.json.imports, specifier);
   const r = entry && resolveTarget(scope.dir, entry.target, entry.star, IMPORT_CONDITIONS);
-  if (!r) throw Object.assign(new Error(`Package import specifier '${specifier}' is not defined imported from ${parentFile}`), { code: 'ERR_PACKAGE_IMPORT_NOT_DEFINED' });
+  if (!r)
+    throw Object.assign(new Error(`Package import specifier '${specifier}' is not defined imported from ${parentFile}`), {
+      code: 'ERR_PACKAGE_IMPORT_NOT_DEFINED',
+    });
   if (r.bare) return resolveEsm(jsonCache, r.bare, parentFile);
   if (!isFile(r.file)) throw notFound(`module '${r.file}'`, parentFile);
   return r.file;

@@ -68,8 +68,6 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
  * Serves `first` and every further request line (`nextLine()` resolves to a line, or undefined at the end of input),
  * writing result lines with `writeOut`. Returns when the input ends or the sandbox must retire. `cache` is the
  * sandbox's module cache (modules.cjs).
- */
-/**
  * @param {ReuseRequest} first
  * @param {() => Promise<string | undefined>} nextLine
  * @param {import('./mcp-pipe.cjs').WriteOut} writeOut
@@ -86,7 +84,11 @@ async function serveReuse(first, nextLine, writeOut, cache) {
   const entries = new Map();
   /** @param {string} pkgDir */
   const entryOf = (pkgDir) => {
-    if (!entries.has(pkgDir)) entries.set(pkgDir, resolveEntry(pkgDir, (dir) => readPackageJson(cache.packageJson, dir) ?? readManifestFile(dir)));
+    if (!entries.has(pkgDir))
+      entries.set(
+        pkgDir,
+        resolveEntry(pkgDir, (dir) => readPackageJson(cache.packageJson, dir) ?? readManifestFile(dir)),
+      );
     return /** @type {string} */ (entries.get(pkgDir));
   };
   /** @type {((result: Failure) => void) | undefined} */

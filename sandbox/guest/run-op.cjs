@@ -291,8 +291,6 @@ async function execute(req, io) {
 /**
  * Runs one request; never throws. `execute` results carry the output pre-serialized as `outputJson`. `io` holds the
  * module loader's `importFile` and, optionally, `entryOf` (a package dir's main module).
- */
-/**
  * @param {OpRequest} req
  * @param {Io} io
  * @returns {Promise<OpResult>}

@@ -41,8 +41,7 @@
 /** What may stand where a schema is expected: a schema, `true`/`false`, or anything else (ignored). @typedef {JsonSchema | boolean | unknown} SchemaLike */
 
 /** @param {unknown} v */
-const kindOf = (v) =>
-  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' && Number.isInteger(v) ? 'integer' : typeof v;
+const kindOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' && Number.isInteger(v) ? 'integer' : typeof v);
 
 /**
  * @param {unknown} v

@@ -77,7 +77,7 @@ const memoryTool = {
 
 /** Node internals a tool commonly reaches (formatting for console.log, streams, timers), run without handles. */
 async function warmNodeInternals() {
-  const sink = new Writable({ write: (chunk, encoding, cb) => cb() });
+  const sink = new Writable({ write: (_chunk, _encoding, cb) => cb() });
   const console = new Console({ stdout: sink, stderr: sink });
   console.log('%s %d %o', 'text', 1, { a: [1, { b: new Map([[1, 'x']]) }], d: new Date(0), e: new Error('e') });
   console.error(util.inspect({ nested: { deep: { deeper: [1, 2, 3] } } }, { depth: 4 }));
