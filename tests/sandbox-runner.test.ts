@@ -6,6 +6,7 @@
  */
 import test from 'ava';
 import fs from 'node:fs';
+import path from 'node:path';
 import { createGvisorRunner, type GvisorRunner } from '../sandbox/gvisor-runner.js';
 import { createProcessRunner } from '../sandbox/process-runner.js';
 import type { ReuseOptions } from '../sandbox/reuse.js';
@@ -31,6 +32,23 @@ test.after.always(async () => {
 
 const exec = (runner: SandboxRunner, pkg: string, exportName: string, params: unknown, more: Partial<ExecuteRequest> = {}) =>
   runner.execute({ pkg: cache.pkg(pkg), exportName, params, env: {}, timeoutMs: 60_000, ...more });
+
+/** A package whose schema names a format the guest's validator does not know, spelled like an Object.prototype member. */
+const formatsPkg = (() => {
+  const dir = path.join(cache.dir, 'formats@1.0.0');
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'formats', version: '1.0.0', main: 'index.js' }));
+  const schema = {
+    type: 'object',
+    properties: { text: { type: 'string', format: 'constructor' }, mail: { type: 'string', format: 'email' } },
+    required: ['text'],
+  };
+  fs.writeFileSync(
+    path.join(dir, 'index.js'),
+    `exports.tag = { description: 'Returns its text', inputSchema: ${JSON.stringify(schema)}, execute: async ({ text }) => text };\n`,
+  );
+  return { name: 'formats', version: '1.0.0', dir };
+})();
 
 for (const kind of ['gvisor', 'process'] as const) {
   const runner = runners[kind];
@@ -109,6 +127,13 @@ for (const kind of ['gvisor', 'process'] as const) {
     t.regex((r as { message: string }).message, /invalid params: .*at least 1 characters.*additional property 'extra'/);
     const z = await exec(runner, 'zod-cjs', 'upper', { word: 3 });
     t.like(z, { kind: 'tool_error', message: 'invalid params: word: Expected string' });
+  });
+
+  test(`${kind}: a format the validator does not know is ignored, also one named like an Object member ('constructor')`, async (t) => {
+    const run = (params: unknown) => runner.execute({ pkg: formatsPkg, exportName: 'tag', params, env: {}, timeoutMs: 60_000 });
+    // The guest read the format from a plain object: 'constructor' found Object, and every call failed with 'format.test is not a function'.
+    t.like(await run({ text: 'any text' }), { kind: 'ok', output: 'any text' });
+    t.like(await run({ text: 'x', mail: 'not-a-mail' }), { kind: 'tool_error', message: 'invalid params: params.mail must be a valid email' });
   });
 
   test(`${kind}: a throwing tool is a tool_error with its message`, async (t) => {

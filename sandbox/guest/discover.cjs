@@ -1,3 +1,4 @@
+// @ts-check
 // Finds the tools of a package that declares none (no `toolshed` field, a TPMJS field without `tools`), and resolves a
 // discovered tool again when it runs. Runs inside the sandbox only. A tool is found as:
 //   ai-sdk-tool        an exported { description, inputSchema | parameters, execute } (an AI SDK tool())
@@ -22,36 +23,86 @@ const PLACEHOLDER = 'toolshed-placeholder';
 /** A tool's JSON Schema when the tool already carries one (Agentic's spec.parameters). */
 const JSON_HINT = Symbol.for('toolshed.jsonSchema');
 
+/** @typedef {import('./load.cjs').Tool} Tool */
+/** A tool, with the JSON Schema it carries under JSON_HINT when it has one (Agentic's spec.parameters). @typedef {Tool & { [JSON_HINT]?: unknown }} FoundTool */
+/**
+ * An Agentic AIFunction: a callable with a spec, and execute; its other members are the package's.
+ * @typedef {Function & { spec: { name?: unknown, description?: unknown, parameters?: unknown }, inputSchema?: unknown, execute: (input: unknown) => unknown }} AgenticFunction
+ */
+/** An Agentic AIFunctionsProvider class. @typedef {new (options?: object) => { functions?: Iterable<unknown> }} ProviderClass */
+/** How a tool was found (see the header; sandbox/types.ts's DiscoveredHow). @typedef {'ai-sdk-tool' | 'factory' | 'factory-record' | 'record' | 'agentic-function' | 'agentic-provider'} How */
+/** One tool of an export: its key in a record or provider (null for the export itself), the tool, and its own name. @typedef {[string | null, FoundTool | undefined, unknown?]} Member */
+/** @typedef {{ how: How | null, members: Member[] }} Expanded */
+/** @typedef {{ locator: string, name: string, how: How | null, tool: FoundTool }} Found */
+
+// The predicates below read a package's own values (any shape) by shape.
+/** @param {any} fn */
 const isClass = (fn) => typeof fn === 'function' && /^class[\s{]/.test(Function.prototype.toString.call(fn));
-const isAgenticFunction = (v) =>
-  typeof v === 'function' && v.spec !== null && typeof v.spec === 'object' && typeof v.execute === 'function' && !isClass(v);
+/**
+ * @param {any} v
+ * @returns {v is AgenticFunction}
+ */
+const isAgenticFunction = (v) => typeof v === 'function' && v.spec !== null && typeof v.spec === 'object' && typeof v.execute === 'function' && !isClass(v);
+/**
+ * @param {any} v
+ * @returns {v is ProviderClass}
+ */
 const isProviderClass = (v) => isClass(v) && v.prototype !== null && typeof v.prototype === 'object' && 'functions' in v.prototype;
+/**
+ * @param {any} v
+ * @returns {v is Record<string, unknown>}
+ */
 const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !isToolShaped(v);
+/**
+ * @param {any} v
+ * @returns {v is Record<string, Tool | AgenticFunction>}
+ */
 const isRecordOfTools = (v) => isPlainObject(v) && Object.keys(v).length > 0 && Object.values(v).every((x) => isToolShaped(x) || isAgenticFunction(x));
 
-/** An Agentic AIFunction as a tool: its zod schema validates, its spec's JSON Schema describes, execute runs. */
+/**
+ * An Agentic AIFunction as a tool: its zod schema validates, its spec's JSON Schema describes, execute runs.
+ * @param {AgenticFunction} fn
+ * @returns {FoundTool}
+ */
 function agenticTool(fn) {
   const spec = fn.spec;
   return {
     description: typeof spec.description === 'string' ? spec.description : '',
     inputSchema: fn.inputSchema ?? spec.parameters ?? { type: 'object' },
+    /** @param {unknown} input */
     execute: (input) => fn.execute(input),
     [JSON_HINT]: spec.parameters,
   };
 }
 
+/**
+ * @param {unknown} v
+ * @returns {FoundTool | undefined}
+ */
 const asTool = (v) => (isAgenticFunction(v) ? agenticTool(v) : isToolShaped(v) ? v : undefined);
 
+/**
+ * @template T
+ * @param {() => T} work
+ * @param {string} what
+ * @returns {Promise<Awaited<T>>}
+ */
 function withDeadline(work, what) {
+  /** @type {NodeJS.Timeout | undefined} */
   let timer;
+  /** @type {Promise<never>} */
   const limit = new Promise((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what} did not return within ${FACTORY_MS / 1000} s`)), FACTORY_MS);
   });
   return Promise.race([Promise.resolve().then(work), limit]).finally(() => clearTimeout(timer));
 }
 
-/** The functions of an Agentic provider instance, by spec name. */
+/**
+ * The functions of an Agentic provider instance, by spec name.
+ * @param {{ functions?: Iterable<unknown> }} instance
+ */
 function providerFunctions(instance) {
+  /** @type {Map<string, AgenticFunction>} */
   const out = new Map();
   for (const fn of instance.functions ?? []) if (isAgenticFunction(fn)) out.set(String(fn.spec.name), fn);
   return out;
@@ -60,6 +111,7 @@ function providerFunctions(instance) {
 /**
  * An instance of an Agentic client class. Most take an options object with defaults (`new Class()`); some destructure
  * it without one (`new ArXivClient({})`: `new ArXivClient()` is a TypeError), so a TypeError gets one try with `{}`.
+ * @param {ProviderClass} Class
  */
 function construct(Class) {
   try {
@@ -74,10 +126,18 @@ function construct(Class) {
   }
 }
 
-/** The members of what an export yields: [key or null, tool][] and how they were found, or a note why none. */
+/**
+ * The members of what an export yields: [key or null, tool][] and how they were found, or a note why none.
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {Promise<Expanded>}
+ */
 async function expand(name, value) {
   const direct = asTool(value);
-  if (direct) return isAgenticFunction(value) ? { how: 'agentic-function', members: [[null, direct, value.spec.name]] } : { how: 'ai-sdk-tool', members: [[null, direct]] };
+  if (direct)
+    return isAgenticFunction(value)
+      ? { how: 'agentic-function', members: [[null, direct, value.spec.name]] }
+      : { how: 'ai-sdk-tool', members: [[null, direct]] };
   if (isProviderClass(value)) {
     const instance = await withDeadline(() => construct(value), `new ${name}()`);
     return { how: 'agentic-provider', members: [...providerFunctions(instance)].map(([k, fn]) => [k, agenticTool(fn)]) };
@@ -95,19 +155,24 @@ async function expand(name, value) {
 /**
  * Every tool among the exports: [{ locator, name, how, tool }], plus notes on exports that could not be examined.
  * Throws when the package exports too much to examine.
+ * @param {Map<string, unknown>} exportsMap
+ * @returns {Promise<{ found: Found[], notes: string[] }>}
  */
 async function discoverTools(exportsMap) {
   if (exportsMap.size > MAX_EXPORTS) {
     throw new Error(`the package has ${exportsMap.size} exports; at most ${MAX_EXPORTS} are examined when discovering tools`);
   }
+  /** @type {Found[]} */
   const found = [];
+  /** @type {string[]} */
   const notes = [];
   for (const [name, value] of exportsMap) {
     let r;
     try {
       r = await expand(name, value);
     } catch (err) {
-      notes.push(`${name}: ${err && typeof err.message === 'string' ? err.message : String(err)}`);
+      const e = /** @type {{ message?: unknown }} */ (err);
+      notes.push(`${name}: ${e && typeof e.message === 'string' ? e.message : String(err)}`);
       continue;
     }
     for (const [key, tool, ownName] of r.members) {
@@ -122,14 +187,25 @@ async function discoverTools(exportsMap) {
   return { found: found.filter((f) => f.how !== 'factory' || !ready.has(f.tool.description)), notes };
 }
 
-const cleanName = (s) => String(s).replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+/** @param {unknown} s */
+const cleanName = (s) =>
+  String(s)
+    .replace(/[^A-Za-z0-9_-]/g, '_')
+    .slice(0, 64);
 
-/** The export a locator starts from. */
+/**
+ * The export a locator starts from.
+ * @param {string} locator
+ */
 const exportOf = (locator) => (locator.includes('#') ? locator.slice(0, locator.indexOf('#')) : locator);
 
 /**
  * The tool a discovered locator names (see the header), or undefined. A plain export name is first read by
  * load.cjs's rules (`toolFromExport`); what those do not take (an Agentic function, a factory returning one) is read here.
+ * @param {Map<string, unknown>} exportsMap
+ * @param {string} locator
+ * @param {typeof import('./load.cjs').toolFromExport} toolFromExport
+ * @returns {Promise<FoundTool | undefined>}
  */
 async function resolveTool(exportsMap, locator, toolFromExport) {
   const exportName = exportOf(locator);
@@ -154,6 +230,7 @@ async function resolveTool(exportsMap, locator, toolFromExport) {
  * constructors that insist on a key can be described) and are recorded. Returns the recorded names.
  */
 function watchEnv() {
+  /** @type {Set<string>} */
   const read = new Set();
   const real = process.env;
   process.env = new Proxy(real, {

@@ -1,3 +1,4 @@
+// @ts-check
 // Loads a tool package inside the sandbox and turns its exports into tools: resolves the main module the way Node
 // does for a package root (exports "." with node/import/default/require conditions, then main, then index.js),
 // imports it (ESM or CJS), finds tool-shaped exports (plain objects, AI SDK tool() results, zero-argument factories)
@@ -9,9 +10,42 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { createRequire } = require('node:module');
 
+/**
+ * What a package's module exports (an ES module namespace, or CommonJS module.exports as `default` and its keys): the
+ * package's own values, of any shape, read here by shape.
+ * @typedef {Record<string, any>} Namespace
+ */
+/** Imports a file with the sandbox's module loader (modules.cjs). @typedef {(file: string) => Promise<Namespace>} ImportFile */
+/** The main module of a package dir. @typedef {(pkgDir: string) => string} EntryOf */
+/**
+ * An "exports" or "imports" value of a package.json: a target, fallbacks, or an object of subpaths or conditions
+ * (their values are read by shape; a value of another shape resolves to nothing).
+ * @typedef {string | unknown[] | { [key: string]: unknown } | null} ExportsField
+ */
+/**
+ * What a package.json holds, as far as the guest reads it.
+ * @typedef {{ name?: unknown, main?: unknown, type?: unknown, exports?: ExportsField, imports?: { [key: string]: unknown } }} Manifest
+ */
+/** The second argument of a tool's execute (as the AI SDK passes it). @typedef {{ toolCallId: string, messages: unknown[], abortSignal: AbortSignal }} ToolCallOptions */
+/**
+ * A tool as a package exports it: execute, and an input schema in any supported form (AI SDK v5+ `inputSchema`, v4
+ * `parameters`: JSON Schema, AI SDK Schema, zod). Its input is the package's business.
+ * @typedef {{
+ *   description?: unknown,
+ *   inputSchema?: unknown,
+ *   parameters?: unknown,
+ *   outputSchema?: unknown,
+ *   execute: (input: any, options: ToolCallOptions) => unknown,
+ * }} Tool
+ */
+
 const SCHEMA_SYMBOL = Symbol.for('vercel.ai.schema');
 const CONDITIONS = new Set(['node', 'import', 'default', 'require', 'module-sync']);
 
+/**
+ * @param {unknown} entry
+ * @returns {string | undefined}
+ */
 function pickTarget(entry) {
   if (typeof entry === 'string') return entry;
   if (Array.isArray(entry)) {
@@ -32,16 +66,18 @@ function pickTarget(entry) {
   return undefined;
 }
 
+/** @param {unknown} exp */
 function exportsRoot(exp) {
   if (typeof exp === 'string' || Array.isArray(exp)) return exp;
   if (exp && typeof exp === 'object') {
     const keys = Object.keys(exp);
-    if (keys.some((k) => k.startsWith('.'))) return exp['.'];
+    if (keys.some((k) => k.startsWith('.'))) return /** @type {Record<string, unknown>} */ (exp)['.'];
     return exp;
   }
   return undefined;
 }
 
+/** @param {string} file */
 function probe(file) {
   for (const candidate of [file, `${file}.js`, `${file}.mjs`, `${file}.cjs`, `${file}.json`, path.join(file, 'index.js')]) {
     try {
@@ -53,11 +89,18 @@ function probe(file) {
   return undefined;
 }
 
+/**
+ * @param {string} pkgDir
+ * @returns {Manifest}
+ */
 const readManifestFile = (pkgDir) => JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
 
 /**
  * Absolute path of the package's main module; throws with a readable message when there is none. `readManifest`
  * reads a package.json (the module loader passes its cached reader, so that the file is read once).
+ * @param {string} pkgDir
+ * @param {(dir: string) => Manifest} [readManifest]
+ * @returns {string}
  */
 function resolveEntry(pkgDir, readManifest = readManifestFile) {
   const manifest = readManifest(pkgDir);
@@ -77,9 +120,13 @@ function resolveEntry(pkgDir, readManifest = readManifestFile) {
 /**
  * Imports the package with `importFile` and returns a map of export name → exported value; `entryOf` finds the
  * main module (reuse mode caches it).
+ * @param {string} pkgDir
+ * @param {{ importFile: ImportFile, entryOf?: EntryOf }} io
+ * @returns {Promise<Map<string, unknown>>}
  */
 async function loadExports(pkgDir, { importFile, entryOf = resolveEntry }) {
   const ns = await importFile(entryOf(pkgDir));
+  /** @type {Map<string, unknown>} */
   const out = new Map();
   for (const [name, value] of Object.entries(ns)) if (name !== 'default') out.set(name, value);
   const def = ns.default;
@@ -93,20 +140,24 @@ async function loadExports(pkgDir, { importFile, entryOf = resolveEntry }) {
   return out;
 }
 
+/**
+ * @param {unknown} v
+ * @returns {v is Tool}
+ */
 function isToolShaped(v) {
-  return (
-    v !== null &&
-    typeof v === 'object' &&
-    typeof v.execute === 'function' &&
-    (v.inputSchema !== undefined || v.parameters !== undefined)
-  );
+  const t = /** @type {Partial<Tool> | null} */ (v);
+  return t !== null && typeof t === 'object' && typeof t.execute === 'function' && (t.inputSchema !== undefined || t.parameters !== undefined);
 }
 
+/** @param {Function} fn */
 const isClass = (fn) => /^class[\s{]/.test(Function.prototype.toString.call(fn));
 
 /**
  * The tool behind one export, or undefined when the export is not a tool. `callFactories` decides whether
  * functions are called (always for a named export; only zero-arity ones when scanning all exports).
+ * @param {unknown} value
+ * @param {{ callFactories: 'all' | 'zero-arity' }} options
+ * @returns {Promise<Tool | undefined>}
  */
 async function toolFromExport(value, { callFactories }) {
   if (isToolShaped(value)) return value;
@@ -117,10 +168,22 @@ async function toolFromExport(value, { callFactories }) {
   return undefined;
 }
 
+/**
+ * A JSON copy of a schema (a plain object once it went through JSON; a schema with no JSON form throws).
+ * @param {unknown} value
+ * @returns {Record<string, any>}
+ */
 function plainJson(value) {
   return JSON.parse(JSON.stringify(value ?? { type: 'object' }));
 }
 
+/**
+ * The zod-to-JSON-Schema function of the package's own zod (v4) or zod-to-json-schema (v3), when it has one.
+ * @param {string} pkgDir
+ * @param {'v4' | 'v3'} kind
+ * @param {ImportFile} importFile
+ * @returns {Promise<((schema: unknown, options: object) => unknown) | undefined>}
+ */
 async function zodConverter(pkgDir, kind, importFile) {
   const req = createRequire(path.join(pkgDir, 'package.json'));
   const candidates = kind === 'v4' ? ['zod', 'zod/v4', 'zod/v4/core'] : ['zod-to-json-schema'];
@@ -131,13 +194,21 @@ async function zodConverter(pkgDir, kind, importFile) {
     } catch {
       continue;
     }
-    const fn = kind === 'v4' ? mod.toJSONSchema ?? mod.default?.toJSONSchema ?? mod.z?.toJSONSchema : mod.zodToJsonSchema ?? mod.default?.zodToJsonSchema ?? mod.default;
+    const fn =
+      kind === 'v4'
+        ? (mod.toJSONSchema ?? mod.default?.toJSONSchema ?? mod.z?.toJSONSchema)
+        : (mod.zodToJsonSchema ?? mod.default?.zodToJsonSchema ?? mod.default);
     if (typeof fn === 'function') return fn;
   }
   return undefined;
 }
 
-/** The package's AI SDK `asSchema` (ai v5+), when it can be loaded. */
+/**
+ * The package's AI SDK `asSchema` (ai v5+), when it can be loaded.
+ * @param {string} pkgDir
+ * @param {ImportFile} importFile
+ * @returns {Promise<((schema: unknown) => { jsonSchema: unknown }) | undefined>}
+ */
 async function aiSdkConverter(pkgDir, importFile) {
   try {
     const mod = await importFile(createRequire(path.join(pkgDir, 'package.json')).resolve('ai'));
@@ -148,7 +219,13 @@ async function aiSdkConverter(pkgDir, importFile) {
   }
 }
 
-/** Converts a tool's input schema (any supported form) to a plain JSON Schema object. */
+/**
+ * Converts a tool's input schema (any supported form) to a plain JSON Schema object.
+ * @param {any} schema the package's own value (JSON Schema, AI SDK Schema, zod), read by shape
+ * @param {string} pkgDir
+ * @param {ImportFile} importFile
+ * @returns {Promise<Record<string, any>>}
+ */
 async function toJsonSchema(schema, pkgDir, importFile) {
   if (schema && typeof schema === 'object' && (schema[SCHEMA_SYMBOL] === true || 'jsonSchema' in schema) && !schema._zod) {
     return plainJson(await schema.jsonSchema);
@@ -181,7 +258,10 @@ async function toJsonSchema(schema, pkgDir, importFile) {
   return plainJson(schema);
 }
 
-/** The input schema of a tool (AI SDK v5+ `inputSchema`, v4 `parameters`). */
+/**
+ * The input schema of a tool (AI SDK v5+ `inputSchema`, v4 `parameters`).
+ * @param {Tool} tool
+ */
 function schemaOf(tool) {
   return tool.inputSchema !== undefined ? tool.inputSchema : tool.parameters;
 }

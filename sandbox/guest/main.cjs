@@ -1,3 +1,4 @@
+// @ts-check
 // The guest: the only program that runs inside a sandbox. With --serve it prints a ready marker (a warm pool knows it
 // is booted and waiting), reads ONE JSON request line on stdin, sets process.env to the request's env, runs the op,
 // and prints ONE result line on stdout:
@@ -15,14 +16,21 @@ const { initHome, looksLikeOom, messageOf, runOp, setEnv } = require('./run-op.c
 const { warmUp, warmUpForSnapshot } = require('./warm.cjs');
 const { serveMcp, serveMcpInGuest } = require('./mcp-pipe.cjs');
 
+/**
+ * The first request line: one op (run-op.cjs; `mcp`: mcp-pipe.cjs), or the first of a reuse-mode sequence (reuse.cjs).
+ * @typedef {import('./run-op.cjs').OpRequest & { nonce?: unknown, reuse?: unknown, env?: unknown, inGuest?: unknown }} GuestRequest
+ */
+
 const READY_MARKER = '@@toolshed-ready';
 const RESULT_MARKER = '@@toolshed-result';
 
 /** Request lines from stdin: `nextLine()` resolves to the next line, or undefined at the end of input. */
 function stdinLines() {
+  /** @type {string[]} */
   const queue = [];
   let buffer = '';
   let ended = false;
+  /** @type {((value?: unknown) => void) | undefined} */
   let wake;
   const notify = () => wake?.();
   process.stdin.setEncoding('utf8');
@@ -54,7 +62,10 @@ async function main() {
   const realExit = process.exit.bind(process);
   let nonce = '';
   let done = false;
-  /** Writes the one-shot result line once and exits. */
+  /**
+   * Writes the one-shot result line once and exits.
+   * @param {import('./run-op.cjs').OpResult} result
+   */
   const finish = (result) => {
     if (done) return;
     done = true;
@@ -63,7 +74,14 @@ async function main() {
     writeOut(`\n${RESULT_MARKER} ${nonce} ${body}\n`, () => realExit(0));
   };
   // Tool output must not corrupt the protocol on stdout: send it to stderr.
-  process.stdout.write = (chunk, encoding, cb) => process.stderr.write(chunk, encoding, cb);
+  process.stdout.write = /** @type {typeof process.stdout.write} */ (
+    /**
+     * @param {string | Uint8Array} chunk
+     * @param {BufferEncoding} encoding
+     * @param {(err?: Error | null) => void} cb
+     */
+    (chunk, encoding, cb) => process.stderr.write(chunk, encoding, cb)
+  );
 
   initHome();
   const cache = createModuleCache();
@@ -74,6 +92,7 @@ async function main() {
     await warmUp(mode, cache).catch(() => {});
     writeOut(`${READY_MARKER}\n`);
   }
+  /** @type {GuestRequest} */
   let req;
   try {
     const line = await nextLine();
@@ -91,6 +110,7 @@ async function main() {
   }
   if (req.op === 'mcp') {
     // An MCP server: the guest runs it, or starts it as a child, and pipes its stdio (mcp-pipe.cjs).
+    /** @param {number} code */
     const exit = (code) => writeOut('', () => realExit(code));
     if (req.inGuest === true) await serveMcpInGuest(req, writeOut, createLoader(cache).importFile, exit);
     else serveMcp(req, writeOut, exit);
@@ -98,11 +118,15 @@ async function main() {
   }
   setEnv(req.env);
   delete req.env;
-  process.exit = (code) => {
-    finish({ ok: false, code: 'tool_error', error: `the tool called process.exit(${code ?? ''})` });
-    // The result is written; the process exits as soon as it is flushed, whatever the tool does meanwhile.
-    return undefined;
-  };
+  process.exit = /** @type {typeof process.exit} */ (
+    /** @param {string | number | null} [code] */
+    (code) => {
+      finish({ ok: false, code: 'tool_error', error: `the tool called process.exit(${code ?? ''})` });
+      // The result is written; the process exits as soon as it is flushed, whatever the tool does meanwhile.
+      return undefined;
+    }
+  );
+  /** @param {unknown} err */
   const onFatal = (err) => finish({ ok: false, code: looksLikeOom(err) ? 'oom' : 'tool_error', error: messageOf(err) });
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);
@@ -110,6 +134,7 @@ async function main() {
   finish(await runOp(req, { importFile: loader.importFile, entryOf: loader.entryOf }));
 }
 
+/** @param {unknown} err */
 const crash = (err) => {
   process.stderr.write(`guest failed: ${messageOf(err)}\n`);
   process.exitCode = 1;

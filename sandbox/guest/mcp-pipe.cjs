@@ -1,3 +1,4 @@
+// @ts-check
 // MCP servers (op `mcp`). By default (`inGuest`) the guest runs the server itself: it already runs, from its startup
 // snapshot, so the server pays only for loading its own modules (with the guest's loader, modules.cjs), not for
 // starting another Node (about half of a server's start under gVisor). The guest sets the server's env, argv and cwd,
@@ -14,6 +15,13 @@
 const { spawn } = require('node:child_process');
 const path = require('node:path');
 
+/**
+ * An `mcp` request as the host writes it (sandbox/mcp-run.ts, with the package dir): each field is checked where read.
+ * @typedef {{ pkgDir?: unknown, bin?: unknown, args?: unknown, bundle?: unknown, env?: unknown, nonce?: unknown }} McpRequest
+ */
+/** main.cjs's write to the real stdout. @typedef {(chunk: string | Uint8Array, cb?: (err?: Error | null) => void) => boolean} WriteOut */
+/** Ends the guest with an exit code, once stdout is flushed. @typedef {(code: number) => void} Exit */
+
 const PIPE_MARKER = '@@toolshed-pipe';
 /** The server's V8 heap: most of the sandbox's memory (the guest itself needs little once it only pipes). */
 const SERVER_HEAP_MB = 160;
@@ -23,8 +31,10 @@ const SERVER_HEAP_MB = 160;
  * what is loaded: the bin, or the one-file bundle made of it at import (`req.bundle`, sandbox/mcp-bundle.ts), which
  * runs with the bin as its argv[1] (servers compare it with their own import.meta.url, which the bundle keeps).
  */
+/** @param {McpRequest} req */
 function launchOf(req) {
   const pkgDir = String(req.pkgDir ?? '');
+  /** @param {string} p */
   const inPkg = (p) => p.startsWith(`${pkgDir}/`);
   const bin = path.resolve(pkgDir, String(req.bin ?? ''));
   const entry = typeof req.bundle === 'string' && req.bundle ? path.resolve(pkgDir, req.bundle) : bin;
@@ -34,12 +44,19 @@ function launchOf(req) {
   }
   const args = Array.isArray(req.args) ? req.args.map(String) : [];
   const home = process.env.HOME || process.cwd();
+  /** @type {Record<string, string>} */
   const env = { HOME: home, TMPDIR: '/tmp', PATH: '/usr/bin:/bin', NODE_ENV: 'production' };
   for (const [k, v] of Object.entries(req.env && typeof req.env === 'object' ? req.env : {})) env[k] = String(v);
   return { bin, entry, args, home, env };
 }
 
-/** Runs the server in this process (see above); `importFile` is the guest loader's. */
+/**
+ * Runs the server in this process (see above); `importFile` is the guest loader's.
+ * @param {McpRequest} req
+ * @param {WriteOut} writeOut
+ * @param {import('./load.cjs').ImportFile} importFile
+ * @param {Exit} exit
+ */
 async function serveMcpInGuest(req, writeOut, importFile, exit) {
   const launch = launchOf(req);
   if (!launch) return exit(2);
@@ -51,14 +68,21 @@ async function serveMcpInGuest(req, writeOut, importFile, exit) {
   const stdin = process.stdin;
   stdin.removeAllListeners('data');
   stdin.removeAllListeners('end');
-  const state = stdin._readableState;
+  // Node's internal state of the stream: its decoder would turn the server's bytes into the request reader's strings.
+  const state = /** @type {{ _readableState?: { decoder: unknown, encoding: unknown } }} */ (/** @type {unknown} */ (stdin))._readableState;
   if (state) {
     state.decoder = null;
     state.encoding = null;
   }
+  /** @type {Buffer[]} */
   const held = [];
+  /** @param {string | Buffer} chunk */
   const hold = (chunk) => held.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
   stdin.on('data', hold);
+  /**
+   * @param {string | symbol} event
+   * @param {Function} listener
+   */
   const handOver = (event, listener) => {
     if (event !== 'data' || listener === hold) return;
     stdin.off('newListener', handOver);
@@ -68,16 +92,22 @@ async function serveMcpInGuest(req, writeOut, importFile, exit) {
     });
   };
   stdin.on('newListener', handOver);
-  process.stdout.write = writeOut;
+  process.stdout.write = /** @type {typeof process.stdout.write} */ (writeOut);
   writeOut(`${PIPE_MARKER} ${String(req.nonce ?? '')}\n`);
   try {
     await importFile(launch.entry);
   } catch (err) {
-    process.stderr.write(`mcp: the server failed to load: ${err && err.stack ? err.stack : String(err)}\n`);
+    const e = /** @type {{ stack?: unknown }} */ (err);
+    process.stderr.write(`mcp: the server failed to load: ${e?.stack ? e.stack : String(err)}\n`);
     exit(1);
   }
 }
 
+/**
+ * @param {McpRequest} req
+ * @param {WriteOut} writeOut
+ * @param {Exit} exit
+ */
 function serveMcp(req, writeOut, exit) {
   const launch = launchOf(req);
   if (!launch) return exit(2);

@@ -1,3 +1,4 @@
+// @ts-check
 // The guest's module loader for tool packages. ES modules are linked with vm.SourceTextModule
 // (--experimental-vm-modules) and resolved by resolve.cjs; the guest runs from a startup snapshot, where Node's own
 // import() does not exist. Two kinds of loader share one per-sandbox cache (sources, V8 code caches, compiled
@@ -15,10 +16,41 @@ const { fileURLToPath, pathToFileURL } = require('node:url');
 const { readManifestFile, resolveEntry } = require('./load.cjs');
 const { resolveEsm, packageType, readPackageJson } = require('./resolve.cjs');
 
+/** @typedef {import('./load.cjs').Namespace} Namespace */
+/** A built-in module's exports (Node's own values, of any built-in's shape). @typedef {Record<string, any>} BuiltinModule */
+/** A built-in read once per sandbox, for per-context copies. @typedef {{ real: BuiltinModule, proto: object | null, descriptors: PropertyDescriptorMap | undefined }} BuiltinTemplate */
+/**
+ * @typedef {{
+ *   importDynamic: (specifier: string, parentFile: string) => Promise<vm.Module>,
+ *   entryOf: import('./load.cjs').EntryOf,
+ *   importFile: import('./load.cjs').ImportFile,
+ * }} Loader
+ */
+/**
+ * @typedef {{
+ *   sources: Map<string, string>,
+ *   codeCache: Map<string, Buffer>,
+ *   scripts: Map<string, vm.Script>,
+ *   resolved: Map<string, string>,
+ *   requires: Map<string, NodeJS.Require>,
+ *   packageJson: import('./resolve.cjs').PackageJsonCache,
+ *   builtins: Map<string, BuiltinTemplate>,
+ *   current: Loader | undefined,
+ * }} ModuleCache
+ */
+/** A fresh context's require (for CommonJS files, and `module.createRequire`). @typedef {((specifier: string) => unknown) & { resolve: (specifier: string) => string, cache: Record<string, unknown> }} ContextRequire */
+/**
+ * A CommonJS module evaluated in a fresh context.
+ * @typedef {{ id: string, filename: string, path: string, exports: any, loaded: boolean, children: unknown[], paths: string[], require?: ContextRequire }} CjsModule
+ */
+
 const CJS_WRAPPER = ['(function (exports, require, module, __filename, __dirname) { ', '\n})'];
 const USES_IMPORT_HOOKS = /\bimport\s*(\(|\.\s*meta\b)/;
 
-/** Everything cached for one sandbox: nothing here holds an evaluated module or a context. */
+/**
+ * Everything cached for one sandbox: nothing here holds an evaluated module or a context.
+ * @returns {ModuleCache}
+ */
 function createModuleCache() {
   return {
     sources: new Map(),
@@ -33,6 +65,10 @@ function createModuleCache() {
   };
 }
 
+/**
+ * @param {ModuleCache} cache
+ * @param {string} file
+ */
 function sourceOf(cache, file) {
   let source = cache.sources.get(file);
   if (source === undefined) {
@@ -44,6 +80,11 @@ function sourceOf(cache, file) {
   return source;
 }
 
+/**
+ * @param {ModuleCache} cache
+ * @param {string} file
+ * @returns {'esm' | 'cjs' | 'json' | 'addon'}
+ */
 function formatOf(cache, file) {
   const ext = path.extname(file);
   if (ext === '.mjs') return 'esm';
@@ -53,6 +94,12 @@ function formatOf(cache, file) {
   return packageType(cache.packageJson, path.dirname(file)) === 'module' ? 'esm' : 'cjs';
 }
 
+/**
+ * @param {ModuleCache} cache
+ * @param {string} specifier
+ * @param {string} parentFile
+ * @returns {string}
+ */
 function resolveImport(cache, specifier, parentFile) {
   const key = `${parentFile}\0${specifier}`;
   let hit = cache.resolved.get(key);
@@ -60,14 +107,25 @@ function resolveImport(cache, specifier, parentFile) {
   return hit;
 }
 
-/** Node's own require of a directory (cached per directory). */
+/**
+ * Node's own require of a directory (cached per directory).
+ * @param {ModuleCache} cache
+ * @param {string} dir
+ * @returns {NodeJS.Require}
+ */
 function nativeRequire(cache, dir) {
   let req = cache.requires.get(dir);
   if (!req) cache.requires.set(dir, (req = createRequire(path.join(dir, 'noop.js'))));
   return req;
 }
 
-/** Resolves a require (CommonJS conditions, Node's resolver) to a `node:` id or an absolute file path. */
+/**
+ * Resolves a require (CommonJS conditions, Node's resolver) to a `node:` id or an absolute file path.
+ * @param {ModuleCache} cache
+ * @param {string} specifier
+ * @param {string} parentFile
+ * @returns {string}
+ */
 function resolveRequire(cache, specifier, parentFile) {
   const key = `cjs\0${parentFile}\0${specifier}`;
   let hit = cache.resolved.get(key);
@@ -79,20 +137,29 @@ function resolveRequire(cache, specifier, parentFile) {
   return hit;
 }
 
-/** The compiled wrapper of a CommonJS file: a context-independent script, run once per context that requires it. */
+/**
+ * The compiled wrapper of a CommonJS file: a context-independent script, run once per context that requires it. Its
+ * import() goes to the loader of the running execution (none once that ended: the import fails).
+ * @param {ModuleCache} cache
+ * @param {string} file
+ */
 function cjsScript(cache, file) {
   let script = cache.scripts.get(file);
   if (!script) {
     script = new vm.Script(`${CJS_WRAPPER[0]}${sourceOf(cache, file)}${CJS_WRAPPER[1]}`, {
       filename: file,
-      importModuleDynamically: (specifier) => cache.current.importDynamic(specifier, file),
+      importModuleDynamically: (specifier) => /** @type {Loader} */ (cache.current).importDynamic(specifier, file),
     });
     cache.scripts.set(file, script);
   }
   return script;
 }
 
-/** A built-in module by id (`fs`, `fs/promises`, ...); throws for an unknown one. */
+/**
+ * A built-in module by id (`fs`, `fs/promises`, ...); throws for an unknown one.
+ * @param {string} specifier
+ * @returns {BuiltinModule}
+ */
 function realBuiltin(specifier) {
   const id = specifier.startsWith('node:') ? specifier.slice(5) : specifier;
   // process.getBuiltinModule exists from Node 20.16; before, require() of a built-in does the same.
@@ -101,7 +168,11 @@ function realBuiltin(specifier) {
   return real;
 }
 
-/** Own property descriptors of a built-in module, read once per sandbox (for per-context copies). */
+/**
+ * Own property descriptors of a built-in module, read once per sandbox (for per-context copies).
+ * @param {ModuleCache} cache
+ * @param {string} id
+ */
 function builtinTemplate(cache, id) {
   let t = cache.builtins.get(id);
   if (!t) {
@@ -117,34 +188,52 @@ function builtinTemplate(cache, id) {
  * A module loader. Without `context`, modules are evaluated in the guest's own context with the real built-ins and
  * Node's require. With `context` (a vm context) and its `global`, everything is evaluated in that context, and
  * `overrides` maps built-in ids to that context's own values (process, timers, console).
+ * @param {ModuleCache} cache
+ * @param {{ context?: vm.Context, global?: typeof globalThis, overrides?: Record<string, BuiltinModule> }} [options]
+ * @returns {Loader}
  */
 function createLoader(cache, { context, global, overrides = {} } = {}) {
   const fresh = context !== undefined;
+  /** @type {Map<string, vm.Module>} */
   const esm = new Map();
+  /** @type {Map<string, CjsModule>} */
   const cjs = new Map();
-  /** module.exports of CommonJS files imported as modules (their namespace would sort the export names). */
+  /** module.exports of CommonJS files imported as modules (their namespace would sort the export names). @type {Map<string, unknown>} */
   const cjsExports = new Map();
+  /** @type {Map<string, BuiltinModule>} */
   const builtinValues = new Map();
-  const parseJson = (text) => (fresh ? global.JSON.parse(text) : JSON.parse(text));
+  /** @param {string} text */
+  const parseJson = (text) => (fresh ? /** @type {typeof globalThis} */ (global).JSON.parse(text) : JSON.parse(text));
 
+  /**
+   * @param {string} id
+   * @returns {BuiltinModule}
+   */
   function builtin(id) {
     if (!fresh) return realBuiltin(id);
-    if (builtinValues.has(id)) return builtinValues.get(id);
+    if (builtinValues.has(id)) return /** @type {BuiltinModule} */ (builtinValues.get(id));
     let value = overrides[id];
     if (value === undefined) {
       const t = builtinTemplate(cache, id);
       value = t.descriptors ? Object.create(t.proto, t.descriptors) : t.real;
-      if (id === 'module') value.createRequire = (from) => makeRequire(String(from).startsWith('file:') ? fileURLToPath(String(from)) : String(from));
+      if (id === 'module')
+        value.createRequire = (/** @type {unknown} */ from) => makeRequire(String(from).startsWith('file:') ? fileURLToPath(String(from)) : String(from));
     }
     builtinValues.set(id, value);
     return value;
   }
 
+  /**
+   * @param {string} parentFile
+   * @returns {ContextRequire}
+   */
   function makeRequire(parentFile) {
+    /** @param {unknown} specifier */
     const require = (specifier) => {
       if (typeof specifier !== 'string') throw new TypeError('The "id" argument must be of type string');
       return requireFile(resolveRequire(cache, specifier, parentFile));
     };
+    /** @param {string} specifier */
     require.resolve = (specifier) => {
       const resolved = resolveRequire(cache, specifier, parentFile);
       return resolved.startsWith('node:') ? specifier : resolved;
@@ -153,7 +242,11 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
     return require;
   }
 
-  /** CommonJS (or JSON) by file path: Node's require in the main context, this context's own otherwise. */
+  /**
+   * CommonJS (or JSON) by file path: Node's require in the main context, this context's own otherwise.
+   * @param {string} file
+   * @returns {any} the module's exports
+   */
   function requireFile(file) {
     if (file.startsWith('node:')) return builtin(file.slice(5));
     if (!fresh) return nativeRequire(cache, path.dirname(file))(file);
@@ -162,6 +255,7 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
     const format = formatOf(cache, file);
     if (format === 'esm') throw Object.assign(new Error(`require() of ES Module ${file} not supported.`), { code: 'ERR_REQUIRE_ESM' });
     if (format === 'addon') throw new Error(`native addons cannot be loaded in reuse mode: ${file}`);
+    /** @type {CjsModule} */
     const module = { id: file, filename: file, path: path.dirname(file), exports: {}, loaded: false, children: [], paths: [] };
     cjs.set(file, module);
     if (format === 'json') module.exports = parseJson(sourceOf(cache, file));
@@ -179,6 +273,11 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
     return module.exports;
   }
 
+  /**
+   * @param {string} identifier
+   * @param {any} value the module's value (a built-in, a CommonJS module.exports, JSON)
+   * @param {string[]} names
+   */
   function synthetic(identifier, value, names) {
     const exportNames = ['default', ...names.filter((n) => n !== 'default')];
     return new vm.SyntheticModule(
@@ -191,9 +290,14 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
     );
   }
 
+  /** @param {unknown} value */
   const namesOf = (value) => (value !== null && (typeof value === 'object' || typeof value === 'function') ? Object.keys(value) : []);
 
-  /** The vm.Module of a resolved file or built-in, one instance per loader. */
+  /**
+   * The vm.Module of a resolved file or built-in, one instance per loader.
+   * @param {string} resolved
+   * @returns {vm.Module}
+   */
   function moduleFor(resolved) {
     let mod = esm.get(resolved);
     if (mod) return mod;
@@ -214,6 +318,7 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
     return mod;
   }
 
+  /** @param {string} file */
   function sourceTextModule(file) {
     const url = pathToFileURL(file).href;
     const source = sourceOf(cache, file);
@@ -237,12 +342,18 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
       importModuleDynamically: (specifier) => importDynamic(specifier, file),
     });
     // A fresh context evaluates the same files again and again: keep V8's code cache for the next one.
-    if (cacheable && !cachedData) cache.codeCache.set(file, mod.createCachedData());
+    // createCachedData exists since Node 13.7, though @types/node does not declare it on SourceTextModule.
+    if (cacheable && !cachedData) cache.codeCache.set(file, /** @type {vm.SourceTextModule & { createCachedData(): Buffer }} */ (mod).createCachedData());
     return mod;
   }
 
+  /**
+   * @param {string} specifier
+   * @param {vm.Module} referencing
+   */
   const linker = (specifier, referencing) => moduleFor(resolveImport(cache, specifier, referencing.identifier));
 
+  /** @param {vm.Module} mod */
   async function evaluated(mod) {
     if (mod.status === 'unlinked') await mod.link(linker);
     if (mod.status === 'linked' || mod.status === 'evaluating') await mod.evaluate();
@@ -250,10 +361,15 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
     return mod;
   }
 
+  /**
+   * @param {string} specifier
+   * @param {string} parentFile
+   */
   function importDynamic(specifier, parentFile) {
     return evaluated(moduleFor(resolveImport(cache, specifier, parentFile)));
   }
 
+  /** @type {Loader} */
   const loader = {
     importDynamic,
     /** The main module of a package dir, its package.json read through the sandbox's cache. */
@@ -262,6 +378,7 @@ function createLoader(cache, { context, global, overrides = {} } = {}) {
      * Imports a file (ESM, CommonJS or JSON) and returns its namespace; for CommonJS, module.exports as `default`
      * and its own properties in their order.
      */
+    /** @param {string} file */
     async importFile(file) {
       const resolved = path.resolve(file);
       const mod = await evaluated(moduleFor(resolved));

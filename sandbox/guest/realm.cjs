@@ -1,3 +1,4 @@
+// @ts-check
 // A fresh V8 context for one reuse-mode execution: its own globals and built-in prototypes (a bare vm context), plus
 // Node's globals (Buffer, URL, fetch, ...) copied in by descriptor, and per-context versions of what must not leak
 // between executions: `process` (an object of its own over the real one, so assignments stay in this context), the
@@ -12,18 +13,33 @@ const { createLoader } = require('./modules.cjs');
 
 /** Globals that each context gets its own version of (or, for the CommonJS module scope, none at all). */
 const PER_CONTEXT = new Set([
-  'global', 'globalThis', 'process', 'console', 'require', 'module', 'exports', '__filename', '__dirname',
-  'setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate',
+  'global',
+  'globalThis',
+  'process',
+  'console',
+  'require',
+  'module',
+  'exports',
+  '__filename',
+  '__dirname',
+  'setTimeout',
+  'setInterval',
+  'setImmediate',
+  'clearTimeout',
+  'clearInterval',
+  'clearImmediate',
 ]);
 
+/** @type {PropertyDescriptorMap | undefined} */
 let nodeGlobals;
 /** Descriptors of Node's globals that a bare context lacks, read once per sandbox. */
 function nodeGlobalDescriptors() {
   if (!nodeGlobals) {
+    /** @type {Set<string>} */
     const bare = new Set(vm.runInNewContext('Object.getOwnPropertyNames(globalThis)'));
     nodeGlobals = {};
     for (const name of Object.getOwnPropertyNames(globalThis)) {
-      if (!bare.has(name) && !PER_CONTEXT.has(name)) nodeGlobals[name] = Object.getOwnPropertyDescriptor(globalThis, name);
+      if (!bare.has(name) && !PER_CONTEXT.has(name)) nodeGlobals[name] = /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(globalThis, name));
     }
   }
   return nodeGlobals;
@@ -31,23 +47,39 @@ function nodeGlobalDescriptors() {
 
 /** setTimeout & co. that remember what they scheduled, so that nothing of an execution fires after it ended. */
 function trackedTimers() {
+  /** A timer's handle, and the function that clears it. @type {Map<unknown, (handle: any) => void>} */
   const live = new Map();
+  /**
+   * @param {Function} set
+   * @param {(handle: any) => void} clear
+   * @param {boolean} repeats
+   */
   const track = (set, clear, repeats) => {
+    /**
+     * @param {unknown} fn
+     * @param {...unknown} args
+     */
     const wrapped = (fn, ...args) => {
       if (typeof fn !== 'function') return set(fn, ...args); // Node's own error
+      /** @type {unknown} */
       let handle;
-      const callback = repeats ? fn : function once(...a) {
-        live.delete(handle);
-        return fn.apply(this, a);
-      };
+      const callback = repeats
+        ? fn
+        : /** @this {unknown} @param {...unknown} a */ function once(...a) {
+            live.delete(handle);
+            return fn.apply(this, a);
+          };
       handle = set(callback, ...args);
       live.set(handle, clear);
       return handle;
     };
-    if (set[promisify.custom]) wrapped[promisify.custom] = set[promisify.custom];
+    // setTimeout's util.promisify version (timers/promises): not tracked, like the promise API.
+    const custom = /** @type {{ [promisify.custom]?: unknown }} */ (set);
+    if (custom[promisify.custom]) /** @type {{ [promisify.custom]?: unknown }} */ (wrapped)[promisify.custom] = custom[promisify.custom];
     return wrapped;
   };
-  const untrack = (clear) => (handle) => {
+  /** @param {(handle: any) => void} clear */
+  const untrack = (clear) => (/** @type {any} */ handle) => {
     live.delete(handle);
     clear(handle);
   };
@@ -69,14 +101,17 @@ function trackedTimers() {
  * A new context for one execution. `onExit(code)` is called when the tool calls process.exit. The returned realm
  * imports files in the context, turns host values into values of the context (`fromHost`), and `dispose()` clears
  * whatever the execution scheduled.
+ * @param {import('./modules.cjs').ModuleCache} cache
+ * @param {{ onExit: (code?: string | number | null) => void }} options
  */
 function createRealm(cache, { onExit }) {
   const context = vm.createContext({});
+  /** @type {typeof globalThis} */
   const global = vm.runInContext('globalThis', context);
   Object.defineProperties(global, nodeGlobalDescriptors());
   const { clearAll, ...timerFns } = trackedTimers();
   const proc = Object.create(process, {
-    exit: { value: (code) => onExit(code), writable: true, configurable: true, enumerable: true },
+    exit: { value: (/** @type {string | number | null | undefined} */ code) => onExit(code), writable: true, configurable: true, enumerable: true },
   });
   const cons = new Console({ stdout: process.stderr, stderr: process.stderr });
   Object.assign(global, { global, process: proc, console: cons, ...timerFns });
@@ -92,6 +127,7 @@ function createRealm(cache, { onExit }) {
   return {
     importFile: loader.importFile,
     /** A JSON-able host value rebuilt in the context (so `instanceof Array` holds for the tool's params). */
+    /** @param {unknown} value */
     fromHost: (value) => (value === undefined ? undefined : global.JSON.parse(JSON.stringify(value))),
     dispose() {
       clearAll();

@@ -1,3 +1,4 @@
+// @ts-check
 // One guest operation, from request to result object, never throwing: `describe` lists a package's tools with JSON
 // Schemas; `execute` loads one tool, validates params and calls it. Shared by one-shot and reuse mode, which differ
 // in the module loader they pass (`importFile`). Result shape: { ok: true, ... } or { ok: false, code, error } with code one of load_error, not_found,
@@ -8,13 +9,61 @@ const { loadExports, toolFromExport, toJsonSchema, schemaOf } = require('./load.
 const { validate } = require('./validate.cjs');
 const { discoverTools, exportOf, JSON_HINT, resolveTool, watchEnv } = require('./discover.cjs');
 
+/** @typedef {import('./load.cjs').ImportFile} ImportFile */
+/** @typedef {import('./discover.cjs').FoundTool} FoundTool */
+/** The module loader an operation uses (see runOp). @typedef {{ importFile: ImportFile, entryOf?: import('./load.cjs').EntryOf }} Io */
+/**
+ * A request as the host writes it (sandbox/gvisor-runner.ts, process-runner.ts, reuse.ts); its `env` is set apart
+ * (setEnv). runOp reads `op`, and takes the rest as that op's request; an unknown op is a tool_error.
+ * @typedef {DescribeRequest | ExecuteRequest | { op?: unknown, [key: string]: unknown }} OpRequest
+ */
+/** @typedef {{ op: 'describe', pkgDir: string, exportNames?: string[], discover?: boolean }} DescribeRequest */
+/** @typedef {{ op: 'execute', pkgDir: string, exportName: string, params?: unknown, toolCallId?: string }} ExecuteRequest */
+/** @typedef {'load_error' | 'not_found' | 'invalid_params' | 'tool_error' | 'oom' | 'output_too_large'} FailCode */
+/** @typedef {{ ok: false, code: FailCode, error: string, outputJson?: undefined }} Failure */
+/**
+ * One described tool (sandbox/types.ts's DescribedTool).
+ * @typedef {{
+ *   exportName: string,
+ *   name?: string,
+ *   how?: import('./discover.cjs').How | null,
+ *   description: string,
+ *   inputSchema: Record<string, any>,
+ *   outputSchema?: Record<string, any>,
+ * }} DescribedTool
+ */
+/** @typedef {{ ok: true, tools: DescribedTool[], missing: string[], notes?: string[], envRead?: string[], outputJson?: undefined }} Described */
+/** An execute's result: the tool's output, already serialized. @typedef {{ ok: true, outputJson: string }} Executed */
+/** @typedef {Described | Executed | Failure} OpResult */
+/**
+ * What a schema with its own validator returns (zod's safeParse, an AI SDK Schema's validate).
+ * @typedef {{ success: boolean, data?: unknown, value?: unknown, error?: { issues?: { path?: unknown[], message?: unknown }[] } }} ParseResult
+ */
+/**
+ * A tool's input schema as checkParams reads it: a JSON Schema, or one with its own validator (zod, AI SDK Schema).
+ * @typedef {{
+ *   safeParseAsync?: (value: unknown) => Promise<ParseResult>,
+ *   safeParse?: (value: unknown) => ParseResult,
+ *   validate?: (value: unknown) => ParseResult | Promise<ParseResult>,
+ * }} OwnValidator
+ */
+
 const MAX_OUTPUT_BYTES = 1024 * 1024;
 const MAX_MESSAGE = 4000;
 
 // Errors may come from another realm (reuse mode's vm contexts): recognised by shape, never by instanceof.
+/**
+ * @param {any} err anything thrown, read by shape
+ * @returns {err is { message: string, name: string }}
+ */
 const isErrorLike = (err) => err !== null && typeof err === 'object' && typeof err.message === 'string' && typeof err.name === 'string';
 
+/**
+ * @param {unknown} err
+ * @returns {string}
+ */
 function messageOf(err) {
+  /** @type {string | undefined} */
   let msg;
   if (isErrorLike(err)) msg = err.message || err.name;
   else if (typeof err === 'string') msg = err;
@@ -30,10 +79,21 @@ function messageOf(err) {
 }
 
 const OOM_PATTERNS = [/Array buffer allocation failed/i, /out of memory/i, /Cannot allocate memory/i];
+/** @param {unknown} err */
 const looksLikeOom = (err) => isErrorLike(err) && err.name === 'RangeError' && OOM_PATTERNS.some((re) => re.test(err.message));
 
+/**
+ * @param {FailCode} code
+ * @param {unknown} err
+ * @returns {Failure}
+ */
 const fail = (code, err) => ({ ok: false, code, error: messageOf(err) });
 
+/**
+ * @param {DescribeRequest} req
+ * @param {Io} io
+ * @returns {Promise<Described | Failure>}
+ */
 async function describe(req, io) {
   // Discovery (a package that declares no tools): credential-like env a factory reads gets a placeholder, reported.
   const envRead = req.discover === true ? watchEnv() : undefined;
@@ -44,7 +104,9 @@ async function describe(req, io) {
     return fail('load_error', err);
   }
   if (envRead) return describeDiscovered(req, io, exportsMap, envRead);
+  /** @type {DescribedTool[]} */
   const tools = [];
+  /** @type {string[]} */
   const missing = [];
   const wanted = Array.isArray(req.exportNames) && req.exportNames.length > 0 ? req.exportNames : undefined;
   const names = wanted ?? [...exportsMap.keys()];
@@ -73,7 +135,14 @@ async function describe(req, io) {
   return { ok: true, tools, missing };
 }
 
-/** describe for a package without a tool list: every tool found among the exports, with how it was found. */
+/**
+ * describe for a package without a tool list: every tool found among the exports, with how it was found.
+ * @param {DescribeRequest} req
+ * @param {Io} io
+ * @param {Map<string, unknown>} exportsMap
+ * @param {Set<string>} envRead
+ * @returns {Promise<Described | Failure>}
+ */
 async function describeDiscovered(req, io, exportsMap, envRead) {
   let found;
   let notes;
@@ -82,6 +151,7 @@ async function describeDiscovered(req, io, exportsMap, envRead) {
   } catch (err) {
     return fail('load_error', err);
   }
+  /** @type {DescribedTool[]} */
   const tools = [];
   for (const f of found) {
     try {
@@ -93,6 +163,11 @@ async function describeDiscovered(req, io, exportsMap, envRead) {
   return { ok: true, tools, missing: [], notes, envRead: [...envRead].sort() };
 }
 
+/**
+ * @param {FoundTool} tool
+ * @param {string} pkgDir
+ * @param {ImportFile} importFile
+ */
 async function schemasOf(tool, pkgDir, importFile) {
   const inputSchema = tool[JSON_HINT] !== undefined ? JSON.parse(JSON.stringify(tool[JSON_HINT])) : await toJsonSchema(schemaOf(tool), pkgDir, importFile);
   const description = typeof tool.description === 'string' ? tool.description : '';
@@ -101,12 +176,19 @@ async function schemasOf(tool, pkgDir, importFile) {
   return { description, inputSchema, ...(outputSchema && outputSchema.type === 'object' ? { outputSchema } : {}) };
 }
 
-/** Validates with the schema's own validator when it has one (zod, AI SDK Schema), else the compact JSON one. */
+/**
+ * Validates with the schema's own validator when it has one (zod, AI SDK Schema), else the compact JSON one.
+ * @param {FoundTool} tool
+ * @param {unknown} params
+ * @param {string} pkgDir
+ * @param {ImportFile} importFile
+ * @returns {Promise<{ value?: unknown, error?: string }>}
+ */
 async function checkParams(tool, params, pkgDir, importFile) {
-  const schema = schemaOf(tool);
+  const schema = /** @type {OwnValidator | null | undefined} */ (schemaOf(tool));
   if (schema && typeof schema === 'object') {
     if (typeof schema.safeParseAsync === 'function' || typeof schema.safeParse === 'function') {
-      const r = schema.safeParseAsync ? await schema.safeParseAsync(params) : schema.safeParse(params);
+      const r = schema.safeParseAsync ? await schema.safeParseAsync(params) : /** @type {NonNullable<OwnValidator['safeParse']>} */ (schema.safeParse)(params);
       if (r.success) return { value: r.data };
       const issues = r.error?.issues?.map((i) => `${(i.path ?? []).join('.') || 'params'}: ${i.message}`);
       return { error: issues?.join('; ') || messageOf(r.error) };
@@ -123,6 +205,7 @@ async function checkParams(tool, params, pkgDir, importFile) {
 // The sandbox user's home directory: HOME at the guest's start (the OCI spec sets it, the rootfs's /etc/passwd
 // agrees), on the sandbox's own /tmp tmpfs. Only a sandbox's init (pid 1) adopts it: run directly on a host (the
 // process runner) the guest has no HOME and creates nothing.
+/** @type {string | undefined} */
 let sandboxHome;
 
 /** Adopts HOME as the sandbox's home directory and creates it; called once at the guest's start. */
@@ -138,7 +221,10 @@ function ensureHome() {
   if (sandboxHome) fs.mkdirSync(sandboxHome, { recursive: true, mode: 0o700 });
 }
 
-/** Replaces process.env's contents with the request's env (strings only), plus HOME unless the env sets it. */
+/**
+ * Replaces process.env's contents with the request's env (strings only), plus HOME unless the env sets it.
+ * @param {unknown} env
+ */
 function setEnv(env) {
   for (const key of Object.keys(process.env)) delete process.env[key];
   if (env && typeof env === 'object') {
@@ -147,7 +233,12 @@ function setEnv(env) {
   if (sandboxHome && process.env.HOME === undefined) process.env.HOME = sandboxHome;
 }
 
+/**
+ * @param {unknown} output
+ * @returns {{ result: Failure, json?: undefined } | { result?: undefined, json: string }}
+ */
 function serialize(output) {
+  /** @type {string} */
   let json;
   try {
     json = JSON.stringify(output === undefined ? null : output);
@@ -158,6 +249,11 @@ function serialize(output) {
   return { json };
 }
 
+/**
+ * @param {ExecuteRequest} req
+ * @param {Io} io
+ * @returns {Promise<Executed | Failure>}
+ */
 async function execute(req, io) {
   let exportsMap;
   try {
@@ -189,17 +285,20 @@ async function execute(req, io) {
     return fail(looksLikeOom(err) ? 'oom' : 'tool_error', err);
   }
   const { result, json } = serialize(output);
-  return result ?? { ok: true, outputJson: json };
+  return result ?? { ok: true, outputJson: /** @type {string} */ (json) };
 }
 
 /**
  * Runs one request; never throws. `execute` results carry the output pre-serialized as `outputJson`. `io` holds the
  * module loader's `importFile` and, optionally, `entryOf` (a package dir's main module).
+ * @param {OpRequest} req
+ * @param {Io} io
+ * @returns {Promise<OpResult>}
  */
 async function runOp(req, io) {
   try {
-    if (req?.op === 'describe') return await describe(req, io);
-    if (req?.op === 'execute') return await execute(req, io);
+    if (req?.op === 'describe') return await describe(/** @type {DescribeRequest} */ (req), io);
+    if (req?.op === 'execute') return await execute(/** @type {ExecuteRequest} */ (req), io);
     return fail('tool_error', new Error(`unknown op ${JSON.stringify(req?.op)}`));
   } catch (err) {
     return fail(looksLikeOom(err) ? 'oom' : 'tool_error', err);

@@ -1,14 +1,62 @@
+// @ts-check
 // Compact JSON Schema validator for tool params inside the sandbox (no dependencies available there).
 // Covers the keywords tool schemas use in practice: type, enum, const, required, properties, additionalProperties,
 // items, min/max(Items|Length|imum), exclusive bounds, multipleOf, pattern, basic formats, anyOf/oneOf/allOf/not.
 // Unknown keywords (e.g. $ref) are ignored: the API validates fully with ajv before queueing; this is a second line.
 'use strict';
 
-const kindOf = (v) =>
-  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' && Number.isInteger(v) ? 'integer' : typeof v;
+/**
+ * A JSON Schema as a tool package writes it. Nothing checks it before this file reads it: a keyword of another type
+ * than the one noted here compares and tests as JavaScript does (the API's ajv validated the params already).
+ * @typedef {{
+ *   type?: string | string[],
+ *   nullable?: boolean,
+ *   enum?: unknown[],
+ *   const?: unknown,
+ *   minLength?: number,
+ *   maxLength?: number,
+ *   pattern?: string,
+ *   format?: string,
+ *   minimum?: number,
+ *   maximum?: number,
+ *   exclusiveMinimum?: number | boolean,
+ *   exclusiveMaximum?: number | boolean,
+ *   multipleOf?: number,
+ *   minItems?: number,
+ *   maxItems?: number,
+ *   uniqueItems?: boolean,
+ *   prefixItems?: SchemaLike[],
+ *   items?: SchemaLike,
+ *   required?: string[],
+ *   properties?: Record<string, SchemaLike>,
+ *   additionalProperties?: SchemaLike,
+ *   minProperties?: number,
+ *   maxProperties?: number,
+ *   allOf?: SchemaLike[],
+ *   anyOf?: SchemaLike[],
+ *   oneOf?: SchemaLike[],
+ *   not?: SchemaLike,
+ * }} JsonSchema
+ */
+/** What may stand where a schema is expected: a schema, `true`/`false`, or anything else (ignored). @typedef {JsonSchema | boolean | unknown} SchemaLike */
 
+/** @param {unknown} v */
+const kindOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' && Number.isInteger(v) ? 'integer' : typeof v);
+
+/**
+ * @param {unknown} v
+ * @returns {v is Record<string, unknown>}
+ */
 const isObject = (v) => kindOf(v) === 'object';
 
+/**
+ * A schema is any plain object; its keywords are read as JsonSchema says.
+ * @param {unknown} v
+ * @returns {v is JsonSchema}
+ */
+const isSchema = (v) => isObject(v);
+
+/** @type {Record<string, RegExp>} */
 const FORMATS = {
   email: /^[^\s@]+@[^\s@]+\.[^\s@]+$/,
   uri: /^[a-zA-Z][a-zA-Z0-9+.-]*:[^\s]*$/,
@@ -21,13 +69,24 @@ const FORMATS = {
   hostname: /^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/,
 };
 
+/** @param {string} path */
 const at = (path) => (path === '' ? 'params' : `params${path}`);
 
+/**
+ * @param {unknown} type
+ * @param {unknown} value
+ */
 function typeMatches(type, value) {
   const kind = kindOf(value);
   return type === kind || (type === 'number' && kind === 'integer');
 }
 
+/**
+ * @param {JsonSchema} schema
+ * @param {unknown} value
+ * @param {string} path
+ * @param {string[]} errors
+ */
 function checkScalar(schema, value, path, errors) {
   if (typeof value === 'string') {
     const length = [...value].length;
@@ -42,7 +101,8 @@ function checkScalar(schema, value, path, errors) {
       }
       if (re && !re.test(value)) errors.push(`${at(path)} must match pattern ${schema.pattern}`);
     }
-    const format = FORMATS[schema.format];
+    // Only the formats above: a name such as `constructor` is an unknown format (ignored), not Object.prototype's member.
+    const format = schema.format !== undefined && Object.hasOwn(FORMATS, schema.format) ? FORMATS[schema.format] : undefined;
     if (format && !format.test(value)) errors.push(`${at(path)} must be a valid ${schema.format}`);
   }
   if (typeof value === 'number') {
@@ -56,6 +116,12 @@ function checkScalar(schema, value, path, errors) {
   }
 }
 
+/**
+ * @param {JsonSchema} schema
+ * @param {unknown[]} value
+ * @param {string} path
+ * @param {string[]} errors
+ */
 function checkArray(schema, value, path, errors) {
   if (schema.minItems !== undefined && value.length < schema.minItems) errors.push(`${at(path)} must have at least ${schema.minItems} items`);
   if (schema.maxItems !== undefined && value.length > schema.maxItems) errors.push(`${at(path)} must have at most ${schema.maxItems} items`);
@@ -69,6 +135,12 @@ function checkArray(schema, value, path, errors) {
   if (isObject(schema.items)) value.forEach((item, i) => check(schema.items, item, `${path}[${i}]`, errors));
 }
 
+/**
+ * @param {JsonSchema} schema
+ * @param {Record<string, unknown>} value
+ * @param {string} path
+ * @param {string[]} errors
+ */
 function checkObject(schema, value, path, errors) {
   const props = isObject(schema.properties) ? schema.properties : {};
   for (const key of Array.isArray(schema.required) ? schema.required : []) {
@@ -85,14 +157,20 @@ function checkObject(schema, value, path, errors) {
   if (schema.maxProperties !== undefined && count > schema.maxProperties) errors.push(`${at(path)} must have at most ${schema.maxProperties} properties`);
 }
 
+/**
+ * @param {SchemaLike} schema
+ * @param {unknown} value
+ * @param {string} path
+ * @param {string[]} errors
+ */
 function check(schema, value, path, errors) {
   if (schema === false) {
     errors.push(`${at(path)} is not allowed`);
     return;
   }
-  if (!isObject(schema)) return;
+  if (!isSchema(schema)) return;
   if (schema.type !== undefined) {
-    const types = [].concat(schema.type);
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
     if (!types.some((t) => typeMatches(t, value))) {
       errors.push(`${at(path)} must be ${types.join(' or ')}`);
       return;
@@ -108,14 +186,21 @@ function check(schema, value, path, errors) {
   if (Array.isArray(value)) checkArray(schema, value, path, errors);
   if (isObject(value)) checkObject(schema, value, path, errors);
   if (Array.isArray(schema.allOf)) schema.allOf.forEach((s) => check(s, value, path, errors));
+  /** @param {SchemaLike[]} list */
   const passing = (list) => list.filter((s) => validate(s, value, path).length === 0).length;
   if (Array.isArray(schema.anyOf) && passing(schema.anyOf) === 0) errors.push(`${at(path)} must match a schema in anyOf`);
   if (Array.isArray(schema.oneOf) && passing(schema.oneOf) !== 1) errors.push(`${at(path)} must match exactly one schema in oneOf`);
   if (isObject(schema.not) && validate(schema.not, value, path).length === 0) errors.push(`${at(path)} must not match schema in not`);
 }
 
-/** Returns a list of error messages (empty when valid). */
+/**
+ * Returns a list of error messages (empty when valid).
+ * @param {SchemaLike} schema
+ * @param {unknown} value
+ * @returns {string[]}
+ */
 function validate(schema, value, path = '') {
+  /** @type {string[]} */
   const errors = [];
   check(schema, value, path, errors);
   return errors;

@@ -1,3 +1,4 @@
+// @ts-check
 // Warm-up of the guest, so that an execution finds the code it runs already compiled (under gVisor every lazy
 // compilation, page fault and first-time syscall is expensive). Two moments:
 //  - while a startup snapshot is built (warmUpForSnapshot): the request path runs on an in-memory tool, since vm
@@ -44,6 +45,10 @@ async function warmVm() {
   void process.stderr.writable; // where console output goes: a stream of its own, created on first use
 }
 
+/**
+ * @param {string} mode `none`, `vm`, `light` or `full` (see the header; any other is `light`)
+ * @param {import('./modules.cjs').ModuleCache} cache
+ */
 async function warmUp(mode, cache) {
   if (mode === 'none') return;
   if (mode === 'vm') return warmVm();
@@ -66,12 +71,13 @@ const memoryTool = {
     required: ['text'],
     additionalProperties: false,
   },
+  /** @param {{ text: unknown, n?: number }} params */
   execute: async ({ text, n = 1 }) => ({ text: String(text).repeat(n), at: new Date().toISOString(), items: [1, 2, 3].map((x) => ({ x })) }),
 };
 
 /** Node internals a tool commonly reaches (formatting for console.log, streams, timers), run without handles. */
 async function warmNodeInternals() {
-  const sink = new Writable({ write: (chunk, encoding, cb) => cb() });
+  const sink = new Writable({ write: (_chunk, _encoding, cb) => cb() });
   const console = new Console({ stdout: sink, stderr: sink });
   console.log('%s %d %o', 'text', 1, { a: [1, { b: new Map([[1, 'x']]) }], d: new Date(0), e: new Error('e') });
   console.error(util.inspect({ nested: { deep: { deeper: [1, 2, 3] } } }, { depth: 4 }));
