@@ -140,6 +140,7 @@ async function main() {
       const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'api/server.ts'], {
         env: {
           PATH: process.env.PATH,
+          ...(process.env.DEBUG ? { DEBUG: process.env.DEBUG } : {}),
           DATABASE_URL: url,
           PORT: String(port),
           HOST: '127.0.0.1',

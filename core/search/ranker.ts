@@ -39,6 +39,8 @@ export interface RankingParams {
    * and the document's word vectors (mean-centred). 0 turns it off (and the vectors are not loaded).
    */
   semanticWeight: number;
+  /** Lexical hits the re-weighting scores (default SEMANTIC_CANDIDATES). */
+  semanticCandidates?: number;
 }
 
 /** Tuned on the MetaTool tuning split (`npx tsx bench/relevance.ts --tune`, see docs/search.md). */
@@ -63,6 +65,12 @@ const MAX_EXPANSIONS = 64;
 const MAX_TYPO_TERMS = 8;
 /** Adjacent word pairs looked up per query. */
 const MAX_PAIRS = 32;
+/**
+ * Lexical hits the semantic re-weighting scores (at least the page asked for): a query of common words matches
+ * thousands of tools, and a tool far down by its words does not reach the first results by its vector (`npx tsx
+ * bench/search.ts` reports how often the first ten differ from re-weighting every hit).
+ */
+export const SEMANTIC_CANDIDATES = 500;
 
 interface Expansion {
   id: number;
@@ -129,8 +137,8 @@ export class Ranker {
     const coverage = this.params.coverage;
     if (coverage > 0 && mass > 0) for (const s of hits) this.acc[s] *= (this.cover[s] / mass) ** coverage;
     for (const s of hits) this.lexical[s] = this.acc[s];
-    if (this.params.semanticWeight > 0) this.reweigh(hits, parsed.text);
     const offset = query.offset ?? 0;
+    if (this.params.semanticWeight > 0) this.reweigh(hits, parsed.text, Math.max(this.params.semanticCandidates ?? SEMANTIC_CANDIDATES, offset + query.limit));
     const top = this.topK(hits, offset + query.limit).slice(offset);
     return { total: hits.length, hits: top.map((s): SearchHit => ({ id: ix.ids[s], score: this.acc[s], lexical: this.lexical[s] })) };
   }
@@ -139,11 +147,14 @@ export class Ranker {
    * Lexical scores relative to the best one, plus semanticWeight × the cosine between the query's and each hit's
    * word vectors, both taken relative to the mean document vector: cos(q − m, d − m), from q·d, q·m and d·m.
    */
-  private reweigh(hits: number[], text: string): void {
+  private reweigh(hits: number[], text: string, candidates: number): void {
     const ix = this.index;
     const q = ix.wordVectors?.vectorOf(text);
     if (!q || ix.vectorCount === 0) return;
     this.prepareVectors();
+    // Only the best `candidates` by their words are re-weighted; the rest keep their order below every one of them
+    // (score / best − weight: a candidate's final score is at least its own, higher, score / best − weight).
+    const reweighed = hits.length > candidates ? this.topK(hits, candidates) : hits;
     const dims = q.length;
     const mean = this.mean;
     const mm = this.meanSquare;
@@ -154,9 +165,13 @@ export class Ranker {
     for (const s of hits) if (this.acc[s] > top) top = this.acc[s];
     if (top <= 0 || qq <= 1e-9) return;
     const w = this.params.semanticWeight;
+    if (reweighed !== hits) {
+      for (const s of hits) this.acc[s] = this.acc[s] / top - w;
+      for (const s of reweighed) this.acc[s] = this.lexical[s];
+    }
     const vectors = ix.vectors;
     const docMean = this.docMean;
-    for (const s of hits) {
+    for (const s of reweighed) {
       let cos = 0;
       if (ix.hasVector[s]) {
         let qd = 0;
