@@ -4,6 +4,7 @@
  */
 import test from 'ava';
 import { startService, type Service } from './helpers/service.js';
+import { settle } from './helpers/wait.js';
 
 let open: Service;
 let invite: Service;
@@ -219,12 +220,14 @@ test("a key's use is recorded: GET /api/keys shows lastUsedAt once the key has a
   const before = Date.now();
   t.is((await open.request('GET', '/api/auth/me', { key })).status, 200);
   // The UPDATE is not awaited by the request: wait for it, bounded.
-  let lastUsedAt: string | null = null;
-  for (let i = 0; i < 50 && !lastUsedAt; i++) {
-    const keys = await open.request('GET', '/api/keys', { headers: { cookie: cookie! } });
-    lastUsedAt = keys.body.data.find((k: { id: string }) => k.id === made.body.data.id).lastUsedAt;
-    if (!lastUsedAt) await new Promise((r) => setTimeout(r, 100));
-  }
+  const lastUsedAt = await settle(
+    async () => {
+      const keys = await open.request('GET', '/api/keys', { headers: { cookie: cookie! } });
+      return keys.body.data.find((k: { id: string }) => k.id === made.body.data.id).lastUsedAt as string | null;
+    },
+    (at) => !!at,
+    { ms: 60_000 },
+  );
   t.truthy(lastUsedAt);
   t.true(Date.parse(lastUsedAt!) >= before - 5_000);
   // Throttled: a second use within the minute writes nothing (an absence cannot be polled for; a short wait it is).

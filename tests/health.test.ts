@@ -3,6 +3,7 @@ import path from 'node:path';
 import { enqueue } from '../core/jobs.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { until } from './helpers/processes.js';
+import { settle, waitUntil } from './helpers/wait.js';
 
 let svc: Service;
 test.before(async () => {
@@ -16,12 +17,12 @@ const db = () => svc.api.deps.db;
 async function checkNow(toolId: string): Promise<{ passed: boolean; error: string | null }> {
   const before = Number((await db()('health_checks').where({ tool_id: toolId }).count('* as n').first())!.n);
   await enqueue(db(), 'health_check', { toolId });
-  for (let i = 0; i < 300; i++) {
-    const rows = await db()('health_checks').where({ tool_id: toolId }).orderBy('id', 'desc');
-    if (rows.length > before) return rows[0];
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('health check did not run');
+  const rows = await waitUntil(
+    () => db()('health_checks').where({ tool_id: toolId }).orderBy('id', 'desc'),
+    (r) => r.length > before,
+    'the health check to be written',
+  );
+  return rows[0];
 }
 
 const tool = async (id: string) => (await svc.request('GET', `/api/tools/${id}`)).body.data;
@@ -88,12 +89,10 @@ test.serial('the periodic sweep checks every tool', async (t) => {
   const before = Number((await db()('health_checks').count('* as n').first())!.n);
   const tools = Number((await db()('tools').count('* as n').first())!.n);
   await enqueue(db(), 'health_check', {});
-  for (let i = 0; i < 300; i++) {
-    const now = Number((await db()('health_checks').count('* as n').first())!.n);
-    if (now >= before + tools) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const after = Number((await db()('health_checks').count('* as n').first())!.n);
+  const after = await settle(
+    async () => Number((await db()('health_checks').count('* as n').first())!.n),
+    (now) => now >= before + tools,
+  );
   t.is(after - before, tools);
 });
 
@@ -117,7 +116,10 @@ test.serial('sweep_sessions deletes expired sessions only; a live session still 
   const before = await count();
 
   await enqueue(db(), 'sweep_sessions', {});
-  for (let i = 0; i < 300 && (await db()('sessions').where({ user_id: old.id }).first()); i++) await new Promise((r) => setTimeout(r, 100));
+  await settle(
+    () => db()('sessions').where({ user_id: old.id }).first(),
+    (row) => !row,
+  );
   t.falsy(await db()('sessions').where({ user_id: old.id }).first(), 'the expired session is gone');
   t.is(await count(), before - 1, 'nothing else was deleted');
   const me = await svc.request('GET', '/api/auth/me', { headers: { cookie: live } });

@@ -19,6 +19,7 @@ import { namesOf, removeRules } from '../sandbox/egress.js';
 import { createGvisorRunner, type GvisorRunner } from '../sandbox/gvisor-runner.js';
 import type { ExecuteOutcome } from '../sandbox/types.js';
 import { makeFixtureCache, makeStateDir } from './fixtures/sandbox/make-cache.js';
+import { settle } from './helpers/wait.js';
 
 const SUBNET = '10.214.0.0/24';
 const PUBLIC = '11.22.33.44';
@@ -214,6 +215,5 @@ test.serial('every network namespace is removed with its sandbox', async (t) => 
   await own.close();
   // Once destructions have finished, no namespace is left: egress sandboxes are never pooled.
   const left = () => ourNamespaces().filter((n) => !namespacesBefore.includes(n)).length;
-  for (let i = 0; i < 50 && left() !== 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
-  t.is(left(), 0);
+  t.is(await settle(left, (n) => n === 0, { ms: 60_000 }), 0);
 });

@@ -12,6 +12,7 @@ import { createProcessRunner } from '../sandbox/process-runner.js';
 import type { ReuseOptions } from '../sandbox/reuse.js';
 import type { ExecuteRequest, SandboxRunner } from '../sandbox/types.js';
 import { FIXTURES_DIR, makeFixtureCache, makeStateDir } from './fixtures/sandbox/make-cache.js';
+import { settle } from './helpers/wait.js';
 
 const cache = makeFixtureCache();
 const stateDirs: string[] = [];
@@ -239,10 +240,9 @@ async function sandboxOf(runner: SandboxRunner, key: string): Promise<number> {
   if (r.kind !== 'ok') throw new Error(JSON.stringify(r));
   return r.output as number;
 }
-async function until(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  return condition();
+/** Whether `condition` came to hold within the bound (polled every 20 ms). */
+async function until(condition: () => boolean, timeoutMs = 60_000): Promise<boolean> {
+  return settle(condition, (held) => held, { ms: timeoutMs, everyMs: 20 });
 }
 
 test('gvisor reuse: one sandbox serves a key, each execution in a fresh context with its own env and an empty /tmp', async (t) => {
@@ -321,7 +321,7 @@ test('gvisor reuse: an idle sandbox goes after idleMs, and over maxIdle idle san
   t.teardown(() => idling.close());
   const first = await sandboxOf(idling, 'key-a');
   t.is(idling.reuse?.idle('key-a'), 1);
-  t.true(await until(() => idling.reuse?.idle('key-a') === 0, 30_000), 'destroyed once idle for idleMs');
+  t.true(await until(() => idling.reuse?.idle('key-a') === 0, 60_000), 'destroyed once idle for idleMs');
   t.not(await sandboxOf(idling, 'key-a'), first);
 });
 

@@ -6,6 +6,7 @@
 import test from 'ava';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { waitUntil } from './helpers/wait.js';
 
 let svc: Service;
 let toolId: string;
@@ -33,15 +34,7 @@ async function collectionWith(key: string, name: string, prompts: string[]) {
 
 const runsOf = (ids: string[]) => svc.api.deps.db('scenario_runs').whereIn('id', ids).select('id', 'status', 'started_at', 'completed_at');
 
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, what: string, ms = 180_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(read: () => Promise<T>, done: (v: T) => boolean, what: string) => waitUntil(read, done, what);
 
 test("one user's single run completes while another user's run-all of slow scenarios still has runs queued", async (t) => {
   const mallory = await svc.createUser({ tier: 'pro' });

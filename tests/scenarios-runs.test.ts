@@ -38,16 +38,6 @@ const failing = () => scenario({ prompt: PASSING, assertions: [{ type: 'outputCo
 const run = (id: string, key = owner.key, query = '') => svc.request('POST', `/api/scenarios/${id}/run${query}`, { key });
 const detail = async (id: string) => (await svc.request('GET', `/api/scenarios/${id}`)).body.data;
 
-async function _eventually<T>(fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 test('a passing run: the judged run record with steps, usage, timestamps, models and tool versions', async (t) => {
   const s = await scenario({ prompt: PASSING, assertions: [{ type: 'toolCalled', tool: 'slugify' }, { type: 'noToolErrors' }] });
   const res = await run(s.id);

@@ -11,6 +11,7 @@ import { createEncodedSearch } from '../core/search/encoded.js';
 import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import path from 'node:path';
 import { EXAMPLES_DIR, startService } from './helpers/service.js';
+import { settle } from './helpers/wait.js';
 
 const doc = searchDoc;
 
@@ -115,13 +116,15 @@ test('SEARCH_ENCODER=use in the service: the search API ranks the example tools 
   const q = encodeURIComponent('which weekday will christmas be');
   // The example tools are encoded in the background after start: poll (bounded: 60 s, as loading the model on a busy
   // 2-core machine took over the 20 s allowed before) until they are.
-  let names: string[] = [];
-  for (let i = 0; i < 300 && names[0] !== 'dateInfo'; i++) {
-    const res = await svc.request('GET', `/api/tools/search?q=${q}`);
-    t.is(res.status, 200);
-    names = res.body.results.tools.map((x: { name: string }) => x.name);
-    if (names[0] !== 'dateInfo') await new Promise((r) => setTimeout(r, 200));
-  }
+  const names = await settle(
+    async () => {
+      const res = await svc.request('GET', `/api/tools/search?q=${q}`);
+      t.is(res.status, 200);
+      return res.body.results.tools.map((x: { name: string }) => x.name) as string[];
+    },
+    (found) => found[0] === 'dateInfo',
+    { everyMs: 200 },
+  );
   t.is(names[0], 'dateInfo', `words alone rank only explainCron ("weekday" is in its description); ${(await svc.api.deps.search.status()).detail}`);
 
   // Hostile input reaches the encoder only as the contract allows: NUL and over-long queries are 400s in the contract

@@ -11,6 +11,7 @@ import { listSearchDocuments } from '../core/repos/tools.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
 import { startSearchSync } from '../core/search/sync.js';
 import { createTestDatabase } from './helpers/postgres.js';
+import { settle } from './helpers/wait.js';
 
 const tool = (name: string, description: string, inputSchema: Record<string, unknown>) => ({
   name,
@@ -62,11 +63,16 @@ test('parameter names and descriptions are indexed from Postgres and follow a re
       }),
     );
     const round = docs.find((d) => d.name === 'roundNumber')!;
-    for (let i = 0; i < 50 && (await first('bankers half-up')) !== round.id; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      await sync.flush();
-    }
-    t.is(await first('bankers half-up'), round.id);
+    const live = sync;
+    const found = await settle(
+      async () => {
+        await live.flush();
+        return first('bankers half-up');
+      },
+      (id) => id === round.id,
+      { ms: 60_000 },
+    );
+    t.is(found, round.id);
   } finally {
     sync?.stop();
     await notifier.close();

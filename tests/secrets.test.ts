@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { dumpDatabase } from './helpers/dump.js';
+import { waitUntil } from './helpers/wait.js';
 
 let svc: Service;
 test.before(async () => {
@@ -34,12 +35,11 @@ test('an execution env never reaches the database, the logs, or a response', asy
     body: { params: { prefix: 'q' }, env: { ECHO_SECRET: secret } },
   });
   const id = queued.body.data.executionId;
-  for (let i = 0; i < 100; i++) {
-    const e = await svc.request('GET', `/api/executions/${id}`);
-    if (e.body.data.status === 'succeeded') break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const stored = await svc.request('GET', `/api/executions/${id}`);
+  const stored = await waitUntil(
+    () => svc.request('GET', `/api/executions/${id}`),
+    (e) => !['queued', 'running'].includes(e.body.data.status),
+    'the execution to end',
+  );
   t.deepEqual(stored.body.data.result, { message: 'q:[redacted]' });
 
   const dump = await dumpDatabase(svc.databaseUrl);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { streamStats } from '../api/sse.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { openLiveSse, readSse } from './helpers/sse.js';
+import { settle } from './helpers/wait.js';
 
 const PER_CALLER = 2;
 
@@ -37,12 +38,11 @@ async function sleepy(ms: number): Promise<string> {
 
 /** A bounded poll for the helper's counts (the server sees a client leave a moment after it leaves). */
 async function statsBecome(want: ReturnType<typeof streamStats>): Promise<ReturnType<typeof streamStats>> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const now = streamStats(svc.config);
-    if ((now.streams === want.streams && now.channels === want.channels && now.subscriptions === want.subscriptions) || Date.now() > deadline) return now;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return settle(
+    () => streamStats(svc.config),
+    (now) => now.streams === want.streams && now.channels === want.channels && now.subscriptions === want.subscriptions,
+    { ms: 60_000, everyMs: 50 },
+  );
 }
 const idle = { streams: 0, channels: 0, subscriptions: 0 };
 

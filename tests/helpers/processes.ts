@@ -6,6 +6,7 @@ import net from 'node:net';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Config } from '../../core/config.js';
+import { waitFor } from './wait.js';
 
 export interface Child {
   process: ChildProcess;
@@ -75,15 +76,9 @@ export function unmountBelow(dir: string): void {
   for (const m of mounts) spawnSync('umount', ['-l', m]);
 }
 
-/** Polls `fn` until it returns a value (not undefined/null/false), every 200 ms, for at most `ms`. */
-export async function until<T>(fn: () => Promise<T | undefined | null | false>, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== null && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** Polls `fn` until it returns a value (not undefined/null/false), every 200 ms, for at most `ms` (`waitFor` in wait.ts). */
+export function until<T>(fn: () => Promise<T | undefined | null | false>, ms: number, what: string): Promise<T> {
+  return waitFor(fn, what, { ms, everyMs: 200 });
 }
 
 /** A port free on loopback now (a process the test starts next takes it, e.g. a worker's metrics listener). */

@@ -1,6 +1,7 @@
 import test from 'ava';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
+import { waitUntil } from '../helpers/wait.js';
 import { postJson, readSse } from '../helpers/sse.js';
 
 // One caller must not be able to multiply its share: JSON-RPC batches, extra keys, and unbounded queued work.
@@ -28,14 +29,12 @@ const executionsOf = async (userId: string) => Number((await svc.api.deps.db('ex
 const startSlow = (key: string | undefined, ms = 4000) => svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { key, body: { params: { ms } } });
 const mcpPath = () => `/api/mcp/${owner.username}/slow-tools/http`;
 
-async function waitUntilIdle(key: string) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const n = await svc.api.deps.db('executions').whereIn('status', ['queued', 'running']).count('* as n');
-    if (Number(n[0].n) === 0) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`executions of ${key.slice(0, 8)} still active`);
+async function waitUntilIdle(_key: string) {
+  await waitUntil(
+    async () => Number((await svc.api.deps.db('executions').whereIn('status', ['queued', 'running']).count('* as n'))[0].n),
+    (n) => n === 0,
+    'no execution to be queued or running',
+  );
 }
 
 test.serial('an MCP JSON-RPC batch is refused whole and queues nothing', async (t) => {

@@ -1,6 +1,7 @@
 import test from 'ava';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
+import { settle } from '../helpers/wait.js';
 
 // One caller filling the queue with slow calls must not make everyone else wait behind its whole backlog: a
 // caller's first call goes ahead of another caller's queued ones (the job's priority is the caller's active count).
@@ -28,13 +29,10 @@ test("a caller's first call runs before another caller's queued backlog", async 
   const mine = await startSlow(ada.key, 1);
 
   // Ada's call is answered long before Mallory's six calls of 2.5 s (one worker slot) are through.
-  const res = await svc.request('GET', `/api/executions/${mine}`, { key: ada.key });
-  let final = res.body.data;
-  const deadline = Date.now() + 60_000;
-  while (!['succeeded', 'failed', 'timed_out'].includes(final.status) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    final = (await svc.request('GET', `/api/executions/${mine}`, { key: ada.key })).body.data;
-  }
+  const final = await settle(
+    async () => (await svc.request('GET', `/api/executions/${mine}`, { key: ada.key })).body.data,
+    (e) => ['succeeded', 'failed', 'timed_out'].includes(e.status),
+  );
   t.is(final.status, 'succeeded');
   const rows = await svc.api.deps
     .db('executions')
@@ -51,12 +49,10 @@ test("a caller's first call runs before another caller's queued backlog", async 
   t.true(waiting >= 2, `the other caller's backlog (${waiting} calls) was still waiting when this call started`);
 
   // Nothing is lost: the backlog runs afterwards, every call once.
-  const idle = Date.now() + 60_000;
-  while (Date.now() < idle) {
-    const n = await svc.api.deps.db('executions').whereIn('status', ['queued', 'running']).count('* as n');
-    if (Number(n[0].n) === 0) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await settle(
+    async () => Number((await svc.api.deps.db('executions').whereIn('status', ['queued', 'running']).count('* as n'))[0].n),
+    (n) => n === 0,
+  );
   const done = await svc.api.deps.db('executions').whereIn('id', backlog).select('status', 'attempts');
   t.deepEqual(
     done.map((r) => [r.status, r.attempts]),

@@ -2,6 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
+import { waitUntil } from '../helpers/wait.js';
 import { createApp } from '../../api/app.js';
 import { rawRequest } from './raw-http.js';
 import { bodyFor, pathSegment, queryFor, rawBodies } from './fuzz-inputs.js';
@@ -59,11 +60,11 @@ test.before(async () => {
   ids.execution = (await must(svc.request('POST', `/api/tools/execute/${TOOL}?wait=false`, { body: { params: { ms: 1 } } }))).executionId;
   ids.bobKey = (await must(svc.request('GET', '/api/keys', { key: bob.key })))[0].id;
   // The execution must be final, so that its event stream replays and ends.
-  for (let i = 0; i < 300; i++) {
-    const e = await must(svc.request('GET', `/api/executions/${ids.execution}`));
-    if (!['queued', 'running'].includes(e.status)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntil(
+    () => must(svc.request('GET', `/api/executions/${ids.execution}`)),
+    (e) => !['queued', 'running'].includes(e.status),
+    'the execution to be final',
+  );
 });
 test.after.always(() => svc?.close());
 

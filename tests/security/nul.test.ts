@@ -1,6 +1,7 @@
 import test from 'ava';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
+import { settle } from '../helpers/wait.js';
 import { readSse } from '../helpers/sse.js';
 import { rawRequest } from './raw-http.js';
 
@@ -51,9 +52,7 @@ test('an error message with a NUL fails the execution once, cleanly, instead of 
   const jobsLeft = async () =>
     (await svc.api.deps.db.raw(`select count(*)::int as n from graphile_worker._private_jobs where payload->>'executionId' = ?`, [res.body.executionId]))
       .rows[0].n as number;
-  const deadline = Date.now() + 10_000;
-  while ((await jobsLeft()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-  t.is(await jobsLeft(), 0, 'no failed job (with its sealed env) is left behind');
+  t.is(await settle(jobsLeft, (n) => n === 0, { ms: 60_000 }), 0, 'no failed job (with its sealed env) is left behind');
 });
 
 test('an error message ending in half an emoji (a lone surrogate) fails the execution once, cleanly', async (t) => {

@@ -6,6 +6,7 @@
 import test from 'ava';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
+import { settle } from '../helpers/wait.js';
 
 const PER_CALLER = 2;
 const TOTAL = 3;
@@ -53,12 +54,11 @@ async function open(id: string, key?: string): Promise<Opened> {
 
 /** Retries opening until it is not refused (a closed stream's slot comes back when the server sees the close). */
 async function openWhenFree(id: string, key?: string): Promise<Opened> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const o = await open(id, key);
-    if (o.status !== 429 || Date.now() > deadline) return o;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return settle(
+    () => open(id, key),
+    (o) => o.status !== 429,
+    { ms: 60_000, everyMs: 50 },
+  );
 }
 
 function assertRefused(t: import('ava').ExecutionContext, o: Opened, why: string) {
