@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createDb } from '../core/db.js';
 import { createUserWithKey } from '../core/accounts.js';
-import { prepareRootfs } from '../sandbox/bundle.js';
+import { prepareRootfs } from '../sandbox/rootfs.js';
 import { bareRate, removeCgroupParent } from './bare-runsc.js';
 import { measureMcp } from './mcp.js';
 import { post, startBenchService, TEXT_TOOLS_DIR } from './service.js';

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { prepareRootfs } from '../sandbox/bundle.js';
+import { prepareRootfs } from '../sandbox/rootfs.js';
 import { createGvisorRunner, type GvisorRunner } from '../sandbox/gvisor-runner.js';
 import { removeRules, setupEgress } from '../sandbox/egress.js';
 import { GvisorSandbox, type SandboxSettings } from '../sandbox/gvisor-sandbox.js';

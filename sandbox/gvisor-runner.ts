@@ -13,7 +13,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { IN_SANDBOX, prepareRootfs } from './bundle.js';
+import { IN_SANDBOX } from './bundle.js';
+import { prepareRootfs } from './rootfs.js';
 import { createPackageViews } from './package-view.js';
 import { toDescribeOutcome, toExecuteOutcome } from './guest-channel.js';
 import { GvisorSandbox, type RunResult, type SandboxSettings } from './gvisor-sandbox.js';

@@ -63,3 +63,47 @@ test('the check sees a violation: an api file importing the worker, a core file 
   t.deepEqual(violations('api', root), ['api/operations/probe.ts:2 → worker/tasks/index.ts']);
   t.deepEqual(violations('core', root), ['core/a.ts:1 → api/app.ts']);
 });
+
+/** Value imports (not `import type`) between files: the graph module loading follows. */
+const VALUE_IMPORT = /^\s*(?:import|export)\s+(?!type\b)[^;]*?from\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
+
+/** The import cycles among the four layers' files, each as `a.ts → b.ts → a.ts` (one per cycle found). */
+function importCycles(root = ROOT): string[] {
+  const files = Object.keys(ALLOWED).flatMap((layer) => tsFiles(path.join(root, layer)));
+  const edges = new Map(
+    files.map((f) => [
+      f,
+      [...fs.readFileSync(f, 'utf8').matchAll(VALUE_IMPORT)]
+        .map((m) => path.resolve(path.dirname(f), m[1]!).replace(/\.js$/, '.ts'))
+        .filter((target) => fs.existsSync(target)),
+    ]),
+  );
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, trail: string[]) => {
+    state.set(file, 'open');
+    for (const next of edges.get(file) ?? []) {
+      if (state.get(next) === 'open') cycles.push([...trail.slice(trail.indexOf(next)), file, next].map((f) => path.relative(root, f)).join(' → '));
+      else if (!state.has(next)) visit(next, [...trail, file]);
+    }
+    state.set(file, 'done');
+  };
+  for (const f of files) if (!state.has(f)) visit(f, []);
+  return cycles;
+}
+
+test('no file imports itself back through others (sandbox/bundle.ts and snapshot.ts once did)', (t) => {
+  t.deepEqual(importCycles(), []);
+});
+
+test('the cycle check sees a cycle of three files, and ignores type-only imports', (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'layering-'));
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(root, 'sandbox'));
+  for (const dir of ['core', 'worker', 'api']) fs.mkdirSync(path.join(root, dir));
+  fs.writeFileSync(path.join(root, 'sandbox', 'a.ts'), "import { b } from './b.js';\n");
+  fs.writeFileSync(path.join(root, 'sandbox', 'b.ts'), "export { c } from './c.js';\n");
+  fs.writeFileSync(path.join(root, 'sandbox', 'c.ts'), "import { a } from './a.js';\nimport type { T } from './d.js';\n");
+  fs.writeFileSync(path.join(root, 'sandbox', 'd.ts'), "import type { C } from './c.js';\n");
+  t.deepEqual(importCycles(root), ['sandbox/a.ts → sandbox/b.ts → sandbox/c.ts → sandbox/a.ts']);
+});
