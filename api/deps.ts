@@ -4,6 +4,7 @@ import type { BootedConfig, Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { Notifier } from '../core/notify.js';
 import type { SearchEngine } from '../core/search/engine.js';
+import type { UsageSource } from '../core/search/usage.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 import type { CallerCache } from '../core/caller-cache.js';
 import type { ToolCache } from '../core/tool-cache.js';
@@ -16,6 +17,8 @@ export interface AppDeps {
   logger: Logger;
   notifier: Notifier;
   search: SearchEngine;
+  /** Learning from use: the in-memory table of past searches and the tools run after them (core/search/usage-sync.ts). */
+  searchUsage: UsageSource;
   rateLimiter: RateLimiter;
   callers: CallerCache;
   tools: ToolCache;
