@@ -12,7 +12,6 @@ import type { ExecutionRow } from '../core/repos/executions.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import type { Caller } from '../core/types.js';
 import { envHeaderFor, envHeaderName, givenEnvFromHeaders } from './mcp-tools.js';
-import { recordUse } from '../core/search/learning.js';
 import { ambiguityMessage, declaringPackages, envForTool, toolEnv } from '../core/tool-env.js';
 
 export interface CallContext {
@@ -66,6 +65,6 @@ export async function callCollectionTool(
     c.deps.logger.error({ err, toolId: tool.id }, 'mcp tools/call failed');
     throw new McpError(ErrorCode.InternalError, 'Internal error');
   }
-  await recordUse(c.deps, c.caller?.userId, tool.id);
+  await c.deps.learning.use(c.caller?.userId, tool.id);
   return renderMcp(execution);
 }

@@ -8,7 +8,6 @@
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { searchDocumentOf, type ToolRow } from '../core/repos/tools.js';
 import { rankDocuments } from '../core/search/embedded.js';
-import { recordSearch } from '../core/search/learning.js';
 import type { UsageSource } from '../core/search/usage.js';
 import { mcpTool } from './mcp-tools.js';
 import { callCollectionTool, type CallContext } from './mcp-call.js';
@@ -107,7 +106,7 @@ export async function callMetaTool(
     if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_RESULTS) {
       invalid(`${SEARCH_TOOL}: 'limit' must be an integer from 1 to ${MAX_RESULTS}`);
     }
-    await recordSearch(c.deps, c.caller?.userId, a.query);
+    c.deps.learning.search(c.caller?.userId, a.query);
     const tools = searchTools(named, a.query, limit as number, c.deps.searchUsage);
     const structured = { tools };
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };

@@ -14,6 +14,7 @@ import { createSearchEngine } from '../core/search/index.js';
 import { withQueryRewrite } from '../core/search/query-rewrite.js';
 import { startSearchSync, type SearchSync } from '../core/search/sync.js';
 import { startUsageSync, type UsageSync } from '../core/search/usage-sync.js';
+import { createSearchLearning } from '../core/search/learning.js';
 import { bootProcess, closeOnSignals } from '../core/bootstrap.js';
 import { startTracing } from '../core/tracing.js';
 import { createCallerCache } from '../core/caller-cache.js';
@@ -55,7 +56,8 @@ export async function startApi(config: BootedConfig, databaseUrl: string, logger
     sseStreamsOpen: () => streamStats(config).streams,
     queue: async () => (await queueStates(db)).map((q) => ({ ...q, oldestWaitingSeconds: q.oldestWaitingSeconds ?? 0 })),
   });
-  const deps: AppDeps = { config, db, logger, notifier, search, searchUsage, rateLimiter, callers, tools, llm, metrics, shutdown: stopping.signal };
+  const learning = createSearchLearning(db, config, logger);
+  const deps: AppDeps = { config, db, logger, notifier, search, searchUsage, learning, rateLimiter, callers, tools, llm, metrics, shutdown: stopping.signal };
   const app = createApp(deps);
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
   server.on('clientError', answerClientError);
@@ -89,6 +91,7 @@ export async function startApi(config: BootedConfig, databaseUrl: string, logger
       await metricsServer?.close();
       searchSync.stop();
       searchUsage.stop();
+      await learning.stop();
       callers.stop();
       tools.stop();
       await Promise.allSettled([notifier.close(), rateLimiter.close(), search.close()]);

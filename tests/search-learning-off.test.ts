@@ -6,6 +6,7 @@ import test from 'ava';
 import { upsertTool } from '../core/repos/packages.js';
 import { usageCallerKey } from '../core/repos/search-usage.js';
 import { usageTermsOf } from '../core/search/usage.js';
+import { until } from './helpers/processes.js';
 import { startService } from './helpers/service.js';
 
 const tool = (name: string, description: string) => ({
@@ -28,14 +29,21 @@ test('with SEARCH_LEARNING=off nothing is recorded and past votes do not rank', 
       .returning('id');
     await upsertTool(db, pkg.id, tool('weatherForecast', 'The weather forecast for a city: rain, wind and temperature.'));
     await upsertTool(db, pkg.id, tool('rainRadar', 'A rain radar image of a region.'));
-    await svc.api.searchSync.flush();
     const q = 'rain forecast';
     const order = async (key?: string) => {
       const res = await svc.request('GET', `/api/tools/search?q=${encodeURIComponent(q)}`, { key });
-      t.is(res.status, 200, res.text);
+      if (res.status !== 200) throw new Error(`${res.status} ${res.text}`);
       return (res.body.results.tools as { name: string }[]).map((x) => x.name);
     };
-    const before = await order();
+    // The search sync indexes both tools once their NOTIFYs arrive.
+    const before = await until(
+      async () => {
+        const o = await order();
+        return o.length === 2 && o;
+      },
+      30_000,
+      'both tools indexed',
+    );
     t.deepEqual(before, ['weatherForecast', 'rainRadar']);
 
     // Votes of five distinct callers for rainRadar, as if recorded while learning was on.

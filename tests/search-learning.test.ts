@@ -132,6 +132,7 @@ test.serial('adding a tool to a collection soon after a search is a vote; a sear
   // The window: a search older than SEARCH_LEARNING_WINDOW_SECONDS (600 s) earns no vote.
   const late = await svc.createUser();
   await order('compare two texts', late.key);
+  await svc.api.deps.learning.flush();
   await svc.api.deps.db.raw("update search_last set at = now() - interval '11 minutes'");
   await svc.createCollection(late.key, { name: 'late' }, [rows[0].id]);
   const { rows: n } = await svc.api.deps.db.raw('select count(*)::int as n from search_usage where caller = ?', [usageCallerKey(late.id)]);

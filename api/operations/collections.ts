@@ -13,7 +13,6 @@ import { loadTool } from './shared.js';
 import { pinnedVersionOf } from '../../core/repos/tools.js';
 import { pageOf, paging, QUERY_TEXT_MAX, singleLine } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
-import { recordUse } from '../../core/search/learning.js';
 import { toolsListTokenCount } from '../mcp-tools.js';
 import { errors } from '../../core/errors.js';
 import { HEALTH_STATUSES, type Caller } from '../../core/types.js';
@@ -271,7 +270,7 @@ export const collectionOperations: Operation[] = [
       const tool = await loadTool(deps, body.toolId);
       // `<package>@<version>/<tool>` pins the entry to that version; any other reference follows the latest.
       const toolCount = await addToolToCollection(deps.db, c.id, tool.id, deps.config.MAX_TOOLS_PER_COLLECTION, pinnedVersionOf(body.toolId));
-      await recordUse(deps, callerOf(ctx)?.userId, tool.id);
+      await deps.learning.use(callerOf(ctx)?.userId, tool.id);
       return { success: true, data: { collectionId: c.id, toolId: tool.id, toolCount } };
     },
   }),

@@ -13,13 +13,14 @@ export function usageCallerKey(userId: string): string {
   return createHash('sha256').update(`toolshed-search-usage:${userId}`).digest('hex').slice(0, 32);
 }
 
-/** Keeps `terms` as the caller's latest search (an empty list is not kept). One upsert. */
-export async function rememberSearch(db: Knex, caller: string, terms: string[]): Promise<void> {
-  if (terms.length === 0) return;
+/** Keeps each caller's terms as their latest search (one row per caller, at most one entry per caller). One upsert. */
+export async function rememberSearches(db: Knex, searches: { caller: string; terms: string[] }[]): Promise<void> {
+  if (searches.length === 0) return;
   await db.raw(
-    `insert into search_last (caller, terms, at) values (?, ?, now())
+    `insert into search_last (caller, terms, at)
+     select s->>'caller', array(select jsonb_array_elements_text(s->'terms')), now() from jsonb_array_elements(?::jsonb) s
      on conflict (caller) do update set terms = excluded.terms, at = excluded.at`,
-    [caller, terms],
+    [JSON.stringify(searches)],
   );
 }
 
