@@ -292,13 +292,16 @@ async function report(): Promise<void> {
   const base = await evaluate(heldOut, (q) => bm25Rank(q, 10));
   times.sort((a, b) => a - b);
   const instructed = process.argv.includes('--instructions') ? await instructionCost(heldOut, engine, bm25Rank) : undefined;
-  let usage: Awaited<ReturnType<typeof usageFigures>> | undefined;
+  let usage: (Awaited<ReturnType<typeof usageFigures>> & { without?: { top1: number; mrr10: number; recall10: number } }) | undefined;
   if (process.argv.includes('--usage')) {
     // The replayed queries never include a measured one: held-out (or, with --on=tune, the last 14 % of the tuning split).
     const replay = onTune ? tune.filter((x) => fnv1a(x.q) % 100 < 56) : tune;
     const measured = onTune ? tune.filter((x) => fnv1a(x.q) % 100 >= 56) : heldOut;
     usage = await usageFigures(docs, replay, measured);
-    if (onTune) usage = { ...usage, without: (await evaluate(measured, engineRanker(engine))).top1 } as typeof usage;
+    if (onTune) {
+      const without = await evaluate(measured, engineRanker(engine));
+      usage = { ...usage, without: { top1: pct(without.top1), mrr10: pct(without.mrr10), recall10: pct(without.recall10) } };
+    }
   }
   console.log(
     JSON.stringify({
