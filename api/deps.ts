@@ -4,6 +4,8 @@ import type { BootedConfig, Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { Notifier } from '../core/notify.js';
 import type { SearchEngine } from '../core/search/engine.js';
+import type { UsageSource } from '../core/search/usage.js';
+import type { SearchLearning } from '../core/search/learning.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 import type { CallerCache } from '../core/caller-cache.js';
 import type { ToolCache } from '../core/tool-cache.js';
@@ -16,6 +18,10 @@ export interface AppDeps {
   logger: Logger;
   notifier: Notifier;
   search: SearchEngine;
+  /** Learning from use: the in-memory table of past searches and the tools run after them (core/search/usage-sync.ts). */
+  searchUsage: UsageSource;
+  /** Records identified callers' searches and the tools they then use (core/search/learning.ts). */
+  learning: SearchLearning;
   rateLimiter: RateLimiter;
   callers: CallerCache;
   tools: ToolCache;

@@ -65,5 +65,6 @@ export async function callCollectionTool(
     c.deps.logger.error({ err, toolId: tool.id }, 'mcp tools/call failed');
     throw new McpError(ErrorCode.InternalError, 'Internal error');
   }
+  await c.deps.learning.use(c.caller?.userId, tool.id);
   return renderMcp(execution);
 }

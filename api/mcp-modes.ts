@@ -8,6 +8,7 @@
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { searchDocumentOf, type ToolRow } from '../core/repos/tools.js';
 import { rankDocuments } from '../core/search/embedded.js';
+import type { UsageSource } from '../core/search/usage.js';
 import { mcpTool } from './mcp-tools.js';
 import { callCollectionTool, type CallContext } from './mcp-call.js';
 
@@ -68,9 +69,9 @@ export function metaTools(named: Map<string, ToolRow>): Tool[] {
  * The collection's tools that match the query, best first: the registry search (core/search) over just these tools,
  * so that over the same tools the order is `GET /api/tools/search`'s. BROKEN tools are left out, as there.
  */
-export function searchTools(named: Map<string, ToolRow>, query: string, limit: number): Tool[] {
+export function searchTools(named: Map<string, ToolRow>, query: string, limit: number, usage?: UsageSource): Tool[] {
   const nameOf = new Map([...named].map(([name, t]) => [t.id, name]));
-  return rankDocuments([...named.values()].map(searchDocumentOf), query)
+  return rankDocuments([...named.values()].map(searchDocumentOf), query, undefined, usage)
     .slice(0, limit)
     .map((h) => {
       const name = nameOf.get(h.id)!;
@@ -105,7 +106,8 @@ export async function callMetaTool(
     if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_RESULTS) {
       invalid(`${SEARCH_TOOL}: 'limit' must be an integer from 1 to ${MAX_RESULTS}`);
     }
-    const tools = searchTools(named, a.query, limit as number);
+    c.deps.learning.search(c.caller?.userId, a.query);
+    const tools = searchTools(named, a.query, limit as number, c.deps.searchUsage);
     const structured = { tools };
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   }

@@ -13,6 +13,8 @@ import { createNotifier } from '../core/notify.js';
 import { createSearchEngine } from '../core/search/index.js';
 import { withQueryRewrite } from '../core/search/query-rewrite.js';
 import { startSearchSync, type SearchSync } from '../core/search/sync.js';
+import { startUsageSync, type UsageSync } from '../core/search/usage-sync.js';
+import { createSearchLearning } from '../core/search/learning.js';
 import { bootProcess, closeOnSignals } from '../core/bootstrap.js';
 import { startTracing } from '../core/tracing.js';
 import { createCallerCache } from '../core/caller-cache.js';
@@ -27,6 +29,8 @@ export interface ApiHandle {
   server: http.Server;
   deps: AppDeps;
   searchSync: SearchSync;
+  /** Learning from use: refresh() rebuilds the in-memory table now (tests). */
+  searchUsage: UsageSync;
   url: string;
   close(): Promise<void>;
 }
@@ -39,7 +43,8 @@ export async function startApi(config: BootedConfig, databaseUrl: string, logger
   const db = createDb(databaseUrl, { max: 20 });
   const notifier = createNotifier(databaseUrl, logger);
   const llm = createLlmProvider(config);
-  const indexed = createSearchEngine(config);
+  const searchUsage = await startUsageSync(db, notifier, config, logger);
+  const indexed = createSearchEngine(config, searchUsage);
   const search =
     config.SEARCH_QUERY_REWRITE === 'llm' ? withQueryRewrite(indexed, llm, logger, { timeoutMs: config.SEARCH_QUERY_REWRITE_TIMEOUT_MS }) : indexed;
   const searchSync = await startSearchSync(db, notifier, indexed, logger);
@@ -51,7 +56,8 @@ export async function startApi(config: BootedConfig, databaseUrl: string, logger
     sseStreamsOpen: () => streamStats(config).streams,
     queue: async () => (await queueStates(db)).map((q) => ({ ...q, oldestWaitingSeconds: q.oldestWaitingSeconds ?? 0 })),
   });
-  const deps: AppDeps = { config, db, logger, notifier, search, rateLimiter, callers, tools, llm, metrics, shutdown: stopping.signal };
+  const learning = createSearchLearning(db, config, logger);
+  const deps: AppDeps = { config, db, logger, notifier, search, searchUsage, learning, rateLimiter, callers, tools, llm, metrics, shutdown: stopping.signal };
   const app = createApp(deps);
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
   server.on('clientError', answerClientError);
@@ -65,6 +71,7 @@ export async function startApi(config: BootedConfig, databaseUrl: string, logger
     server,
     deps,
     searchSync,
+    searchUsage,
     url: `http://127.0.0.1:${addr.port}`,
     async close() {
       // Graceful: take no new connection, answer the requests in flight (a waiting execute answers at once with its
@@ -83,6 +90,8 @@ export async function startApi(config: BootedConfig, databaseUrl: string, logger
       await closed;
       await metricsServer?.close();
       searchSync.stop();
+      searchUsage.stop();
+      await learning.stop();
       callers.stop();
       tools.stop();
       await Promise.allSettled([notifier.close(), rateLimiter.close(), search.close()]);

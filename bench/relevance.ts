@@ -7,6 +7,10 @@
  *   npx tsx bench/relevance.ts --encoder=use   the same line for the engine with the sentence encoder (SEARCH_ENCODER=use)
  *   npx tsx bench/relevance.ts --rewrite=<url>|echo   with query rewriting by a model (SEARCH_QUERY_REWRITE=llm)
  *   npx tsx bench/relevance.ts --instructions   also each query behind eight retrieval instructions (`instructed`)
+ *   npx tsx bench/relevance.ts --usage    also `usage`: the tuning split (70 %) replayed as usage — each query a search
+ *                                         by its own simulated caller, then a run of the labelled tool — aggregated
+ *                                         by the service's code (core/search/usage.ts), and the held-out figures with
+ *                                         it. With --on=tune: the first 56 % replayed, the other 14 % measured.
  *
  * MetaTool (MIT, Huang et al., ICLR 2024) is read from ../shared/datasets/metatool beside the repository, never
  * copied into it. Split: a query is in the held-out 30 % when fnv1a(query text) % 100 >= 70, so the split is stable,
@@ -18,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import type { SearchDocument, SearchEngine } from '../core/search/engine.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
 import { DEFAULT_RANKING, type RankingParams } from '../core/search/ranker.js';
+import { aggregateVotes, buildUsageTable, DEFAULT_USAGE, fixedUsage, type UsageParams, type UsageSource, usageTermsOf } from '../core/search/usage.js';
 import { createEncodedSearch } from '../core/search/encoded.js';
 import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import { exampleTools } from './synthetic-tools.js';
@@ -218,16 +223,46 @@ async function rewriting(engine: SearchEngine): Promise<SearchEngine> {
 }
 
 /** The engine under test: the default embedded one, or (--encoder=use) the one with the sentence encoder, settled. */
-async function engineOver(docs: SearchDocument[], params?: RankingParams): Promise<SearchEngine> {
+async function engineOver(docs: SearchDocument[], params?: RankingParams, usage?: UsageSource): Promise<SearchEngine> {
   if (withEncoder) {
     const engine = createEncodedSearch(createSentenceEncoder());
     await engine.replaceAll(docs);
     await engine.settled();
     return rewriting(engine);
   }
-  const engine = createEmbeddedSearch(params);
+  const engine = createEmbeddedSearch(params, usage);
   await engine.replaceAll(docs);
   return rewriting(engine);
+}
+
+/**
+ * Usage replayed: each query is a search by a caller of its own (`sim-<i>`), followed within the window by a run of
+ * the labelled tool — one vote per term of the query for that tool — aggregated as the service aggregates its votes
+ * (one per term, tool and caller; fresh, so weight 1 each) into the table the ranker reads.
+ */
+export function replayedUsage(queries: LabelledQuery[], params: UsageParams = DEFAULT_USAGE): UsageSource {
+  const now = Date.now();
+  const votes = queries.map((x, i) => ({ terms: usageTermsOf(x.q), toolId: x.expect, caller: `sim-${i}`, at: now }));
+  return fixedUsage(buildUsageTable(aggregateVotes(votes, now, 30 * 86_400_000), params));
+}
+
+const argNumber = (name: string) => {
+  const v = process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  return v === undefined ? undefined : Number(v);
+};
+
+async function usageFigures(docs: SearchDocument[], replay: LabelledQuery[], measured: LabelledQuery[]) {
+  // --usage-weight= / --usage-prior= / --usage-min= / --usage-tools=: trying values (on the tuning split only).
+  const params: UsageParams = {
+    minCallers: argNumber('usage-min') ?? DEFAULT_USAGE.minCallers,
+    prior: argNumber('usage-prior') ?? DEFAULT_USAGE.prior,
+    maxToolsPerTerm: argNumber('usage-tools') ?? DEFAULT_USAGE.maxToolsPerTerm,
+  };
+  const usage = replayedUsage(replay, params);
+  const engine = await engineOver(docs, { ...DEFAULT_RANKING, usageWeight: argNumber('usage-weight') ?? DEFAULT_RANKING.usageWeight }, usage);
+  const m = await evaluate(measured, engineRanker(engine));
+  await engine.close();
+  return { replayed: replay.length, pairs: usage.current().pairs, ours: { top1: pct(m.top1), mrr10: pct(m.mrr10), recall10: pct(m.recall10) } };
 }
 
 async function examplesMrr(params?: RankingParams): Promise<number> {
@@ -257,6 +292,17 @@ async function report(): Promise<void> {
   const base = await evaluate(heldOut, (q) => bm25Rank(q, 10));
   times.sort((a, b) => a - b);
   const instructed = process.argv.includes('--instructions') ? await instructionCost(heldOut, engine, bm25Rank) : undefined;
+  let usage: (Awaited<ReturnType<typeof usageFigures>> & { without?: { top1: number; mrr10: number; recall10: number } }) | undefined;
+  if (process.argv.includes('--usage')) {
+    // The replayed queries never include a measured one: held-out (or, with --on=tune, the last 14 % of the tuning split).
+    const replay = onTune ? tune.filter((x) => fnv1a(x.q) % 100 < 56) : tune;
+    const measured = onTune ? tune.filter((x) => fnv1a(x.q) % 100 >= 56) : heldOut;
+    usage = await usageFigures(docs, replay, measured);
+    if (onTune) {
+      const without = await evaluate(measured, engineRanker(engine));
+      usage = { ...usage, without: { top1: pct(without.top1), mrr10: pct(without.mrr10), recall10: pct(without.recall10) } };
+    }
+  }
   console.log(
     JSON.stringify({
       bench: 'relevance',
@@ -272,6 +318,7 @@ async function report(): Promise<void> {
       p50_ms: Math.round(percentile(times, 50) * 1000) / 1000,
       p99_ms: Math.round(percentile(times, 99) * 1000) / 1000,
       ...(instructed ? { instructed } : {}),
+      ...(usage ? { usage } : {}),
     }),
   );
   await engine.close();

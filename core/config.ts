@@ -28,6 +28,19 @@ const schema = z.object({
    */
   SEARCH_QUERY_REWRITE: z.enum(['off', 'llm']).default('off'),
   SEARCH_QUERY_REWRITE_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(1500),
+  /**
+   * `on` (the default): an identified caller's search followed within SEARCH_LEARNING_WINDOW_SECONDS by a run of a
+   * tool (or adding it to a collection, or an MCP call) is kept as a vote for that tool on the search's terms, and
+   * votes of SEARCH_LEARNING_MIN_CALLERS distinct callers or more lift the tool in ranking (docs/search.md,
+   * "Learning from use"). `off`: nothing is recorded and past votes are not used.
+   */
+  SEARCH_LEARNING: z.enum(['on', 'off']).default('on'),
+  SEARCH_LEARNING_WINDOW_SECONDS: z.coerce.number().int().min(10).max(3600).default(600),
+  SEARCH_LEARNING_MIN_CALLERS: z.coerce.number().int().min(2).max(1000).default(3),
+  /** Votes weigh half after this many days, and are deleted after four half-lives. */
+  SEARCH_LEARNING_HALF_LIFE_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  /** The least time between two refreshes of a process's in-memory table after new votes (NOTIFY-driven). */
+  SEARCH_LEARNING_REFRESH_MS: z.coerce.number().int().min(50).max(3_600_000).default(10_000),
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().optional(),
   LLM_MODEL: z.string().default('gpt-4o-mini'),

@@ -11,6 +11,8 @@ import { until } from './helpers/processes.js';
 import { postJson, readSse } from './helpers/sse.js';
 import { mcpToolNames } from '../api/mcp-tools.js';
 import type { ToolRow } from '../core/repos/tools.js';
+import { usageCallerKey } from '../core/repos/search-usage.js';
+import { usageTermsOf } from '../core/search/usage.js';
 
 type User = { key: string; id: string; username: string };
 let svc: Service;
@@ -566,4 +568,23 @@ test('declared secrets: a tool gets only the env it declares', async (t) => {
   const r = await call(client, 'signPayload', { payload: 'hello' });
   t.falsy(r.isError, textOf(r));
   await client.close();
+});
+
+test("search mode: an identified caller's search_tools then call_tool is a vote for the tool (learning from use); an anonymous one is not", async (t) => {
+  const c = await makeCollection(bob, { name: 'Learning over MCP' }, [`${TEXT}::slugify`, `${TEXT}::convertCase`]);
+  const slugId = (await svc.api.deps.db('tools').where({ name: 'slugify' }).first()).id as string;
+  const votesOf = async (caller: string) => (await svc.api.deps.db('search_usage').where({ tool_id: slugId, caller }).select('term')).map((r) => r.term).sort();
+
+  const { client } = await connect(`${mcpPath(bob.username, c.uid)}?mode=search`, { authorization: `Bearer ${bob.key}` });
+  await call(client, 'search_tools', { query: 'web address from a title' });
+  t.falsy((await call(client, 'call_tool', { name: 'slugify', arguments: { text: 'Hello World' } })).isError);
+  t.deepEqual(await votesOf(usageCallerKey(bob.id)), [...usageTermsOf('web address from a title')].sort());
+  await client.close();
+
+  const before = await svc.api.deps.db('search_usage').where({ tool_id: slugId }).count('* as n');
+  const anonymous = await connect(`${mcpPath(bob.username, c.uid)}?mode=search`);
+  await call(anonymous.client, 'search_tools', { query: 'anonymous flood words' });
+  t.falsy((await call(anonymous.client, 'call_tool', { name: 'slugify', arguments: { text: 'x' } })).isError);
+  t.deepEqual(await svc.api.deps.db('search_usage').where({ tool_id: slugId }).count('* as n'), before);
+  await anonymous.client.close();
 });

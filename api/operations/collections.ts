@@ -270,6 +270,7 @@ export const collectionOperations: Operation[] = [
       const tool = await loadTool(deps, body.toolId);
       // `<package>@<version>/<tool>` pins the entry to that version; any other reference follows the latest.
       const toolCount = await addToolToCollection(deps.db, c.id, tool.id, deps.config.MAX_TOOLS_PER_COLLECTION, pinnedVersionOf(body.toolId));
+      await deps.learning.use(callerOf(ctx)?.userId, tool.id);
       return { success: true, data: { collectionId: c.id, toolId: tool.id, toolCount } };
     },
   }),

@@ -9,7 +9,7 @@ import { ok, okPage } from './envelope.js';
 import { loadTool, loadToolCached } from './shared.js';
 import { averageRating, category, toolDetailSchema, toolListItemSchema, toToolDetail, toToolListItem } from './tool-schemas.js';
 import { booleanQuery, limitQuery, pageOf, paging, QUERY_TEXT_MAX } from '../validate.js';
-import { requireCaller } from '../middleware/auth.js';
+import { callerOf, requireCaller } from '../middleware/auth.js';
 import { TRENDING_PERIODS } from '../../core/scoring.js';
 import { rateTool } from '../../core/tool-feedback.js';
 import { trendingScores } from '../../core/repos/feedback.js';
@@ -125,7 +125,8 @@ export const toolOperations: Operation[] = [
       }),
     },
     errors: REQUEST,
-    handler: async (_ctx, deps, { query }) => {
+    handler: async (ctx, deps, { query }) => {
+      deps.learning.search(callerOf(ctx)?.userId, query.q);
       const result = await deps.search.search({ q: query.q, category: query.category, limit: query.limit });
       const ids = result.hits.map((h) => h.id);
       const tools = inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN');

@@ -7,12 +7,14 @@
 import type { SearchDocument, SearchEngine, SearchHit, SearchQuery, SearchResult } from './engine.js';
 import { InvertedIndex } from './inverted-index.js';
 import { DEFAULT_RANKING, Ranker, type RankingParams } from './ranker.js';
+import type { UsageSource } from './usage.js';
 import { wordVectors } from './word-vectors.js';
 
-export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING): SearchEngine {
+/** `usage`: learning from use (usage.ts), read on every search; none: ranking by the tools' words alone. */
+export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING, usage?: UsageSource): SearchEngine {
   const vectors = params.semanticWeight > 0 ? wordVectors() : null;
   let index = new InvertedIndex(vectors);
-  let ranker = new Ranker(index, params);
+  let ranker = new Ranker(index, params, usage);
 
   return {
     engine: 'embedded',
@@ -21,7 +23,7 @@ export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING): S
       for (const doc of docs) next.upsert(doc);
       next.dict.settle();
       index = next;
-      ranker = new Ranker(next, params);
+      ranker = new Ranker(next, params, usage);
     },
     async upsert(docs: SearchDocument[]) {
       for (const doc of docs) index.upsert(doc);
@@ -45,9 +47,9 @@ export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING): S
  * the tools offered to the offline agent). Over the same documents the order is the registry search's (`GET
  * /api/tools/search` with the embedded engine), since word rarity is counted within the set.
  */
-export function rankDocuments(docs: SearchDocument[], q: string, params: RankingParams = DEFAULT_RANKING): SearchHit[] {
+export function rankDocuments(docs: SearchDocument[], q: string, params: RankingParams = DEFAULT_RANKING, usage?: UsageSource): SearchHit[] {
   const index = new InvertedIndex(params.semanticWeight > 0 ? wordVectors() : null);
   for (const doc of docs) index.upsert(doc);
   index.dict.settle();
-  return new Ranker(index, params).search({ q, limit: Math.max(docs.length, 1) }).hits;
+  return new Ranker(index, params, usage).search({ q, limit: Math.max(docs.length, 1) }).hits;
 }

@@ -8,6 +8,7 @@
 import type { SearchHit, SearchQuery, SearchResult } from './engine.js';
 import { categoryCode, FIELD_COUNT, type InvertedIndex, TF_BITS, TF_MAX } from './inverted-index.js';
 import { pairTerms, parseQuery, searchSynonymsOf } from './analyzer.js';
+import { USAGE_MAX_TERMS, type UsageSource, type UsageTable } from './usage.js';
 
 export interface RankingParams {
   /** Field weights in index order: name, description, parameters, packageName, category, word pairs. */
@@ -41,6 +42,12 @@ export interface RankingParams {
   semanticWeight: number;
   /** Lexical hits the re-weighting scores (default SEMANTIC_CANDIDATES). */
   semanticCandidates?: number;
+  /**
+   * Learning from use (usage.ts): after the other steps, scores are relative to the best hit and each tool gains at
+   * most usageWeight for the past runs that followed queries with the same terms (Ranker.applyUsage); a tool callers
+   * ran after such queries is found even when its words do not match. 0 turns it off.
+   */
+  usageWeight: number;
 }
 
 /** Tuned on the MetaTool tuning split (`npx tsx bench/relevance.ts --tune`, see docs/search.md). */
@@ -57,6 +64,7 @@ export const DEFAULT_RANKING: RankingParams = {
   maxTerms: 32,
   positionFrom: 12,
   semanticWeight: 1,
+  usageWeight: 2,
 };
 
 const PREFIX_MIN = 2;
@@ -104,6 +112,7 @@ export class Ranker {
   constructor(
     private readonly index: InvertedIndex,
     private readonly params: RankingParams = DEFAULT_RANKING,
+    private readonly usage?: UsageSource,
   ) {}
 
   search(query: SearchQuery): SearchResult {
@@ -138,7 +147,13 @@ export class Ranker {
     if (coverage > 0 && mass > 0) for (const s of hits) this.acc[s] *= (this.cover[s] / mass) ** coverage;
     for (const s of hits) this.lexical[s] = this.acc[s];
     const offset = query.offset ?? 0;
-    if (this.params.semanticWeight > 0) this.reweigh(hits, parsed.text, Math.max(this.params.semanticCandidates ?? SEMANTIC_CANDIDATES, offset + query.limit));
+    const candidates = Math.max(this.params.semanticCandidates ?? SEMANTIC_CANDIDATES, offset + query.limit);
+    let relative = this.params.semanticWeight > 0 && this.reweigh(hits, parsed.text, candidates);
+    const usage = this.params.usageWeight > 0 ? this.usage?.current() : undefined;
+    if (usage && usage.pairs > 0) {
+      if (!relative) relative = this.relativise(hits);
+      this.applyUsage(hits, parsed.terms, usage, queryMark, cat);
+    }
     const top = this.topK(hits, offset + query.limit).slice(offset);
     return { total: hits.length, hits: top.map((s): SearchHit => ({ id: ix.ids[s], score: this.acc[s], lexical: this.lexical[s] })) };
   }
@@ -147,10 +162,10 @@ export class Ranker {
    * Lexical scores relative to the best one, plus semanticWeight × the cosine between the query's and each hit's
    * word vectors, both taken relative to the mean document vector: cos(q − m, d − m), from q·d, q·m and d·m.
    */
-  private reweigh(hits: number[], text: string, candidates: number): void {
+  private reweigh(hits: number[], text: string, candidates: number): boolean {
     const ix = this.index;
     const q = ix.wordVectors?.vectorOf(text);
-    if (!q || ix.vectorCount === 0) return;
+    if (!q || ix.vectorCount === 0) return false;
     this.prepareVectors();
     // Only the best `candidates` by their words are re-weighted; the rest keep their order below every one of them
     // (score / best − weight: a candidate's final score is at least its own, higher, score / best − weight).
@@ -163,7 +178,7 @@ export class Ranker {
     const qq = 1 - 2 * qm + mm;
     let top = 0;
     for (const s of hits) if (this.acc[s] > top) top = this.acc[s];
-    if (top <= 0 || qq <= 1e-9) return;
+    if (top <= 0 || qq <= 1e-9) return false;
     const w = this.params.semanticWeight;
     if (reweighed !== hits) {
       for (const s of hits) this.acc[s] = this.acc[s] / top - w;
@@ -181,6 +196,52 @@ export class Ranker {
         if (dd > 1e-9) cos = (qd - qm - dm + mm) / Math.sqrt(qq * dd);
       }
       this.acc[s] = this.acc[s] / top + w * cos;
+    }
+    return true;
+  }
+
+  /** Scores divided by the best one (what reweigh does when the vectors are off), so that usage adds on one scale. */
+  private relativise(hits: number[]): boolean {
+    let top = 0;
+    for (const s of hits) if (this.acc[s] > top) top = this.acc[s];
+    if (top > 0) for (const s of hits) this.acc[s] /= top;
+    return true;
+  }
+
+  /**
+   * Learning from use: a tool's support is Σ over the query's first USAGE_MAX_TERMS terms of its share of that term's
+   * past runs (usage.ts: × the term's confidence); each tool gains usageWeight × support / the best support × the share
+   * of those terms that have any past run, so at most usageWeight. A tool the words did not reach but that callers
+   * ran after these words joins the hits with that score alone (BROKEN and category filters apply).
+   */
+  private applyUsage(hits: number[], terms: { term: string }[], usage: UsageTable, queryMark: number, cat: number): void {
+    const ix = this.index;
+    const counted = terms.slice(0, USAGE_MAX_TERMS);
+    const boost = new Map<number, number>();
+    let known = 0;
+    for (const { term } of counted) {
+      const u = usage.terms.get(term);
+      if (!u) continue;
+      known++;
+      for (const [id, share] of u.tools) {
+        const s = ix.slotById.get(id);
+        if (s === undefined || !ix.alive[s] || ix.broken[s] || (cat !== 0 && ix.categoryCode[s] !== cat)) continue;
+        boost.set(s, (boost.get(s) ?? 0) + share);
+      }
+    }
+    let max = 0;
+    for (const b of boost.values()) if (b > max) max = b;
+    if (max <= 0) return;
+    // Relative to the best-supported tool, times the share of the query's terms that any past run supports.
+    const w = (this.params.usageWeight * known) / counted.length / max;
+    for (const [s, b] of boost) {
+      if (this.accMark[s] !== queryMark) {
+        this.accMark[s] = queryMark;
+        this.acc[s] = 0;
+        this.lexical[s] = 0;
+        hits.push(s);
+      }
+      this.acc[s] += w * b;
     }
   }
 

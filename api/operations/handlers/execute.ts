@@ -53,6 +53,7 @@ export async function execute(ctx: Context, deps: AppDeps, ref: string, wait: bo
   // The call names its package, so `env` is for it; only the variables the tool may read reach it.
   const env = envForTool(tool, { unscoped: body.env ?? {}, scoped: {} }, declaringPackages([tool])).env;
   const execution = await runTool(deps, { tool, params: body.params, env, caller, origin: 'api', limit }, { wait, signal: deps.shutdown });
+  await deps.learning.use(caller?.userId, tool.id);
   if (!wait) return reply(202, { success: true, data: { executionId: execution.id, status: 'queued' } });
   return renderRest(execution);
 }
