@@ -6,7 +6,7 @@
 import test from 'ava';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
-import { waitUntil } from './helpers/wait.js';
+import { waitUntil as until } from './helpers/wait.js';
 
 let svc: Service;
 let toolId: string;
@@ -33,8 +33,6 @@ async function collectionWith(key: string, name: string, prompts: string[]) {
 }
 
 const runsOf = (ids: string[]) => svc.api.deps.db('scenario_runs').whereIn('id', ids).select('id', 'status', 'started_at', 'completed_at');
-
-const until = <T>(read: () => Promise<T>, done: (v: T) => boolean, what: string) => waitUntil(read, done, what);
 
 test("one user's single run completes while another user's run-all of slow scenarios still has runs queued", async (t) => {
   const mallory = await svc.createUser({ tier: 'pro' });

@@ -148,10 +148,10 @@ export class Ranker {
     for (const s of hits) this.lexical[s] = this.acc[s];
     const offset = query.offset ?? 0;
     const candidates = Math.max(this.params.semanticCandidates ?? SEMANTIC_CANDIDATES, offset + query.limit);
-    let relative = this.params.semanticWeight > 0 && this.reweigh(hits, parsed.text, candidates);
+    const relative = this.params.semanticWeight > 0 && this.reweigh(hits, parsed.text, candidates);
     const usage = this.params.usageWeight > 0 ? this.usage?.current() : undefined;
     if (usage && usage.pairs > 0) {
-      if (!relative) relative = this.relativise(hits);
+      if (!relative) this.relativise(hits);
       this.applyUsage(hits, parsed.terms, usage, queryMark, cat);
     }
     const top = this.topK(hits, offset + query.limit).slice(offset);
@@ -201,11 +201,10 @@ export class Ranker {
   }
 
   /** Scores divided by the best one (what reweigh does when the vectors are off), so that usage adds on one scale. */
-  private relativise(hits: number[]): boolean {
+  private relativise(hits: number[]): void {
     let top = 0;
     for (const s of hits) if (this.acc[s] > top) top = this.acc[s];
     if (top > 0) for (const s of hits) this.acc[s] /= top;
-    return true;
   }
 
   /**
