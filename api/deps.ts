@@ -1,16 +1,16 @@
 /** What the API needs from the outside world; built by api/server.ts (or a test) and passed to createApp. */
 import type { Knex } from 'knex';
-import type { BootedConfig, Config } from '../core/config.js';
-import type { Logger } from '../core/logger.js';
-import type { Notifier } from '../core/notify.js';
+import type { BootedConfig } from '../core/infra/config.js';
+import type { Logger } from '../core/infra/logger.js';
+import type { Notifier } from '../core/infra/notify.js';
 import type { SearchEngine } from '../core/search/engine.js';
 import type { UsageSource } from '../core/search/usage.js';
 import type { SearchLearning } from '../core/search/learning.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
-import type { CallerCache } from '../core/caller-cache.js';
-import type { ToolCache } from '../core/tool-cache.js';
+import type { CallerCache } from '../core/auth/caller-cache.js';
+import type { ToolCache } from '../core/tools/tool-cache.js';
 import type { LlmProvider } from '../core/llm/provider.js';
-import type { Metrics } from '../core/metrics.js';
+import type { Metrics } from '../core/infra/metrics.js';
 
 export interface AppDeps {
   config: BootedConfig;
@@ -26,7 +26,7 @@ export interface AppDeps {
   callers: CallerCache;
   tools: ToolCache;
   llm: LlmProvider;
-  /** This process's Prometheus registry (core/metrics.ts). */
+  /** This process's Prometheus registry (core/infra/metrics.ts). */
   metrics: Metrics;
   /**
    * Aborted when the process begins a graceful shutdown: a request waiting for an execution answers at once with what

@@ -2,16 +2,16 @@
  * `env` in a request body that may reach several packages (agent chat): `{ "NAME": "value" }` gives a value by name
  * alone (for the one package of the agent's tools that declares it), `{ "<package>": { "NAME": "value" } }` gives it
  * to that package only. Each part is checked with the same `envSchema` as execute's `env`. An unscoped name that
- * several packages declare, or a package none of the tools belongs to, is a 400 naming them (core/tool-env.ts).
+ * several packages declare, or a package none of the tools belongs to, is a 400 naming them (core/tools/tool-env.ts).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { z } from 'zod';
 import { envSchema } from './operations/shared.js';
-import { givenEnvFromHeaders } from './mcp-tools.js';
-import { assertEnvBounds } from '../core/env-bounds.js';
-import { errors } from '../core/errors.js';
+import { givenEnvFromHeaders } from './mcp/tools.js';
+import { assertEnvBounds } from '../core/executions/env-bounds.js';
+import { errors } from '../core/infra/errors.js';
 import type { ToolRow } from '../core/repos/tools.js';
-import { allEnvValues, ambiguityMessage, ambiguousEnv, declaringPackages, type GivenEnv } from '../core/tool-env.js';
+import { allEnvValues, ambiguityMessage, ambiguousEnv, declaringPackages, type GivenEnv } from '../core/tools/tool-env.js';
 
 export const scopedEnvSchema = z
   .record(z.string(), z.union([z.string(), z.record(z.string(), z.string())]))

@@ -2,7 +2,7 @@
  * Validation at the edge: zod schemas for params, query and body; failures become the contract's 400 with details.
  */
 import { z } from 'zod';
-import { errors } from '../core/errors.js';
+import { errors } from '../core/infra/errors.js';
 
 export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'params'): z.infer<S> {
   // Params and query are always objects; a body is `{}` when none was sent, but a JSON `null` sent is refused as such.
@@ -51,6 +51,6 @@ export function pageOf<T>(rows: T[], limit: number, offset: number) {
   return { items: rows.slice(0, limit), pagination: { limit, offset, hasMore: rows.length > limit } };
 }
 
-export { singleLine } from '../core/single-line.js';
+export { singleLine } from '../core/text/single-line.js';
 
 export const booleanQuery = z.enum(['true', 'false']).transform((v) => v === 'true');

@@ -13,13 +13,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { createDb } from '../core/db.js';
-import { migrateAll } from '../core/bootstrap.js';
-import { createUserWithKey } from '../core/accounts.js';
-import { freePort, startEmbeddedPostgres } from '../core/embedded-postgres.js';
+import { createDb } from '../core/infra/db.js';
+import { migrateAll } from '../core/infra/bootstrap.js';
+import { createUserWithKey } from '../core/auth/create-account.js';
+import { freePort, startEmbeddedPostgres } from '../core/infra/embedded-postgres.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
 import { syntheticTools } from './synthetic-tools.js';
-import { createMetrics } from '../core/metrics.js';
+import { createMetrics } from '../core/infra/metrics.js';
 
 const N = Number(process.env.BENCH_TOOLS ?? 10_000);
 /** Each mode gets ROUNDS slices of SLICE_SECONDS per route; the figures are the medians of the slices. */

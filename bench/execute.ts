@@ -8,13 +8,13 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { createDb } from '../core/db.js';
-import { createUserWithKey } from '../core/accounts.js';
+import { createDb } from '../core/infra/db.js';
+import { createUserWithKey } from '../core/auth/create-account.js';
 import { prepareRootfs } from '../sandbox/rootfs.js';
 import { bareRate, removeCgroupParent } from './bare-runsc.js';
 import { measureMcp } from './mcp.js';
 import { post, startBenchService, TEXT_TOOLS_DIR } from './service.js';
-import { startTracing } from '../core/tracing.js';
+import { startTracing } from '../core/infra/tracing.js';
 import { startOtlpReceiver } from '../tests/helpers/otlp-receiver.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);

@@ -2,7 +2,7 @@
  * `tsx bench/mcp-modes.ts`: what on-demand mode (`?mode=search`) saves and costs. One service in-process (bench/
  * service.ts: embedded Postgres, real worker, gVisor sandboxes), the 13 example packages (63 tools) and a synthetic
  * package of 37 more (bench/synthetic-tools.ts vocabulary; each echoes its input) in one 100-tool collection. Then:
- * the tokens (o200k_base, core/tokens.ts) of `tools/list` in both modes, and of a `search_tools` answer; and the
+ * the tokens (o200k_base, core/text/tokens.ts) of `tools/list` in both modes, and of a `search_tools` answer; and the
  * offline agent (core/llm/offline*) on scenarios generated for the collection by the offline generator, run over MCP
  * with the SDK's Client in each mode, every tool call a real sandboxed execution, judged by the offline evaluator.
  * Prints one JSON line.
@@ -12,9 +12,9 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { createOfflineProvider } from '../core/llm/offline.js';
+import { createOfflineProvider } from '../core/llm/offline/index.js';
 import type { LlmToolSpec, ToolCallResult } from '../core/llm/provider.js';
-import { countJsonTokens, TOKEN_ENCODING } from '../core/tokens.js';
+import { countJsonTokens, TOKEN_ENCODING } from '../core/text/tokens.js';
 import { post, startBenchService } from './service.js';
 import { syntheticTools } from './synthetic-tools.js';
 

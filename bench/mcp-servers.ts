@@ -17,7 +17,7 @@ import { installPackage } from '../sandbox/packages.js';
 import { parseSource } from '../core/packages/source.js';
 import { startBenchService, TEXT_TOOLS_DIR } from './service.js';
 import type { GvisorRunner } from '../sandbox/gvisor-runner.js';
-import { createUserWithKey } from '../core/accounts.js';
+import { createUserWithKey } from '../core/auth/create-account.js';
 
 const N = Number(process.env.BENCH_CALLS ?? 20);
 const EVERYTHING_DIR = path.resolve(new URL('../node_modules/@modelcontextprotocol/server-everything', import.meta.url).pathname);

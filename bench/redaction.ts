@@ -1,6 +1,6 @@
 /**
- * `npm run bench:redaction`: redaction (core/redaction.ts) at its worst. The env is at the bounds of
- * core/env-bounds.ts (64 variables, 8 KiB in all, every character 3 UTF-8 bytes so that every encoding is as long
+ * `npm run bench:redaction`: redaction (core/executions/redaction.ts) at its worst. The env is at the bounds of
+ * core/executions/env-bounds.ts (64 variables, 8 KiB in all, every character 3 UTF-8 bytes so that every encoding is as long
  * as it gets), and the output is 1 MiB of strings each holding one form of one value (tens of thousands of matches).
  * Also the attack that blocked the service for 21 s before (5,000 six-character values, now refused with a 400,
  * against a 10,000-match output), to show that one pass no longer depends on the number of values. Prints one JSON
@@ -8,8 +8,8 @@
  * the result: goal 0), and the same for the old attack.
  */
 import crypto from 'node:crypto';
-import { MAX_ENV_BYTES, MAX_ENV_ENTRIES, envBoundsProblem } from '../core/env-bounds.js';
-import { redactSecrets, secretForms } from '../core/redaction.js';
+import { MAX_ENV_BYTES, MAX_ENV_ENTRIES, envBoundsProblem } from '../core/executions/env-bounds.js';
+import { redactSecrets, secretForms } from '../core/executions/redaction.js';
 
 const ROUNDS = Number(process.env.REDACTION_ROUNDS ?? 5);
 const OUTPUT_BYTES = 1024 * 1024;

@@ -27,7 +27,7 @@ import { createEncodedSearch } from '../core/search/encoded.js';
 import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import { exampleTools } from './synthetic-tools.js';
 import { createOpenAiCompatibleProvider } from '../core/llm/openai-compatible.js';
-import { createLogger } from '../core/logger.js';
+import { createLogger } from '../core/infra/logger.js';
 import { withQueryRewrite } from '../core/search/query-rewrite.js';
 import { type FakeLlmVendor, startFakeLlmVendor } from '../tests/helpers/fake-llm-vendor.js';
 

@@ -9,8 +9,8 @@
  * the CPU this process (API and worker; not Postgres or the sandboxes) spent per run.
  */
 import os from 'node:os';
-import { createDb } from '../core/db.js';
-import { createUserWithKey } from '../core/accounts.js';
+import { createDb } from '../core/infra/db.js';
+import { createUserWithKey } from '../core/auth/create-account.js';
 import { importPackage } from '../worker/import.js';
 import { startBenchService, TEXT_TOOLS_DIR } from './service.js';
 

@@ -1,9 +1,9 @@
 /**
- * Worst-case schema patterns: how long the API's params check (core/json-schema.ts, re2js) takes for `^(a+)+$`
+ * Worst-case schema patterns: how long the API's params check (core/tools/json-schema.ts, re2js) takes for `^(a+)+$`
  * against `a…a!` of growing length, next to JavaScript's backtracking RegExp on short inputs (which doubles per
  * character). Prints one JSON line. Run: npx tsx bench/schema-patterns.ts
  */
-import { validateAgainstSchema } from '../core/json-schema.js';
+import { validateAgainstSchema } from '../core/tools/json-schema.js';
 
 const schema = { type: 'object', properties: { word: { type: 'string', pattern: '^(a+)+$' } } };
 const evil = (n: number) => `${'a'.repeat(n)}!`;

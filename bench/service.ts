@@ -7,11 +7,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { bootedConfig, loadConfig, type BootedConfig } from '../core/config.js';
-import { createDb } from '../core/db.js';
-import { createLogger } from '../core/logger.js';
-import { migrateAll } from '../core/bootstrap.js';
-import { startEmbeddedPostgres } from '../core/embedded-postgres.js';
+import { bootedConfig, loadConfig, type BootedConfig } from '../core/infra/config.js';
+import { createDb } from '../core/infra/db.js';
+import { createLogger } from '../core/infra/logger.js';
+import { migrateAll } from '../core/infra/bootstrap.js';
+import { startEmbeddedPostgres } from '../core/infra/embedded-postgres.js';
 import { startApi, type ApiHandle } from '../api/server.js';
 import { startWorkerProcess, type WorkerProcess } from '../worker/main.js';
 

@@ -10,9 +10,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { migrateAll } from '../core/bootstrap.js';
-import { createDb, type Knex } from '../core/db.js';
-import { startEmbeddedPostgres } from '../core/embedded-postgres.js';
+import { migrateAll } from '../core/infra/bootstrap.js';
+import { createDb, type Knex } from '../core/infra/db.js';
+import { startEmbeddedPostgres } from '../core/infra/embedded-postgres.js';
 import { finishExecution } from '../core/repos/executions.js';
 import { toolCallTotals, toolDailyCalls, toolStats } from '../core/repos/tool-stats.js';
 

@@ -5,8 +5,8 @@
  * same code with tracing off. Batches of 600 calls (1,800 spans, below the batch processor's queue) each flushed, so
  * that no span is dropped. Prints one JSON line.
  */
-import { continueJobTrace, inSpan, jobTrace, SpanKind, startTracing } from '../core/tracing.js';
-import { withRequestId } from '../core/log-context.js';
+import { continueJobTrace, inSpan, jobTrace, SpanKind, startTracing } from '../core/infra/tracing.js';
+import { withRequestId } from '../core/infra/log-context.js';
 import { startOtlpReceiver } from '../tests/helpers/otlp-receiver.js';
 
 const CALLS = 600;

@@ -4,11 +4,11 @@
  * `eval <collection> …` (bin/eval.ts) is a client of any Toolshed over HTTP instead.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../core/config.js';
-import { createDb } from '../core/db.js';
-import { createLogger } from '../core/logger.js';
-import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/bootstrap.js';
-import { createUserWithKey, newUserSchema } from '../core/accounts.js';
+import { loadConfig } from '../core/infra/config.js';
+import { createDb } from '../core/infra/db.js';
+import { createLogger } from '../core/infra/logger.js';
+import { migrateAll, resolveDatabase, withGeneratedSecrets } from '../core/infra/bootstrap.js';
+import { createUserWithKey, newUserSchema } from '../core/auth/create-account.js';
 import { findUserByUsername } from '../core/repos/users.js';
 import { toolNamesAndHealth } from '../core/repos/tools.js';
 

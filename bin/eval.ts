@@ -10,7 +10,7 @@ import Table from 'cli-table3';
 import { createParser } from 'eventsource-parser';
 import { XMLBuilder } from 'fast-xml-parser';
 import ProgressBar from 'progress';
-import { batchPassRate, scenarioStats, type ScenarioStats, type StatRun } from '../core/scenario-batch-stats.js';
+import { batchPassRate, scenarioStats, type ScenarioStats, type StatRun } from '../core/scenarios/scenario-batch-stats.js';
 
 export const EVAL_USAGE = `usage: toolshed eval <collection id or uid> [options]
   --repeat N            run each scenario N times (1-10)

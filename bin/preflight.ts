@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type Config } from '../core/config.js';
+import { loadConfig, type Config } from '../core/infra/config.js';
 
 /** A system program Toolshed may need. */
 export type Program = 'runsc' | 'ip' | 'nft' | 'chromium';

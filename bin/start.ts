@@ -6,10 +6,10 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { bootProcess, closeOnSignals } from '../core/bootstrap.js';
-import { startTracing } from '../core/tracing.js';
-import { loadConfig, type Config } from '../core/config.js';
-import type { Logger } from '../core/logger.js';
+import { bootProcess, closeOnSignals } from '../core/infra/bootstrap.js';
+import { startTracing } from '../core/infra/tracing.js';
+import { loadConfig, type Config } from '../core/infra/config.js';
+import type { Logger } from '../core/infra/logger.js';
 import { startApi } from '../api/server.js';
 import { startWorkerProcess } from '../worker/main.js';
 import type { WorkerDeps } from '../worker/deps.js';
@@ -26,7 +26,7 @@ async function main() {
   if (!(await runPreflight({ purpose: 'start', config: parsed })).ok) process.exit(1);
   const { config, logger, database } = await bootProcess(process.env, parsed);
   await buildWebAppIfStale(config, logger);
-  // One process, two services in the traces: toolshed-api and toolshed-worker (core/tracing.ts).
+  // One process, two services in the traces: toolshed-api and toolshed-worker (core/infra/tracing.ts).
   const tracing = [await startTracing(config, 'toolshed-api'), await startTracing(config, 'toolshed-worker')];
   const worker = await startWorkerProcess(config, database.url, logger);
   const api = await startApi(config, database.url, logger);

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 // serves — its own name, description, uid or visibility; a tool added or removed; the definition of one of its tools
 // (name, export, description, input schema); or its package's version or env. Counters (likes, ratings, health,
 // executions) are not changes of the collection. Triggers, not application code, so that every writer bumps it.
-// The MCP Registry API (api/registry.ts) serves the revision as the server's version and filters on updated_at.
+// The MCP Registry API (api/registry/routes.ts) serves the revision as the server's version and filters on updated_at.
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('collections', (t) => {
     t.integer('revision').notNullable().defaultTo(1);

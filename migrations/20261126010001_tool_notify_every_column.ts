@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// The `toolshed_tools` NOTIFY keeps every process's tool cache (core/tool-cache.ts) and search index
+// The `toolshed_tools` NOTIFY keeps every process's tool cache (core/tools/tool-cache.ts) and search index
 // (core/search/sync.ts) current. It fired only on a list of columns, so a change of any other served column
 // (executionCount, lastHealthCheckAt, healthError, …) or of the tool's package (version, env, official, …) left the
 // cache stale until a restart. Now it fires on a change of any column of a tool, and for every tool of a package

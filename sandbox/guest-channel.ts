@@ -6,7 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { DescribedTool, DescribeOutcome, ExecuteOutcome } from './types.js';
-import { redactText } from '../core/redaction.js';
+import { redactText } from '../core/executions/redaction.js';
 
 export const READY_MARKER = '@@toolshed-ready';
 export const RESULT_MARKER = '@@toolshed-result';

@@ -167,7 +167,7 @@ export class GvisorSandbox {
     this.destroying ??= (async () => {
       // A sandbox still booting cannot be killed by id until runsc has created its container: try as soon as it has
       // (a few hundred ms into the boot) rather than wait for the guest to come up, which takes seconds on a loaded
-      // machine, longer than a stopping worker has (core/bootstrap.ts STOP_DEADLINE_MS).
+      // machine, longer than a stopping worker has (core/infra/bootstrap.ts STOP_DEADLINE_MS).
       const until = Date.now() + 15_000;
       if (!this.isReady) this.killedByUs = true;
       while (!this.isReady && !this.gone && Date.now() < until) {

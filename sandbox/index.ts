@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../core/config.js';
+import type { Config } from '../core/infra/config.js';
 import { createGvisorRunner } from './gvisor-runner.js';
 import { createProcessRunner, warning as processWarning } from './process-runner.js';
 import type { SandboxRunner } from './types.js';

@@ -12,7 +12,7 @@ import fs from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { ErrorDetail } from '../core/errors.js';
+import type { ErrorDetail } from '../core/infra/errors.js';
 import { installManifest, packageJsonProblems } from '../core/packages/npm-rules.js';
 import { copyFolder, extractTarball, secureTree } from '../core/packages/package-files.js';
 

@@ -1,7 +1,7 @@
 /** Configuration parsing of the egress settings: what an operator writes, and the message a mistake gets. */
 import test from 'ava';
 import fs from 'node:fs';
-import { CONFIG_VARIABLES, loadConfig } from '../core/config.js';
+import { CONFIG_VARIABLES, loadConfig } from '../core/infra/config.js';
 import { namesOf, parseSubnet, ruleset } from '../sandbox/egress.js';
 
 test('egress defaults: a private /16, resolvers from the host', (t) => {

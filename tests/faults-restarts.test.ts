@@ -3,8 +3,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedServer } from '../core/embedded-postgres.js';
-import { migrateAll } from '../core/bootstrap.js';
+import { startEmbeddedPostgres, type EmbeddedServer } from '../core/infra/embedded-postgres.js';
+import { migrateAll } from '../core/infra/bootstrap.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { killAll, serviceEnv, spawnProcess, stopProcess, until } from './helpers/processes.js';
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import path from 'node:path';
-import { enqueue } from '../core/jobs.js';
+import { enqueue } from '../core/infra/jobs.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { until } from './helpers/processes.js';
 import { settle, waitUntil } from './helpers/wait.js';

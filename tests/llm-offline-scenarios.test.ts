@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { checkAssertions } from '../core/llm/assertions.js';
-import { createOfflineProvider } from '../core/llm/offline.js';
+import { createOfflineProvider } from '../core/llm/offline/index.js';
 import { cosine, mostSimilar } from '../core/llm/similarity.js';
 import { llmToolNames } from '../core/llm/tool-names.js';
 import { exampleLlmTools, runExampleTool } from './helpers/example-llm-tools.js';

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { createLlmProvider } from '../core/llm/index.js';
-import { createOfflineProvider } from '../core/llm/offline.js';
+import { createOfflineProvider } from '../core/llm/offline/index.js';
 import type { AgentEvent, AgentRunOptions, AgentStep, LlmToolSpec, ToolCallResult } from '../core/llm/provider.js';
 import { exampleLlmTools, runExampleTool } from './helpers/example-llm-tools.js';
 

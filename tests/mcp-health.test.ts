@@ -9,7 +9,7 @@ import test from 'ava';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { enqueue } from '../core/jobs.js';
+import { enqueue } from '../core/infra/jobs.js';
 import type { PackageRef } from '../sandbox/types.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { until } from './helpers/processes.js';

@@ -1,5 +1,5 @@
 /**
- * Imported MCP servers in the MCP Registry read API (api/registry.ts): each is a server of its own beside the
+ * Imported MCP servers in the MCP Registry read API (api/registry/routes.ts): each is a server of its own beside the
  * collections, in the official server.json shape (validated with the registry's own OpenAPI document), with one npm
  * stdio `packages[]` entry carrying the import's arguments and declared environment variables; listed, searched,
  * paged and read by name and version like the collections.

@@ -1,5 +1,5 @@
 /**
- * The MCP Registry v0.1 read API (api/registry.ts), checked against the official registry's own OpenAPI document
+ * The MCP Registry v0.1 read API (api/registry/routes.ts), checked against the official registry's own OpenAPI document
  * (tests/fixtures/mcp-registry/openapi.yaml): every response body is validated with its schemas.
  */
 import test from 'ava';
@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { createDb } from '../core/db.js';
+import { createDb } from '../core/infra/db.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { createTestDatabase } from './helpers/postgres.js';
 

@@ -8,7 +8,7 @@ import test from 'ava';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createUserWithKey } from '../core/accounts.js';
+import { createUserWithKey } from '../core/auth/create-account.js';
 import type { GvisorRunner } from '../sandbox/gvisor-runner.js';
 import type { PackageRef } from '../sandbox/types.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';

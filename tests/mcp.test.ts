@@ -9,7 +9,7 @@ import { parseManifest } from '../core/packages/manifest.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { until } from './helpers/processes.js';
 import { postJson, readSse } from './helpers/sse.js';
-import { mcpToolNames } from '../api/mcp-tools.js';
+import { mcpToolNames } from '../api/mcp/tools.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import { usageCallerKey } from '../core/repos/search-usage.js';
 import { usageTermsOf } from '../core/search/usage.js';

@@ -1,7 +1,7 @@
 import test from 'ava';
 import pg from 'pg';
 import fs from 'node:fs';
-import { createDb, migrateLatest, migrationsDir, RENAMED_MIGRATIONS } from '../core/db.js';
+import { createDb, migrateLatest, migrationsDir, RENAMED_MIGRATIONS } from '../core/infra/db.js';
 import { createTestDatabase } from './helpers/postgres.js';
 import { until } from './helpers/processes.js';
 

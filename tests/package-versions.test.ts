@@ -13,7 +13,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { until } from './helpers/processes.js';
 import { startNpmRegistry, type StandInRegistry } from './helpers/npm-registry.js';
-import { loadCollectionTools } from '../core/agent-tools.js';
+import { loadCollectionTools } from '../core/agents/agent-tools.js';
 
 const PKG = 'toolshed-fixture-versioned';
 let svc: Service;

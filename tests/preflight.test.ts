@@ -10,9 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { GVISOR_INSTALL_DOCS, isDebianLike, planPreflight, programsFor, runPreflight, type MachineDescription, type Program } from '../bin/preflight.js';
-import { withGeneratedSecrets } from '../core/bootstrap.js';
-import { loadConfig } from '../core/config.js';
-import { createLogger, prettyMessage, resolveLogFormat, type LogFormat } from '../core/logger.js';
+import { withGeneratedSecrets } from '../core/infra/bootstrap.js';
+import { loadConfig } from '../core/infra/config.js';
+import { createLogger, prettyMessage, resolveLogFormat, type LogFormat } from '../core/infra/logger.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const ALL: Program[] = ['runsc', 'ip', 'nft', 'chromium'];
@@ -183,7 +183,7 @@ test('log format: pretty only for auto on a terminal; JSON otherwise', (t) => {
 });
 
 test('the logger writes JSON lines when stdout is not a terminal (LOG_FORMAT=auto)', async (t) => {
-  const snippet = `const { createLogger } = await import('./core/logger.ts'); createLogger('info', undefined, 'auto').info({ n: 1 }, 'hello');`;
+  const snippet = `const { createLogger } = await import('./core/infra/logger.ts'); createLogger('info', undefined, 'auto').info({ n: 1 }, 'hello');`;
   const { code, stdout, stderr } = await runTsx(['--input-type=module', '-e', snippet]);
   t.is(code, 0, stderr);
   const line = JSON.parse(stdout.trim());

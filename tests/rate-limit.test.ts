@@ -1,6 +1,6 @@
 import test from 'ava';
 import { startApi } from '../api/server.js';
-import { createLogger } from '../core/logger.js';
+import { createLogger } from '../core/infra/logger.js';
 import { startService, type Service } from './helpers/service.js';
 
 let svc: Service;

@@ -1,11 +1,11 @@
 /**
- * The per-scenario arithmetic of batches (core/scenario-batch-stats.ts) where one batch holds several runs of a
+ * The per-scenario arithmetic of batches (core/scenarios/scenario-batch-stats.ts) where one batch holds several runs of a
  * scenario (repeats), and the JUnit report of `toolshed eval` (bin/eval.ts) for such a batch: flaky scenarios are
  * marked, failed and regressed ones carry a failure element.
  */
 import test from 'ava';
 import { XMLParser } from 'fast-xml-parser';
-import { batchPassRate, compareStats, scenarioStats, type StatRun } from '../core/scenario-batch-stats.js';
+import { batchPassRate, compareStats, scenarioStats, type StatRun } from '../core/scenarios/scenario-batch-stats.js';
 import { junitReport } from '../bin/eval.js';
 
 const run = (scenario_id: string, verdict: 'pass' | 'fail' | 'error' | 'queued'): StatRun => ({

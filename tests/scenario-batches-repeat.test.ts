@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import path from 'node:path';
-import { loadConfig } from '../core/config.js';
+import { loadConfig } from '../core/infra/config.js';
 import { JUDGE_SYSTEM } from '../core/llm/prompts.js';
 import { EXAMPLES_DIR, startService, type Service } from './helpers/service.js';
 import { startFakeLlmVendor, type FakeLlmVendor } from './helpers/fake-llm-vendor.js';

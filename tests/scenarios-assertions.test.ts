@@ -1,6 +1,6 @@
 /**
  * Trajectory assertions (toolSequence, toolArgs, maxSteps, maxLatencyMs, maxTokens) on real runs: the real worker,
- * sandbox and offline provider, whose agent calls slugify then convertCase for a two-clause prompt (core/llm/offline.ts:
+ * sandbox and offline provider, whose agent calls slugify then convertCase for a two-clause prompt (core/llm/offline/index.ts:
  * one call per clause, arguments from the quoted values). Each kind passes and fails, is reported per assertion with
  * what was seen in the run record and the history, and a bad shape is a 400 in shape B on create and update.
  */

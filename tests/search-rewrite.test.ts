@@ -6,9 +6,9 @@
  */
 import path from 'node:path';
 import test from 'ava';
-import { loadConfig } from '../core/config.js';
+import { loadConfig } from '../core/infra/config.js';
 import { createOpenAiCompatibleProvider } from '../core/llm/openai-compatible.js';
-import { createLogger } from '../core/logger.js';
+import { createLogger } from '../core/infra/logger.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
 import type { SearchDocument } from '../core/search/engine.js';
 import { keywordsOf, withQueryRewrite } from '../core/search/query-rewrite.js';

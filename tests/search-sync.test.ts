@@ -3,9 +3,9 @@
  * `parameters` text, the search sync indexes it at start and re-reads it when a re-import changes the schema.
  */
 import test from 'ava';
-import { createDb } from '../core/db.js';
-import { createLogger } from '../core/logger.js';
-import { createNotifier } from '../core/notify.js';
+import { createDb } from '../core/infra/db.js';
+import { createLogger } from '../core/infra/logger.js';
+import { createNotifier } from '../core/infra/notify.js';
 import { upsertTool } from '../core/repos/packages.js';
 import { listSearchDocuments } from '../core/repos/tools.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';

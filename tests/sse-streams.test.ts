@@ -1,11 +1,11 @@
 /**
- * The SSE helper (api/sse.ts, on sse-channel) with the real worker and sandbox: a client that reconnects with
+ * The SSE helper (api/streams/sse.ts, on sse-channel) with the real worker and sandbox: a client that reconnects with
  * Last-Event-ID gets only the later events, with the same ids as everyone else (execution and run streams), and a
  * client that leaves mid-stream gives back its slot, and the last one to leave a row's channel its subscription.
  */
 import test from 'ava';
 import path from 'node:path';
-import { streamStats } from '../api/sse.js';
+import { streamStats } from '../api/streams/sse.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { openLiveSse, readSse } from './helpers/sse.js';
 import { settle } from './helpers/wait.js';

@@ -1,5 +1,5 @@
 /**
- * The tool cache (core/tool-cache.ts) is exact for every column it serves: each change made the way the service makes
+ * The tool cache (core/tools/tool-cache.ts) is exact for every column it serves: each change made the way the service makes
  * it (an execution, a health check, a re-import, an admin flag, a rating) shows in the detail, the list and search
  * (where the field appears there) without a restart. Each view is read once before the change, so that a cached
  * copy exists to go stale.
@@ -8,7 +8,7 @@ import test from 'ava';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { enqueue } from '../core/jobs.js';
+import { enqueue } from '../core/infra/jobs.js';
 import { until } from './helpers/processes.js';
 import { startService, type Service } from './helpers/service.js';
 

@@ -6,7 +6,7 @@
 import test from 'ava';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { enqueue } from '../core/jobs.js';
+import { enqueue } from '../core/infra/jobs.js';
 import { finishExecution } from '../core/repos/executions.js';
 import { toolDailyCalls, toolStats } from '../core/repos/tool-stats.js';
 import { until } from './helpers/processes.js';

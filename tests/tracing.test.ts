@@ -10,7 +10,7 @@ import path from 'node:path';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { killAll, serviceEnv, spawnProcess, stopProcess, until, type Child } from './helpers/processes.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
-import { isTracing, startTracing } from '../core/tracing.js';
+import { isTracing, startTracing } from '../core/infra/tracing.js';
 
 const ECHO = `path:${path.join(FIXTURES_DIR, 'packages', 'echo-tools')}`;
 const TEXT_TOOLS = `path:${path.join(EXAMPLES_DIR, 'text-tools')}`;

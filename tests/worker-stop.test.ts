@@ -1,6 +1,6 @@
 /**
  * A worker stopped (SIGTERM) while a job waits on something slow outside it still stops promptly and cleanly: the
- * job's abort signal ends the wait, the process exits 0 within its stop deadline (core/bootstrap.ts exits 1 when the
+ * job's abort signal ends the wait, the process exits 0 within its stop deadline (core/infra/bootstrap.ts exits 1 when the
  * deadline passes), and the job is left as it should be for the next worker. Here the job is the npm poll (a worker
  * starting runs it at once) and the registry a stand-in that takes every request and never answers. Real worker
  * process, real Postgres, real Graphile Worker.
@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createDb } from '../core/db.js';
+import { createDb } from '../core/infra/db.js';
 import { startService, type Service } from './helpers/service.js';
 import { killAll, serviceEnv, spawnProcess, stopProcess, until } from './helpers/processes.js';
 

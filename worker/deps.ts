@@ -1,10 +1,10 @@
 /** What worker tasks need; built by worker/main.ts (or a test, or the CLI). */
 import type { Knex } from 'knex';
-import type { BootedConfig, Config } from '../core/config.js';
-import type { Logger } from '../core/logger.js';
+import type { BootedConfig } from '../core/infra/config.js';
+import type { Logger } from '../core/infra/logger.js';
 import type { SandboxRunner } from '../sandbox/types.js';
 import type { LlmProvider } from '../core/llm/provider.js';
-import type { Metrics } from '../core/metrics.js';
+import type { Metrics } from '../core/infra/metrics.js';
 
 export interface WorkerDeps {
   config: BootedConfig;
@@ -12,6 +12,6 @@ export interface WorkerDeps {
   logger: Logger;
   sandbox: SandboxRunner;
   llm: LlmProvider;
-  /** The worker process's Prometheus registry (core/metrics.ts); absent in the CLI. */
+  /** The worker process's Prometheus registry (core/infra/metrics.ts); absent in the CLI. */
   metrics?: Metrics;
 }

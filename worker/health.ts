@@ -5,8 +5,8 @@
  * recorded from that one listing; a tool it no longer lists is BROKEN at once, and a listing that differs from the
  * last one recorded (at import or at the previous check) flags every tool of the package (`toolsChanged`).
  */
-import type { Db } from '../core/db.js';
-import { scrubHostPaths } from '../core/host-paths.js';
+import type { Db } from '../core/infra/db.js';
+import { scrubHostPaths } from '../core/text/host-paths.js';
 import { matchesExpectation, type HealthExample } from '../core/packages/manifest.js';
 import { findToolByRef, listPackageTools, refreshQualityScore, type ToolRow } from '../core/repos/tools.js';
 import { flagToolsChanged, recordHealthCheck, saveMcpListing } from '../core/repos/health-checks.js';

@@ -2,17 +2,17 @@
  * One tool call of a scenario run, run by the worker that runs the scenario: the same checks as execute
  * (checkExecutable: health, required env, params against the JSON Schema), an executions row (origin `scenario`)
  * for the record, then the sandbox, outcome and finish of the execute_tool job (worker/run-execution.ts), and the
- * result as the agent stream renders its calls (callResultOf, core/tool-calls.ts). It does not go
+ * result as the agent stream renders its calls (callResultOf, core/executions/tool-calls.ts). It does not go
  * through the queue: a run job waiting for execution jobs could take every worker slot and wait forever.
  */
-import { AppError } from '../core/errors.js';
-import { checkExecutable } from '../core/executions.js';
+import { AppError } from '../core/infra/errors.js';
+import { checkExecutable } from '../core/executions/executions.js';
 import type { ToolCallResult } from '../core/llm/provider.js';
 import { finishExecution } from '../core/repos/executions.js';
 import { insertRunningExecution } from '../core/repos/inline-executions.js';
 import type { ToolRow } from '../core/repos/tools.js';
-import { callResultOf } from '../core/tool-calls.js';
-import { withDeclaredDefaults } from '../core/tool-env.js';
+import { callResultOf } from '../core/executions/tool-calls.js';
+import { withDeclaredDefaults } from '../core/tools/tool-env.js';
 import type { WorkerDeps } from './deps.js';
 import { packageRefOf } from './health.js';
 import { UNRUNNABLE } from './outcomes.js';
@@ -21,7 +21,7 @@ import { finishRun, runInSandbox, type SandboxResult } from './run-execution.js'
 export interface InlineCall {
   tool: ToolRow;
   params: unknown;
-  /** What this tool may read of the run's env (envForTool, core/tool-env.ts); declared defaults are added here. */
+  /** What this tool may read of the run's env (envForTool, core/tools/tool-env.ts); declared defaults are added here. */
   env: Record<string, string>;
   userId: string | null;
   workerId: string;

@@ -2,17 +2,17 @@
  * The `worker` process: Graphile Worker with our tasks, running tools in sandboxes. Any number of these, on any
  * number of machines, can share one Postgres.
  */
-import type { BootedConfig, Config } from '../core/config.js';
-import { createDb } from '../core/db.js';
-import type { Logger } from '../core/logger.js';
-import { bootProcess, closeOnSignals, STOP_DEADLINE_MS } from '../core/bootstrap.js';
-import { startTracing } from '../core/tracing.js';
+import type { BootedConfig } from '../core/infra/config.js';
+import { createDb } from '../core/infra/db.js';
+import type { Logger } from '../core/infra/logger.js';
+import { bootProcess, closeOnSignals, STOP_DEADLINE_MS } from '../core/infra/bootstrap.js';
+import { startTracing } from '../core/infra/tracing.js';
 import { createSandboxRunner } from '../sandbox/index.js';
 import { createLlmProvider } from '../core/llm/index.js';
 import type { WorkerDeps } from './deps.js';
 import { startWorker, type WorkerHandle } from './runner.js';
-import { createMetrics } from '../core/metrics.js';
-import { startMetricsServer } from '../core/metrics-server.js';
+import { createMetrics } from '../core/infra/metrics.js';
+import { startMetricsServer } from '../core/infra/metrics-server.js';
 
 /** Kept of the stop deadline for closing the database connections after the sandboxes. */
 const STOP_MARGIN_MS = 1500;
@@ -42,7 +42,7 @@ export async function startWorkerProcess(config: BootedConfig, databaseUrl: stri
     worker,
     metricsUrl: metricsServer?.url,
     async close() {
-      // Each step is logged as it ends: a stop that misses its deadline (core/bootstrap.ts) shows which step held it.
+      // Each step is logged as it ends: a stop that misses its deadline (core/infra/bootstrap.ts) shows which step held it.
       const started = performance.now();
       const since = () => Math.round(performance.now() - started);
       await metricsServer?.close();

@@ -12,7 +12,7 @@ import { compareVersionsDesc, toolIdsByName, type VersionTool } from '../core/re
 import { recordVersion } from './record-version.js';
 import { saveMcpListing } from '../core/repos/health-checks.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
-import { scrubHostPaths } from '../core/host-paths.js';
+import { scrubHostPaths } from '../core/text/host-paths.js';
 import type { ToolPermissions } from '../core/packages/manifest.js';
 import type { InstalledPackage } from '../sandbox/packages.js';
 import type { PackageRef } from '../sandbox/types.js';

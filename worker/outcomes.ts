@@ -4,7 +4,7 @@
  */
 import type { ExecutionStatus } from '../core/types.js';
 import type { ExecuteOutcome } from '../sandbox/types.js';
-import type { ExecutionError } from '../core/execution-errors.js';
+import type { ExecutionError } from '../core/executions/execution-errors.js';
 
 export interface OutcomeMapping {
   status: ExecutionStatus;

@@ -6,7 +6,7 @@
  * however long, is never freed. Every worker runs the reaper; it is idempotent.
  */
 import type { Knex } from 'knex';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../core/infra/logger.js';
 import { findOrphanedExecutions, findRunningExecutionsOf, findStrandedExecutions, finishExecution } from '../core/repos/executions.js';
 import { dropDeadJob, dropFailedJob, findDeadJobs, findFailedJobs, forgetLongDeadWorkers, releaseDeadJob, type DeadJob } from '../core/repos/workers.js';
 import { failRunningRun } from '../core/repos/scenario-runs.js';

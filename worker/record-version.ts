@@ -16,7 +16,7 @@ import {
   type NewPackageVersion,
   type PackageVersionRow,
 } from '../core/repos/package-versions.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/infra/db.js';
 import type { InstalledPackage } from '../sandbox/packages.js';
 import type { ImportResult } from './import.js';
 

@@ -3,17 +3,17 @@
  * egress only when it declares `network`), the outcome mapped (worker/outcomes.ts), and the record finished with
  * results and errors redacted of the env, its counters moved, through a database restart. Both the execute_tool job
  * and scenario runs' inline calls (worker/inline-execution.ts) go through here; the API side of the same path is
- * core/tool-calls.ts.
+ * core/executions/tool-calls.ts.
  */
-import { withDbRetry } from '../core/db.js';
-import { redactSecrets } from '../core/executions.js';
+import { withDbRetry } from '../core/infra/db.js';
+import { redactSecrets } from '../core/executions/executions.js';
 import type { ToolPermissions } from '../core/packages/manifest.js';
 import { finishExecution, type ExecutionRow } from '../core/repos/executions.js';
-import { TRENDING_WEIGHTS } from '../core/scoring.js';
+import { TRENDING_WEIGHTS } from '../core/tools/scoring.js';
 import type { PackageRef } from '../sandbox/types.js';
 import type { WorkerDeps } from './deps.js';
 import { mapOutcome, type OutcomeMapping } from './outcomes.js';
-import { inSpan, SpanStatusCode } from '../core/tracing.js';
+import { inSpan, SpanStatusCode } from '../core/infra/tracing.js';
 
 /** How long a finished execution waits for the database to come back before its outcome is given up. */
 export const FINISH_RETRY_MS = 120_000;
@@ -36,7 +36,7 @@ export interface SandboxResult {
 
 /**
  * One sandbox call: a `sandbox.execute` span (tool, package@version, outcome; never params, results or env) and a
- * debug line saying the same, both tied to the job's request and trace (core/tracing.ts).
+ * debug line saying the same, both tied to the job's request and trace (core/infra/tracing.ts).
  */
 export function runInSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxResult> {
   const pkg = `${r.pkg.name}@${r.pkg.version}`;

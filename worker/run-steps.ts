@@ -4,7 +4,7 @@
  * always holds a prefix of the run's events, which is what lets the run's event stream replay them exactly.
  */
 import type { ToolCallResult } from '../core/llm/provider.js';
-import { redactSecrets } from '../core/redaction.js';
+import { redactSecrets } from '../core/executions/redaction.js';
 import { saveSteps, type RunRow, type StoredStep } from '../core/repos/scenario-runs.js';
 import type { WorkerDeps } from './deps.js';
 

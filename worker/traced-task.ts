@@ -1,11 +1,11 @@
 /**
  * Every job runs under the request that queued it: its log lines carry that request's id (reqId) and, when the worker
  * traces, the job is a span (`job <task>`) of the request's trace — both travel in the payload's `trace`
- * (core/tracing.ts). A debug line when the job starts and one when it ends tie the job's other lines to it.
+ * (core/infra/tracing.ts). A debug line when the job starts and one when it ends tie the job's other lines to it.
  */
 import type { Task } from 'graphile-worker';
-import type { TaskName } from '../core/jobs.js';
-import { continueJobTrace } from '../core/tracing.js';
+import type { TaskName } from '../core/infra/jobs.js';
+import { continueJobTrace } from '../core/infra/tracing.js';
 import type { WorkerDeps } from './deps.js';
 
 export function tracedTask(deps: WorkerDeps, task: TaskName, run: Task): Task {

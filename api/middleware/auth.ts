@@ -7,8 +7,8 @@
  * Authorization is the handlers' own: requireCaller / requireAdmin, and owner checks in core.
  */
 import type { Context, Next } from 'koa';
-import { errors } from '../../core/errors.js';
-import { API_KEY_PATTERN, hashApiKey, safeEqual } from '../../core/crypto.js';
+import { errors } from '../../core/infra/errors.js';
+import { API_KEY_PATTERN, hashApiKey, safeEqual } from '../../core/infra/crypto.js';
 import type { Caller } from '../../core/types.js';
 import type { AppDeps } from '../deps.js';
 import { charge } from './rate-limit.js';

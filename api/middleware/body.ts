@@ -7,7 +7,7 @@
 import type { Context, Next } from 'koa';
 import getRawBody from 'raw-body';
 import contentType from 'content-type';
-import { errors } from '../../core/errors.js';
+import { errors } from '../../core/infra/errors.js';
 import { findUnsafeJson } from './canonical.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;

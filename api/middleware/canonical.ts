@@ -7,7 +7,7 @@
  * spellings (`/API/...`, `//`, dot segments, encoded slashes) simply match no route.
  */
 import type { Context, Next } from 'koa';
-import { errors } from '../../core/errors.js';
+import { errors } from '../../core/infra/errors.js';
 
 const NUL = /%00|\u0000/i;
 

@@ -4,9 +4,9 @@
  * Anything unknown becomes a logged 500 with no stack or secret in the body.
  */
 import type { Context, Next } from 'koa';
-import { AppError, errors, fromPgError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
-import { isConnectionError } from '../../core/db.js';
+import { AppError, errors, fromPgError } from '../../core/infra/errors.js';
+import type { Logger } from '../../core/infra/logger.js';
+import { isConnectionError } from '../../core/infra/db.js';
 
 const SHAPE_B_WORDS: Record<number, string> = {
   400: 'Bad Request',

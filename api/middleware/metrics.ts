@@ -5,9 +5,9 @@
  * metrics token). Off otherwise: /metrics is then a 404 like any unknown path.
  */
 import type { Context, Next } from 'koa';
-import { errors } from '../../core/errors.js';
-import { metricsAuthorized, type Metrics } from '../../core/metrics.js';
-import type { Config } from '../../core/config.js';
+import { errors } from '../../core/infra/errors.js';
+import { metricsAuthorized, type Metrics } from '../../core/infra/metrics.js';
+import type { Config } from '../../core/infra/config.js';
 
 const SCRAPE_ROUTE = '/metrics';
 

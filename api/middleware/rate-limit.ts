@@ -11,10 +11,10 @@
  */
 import type { Context, Next } from 'koa';
 import pg from 'pg';
-import { errors } from '../../core/errors.js';
-import type { Config } from '../../core/config.js';
+import { errors } from '../../core/infra/errors.js';
+import type { Config } from '../../core/infra/config.js';
 import type { Caller, Tier } from '../../core/types.js';
-import { API_KEY_PATTERN, hashApiKey, safeEqual } from '../../core/crypto.js';
+import { API_KEY_PATTERN, hashApiKey, safeEqual } from '../../core/infra/crypto.js';
 import { findSessionCaller, SESSION_COOKIE } from '../../core/auth/sessions.js';
 import type { AppDeps } from '../deps.js';
 import { addressBucket, callerIdentity } from './identity.js';

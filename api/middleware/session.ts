@@ -5,8 +5,8 @@
  * An unknown or expired cookie is ignored: the request is anonymous, and the cookie is cleared.
  */
 import type { Context, Next } from 'koa';
-import { errors } from '../../core/errors.js';
-import { safeEqual } from '../../core/crypto.js';
+import { errors } from '../../core/infra/errors.js';
+import { safeEqual } from '../../core/infra/crypto.js';
 import { charge } from './rate-limit.js';
 import { csrfTokenOf, findSessionCaller, SESSION_COOKIE } from '../../core/auth/sessions.js';
 import type { AppDeps } from '../deps.js';

@@ -1,11 +1,11 @@
 /**
- * One span per HTTP request when the API traces (core/tracing.ts), named by method and route template
+ * One span per HTTP request when the API traces (core/infra/tracing.ts), named by method and route template
  * (`POST /api/tools/:id/execute`), so that everything the request does — the job it queues included — is in its trace.
  * Outermost, so that the request's own log line (request-id.ts) carries its trace id. Only the route template, the
  * status and the request id are recorded: never the path as sent, the query, headers or body.
  */
 import type { Context, Next } from 'koa';
-import { isTracing, inSpan, SpanKind, SpanStatusCode } from '../../core/tracing.js';
+import { isTracing, inSpan, SpanKind, SpanStatusCode } from '../../core/infra/tracing.js';
 
 export function traceRequests() {
   return async (ctx: Context, next: Next) => {

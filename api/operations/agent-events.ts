@@ -1,5 +1,5 @@
 /**
- * The events of an agent stream (api/agent-stream.ts), shared by `tools.executePrompt` and `agents.chat`: what each
+ * The events of an agent stream (api/streams/agent-stream.ts), shared by `tools.executePrompt` and `agents.chat`: what each
  * event's `data:` carries. A tool call refused before it was queued has `executionId: null`.
  */
 import { z } from 'zod';

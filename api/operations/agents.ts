@@ -9,8 +9,8 @@ import { ok, timestamp, uuid } from './envelope.js';
 import { agentStreamEvents } from './agent-events.js';
 import { givenEnvOf, scopedEnvSchema } from '../scoped-env.js';
 import { requireCaller } from '../middleware/auth.js';
-import { streamAgent } from '../agent-stream.js';
-import { agentChatTools, createAgent, loadOwnAgent } from '../../core/agents.js';
+import { streamAgent } from '../streams/agent-stream.js';
+import { agentChatTools, createAgent, loadOwnAgent } from '../../core/agents/agents.js';
 import { agentCollections, findAgent, listAgents, type AgentCollectionRow, type AgentRow } from '../../core/repos/agents.js';
 
 // ---- response schema and mapper ----

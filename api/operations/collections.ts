@@ -3,7 +3,7 @@
  * delete. Reads of a private collection are 404 to everyone but its owner; changes need a key (401) and ownership
  * (403). The response schemas and the mappers that fill them live here together.
  */
-import { MCP_MODES } from '../mcp-modes.js';
+import { MCP_MODES } from '../mcp/modes.js';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
@@ -13,8 +13,8 @@ import { loadTool } from './shared.js';
 import { pinnedVersionOf } from '../../core/repos/tools.js';
 import { pageOf, paging, QUERY_TEXT_MAX, singleLine } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
-import { toolsListTokenCount } from '../mcp-tools.js';
-import { errors } from '../../core/errors.js';
+import { toolsListTokenCount } from '../mcp/tools.js';
+import { errors } from '../../core/infra/errors.js';
 import { HEALTH_STATUSES, type Caller } from '../../core/types.js';
 import {
   UID_MAX,
@@ -28,7 +28,7 @@ import {
   likeCollection,
   loadOwnedCollection,
   loadVisibleCollection,
-} from '../../core/collections.js';
+} from '../../core/collections/collections.js';
 import {
   deleteCollection,
   deleteCollectionTool,

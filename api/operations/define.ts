@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import { validate } from '../validate.js';
 import { requireAdmin, requireCaller } from '../middleware/auth.js';
-import { errors } from '../../core/errors.js';
+import { errors } from '../../core/infra/errors.js';
 
 /**
  * Who may call: `public` (no key needed; a key, when given, identifies the caller), `key` (an API key, else 401),

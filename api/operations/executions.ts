@@ -11,9 +11,9 @@ import { ok, timestamp, uuid } from './envelope.js';
 import { agentStreamEvents } from './agent-events.js';
 import { execute, paramsBody, promptBody } from './handlers/execute.js';
 import { callerOf } from '../middleware/auth.js';
-import { streamDerived, type StreamEvent } from '../run-events.js';
-import { errors } from '../../core/errors.js';
-import { EXECUTION_ERROR_CODES, executionError } from '../../core/execution-errors.js';
+import { streamDerived, type StreamEvent } from '../streams/run-events.js';
+import { errors } from '../../core/infra/errors.js';
+import { EXECUTION_ERROR_CODES, executionError } from '../../core/executions/execution-errors.js';
 import { EXECUTION_STATUSES } from '../../core/types.js';
 import { findExecution, isFinalExecution, type ExecutionRow } from '../../core/repos/executions.js';
 

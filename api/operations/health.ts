@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { defineOperation, reply, type Operation } from './define.js';
-import { pingDatabase } from '../../core/db.js';
+import { pingDatabase } from '../../core/infra/db.js';
 import { countLiveWorkers } from '../../core/repos/workers.js';
 
 /** A worker that heart-beat within this many seconds counts as live. */

@@ -4,8 +4,8 @@ import { singleLine } from '../validate.js';
 import { defineOperation, type Operation } from './define.js';
 import { nullableTimestamp, ok, okMessage, timestamp, uuid } from './envelope.js';
 import { requireCaller } from '../middleware/auth.js';
-import { errors } from '../../core/errors.js';
-import { generateApiKey } from '../../core/crypto.js';
+import { errors } from '../../core/infra/errors.js';
+import { generateApiKey } from '../../core/infra/crypto.js';
 import { findApiKey, insertApiKeyCapped, listApiKeys, revokeApiKey, type ApiKeyRow } from '../../core/repos/users.js';
 
 // ---- response schema and mapper ----

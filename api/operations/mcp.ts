@@ -1,13 +1,13 @@
 /**
  * The MCP endpoint of a collection: the Model Context Protocol's Streamable HTTP transport (the official SDK's server,
- * stateless; api/mcp.ts). The transport writes every response itself, so the handlers return HANDLED and the bodies
+ * stateless; api/mcp/routes.ts). The transport writes every response itself, so the handlers return HANDLED and the bodies
  * below are JSON-RPC as the SDK writes them. A body that is not JSON (or not UTF-8, or over 1 MiB, or of another media
  * type) is refused before the SDK sees it, as a JSON-RPC error with `id: null` too; an unknown or private collection,
  * authentication and rate limits are refused in shape A.
  */
 import { z } from 'zod';
 import { defineOperation, HANDLED, type Operation } from './define.js';
-import { refuseMcpMethod, serveMcpRequest } from '../mcp.js';
+import { refuseMcpMethod, serveMcpRequest } from '../mcp/routes.js';
 
 const jsonRpcId = z.union([z.string(), z.number(), z.null()]);
 const jsonRpcError = z

@@ -1,7 +1,7 @@
 /** Schemas shared by the import operations (admin import, publishing): what a request may say, how tools were found. */
 import { z } from 'zod';
-import { AppError, errors } from '../../core/errors.js';
-import { scrubHostPaths } from '../../core/host-paths.js';
+import { AppError, errors } from '../../core/infra/errors.js';
+import { scrubHostPaths } from '../../core/text/host-paths.js';
 import type { Discovery } from '../../core/packages/discovery.js';
 import type { PackageImportRow } from '../../core/repos/package-imports.js';
 

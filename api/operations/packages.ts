@@ -5,8 +5,8 @@
  * (POST /api/admin/packages).
  */
 import { z } from 'zod';
-import { AppError, errors } from '../../core/errors.js';
-import { scrubHostPaths } from '../../core/host-paths.js';
+import { AppError, errors } from '../../core/infra/errors.js';
+import { scrubHostPaths } from '../../core/text/host-paths.js';
 import { requestImport } from '../../core/packages/request-import.js';
 import { parseSource, sourceSchema } from '../../core/packages/source.js';
 import { findImport, type PackageImportRow } from '../../core/repos/package-imports.js';

@@ -1,10 +1,10 @@
 /**
- * The MCP Registry's read API, v0.1 (api/registry.ts does the work): every public collection — and a caller's own
+ * The MCP Registry's read API, v0.1 (api/registry/routes.ts does the work): every public collection — and a caller's own
  * private ones — as one server, and every imported MCP server as one. Errors are the registry's `{ error }` body, as its clients expect.
  */
 import { z } from 'zod';
 import { defineOperation, type Operation } from './define.js';
-import { getVersion, listServers, listVersions, registryReply } from '../registry.js';
+import { getVersion, listServers, listVersions, registryReply } from '../registry/routes.js';
 
 /** A registry `ServerResponse`: the official document's fields (validated against it in tests), open to extension. */
 const serverResponse = z

@@ -5,7 +5,7 @@ import { ok, okPage, timestamp, uuid } from './envelope.js';
 import { loadTool } from './shared.js';
 import { pageOf, paging, singleLine } from '../validate.js';
 import { requireCaller } from '../middleware/auth.js';
-import { reviewTool } from '../../core/tool-feedback.js';
+import { reviewTool } from '../../core/tools/tool-feedback.js';
 import { listReviews, type ReviewRow } from '../../core/repos/feedback.js';
 import { isToolRefShape } from '../../core/repos/tools.js';
 

@@ -1,6 +1,6 @@
 /**
  * A collection's batch history (pass rate over time) and the comparison of two of its batches, per scenario
- * (core/scenario-batch-stats.ts). Visibility as for a batch: its collection's, or the user who started it; the
+ * (core/scenarios/scenario-batch-stats.ts). Visibility as for a batch: its collection's, or the user who started it; the
  * history is the collection's (a private one is its owner's alone). Errors in shape B.
  */
 import { z } from 'zod';
@@ -8,11 +8,11 @@ import { defineOperation, type Operation } from './define.js';
 import { ok, okPage, nullableTimestamp, timestamp, uuid } from './envelope.js';
 import { callerOf } from '../middleware/auth.js';
 import { pageOf, paging } from '../validate.js';
-import { errors } from '../../core/errors.js';
-import { loadVisibleCollection } from '../../core/collections.js';
+import { errors } from '../../core/infra/errors.js';
+import { loadVisibleCollection } from '../../core/collections/collections.js';
 import { batchRuns, listCollectionBatches, scenarioNames, type BatchHistoryRow } from '../../core/repos/scenario-batches.js';
-import { batchPassRate, compareStats, scenarioStats } from '../../core/scenario-batch-stats.js';
-import { loadVisibleBatch } from '../../core/scenario-runs.js';
+import { batchPassRate, compareStats, scenarioStats } from '../../core/scenarios/scenario-batch-stats.js';
+import { loadVisibleBatch } from '../../core/scenarios/scenario-runs.js';
 
 const TAG = 'Scenario Batches';
 

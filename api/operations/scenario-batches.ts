@@ -10,13 +10,13 @@ import { defineOperation, HANDLED, type Operation } from './define.js';
 import { ok } from './envelope.js';
 import { batchBodySchema, batchProgressSchema, batchStartSchema, batchStreamEvents, toBatchProgress } from './scenario-schemas.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
-import { batchEvents, streamDerived } from '../run-events.js';
-import { errors } from '../../core/errors.js';
-import { loadVisibleCollection } from '../../core/collections.js';
+import { batchEvents, streamDerived } from '../streams/run-events.js';
+import { errors } from '../../core/infra/errors.js';
+import { loadVisibleCollection } from '../../core/collections/collections.js';
 import { batchRuns, findBatch } from '../../core/repos/scenario-batches.js';
 import { collectionScenarioIds } from '../../core/repos/scenarios.js';
-import { loadVisibleBatch, sealRunEnv, startBatch } from '../../core/scenario-runs.js';
-import { loadCollectionTools } from '../../core/agent-tools.js';
+import { loadVisibleBatch, sealRunEnv, startBatch } from '../../core/scenarios/scenario-runs.js';
+import { loadCollectionTools } from '../../core/agents/agent-tools.js';
 import { givenEnvOfRequest } from '../scoped-env.js';
 
 const TAG = 'Scenario Batches';

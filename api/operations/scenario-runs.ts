@@ -21,13 +21,13 @@ import {
 } from './scenario-schemas.js';
 import { pageOf, paging } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
-import { runEvents, streamDerived } from '../run-events.js';
+import { runEvents, streamDerived } from '../streams/run-events.js';
 import { findRun, isFinalRun, listRuns } from '../../core/repos/scenario-runs.js';
-import { quotaRemaining } from '../../core/scenario-quota.js';
-import { loadVisibleRun, sealRunEnv, startBatch, startRun, waitForRun } from '../../core/scenario-runs.js';
-import { loadCollectionTools } from '../../core/agent-tools.js';
+import { quotaRemaining } from '../../core/scenarios/scenario-quota.js';
+import { loadVisibleRun, sealRunEnv, startBatch, startRun, waitForRun } from '../../core/scenarios/scenario-runs.js';
+import { loadCollectionTools } from '../../core/agents/agent-tools.js';
 import { givenEnvOfRequest } from '../scoped-env.js';
-import { loadVisibleScenario } from '../../core/scenarios.js';
+import { loadVisibleScenario } from '../../core/scenarios/scenarios.js';
 import type { Caller } from '../../core/types.js';
 
 const TAG = 'Scenario Runs';

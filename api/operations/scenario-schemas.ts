@@ -1,13 +1,13 @@
 /**
  * Scenarios, runs and batches as the API shows them: the response schemas and the mappers from rows to them (shared
- * by the scenario, run and batch operations and by the run and batch event streams, api/run-events.ts). Beyond the
+ * by the scenario, run and batch operations and by the run and batch event streams, api/streams/run-events.ts). Beyond the
  * contract's fields we return what explains a run (agent models and tool versions, the answer, the error) and the
  * embedded collection's `uid`, `isPublic` and `owner`.
  */
 import { z } from 'zod';
-import type { LlmPrices } from '../../core/config.js';
+import type { LlmPrices } from '../../core/infra/config.js';
 import type { BatchRow, BatchRunRow } from '../../core/repos/scenario-batches.js';
-import { batchReport } from '../../core/scenario-batch-report.js';
+import { batchReport } from '../../core/scenarios/scenario-batch-report.js';
 import type { RunRow, StoredStep } from '../../core/repos/scenario-runs.js';
 import type { ScenarioRow } from '../../core/repos/scenarios.js';
 import { nullableTimestamp, timestamp, uuid } from './envelope.js';
@@ -373,7 +373,7 @@ export function toBatchProgress(b: BatchRow, runs: BatchRunRow[], prices: LlmPri
 /** A stream that failed after its first byte ends with this (no `runId`/`batchId`). */
 const streamFailed = { code: z.string(), message: z.string() };
 
-/** The events of `scenarioRuns.events` (api/run-events.ts): what each event's `data:` carries. */
+/** The events of `scenarioRuns.events` (api/streams/run-events.ts): what each event's `data:` carries. */
 export const runStreamEvents = {
   step: z.object({ runId: uuid, index: int(), toolId: uuid.nullable(), toolName: z.string(), params: z.unknown(), executionId: uuid.nullable() }),
   'tool.completed': stepSchema.omit({ params: true }).extend({ runId: uuid }),
@@ -384,7 +384,7 @@ export const runStreamEvents = {
   done: runRecordSchema.omit({ quotaRemaining: true }),
 };
 
-/** The events of `scenarioBatches.events` (api/run-events.ts). */
+/** The events of `scenarioBatches.events` (api/streams/run-events.ts). */
 export const batchStreamEvents = {
   'run.completed': z.object({
     batchId: uuid,

@@ -19,7 +19,7 @@ import {
 import { generateScenarios } from './handlers/generate-scenarios.js';
 import { limitQuery, pageOf, paging, singleLine, validate } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
-import { loadVisibleCollection } from '../../core/collections.js';
+import { loadVisibleCollection } from '../../core/collections/collections.js';
 import { deleteScenario, listScenarios, SCENARIO_SORTS, type ScenarioSort } from '../../core/repos/scenarios.js';
 import {
   changeScenario,
@@ -29,7 +29,7 @@ import {
   listPublicScenarios,
   loadOwnedScenario,
   loadVisibleScenario,
-} from '../../core/scenarios.js';
+} from '../../core/scenarios/scenarios.js';
 
 const TAG = 'Scenarios';
 

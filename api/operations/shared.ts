@@ -4,9 +4,9 @@
  */
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
-import { envBoundsProblem } from '../../core/env-bounds.js';
-import { errors } from '../../core/errors.js';
-import { isUuid } from '../../core/ids.js';
+import { envBoundsProblem } from '../../core/executions/env-bounds.js';
+import { errors } from '../../core/infra/errors.js';
+import { isUuid } from '../../core/infra/ids.js';
 import { findToolByRef, type ToolRow } from '../../core/repos/tools.js';
 
 /** Loads a tool by id, slug or `<package>::<tool>`, or throws 404. */
@@ -28,7 +28,7 @@ export async function loadToolCached(deps: AppDeps, ref: string): Promise<ToolRo
   return tool;
 }
 
-/** Env for a call: variable names to values, never stored; bounded (core/env-bounds.ts). */
+/** Env for a call: variable names to values, never stored; bounded (core/executions/env-bounds.ts). */
 export const envSchema = z
   .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string().max(8192))
   .superRefine((env, ctx) => {

@@ -4,9 +4,9 @@
  */
 import { z } from 'zod';
 import { nullableTimestamp, timestamp, uuid } from './envelope.js';
-import { annotationsOf, toolTokenCount } from '../mcp-tools.js';
+import { annotationsOf, toolTokenCount } from '../mcp/tools.js';
 import { CATEGORIES, HEALTH_STATUSES } from '../../core/types.js';
-import { scrubHostPaths } from '../../core/host-paths.js';
+import { scrubHostPaths } from '../../core/text/host-paths.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 
 export function averageRating(sum: number, count: number): number | null {

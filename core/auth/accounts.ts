@@ -3,10 +3,10 @@
  * endpoint or the CLI has no password and cannot sign in here until an operator gives them one.
  */
 import { z } from 'zod';
-import { singleLine } from '../single-line.js';
+import { singleLine } from '../text/single-line.js';
 import type { Knex } from 'knex';
-import type { Config } from '../config.js';
-import { AppError, errors } from '../errors.js';
+import type { Config } from '../infra/config.js';
+import { AppError, errors } from '../infra/errors.js';
 import type { UserRow } from '../repos/users.js';
 import { decoyHash, hashPassword, PASSWORD_MAX, PASSWORD_MIN, verifyPassword } from './passwords.js';
 import { spendInvitation } from './invitations.js';

@@ -1,7 +1,7 @@
 /** Single-use sign-up invitations (SIGNUP=invite): the operator mints one; a sign-up spends it. Only hashes are kept. */
 import crypto from 'node:crypto';
-import type { Db } from '../db.js';
-import { randomBase62 } from '../crypto.js';
+import type { Db } from '../infra/db.js';
+import { randomBase62 } from '../infra/crypto.js';
 
 export const INVITATION_PATTERN = /^tsi_[0-9A-Za-z]{32}$/;
 const hashOf = (token: string) => crypto.createHash('sha256').update(`invitation:${token}`).digest('hex');

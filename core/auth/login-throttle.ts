@@ -3,7 +3,7 @@
  * Postgres table as the API rate limits (`rate_limits`: key, points, expire), so that every API process shares them.
  * Every attempt counts, successful or not: a guesser learns nothing from which attempts were counted.
  */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 
 export const LOGIN_WINDOW_MS = 15 * 60_000;
 

@@ -7,13 +7,13 @@
  */
 import crypto from 'node:crypto';
 import * as client from 'openid-client';
-import type { Config } from '../config.js';
-import type { Db } from '../db.js';
-import { AppError } from '../errors.js';
-import { randomBase62 } from '../crypto.js';
+import type { Config } from '../infra/config.js';
+import type { Db } from '../infra/db.js';
+import { AppError } from '../infra/errors.js';
+import { randomBase62 } from '../infra/crypto.js';
 import { deleteExpiredOidcLogins, insertOidcLogin, takeOidcLogin } from '../repos/oidc-logins.js';
 import { findUserByOidc, insertOidcUser, linkUserOidc, takenUsernames, type UserRow } from '../repos/users.js';
-import { sliceWhole } from '../text-cut.js';
+import { sliceWhole } from '../text/text-cut.js';
 
 export const OIDC_COOKIE = 'toolshed_oidc';
 /** How long a sign-in at the provider may take. */

@@ -4,8 +4,8 @@
  * token itself): a page reads it from /api/auth/me and sends it in X-CSRF-Token with every write.
  */
 import crypto from 'node:crypto';
-import type { Db } from '../db.js';
-import { randomBase62 } from '../crypto.js';
+import type { Db } from '../infra/db.js';
+import { randomBase62 } from '../infra/crypto.js';
 import type { Caller } from '../types.js';
 
 export const SESSION_COOKIE = 'toolshed_session';

@@ -3,7 +3,7 @@
  * parameters, tool names and answers alike.
  */
 import type { LlmToolSpec } from './provider.js';
-import { sliceWhole } from '../text-cut.js';
+import { sliceWhole } from '../text/text-cut.js';
 
 /** Function names chat-completions APIs accept: 1–64 letters, digits, `_` or `-`. */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;

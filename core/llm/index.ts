@@ -1,8 +1,8 @@
 /**
  * Picks the LLM provider from config: the OpenAI-compatible one when LLM_BASE_URL is set, else the offline one.
  */
-import type { Config } from '../config.js';
-import { createOfflineProvider } from './offline.js';
+import type { Config } from '../infra/config.js';
+import { createOfflineProvider } from './offline/index.js';
 import { createOpenAiCompatibleProvider } from './openai-compatible.js';
 import type { LlmProvider } from './provider.js';
 

@@ -1,8 +1,8 @@
 /**
  * Names for a collection's tools as an LLM sees them: chat-completions APIs accept function names of 1–64 letters,
- * digits, `_` and `-`. The clash rules are the shared ones of core/tool-names.ts (as MCP's names).
+ * digits, `_` and `-`. The clash rules are the shared ones of core/tools/tool-names.ts (as MCP's names).
  */
-import { uniqueToolNames, type NamedTool } from '../tool-names.js';
+import { uniqueToolNames, type NamedTool } from '../tools/tool-names.js';
 
 export type { NamedTool };
 

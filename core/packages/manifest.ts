@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { CATEGORIES, type Category, type EnvVarSpec } from '../types.js';
-import type { ErrorDetail } from '../errors.js';
+import type { ErrorDetail } from '../infra/errors.js';
 import { npmNameProblems, SEMVER } from './npm-rules.js';
 import { tpmjsCategory, tpmjsField } from './tpmjs.js';
 import type { Discovery } from './discovery.js';

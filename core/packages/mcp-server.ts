@@ -14,7 +14,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { CATEGORIES, type Category, type EnvVarSpec } from '../types.js';
-import type { ErrorDetail } from '../errors.js';
+import type { ErrorDetail } from '../infra/errors.js';
 
 /** Libraries an MCP server is built with: a package with a bin that depends on one of them is taken for a server. */
 export const MCP_LIBRARIES = ['@modelcontextprotocol/sdk', 'fastmcp', 'mcp-framework', 'tmcp', '@tmcp/transport-stdio', 'mcp-use', '@mastra/mcp'];

@@ -5,7 +5,7 @@
 import semver from 'semver';
 import type { Knex } from 'knex';
 import { insertImport } from '../repos/package-imports.js';
-import { enqueue } from '../jobs.js';
+import { enqueue } from '../infra/jobs.js';
 
 /** At most this many new versions of one package are queued per poll (the highest ones). */
 export const MAX_NEW_VERSIONS_PER_POLL = 3;

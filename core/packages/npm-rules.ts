@@ -6,8 +6,8 @@
  */
 import npa from 'npm-package-arg';
 import validateName from 'validate-npm-package-name';
-import type { ErrorDetail } from '../errors.js';
-import { sliceWhole } from '../text-cut.js';
+import type { ErrorDetail } from '../infra/errors.js';
+import { sliceWhole } from '../text/text-cut.js';
 
 export const SEMVER = /^\d+\.\d+\.\d+(?:[-+][\w.+-]*)?$/;
 export const DEPENDENCY_FIELDS = ['dependencies', 'optionalDependencies', 'peerDependencies'] as const;

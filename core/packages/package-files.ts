@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import * as tar from 'tar';
-import type { ErrorDetail } from '../errors.js';
+import type { ErrorDetail } from '../infra/errors.js';
 
 const TAR_TYPES = new Set(['File', 'OldFile', 'ContiguousFile', 'Directory', 'SymbolicLink', 'Link']);
 

@@ -3,9 +3,9 @@
  * NOTIFY (re-reading the row now and then, in case a NOTIFY was lost) up to a bound.
  */
 import type { Knex } from 'knex';
-import { enqueue } from '../jobs.js';
-import type { Notifier } from '../notify.js';
-import { waitForFinal } from '../wait-final.js';
+import { enqueue } from '../infra/jobs.js';
+import type { Notifier } from '../infra/notify.js';
+import { waitForFinal } from '../infra/wait-final.js';
 import { findImport, insertImport, type PackageImportRow } from '../repos/package-imports.js';
 
 export async function requestImport(

@@ -2,7 +2,7 @@
  * Versions of a package as tools see them (issue 24): a tool row (which describes the latest version) seen at another
  * recorded version, and which version a collection's entry should follow when a new one arrives.
  */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import { findPackageVersions, type PackageVersionRow, type VersionTool } from '../repos/package-versions.js';
 import type { ToolRow } from '../repos/tools.js';
 import type { ToolPermissions } from './manifest.js';

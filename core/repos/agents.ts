@@ -1,5 +1,5 @@
 /** agents and agent_collections: a user's agents and the collections whose tools each one gets. */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 
 export interface AgentRow {
   id: string;

@@ -2,8 +2,8 @@
  * collections, collection_tools and collection_likes. Rows come back joined with their owner and tool count, so that
  * every read is one statement; like counts are kept on the collection row and changed under its row lock.
  */
-import type { Db } from '../db.js';
-import { isUuid } from '../ids.js';
+import type { Db } from '../infra/db.js';
+import { isUuid } from '../infra/ids.js';
 
 export interface CollectionRow {
   id: string;

@@ -4,11 +4,11 @@
  * claim = update + notify, finish = update + counters + trending event + hourly tool statistics + notify.
  */
 import type { ToolPermissions } from '../packages/manifest.js';
-import type { Db, Knex } from '../db.js';
+import type { Db, Knex } from '../infra/db.js';
 import { WORKER_ALIVE } from './workers.js';
 import type { ExecutionStatus } from '../types.js';
-import { jsonbText } from '../pg-json.js';
-import type { ExecutionError } from '../execution-errors.js';
+import { jsonbText } from '../infra/pg-json.js';
+import type { ExecutionError } from '../executions/execution-errors.js';
 import { TOOL_STATS_ROLLUP } from './tool-stats.js';
 
 export interface ExecutionRow {

@@ -1,7 +1,7 @@
 /** tool_ratings, tool_reviews and tool_events: what users say about tools, and the events trending sums. */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import type { Category } from '../types.js';
-import { TRENDING_PERIODS, type TrendingPeriod } from '../scoring.js';
+import { TRENDING_PERIODS, type TrendingPeriod } from '../tools/scoring.js';
 
 export type ToolEventKind = 'execution_succeeded' | 'execution_failed' | 'rating' | 'review' | 'collection_add';
 

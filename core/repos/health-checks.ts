@@ -1,5 +1,5 @@
 /** SQL of tool health: one check recorded, and the tool's status moved by it (HEALTHY, or BROKEN past a threshold). */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 
 /**
  * Records a check of a tool and updates the tool: a pass makes it HEALTHY; a failure counts, and makes it BROKEN

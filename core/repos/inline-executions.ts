@@ -4,7 +4,7 @@
  * fails them if their worker dies. They count against their user like the user's own calls (`caller`), so they take
  * part in the user's MAX_ACTIVE_EXECUTIONS cap and fair share.
  */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import type { ExecutionRow } from './executions.js';
 import { userCaller } from '../types.js';
 

@@ -1,5 +1,5 @@
 /** oidc_logins: single sign-on attempts in progress (state, nonce, PKCE verifier), each consumed once. */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 
 export interface OidcLoginRow {
   state: string;

@@ -4,7 +4,7 @@
  * finished executions and scenario runs. Reads only; every query is bounded (the queue by its size, the rest by the
  * last hour, through indexes).
  */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import { WORKER_ALIVE } from './workers.js';
 
 export interface WorkerState {
@@ -73,7 +73,7 @@ export async function workerStates(db: Db, windowSeconds: number): Promise<Worke
 
 /**
  * The queue by task: every task Graphile knows, with zeros when it has no job (so that a metric falls to 0 rather than
- * vanishing). The operator's page and the `toolshed_jobs_*` gauges (core/metrics.ts) both read this.
+ * vanishing). The operator's page and the `toolshed_jobs_*` gauges (core/infra/metrics.ts) both read this.
  */
 export async function queueStates(db: Db): Promise<QueueState[]> {
   const { rows } = await db.raw(

@@ -1,5 +1,5 @@
 /** package_imports: one row per requested import; the worker job fills it in, the API waits on it. */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 
 export interface PackageImportRow {
   id: string;

@@ -3,7 +3,7 @@
  * its tools. `packages`/`tools` describe the latest version; this table keeps the others runnable by pinned reference.
  */
 import semver from 'semver';
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import type { EnvVarSpec } from '../types.js';
 
 /** A tool as one version declared it. */

@@ -1,7 +1,7 @@
 /** packages and the tools they declare: written by imports, idempotently (re-importing a version changes nothing). */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import type { Manifest, HealthExample, ToolPermissions } from '../packages/manifest.js';
-import { scrubHostPaths } from '../host-paths.js';
+import { scrubHostPaths } from '../text/host-paths.js';
 
 export interface PackageRow {
   id: string;

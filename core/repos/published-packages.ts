@@ -1,5 +1,5 @@
 /** Packages as their publishers and the public see them (issue 24): lists, details, hiding, deprecating, quotas. */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import type { PackageRow } from './packages.js';
 
 export interface PublishedPackageRow extends PackageRow {

@@ -1,9 +1,9 @@
 /**
- * Reads for the MCP Registry API (api/registry.ts): collections as registry servers, paged by a keyset on
+ * Reads for the MCP Registry API (api/registry/routes.ts): collections as registry servers, paged by a keyset on
  * (lower(username), uid) — the order of their server names — and the per-collection scenario figures; and imported
  * MCP servers (packages with `manifest.mcp`), paged by their server-name key (`.scope/name` or `/name`).
  */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import { collectionsQuery } from './collections.js';
 import type { CollectionRow } from './collections.js';
 import type { PackageRow } from './packages.js';
@@ -72,7 +72,7 @@ export async function scenarioFigures(db: Db, collectionIds: string[]): Promise<
 
 /**
  * An MCP server package's key: its registry server name after the namespace (`.scope/name` for `@scope/name`,
- * `/name` otherwise; api/registry-server.ts), in byte order, which is the order of the names.
+ * `/name` otherwise; api/registry/server-document.ts), in byte order, which is the order of the names.
  */
 const PACKAGE_KEY = `(case when p.name like '@%/%' then '.' || substr(split_part(p.name, '/', 1), 2) || '/' || split_part(p.name, '/', 2) else '/' || p.name end) collate "C"`;
 

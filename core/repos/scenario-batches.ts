@@ -2,7 +2,7 @@
  * scenario_batches: a set of runs queued together by run-all. Progress is counted from the runs; the batch row is
  * locked while a run finishes, which gives each finished run its place (batch_seq) and marks the batch done once.
  */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import type { Usage } from '../llm/provider.js';
 import type { RunStatus } from './scenario-runs.js';
 

@@ -4,7 +4,7 @@
  * result stays within the limit — so concurrent requests can never overdraw a quota: the row lock makes them queue,
  * and each sees the count left by the one before.
  */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 
 const TODAY_UTC = "(now() at time zone 'utc')::date";
 

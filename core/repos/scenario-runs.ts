@@ -2,8 +2,8 @@
  * scenario_runs: one row per run, moved queued → running → completed | failed by the scenario_run job, which
  * NOTIFYs every change (toolshed_jobs, kind `scenario_run`) so that waiting requests and event streams wake up.
  */
-import { jsonbText } from '../pg-json.js';
-import type { Db } from '../db.js';
+import { jsonbText } from '../infra/pg-json.js';
+import type { Db } from '../infra/db.js';
 import type { Assertion, Usage } from '../llm/provider.js';
 
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed';

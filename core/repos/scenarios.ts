@@ -2,7 +2,7 @@
  * scenarios: rows joined with their collection (for visibility and the `collection` field), listing with tag and
  * sort filters, stored prompt embeddings, the featured mix, and the statistics UPDATE that follows each run.
  */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import type { Assertion } from '../llm/provider.js';
 
 export interface ScenarioRow {

@@ -1,9 +1,9 @@
 /**
  * The catalogue's list order (`tools.list`): only the ids of one page, read in index order (tools_quality_name:
- * quality_score desc, name, id), so that the rows themselves come from the in-process tool cache (core/tool-cache.ts)
+ * quality_score desc, name, id), so that the rows themselves come from the in-process tool cache (core/tools/tool-cache.ts)
  * as search's do. The packages join is taken only when a filter needs it.
  */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import type { Category } from '../types.js';
 
 export interface ToolListFilter {

@@ -5,8 +5,8 @@
  * whatever its origin (api, mcp, agent, scenario) and whoever decided it (the worker, the reaper, a shutdown); run
  * times are those recorded (an execution failed before it ran has none). See migrations/20261130020001.
  */
-import type { Db } from '../db.js';
-import type { ExecutionErrorCode } from '../execution-errors.js';
+import type { Db } from '../infra/db.js';
+import type { ExecutionErrorCode } from '../executions/execution-errors.js';
 
 /**
  * Failures that are the platform's, not the tool's: the sandbox failed, the worker was lost or shut down mid-call, the

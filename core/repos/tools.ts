@@ -1,9 +1,9 @@
 /** tools (joined with their package): catalogue reads, lookups by id / slug / `<package>::<tool>`, and counters. */
-import type { Db } from '../db.js';
+import type { Db } from '../infra/db.js';
 import type { ToolsChanged } from '../packages/mcp-server.js';
-import { isUuid } from '../ids.js';
+import { isUuid } from '../infra/ids.js';
 import type { Category, EnvVarSpec, HealthStatus } from '../types.js';
-import { qualityScore } from '../scoring.js';
+import { qualityScore } from '../tools/scoring.js';
 import type { ToolPermissions } from '../packages/manifest.js';
 import type { SearchDocument } from '../search/engine.js';
 import { schemaText } from '../search/analyzer.js';
@@ -151,7 +151,7 @@ export async function updateTool(db: Db, id: string, patch: Partial<Omit<ToolRow
     .update({ ...patch, updated_at: db.fn.now() });
 }
 
-/** Recomputes the tool's qualityScore from its current row (see core/scoring.ts). */
+/** Recomputes the tool's qualityScore from its current row (see core/tools/scoring.ts). */
 export async function refreshQualityScore(db: Db, toolId: string): Promise<void> {
   const t = await db('tools').where({ id: toolId }).first();
   if (!t) return;

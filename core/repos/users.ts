@@ -1,5 +1,5 @@
 /** users and api_keys. */
-import type { Db, Knex } from '../db.js';
+import type { Db, Knex } from '../infra/db.js';
 import type { Caller, Tier } from '../types.js';
 
 export interface UserRow {

@@ -5,7 +5,7 @@
  * jobs one by one (Graphile's public force_unlock_workers() can only free every job of a lock id, and a pool's id
  * is shared by all of its live jobs), guarded by the lock time it saw, so a job locked again meanwhile is left alone.
  */
-import type { Db, Knex } from '../db.js';
+import type { Db, Knex } from '../infra/db.js';
 
 /** Renews the process's lease on the jobs it runs; `leaseSeconds` is its own window, by which others judge it. */
 export async function beatWorker(db: Db, w: { id: string; hostname: string; pid: number; jobIds: string[]; leaseSeconds: number }): Promise<void> {

@@ -9,8 +9,8 @@
  * latest search from Postgres, wherever it was made.
  */
 import type { Knex } from 'knex';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { Config } from '../infra/config.js';
+import type { Logger } from '../infra/logger.js';
 import { creditSearch, rememberSearches, usageCallerKey } from '../repos/search-usage.js';
 import { usageTermsOf } from './usage.js';
 

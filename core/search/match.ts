@@ -17,7 +17,7 @@ export interface MatchableTool {
 }
 
 /**
- * The words a tool offers, analysed once per row object: the tool cache (core/tool-cache.ts) hands out the same row
+ * The words a tool offers, analysed once per row object: the tool cache (core/tools/tool-cache.ts) hands out the same row
  * until the tool changes, and a changed tool is a new row, so a search answer never analyses the same text twice.
  */
 const ownTerms = new WeakMap<MatchableTool, Set<string>>();

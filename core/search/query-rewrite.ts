@@ -13,7 +13,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { LlmError, llmLogFields, type LlmProvider } from '../llm/index.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../infra/logger.js';
 import type { SearchEngine, SearchQuery, SearchResult } from './engine.js';
 
 export interface QueryRewriteOptions {

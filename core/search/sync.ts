@@ -3,8 +3,8 @@
  * trigger on tools) tells every process which tools changed; changes are batched briefly and re-read.
  */
 import type { Knex } from 'knex';
-import type { Logger } from '../logger.js';
-import { CHANNELS, type Notifier } from '../notify.js';
+import type { Logger } from '../infra/logger.js';
+import { CHANNELS, type Notifier } from '../infra/notify.js';
 import { listSearchDocuments } from '../repos/tools.js';
 import type { SearchEngine } from './engine.js';
 

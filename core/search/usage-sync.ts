@@ -4,9 +4,9 @@
  * deleted). A search reads the table in memory and never queries the database for it.
  */
 import type { Knex } from 'knex';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
-import type { Notifier } from '../notify.js';
+import type { Config } from '../infra/config.js';
+import type { Logger } from '../infra/logger.js';
+import type { Notifier } from '../infra/notify.js';
 import { pruneUsage, USAGE_CHANNEL, usageAggregates } from '../repos/search-usage.js';
 import { buildUsageTable, DEFAULT_USAGE, UsageTable, type UsageSource } from './usage.js';
 

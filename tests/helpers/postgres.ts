@@ -7,8 +7,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres, type EmbeddedServer } from '../../core/embedded-postgres.js';
-import { migrateAll } from '../../core/bootstrap.js';
+import { startEmbeddedPostgres, type EmbeddedServer } from '../../core/infra/embedded-postgres.js';
+import { migrateAll } from '../../core/infra/bootstrap.js';
 
 export const TEMPLATE_DB = 'toolshed_template';
 

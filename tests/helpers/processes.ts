@@ -5,7 +5,7 @@
 import net from 'node:net';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { Config } from '../../core/config.js';
+import type { Config } from '../../core/infra/config.js';
 import { waitFor } from './wait.js';
 
 export interface Child {

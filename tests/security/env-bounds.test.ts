@@ -1,5 +1,5 @@
 /**
- * Issue 21, item 5: the env of a call is bounded (core/env-bounds.ts: 64 variables, 8 KiB of names and values) on
+ * Issue 21, item 5: the env of a call is bounded (core/executions/env-bounds.ts: 64 variables, 8 KiB of names and values) on
  * every path that takes one, with a 400 naming the field (VALIDATION_ERROR; JSON-RPC Invalid Request on the MCP
  * endpoint) and nothing queued; and redaction of a
  * worst case within the bounds (every value in several encodings, ~900 KB of output) removes every form while the
@@ -9,7 +9,7 @@ import test from 'ava';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
-import { MAX_ENV_BYTES, MAX_ENV_ENTRIES } from '../../core/env-bounds.js';
+import { MAX_ENV_BYTES, MAX_ENV_ENTRIES } from '../../core/executions/env-bounds.js';
 
 const TOOL = '/api/tools/execute/@fixtures/env-flood-tools/echoAllForms';
 let svc: Service;

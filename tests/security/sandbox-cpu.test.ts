@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../core/config.js';
+import { loadConfig } from '../../core/infra/config.js';
 import { createSandboxRunner } from '../../sandbox/index.js';
 import type { GvisorRunner } from '../../sandbox/gvisor-runner.js';
 import type { PackageRef } from '../../sandbox/types.js';

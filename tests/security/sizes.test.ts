@@ -1,6 +1,6 @@
 import test from 'ava';
 import path from 'node:path';
-import { countTokens, TOKEN_MEMO_MAX_BYTES, tokenMemoBytes } from '../../core/tokens.js';
+import { countTokens, TOKEN_MEMO_MAX_BYTES, tokenMemoBytes } from '../../core/text/tokens.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
 
 // What one caller can make the service store or keep in memory is bounded: tool descriptions, collections per user,

@@ -7,8 +7,8 @@
  * redacted of the env there).
  */
 import type { Task } from 'graphile-worker';
-import { openJson } from '../../core/crypto.js';
-import { parsePayload } from '../../core/jobs.js';
+import { openJson } from '../../core/infra/crypto.js';
+import { parsePayload } from '../../core/infra/jobs.js';
 import { finishExecution, markExecutionRunning, requeueExecution } from '../../core/repos/executions.js';
 import type { WorkerDeps } from '../deps.js';
 import { UNRUNNABLE } from '../outcomes.js';

@@ -3,7 +3,7 @@
  * check for every tool of a package of tools and for every MCP server when neither is given.
  */
 import type { Task } from 'graphile-worker';
-import { enqueue, parsePayload } from '../../core/jobs.js';
+import { enqueue, parsePayload } from '../../core/infra/jobs.js';
 import type { WorkerDeps } from '../deps.js';
 import { checkMcpServer, checkTool } from '../health.js';
 import { listHealthTargets } from '../../core/repos/health-checks.js';

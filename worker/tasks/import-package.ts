@@ -1,6 +1,6 @@
 /** Job: import one requested package and report the outcome on its package_imports row (NOTIFY wakes the API). */
 import type { Task } from 'graphile-worker';
-import { parsePayload } from '../../core/jobs.js';
+import { parsePayload } from '../../core/infra/jobs.js';
 import { findImport, finishImport, markImportRunning } from '../../core/repos/package-imports.js';
 import { isFinal } from '../../core/packages/request-import.js';
 import type { WorkerDeps } from '../deps.js';

@@ -1,6 +1,6 @@
-/** Every task the worker runs, in one place (payload schemas live in core/jobs.ts). */
+/** Every task the worker runs, in one place (payload schemas live in core/infra/jobs.ts). */
 import type { Task, TaskList } from 'graphile-worker';
-import type { TaskName } from '../../core/jobs.js';
+import type { TaskName } from '../../core/infra/jobs.js';
 import type { WorkerDeps } from '../deps.js';
 import { importPackageTask } from './import-package.js';
 import { healthCheckTask } from './health-check.js';

@@ -5,8 +5,8 @@
  * any interval works, fractions of a minute included; a worker starting schedules it unless it is scheduled already.
  */
 import type { Task } from 'graphile-worker';
-import { enqueue, parsePayload } from '../../core/jobs.js';
-import type { Db } from '../../core/db.js';
+import { enqueue, parsePayload } from '../../core/infra/jobs.js';
+import type { Db } from '../../core/infra/db.js';
 import { requestPolledImport, versionsToImport } from '../../core/packages/npm-poll.js';
 import { knownVersions, listNpmPackages } from '../../core/repos/package-imports.js';
 import { fetchPublishedVersions, npmRegistryUrl } from '../../sandbox/npm-registry.js';

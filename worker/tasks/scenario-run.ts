@@ -7,19 +7,19 @@
  * is redacted from what the run keeps. A provider or agent failure makes the run `failed`; only a worker shutdown puts it back in the queue.
  */
 import type { Task } from 'graphile-worker';
-import { agentToolSet, loadCollectionTools, toolVersions, type AgentToolSet } from '../../core/agent-tools.js';
-import { openJson } from '../../core/crypto.js';
-import { parsePayload } from '../../core/jobs.js';
-import { redactSecrets, redactText } from '../../core/redaction.js';
-import { allEnvValues, declaringPackages, envForTool, type GivenEnv } from '../../core/tool-env.js';
+import { agentToolSet, loadCollectionTools, toolVersions, type AgentToolSet } from '../../core/agents/agent-tools.js';
+import { openJson } from '../../core/infra/crypto.js';
+import { parsePayload } from '../../core/infra/jobs.js';
+import { redactSecrets, redactText } from '../../core/executions/redaction.js';
+import { allEnvValues, declaringPackages, envForTool, type GivenEnv } from '../../core/tools/tool-env.js';
 import { LlmError, llmLogFields, withRunBudgets } from '../../core/llm/index.js';
 import type { AgentResult, ToolCallResult, Usage, Verdict } from '../../core/llm/provider.js';
-import { inSpan } from '../../core/tracing.js';
+import { inSpan } from '../../core/infra/tracing.js';
 import { completeBatchIfDone, takeBatchSeq } from '../../core/repos/scenario-batches.js';
 import { claimRun, failRunningRun, finishRun, notifyRun, requeueRun, type RunOutcome, type RunRow } from '../../core/repos/scenario-runs.js';
 import { findScenario, lockScenario, recordRunStats, type ScenarioRow } from '../../core/repos/scenarios.js';
 import type { WorkerDeps } from '../deps.js';
-import { withDbRetry } from '../../core/db.js';
+import { withDbRetry } from '../../core/infra/db.js';
 import { FINISH_RETRY_MS } from '../run-execution.js';
 import { runToolInline } from '../inline-execution.js';
 import { createStepRecorder, type StepRecorder } from '../run-steps.js';
@@ -114,7 +114,7 @@ export function scenarioRunTask(deps: WorkerDeps, workerId: () => string): Task 
   };
 }
 
-// Spans (core/tracing.ts) of a run, below its job's: the agent, each of its tool calls (the sandbox call below that),
+// Spans (core/infra/tracing.ts) of a run, below its job's: the agent, each of its tool calls (the sandbox call below that),
 // and the judge. Names, outcomes and counts only: never prompts, params, results or env.
 function runAgent(...args: Parameters<typeof agentLoop>): Promise<AgentResult> {
   const llm = args[0].llm;

@@ -4,7 +4,7 @@
  */
 import type { Task } from 'graphile-worker';
 import { deleteExpiredSessions } from '../../core/auth/sessions.js';
-import { parsePayload } from '../../core/jobs.js';
+import { parsePayload } from '../../core/infra/jobs.js';
 import type { WorkerDeps } from '../deps.js';
 
 export function sweepSessionsTask(deps: WorkerDeps): Task {

@@ -3,7 +3,7 @@
  * of margin. Nothing reads them (core/repos/tool-stats.ts); this only keeps the rollup from growing hour after hour.
  */
 import type { Task } from 'graphile-worker';
-import { parsePayload } from '../../core/jobs.js';
+import { parsePayload } from '../../core/infra/jobs.js';
 import { deleteToolStatsBefore, STATS_KEPT_HOURS } from '../../core/repos/tool-stats.js';
 import type { WorkerDeps } from '../deps.js';
 

@@ -3,7 +3,7 @@
  * (synchronously, waiting on NOTIFY, or queued with `?wait=false`); `prompt` streams an agent that fills the tool's
  * parameters from the prompt (explicit `parameters` win), runs it and answers. Everything refusable before work
  * starts is a normal 4xx: unknown tool 404 (before the body is looked at), bad body 400, BROKEN tool or missing env
- * 422. The call is run and rendered by core/tool-calls.ts, the one path every caller of a tool takes.
+ * 422. The call is run and rendered by core/executions/tool-calls.ts, the one path every caller of a tool takes.
  */
 import type { Context } from 'koa';
 import { z } from 'zod';
@@ -13,11 +13,11 @@ import { envSchema, loadTool } from '../shared.js';
 import { validate } from '../../validate.js';
 import { callerOf } from '../../middleware/auth.js';
 import { callerIdentity } from '../../middleware/identity.js';
-import { streamAgent } from '../../agent-stream.js';
-import { AppError } from '../../../core/errors.js';
-import { checkExecutable } from '../../../core/executions.js';
-import { renderRest, runTool } from '../../../core/tool-calls.js';
-import { declaringPackages, envForTool } from '../../../core/tool-env.js';
+import { streamAgent } from '../../streams/agent-stream.js';
+import { AppError } from '../../../core/infra/errors.js';
+import { checkExecutable } from '../../../core/executions/executions.js';
+import { renderRest, runTool } from '../../../core/executions/tool-calls.js';
+import { declaringPackages, envForTool } from '../../../core/tools/tool-env.js';
 
 export const paramsBody = z.object({ params: z.record(z.string(), z.unknown()), env: envSchema.optional() }).strict();
 export const promptBody = z

@@ -7,12 +7,12 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { AppDeps } from '../../deps.js';
 import { requireCaller } from '../../middleware/auth.js';
-import { errors } from '../../../core/errors.js';
+import { errors } from '../../../core/infra/errors.js';
 import { LlmError, llmLogFields } from '../../../core/llm/index.js';
-import { takeUnits } from '../../../core/scenario-quota.js';
-import { collectionTools, loadOwnedCollection } from '../../../core/collections.js';
-import { generateForCollection, type GenerationReport } from '../../../core/scenario-generation.js';
-import { loadVisibleScenario } from '../../../core/scenarios.js';
+import { takeUnits } from '../../../core/scenarios/scenario-quota.js';
+import { collectionTools, loadOwnedCollection } from '../../../core/collections/collections.js';
+import { generateForCollection, type GenerationReport } from '../../../core/scenarios/scenario-generation.js';
+import { loadVisibleScenario } from '../../../core/scenarios/scenarios.js';
 import { toScenario, type generationSchema } from '../scenario-schemas.js';
 
 export async function generateScenarios(

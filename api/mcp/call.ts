@@ -1,0 +1,70 @@
+/**
+ * MCP `tools/call`: the same path as `tools.execute` — runTool in core/executions/tool-calls.ts (health, required env, params
+ * against the JSON Schema, then queue, gVisor sandbox and wait) — with every outcome a user can act on turned into a
+ * tool result with `isError` (renderMcp), so that an agent reads what went wrong. Env values never appear in a message.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { AppDeps } from '../deps.js';
+import { AppError } from '../../core/infra/errors.js';
+import { mcpErrorResult as errorResult, renderMcp, runTool } from '../../core/executions/tool-calls.js';
+import type { ExecutionRow } from '../../core/repos/executions.js';
+import type { ToolRow } from '../../core/repos/tools.js';
+import type { Caller } from '../../core/types.js';
+import { envHeaderFor, envHeaderName, givenEnvFromHeaders } from './tools.js';
+import { ambiguityMessage, declaringPackages, envForTool, toolEnv } from '../../core/tools/tool-env.js';
+
+export interface CallContext {
+  deps: AppDeps;
+  caller?: Caller;
+  /** callerIdentity of the HTTP request: what its executions count against. */
+  client: string;
+  headers: IncomingHttpHeaders;
+  signal: AbortSignal;
+}
+
+/** A refusal before anything was queued (400 invalid params, 422 BROKEN or missing env, 413) as a tool result. */
+function refusal(err: AppError, tool: ToolRow, env: Record<string, string>, declarers: Map<string, string[]>): CallToolResult {
+  if (err.code !== 'TOOL_UNAVAILABLE') return errorResult(err.message);
+  const missing = toolEnv(tool)
+    .filter((v) => v.required && v.default === undefined && !(v.name in env))
+    .map((v) => envHeaderFor(v.name, tool.package_name, declarers));
+  const hint = missing.length > 0 ? ` (send ${missing.length === 1 ? 'the header' : 'the headers'} ${missing.join(', ')} with the request)` : '';
+  return errorResult(`${err.message}${hint}`);
+}
+
+export async function callCollectionTool(
+  c: CallContext,
+  tools: Map<string, ToolRow>,
+  name: string,
+  args: Record<string, unknown> | undefined,
+): Promise<CallToolResult> {
+  const tool = tools.get(name);
+  if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'; tools/list gives the tools of this collection`);
+  // Env is scoped per package of the collection (core/tools/tool-env.ts): an unscoped header for a name that several
+  // packages declare reaches none of them, and a call that would have used it is refused, naming the packages.
+  const declarers = declaringPackages(tools.values());
+  const { env, ambiguous } = envForTool(tool, givenEnvFromHeaders(c.headers, tools.values()), declarers);
+  if (ambiguous.length > 0) return errorResult(ambiguityMessage(ambiguous, (pkg, name) => envHeaderName(name, pkg)));
+  let execution: ExecutionRow;
+  try {
+    execution = await runTool(
+      c.deps,
+      {
+        tool,
+        params: args ?? {},
+        env,
+        caller: c.caller,
+        origin: 'mcp',
+        limit: { client: c.client, maxActive: c.deps.config.MAX_ACTIVE_EXECUTIONS },
+      },
+      { signal: c.signal ? AbortSignal.any([c.signal, c.deps.shutdown]) : c.deps.shutdown },
+    );
+  } catch (err) {
+    if (err instanceof AppError && err.status < 500) return refusal(err, tool, env, declarers);
+    c.deps.logger.error({ err, toolId: tool.id }, 'mcp tools/call failed');
+    throw new McpError(ErrorCode.InternalError, 'Internal error');
+  }
+  await c.deps.learning.use(c.caller?.userId, tool.id);
+  return renderMcp(execution);
+}
