@@ -55,6 +55,20 @@ test('core: a lone caller is one vote whatever they repeat; the boost needs dist
   t.true((await engine.search({ q: 'rain forecast', limit: 10 })).hits.some((h) => h.id === 'stocks'));
 });
 
+test('core: a phrase callers searched says more than its words apart ("stock price" is not "stock chart" + "price chart")', async (t) => {
+  const now = Date.now();
+  const votes = (n: number, q: string, toolId: string) =>
+    Array.from({ length: n }, (_, i) => ({ terms: usageTermsOf(q), toolId, caller: `${q}-${i}`, at: now }));
+  // Each word alone was followed more often by rainRadar; the phrase itself, by weatherForecast.
+  const table = buildUsageTable(
+    aggregateVotes([...votes(4, 'stock chart', 'rain'), ...votes(4, 'price chart', 'rain'), ...votes(3, 'stock price', 'weather')], now, 86_400_000),
+  );
+  const engine = createEmbeddedSearch(DEFAULT_RANKING, fixedUsage(table));
+  await engine.replaceAll(DOCS);
+  const ids = (await engine.search({ q: 'stock price', limit: 10 })).hits.map((h) => h.id);
+  t.true(ids.indexOf('weather') >= 0 && ids.indexOf('weather') < ids.indexOf('rain'), ids.join(' '));
+});
+
 let svc: Service;
 const Q = 'convert text';
 const TEXT_TOOLS = '@toolshed-examples/text-tools';

@@ -8,7 +8,7 @@
 import type { SearchHit, SearchQuery, SearchResult } from './engine.js';
 import { categoryCode, FIELD_COUNT, type InvertedIndex, TF_BITS, TF_MAX } from './inverted-index.js';
 import { pairTerms, parseQuery, searchSynonymsOf } from './analyzer.js';
-import { USAGE_MAX_TERMS, type UsageSource, type UsageTable } from './usage.js';
+import { USAGE_MAX_TERMS, usageKeys, type UsageSource, type UsageTable } from './usage.js';
 
 export interface RankingParams {
   /** Field weights in index order: name, description, parameters, packageName, category, word pairs. */
@@ -208,20 +208,22 @@ export class Ranker {
   }
 
   /**
-   * Learning from use: a tool's support is Σ over the query's first USAGE_MAX_TERMS terms of its share of that term's
-   * past runs (usage.ts: × the term's confidence); each tool gains usageWeight × support / the best support × the share
-   * of those terms that have any past run, so at most usageWeight. A tool the words did not reach but that callers
+   * Learning from use: a tool's support is Σ over the query's usage keys (usage.ts: its first USAGE_MAX_TERMS terms
+   * and each pair of neighbouring ones) of its share of that key's past runs (× the key's confidence); each tool gains
+   * usageWeight × support / the best support × the share of the query's terms that have any past run, so at most
+   * usageWeight. A pair adds support but not to that share: a phrase nobody searched before does not weaken its words. A tool the words did not reach but that callers
    * ran after these words joins the hits with that score alone (BROKEN and category filters apply).
    */
   private applyUsage(hits: number[], terms: { term: string }[], usage: UsageTable, queryMark: number, cat: number): void {
     const ix = this.index;
-    const counted = terms.slice(0, USAGE_MAX_TERMS);
+    const counted = usageKeys(terms.map((t) => t.term));
     const boost = new Map<number, number>();
     let known = 0;
-    for (const { term } of counted) {
-      const u = usage.terms.get(term);
+    const singles = Math.min(terms.length, USAGE_MAX_TERMS);
+    for (let i = 0; i < counted.length; i++) {
+      const u = usage.terms.get(counted[i]!);
       if (!u) continue;
-      known++;
+      if (i < singles) known++;
       for (const [id, share] of u.tools) {
         const s = ix.slotById.get(id);
         if (s === undefined || !ix.alive[s] || ix.broken[s] || (cat !== 0 && ix.categoryCode[s] !== cat)) continue;
@@ -232,7 +234,7 @@ export class Ranker {
     for (const b of boost.values()) if (b > max) max = b;
     if (max <= 0) return;
     // Relative to the best-supported tool, times the share of the query's terms that any past run supports.
-    const w = (this.params.usageWeight * known) / counted.length / max;
+    const w = (this.params.usageWeight * known) / singles / max;
     for (const [s, b] of boost) {
       if (this.accMark[s] !== queryMark) {
         this.accMark[s] = queryMark;

@@ -11,9 +11,16 @@ import { parseQuery } from './analyzer.js';
 export const USAGE_MAX_TERMS = 16;
 
 export function usageTermsOf(q: string): string[] {
-  return parseQuery(q)
-    .terms.map((t) => t.term)
-    .slice(0, USAGE_MAX_TERMS);
+  return usageKeys(parseQuery(q).terms.map((t) => t.term));
+}
+
+/**
+ * The keys a search is remembered by: its first USAGE_MAX_TERMS analysed terms, and each pair of neighbouring ones
+ * (`"send email"`: a phrase says more than its words apart).
+ */
+export function usageKeys(terms: string[]): string[] {
+  const kept = terms.slice(0, USAGE_MAX_TERMS);
+  return [...kept, ...kept.slice(1).map((t, i) => `${kept[i]} ${t}`)];
 }
 
 /** One (term, tool) pair as the aggregation query returns it: its distinct callers and their votes' decayed weight. */
