@@ -5,6 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { stripVTControlCharacters } from 'node:util';
 import type { DescribedTool, DescribeOutcome, ExecuteOutcome } from './types.js';
 import { redactText } from '../core/executions/redaction.js';
 
@@ -195,7 +196,18 @@ export function openGuestChannel(child: ChildProcess): GuestChannel {
   };
 }
 
-export const lastLines = (text: string, n = 3): string => text.trim().split('\n').slice(-n).join(' | ').slice(0, 500);
+/**
+ * The last `n` lines of a program's stderr that say something: colour codes, blank lines, stack frames (`    at …`),
+ * the caret under a thrown line and Node's `Node.js v20…` trailer are left out, so that an uncaught error ends with
+ * its message ("Error: Invalid API key format…"), not with where Node loaded the module.
+ */
+export function lastLines(text: string, n = 3): string {
+  const said = stripVTControlCharacters(text)
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== '' && !/^\s+at \S/.test(l) && !/^\s*\^+$/.test(l) && !/^Node\.js v\d+/.test(l));
+  return said.slice(-n).join(' | ').slice(0, 500);
+}
 
 const HEAP_OOM = /heap out of memory|Reached heap limit|Allocation failed - process out of memory|FatalProcessOutOfMemory/;
 

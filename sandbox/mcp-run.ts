@@ -36,8 +36,13 @@ async function bounded<T>(open: OpenPipe, timeoutMs: number, signal: AbortSignal
 export async function describeMcp(open: OpenPipe, timeoutMs: number, exportNames?: string[]): Promise<DescribeOutcome> {
   const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
-  const r = await bounded(open, timeoutMs, undefined, (pipe) => listServerTools(pipe, timeoutMs));
-  if (r === 'timeout' || r === 'aborted') return { kind: 'timeout', durationMs: durationMs() };
+  let opened: GuestPipe | undefined;
+  const r = await bounded(open, timeoutMs, undefined, (pipe) => listServerTools((opened = pipe), timeoutMs));
+  if (r === 'timeout' || r === 'aborted') {
+    // What it said meanwhile tells why (a server that listens on HTTP unless told `--stdio`, one stuck on a prompt).
+    const stderr = opened ? lastLines(opened.stderrTail()) : '';
+    return { kind: 'timeout', durationMs: durationMs(), ...(stderr ? { stderr } : {}) };
+  }
   if ('error' in r) return { kind: 'sandbox_error', message: r.error!, durationMs: durationMs() };
   const d = r.value!;
   if (d.kind !== 'ok' || !exportNames) return d;

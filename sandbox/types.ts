@@ -67,7 +67,8 @@ export type DescribeOutcome =
       envRead?: string[];
     }
   | { kind: 'load_error'; message: string; durationMs: number }
-  | { kind: 'timeout'; durationMs: number }
+  /** `stderr`: an MCP server's last lines on stderr when it had written any (e.g. that it listens on HTTP instead). */
+  | { kind: 'timeout'; durationMs: number; stderr?: string }
   | { kind: 'sandbox_error'; message: string; durationMs: number };
 
 export interface ExecuteRequest {

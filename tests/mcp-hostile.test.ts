@@ -73,7 +73,9 @@ test('a server that exits at start without its key: 400 naming its stderr; decla
   const refused = await importMode('needs-key');
   t.is(refused.status, 400, refused.text);
   t.is(refused.body.error.code, 'VALIDATION_ERROR');
-  t.regex(refused.body.error.message, /FIXTURE_API_KEY environment variable is required/);
+  // The error's message, not the stack frames and Node's version line that follow it.
+  t.regex(refused.body.error.message, /Error: FIXTURE_API_KEY environment variable is required/);
+  t.notRegex(refused.body.error.message, /\bat node:internal|Node\.js v\d/);
   const declared = await importMode('needs-key', { env: [{ name: 'FIXTURE_API_KEY', secret: true, description: 'the key' }] });
   t.is(declared.status, 201, declared.text);
   const run = await execute('needs-key', 'shout', { text: 'with key' }, { FIXTURE_API_KEY: 'k-123' });
@@ -114,6 +116,8 @@ test('never answers initialize: the import ends with a time-out error, and the s
   const res = await importMode('silent');
   t.is(res.status, 400, res.text);
   t.regex(res.body.error.message, /did not list its tools within|did not answer in time/);
+  // What it said on stderr meanwhile is in the answer (colour codes left out): here, why it never spoke MCP.
+  t.regex(res.body.error.message, /\[INFO\] listening on http:\/\/127\.0\.0\.1:3333\/mcp \(pass --stdio for stdio\)/);
   await stillServing(t);
 });
 

@@ -68,7 +68,10 @@ export async function importMcpServer(
     d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
   }
   if (d.kind !== 'ok') {
-    const why = d.kind === 'timeout' ? `it did not list its tools within ${MCP_DESCRIBE_TIMEOUT_MS / 1000} s` : d.message;
+    const why =
+      d.kind === 'timeout'
+        ? `it did not list its tools within ${MCP_DESCRIBE_TIMEOUT_MS / 1000} s${d.stderr ? `; its last lines on stderr: ${d.stderr}` : ' and wrote nothing to stderr'}`
+        : d.message;
     const message = scrubHostPaths(`The MCP server could not be started and described: ${why}`, installed.dir);
     return invalid(message, [{ path: 'source', message }]);
   }
