@@ -263,7 +263,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     mcpWarm,
     async describe(pkg, o): Promise<DescribeOutcome> {
       if (pkg.mcp) {
-        return withServer(pkg, o.env ?? {}, false, (open) => describeMcp(open, o.timeoutMs, o.exportNames), o.signal);
+        return withServer(pkg, o.env ?? {}, o.network === true, (open) => describeMcp(open, o.timeoutMs, o.exportNames), o.signal);
       }
       const started = performance.now();
       const r = await oneShot(pkg, { op: 'describe', exportNames: o.exportNames, discover: o.discover === true, env: o.env ?? {} }, o.timeoutMs, o.signal);

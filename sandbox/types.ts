@@ -51,6 +51,11 @@ export interface DescribeOptions {
    * variables, never real values.
    */
   env?: Record<string, string>;
+  /**
+   * An MCP server that declared `network` is started in an egress sandbox when the runner has egress: a server that
+   * lists its tools from its vendor's endpoint (a proxy to a remote MCP server) can be described only with it.
+   */
+  network?: boolean;
   /** Ends the describe (a sandbox_error 'aborted'): the worker is stopping. */
   signal?: AbortSignal;
 }

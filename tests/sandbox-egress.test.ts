@@ -217,3 +217,22 @@ test.serial('every network namespace is removed with its sandbox', async (t) => 
   const left = () => ourNamespaces().filter((n) => !namespacesBefore.includes(n)).length;
   t.is(await settle(left, (n) => n === 0, { ms: 60_000 }), 0);
 });
+
+test.serial('an MCP server that lists its tools from the network is described with egress when it declares network, and only then', async (t) => {
+  const pkg = { ...cache.pkg('mcp-net'), mcp: { bin: 'server.cjs', args: [PUBLIC, '8080'] } };
+  const withNetwork = await egress.describe(pkg, { timeoutMs: 30_000, network: true });
+  if (withNetwork.kind !== 'ok') return t.fail(JSON.stringify(withNetwork));
+  t.deepEqual(
+    withNetwork.tools.map((x) => x.exportName),
+    ['hello_from_the_internet'],
+  );
+  // Not declared, or a runner without egress: no network, and the server's own error says so.
+  for (const [runner, network] of [
+    [egress, false],
+    [offline, true],
+  ] as const) {
+    const d = await runner.describe(pkg, { timeoutMs: 30_000, network });
+    t.not(d.kind, 'ok', `network ${network} on the ${runner === egress ? 'egress' : 'offline'} runner`);
+    t.regex(JSON.stringify(d), /fetch failed/);
+  }
+});

@@ -103,7 +103,9 @@ export async function checkMcpServer(deps: WorkerDeps, packageId: string, signal
   const [pkg, tools] = await Promise.all([findPackage(deps.db, packageId), listPackageTools(deps.db, packageId)]);
   if (!pkg || tools.length === 0 || !tools[0].package_mcp) return;
   const started = performance.now();
-  const d = await deps.sandbox.describe(packageRefOf(tools[0]), { timeoutMs: CHECK_TIMEOUT_MS, env: placeholderEnv(tools[0].package_env), signal });
+  // A server imported with `network` lists its tools with egress, as at import.
+  const network = tools[0].permissions?.network === true;
+  const d = await deps.sandbox.describe(packageRefOf(tools[0]), { timeoutMs: CHECK_TIMEOUT_MS, env: placeholderEnv(tools[0].package_env), network, signal });
   const durationMs = performance.now() - started;
   if (signal?.aborted) return;
   if (d.kind !== 'ok') {

@@ -48,7 +48,10 @@ export async function importMcpServer(
     if (!('file' in bundled)) return undefined;
     const withBundle: PackageRef = { ...ref, mcp: { ...ref.mcp!, bundle: bundled.file } };
     if (bundled.inputs < 2) return { withBundle, described: undefined };
-    return { withBundle, described: await deps.sandbox.describe(withBundle, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) }) };
+    return {
+      withBundle,
+      described: await deps.sandbox.describe(withBundle, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env), network: plan.network }),
+    };
   });
   // The bundle is an optimisation: whatever goes wrong with it, the import goes on with the bin.
   const bundling = tryBundle.catch(async (err: unknown) => {
@@ -56,7 +59,7 @@ export async function importMcpServer(
     await removeMcpBundle(installed.dir).catch(() => undefined);
     return undefined;
   });
-  let d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
+  let d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env), network: plan.network });
   const bundled = await bundling;
   if (bundled) {
     const b = bundled.described;
@@ -65,7 +68,7 @@ export async function importMcpServer(
   }
   if (d.kind === 'load_error' || d.kind === 'timeout') {
     ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: false } };
-    d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env) });
+    d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env), network: plan.network });
   }
   if (d.kind !== 'ok') {
     const why =
