@@ -11,6 +11,8 @@ import { createDb } from '../core/infra/db.js';
 import type { Logger } from '../core/infra/logger.js';
 import { createNotifier } from '../core/infra/notify.js';
 import { createSearchEngine } from '../core/search/index.js';
+import type { EncodedSearchEngine } from '../core/search/encoded.js';
+import { sentenceVectorStore } from '../core/repos/sentence-vectors.js';
 import { withQueryRewrite } from '../core/search/query-rewrite.js';
 import { startSearchSync, type SearchSync } from '../core/search/sync.js';
 import { startUsageSync, type UsageSync } from '../core/search/usage-sync.js';
@@ -44,7 +46,7 @@ export async function startApi(config: BootedConfig, databaseUrl: string, logger
   const notifier = createNotifier(databaseUrl, logger);
   const llm = createLlmProvider(config);
   const searchUsage = await startUsageSync(db, notifier, config, logger);
-  const indexed = createSearchEngine(config, searchUsage);
+  const indexed = createSearchEngine(config, searchUsage, sentenceVectorStore(db));
   const search =
     config.SEARCH_QUERY_REWRITE === 'llm' ? withQueryRewrite(indexed, llm, logger, { timeoutMs: config.SEARCH_QUERY_REWRITE_TIMEOUT_MS }) : indexed;
   const searchSync = await startSearchSync(db, notifier, indexed, logger);
@@ -55,6 +57,7 @@ export async function startApi(config: BootedConfig, databaseUrl: string, logger
   const metrics = createMetrics({
     sseStreamsOpen: () => streamStats(config).streams,
     queue: async () => (await queueStates(db)).map((q) => ({ ...q, oldestWaitingSeconds: q.oldestWaitingSeconds ?? 0 })),
+    searchEncoder: () => (indexed as Partial<EncodedSearchEngine>).encoderStats?.(),
   });
   const learning = createSearchLearning(db, config, logger);
   const deps: AppDeps = { config, db, logger, notifier, search, searchUsage, learning, rateLimiter, callers, tools, llm, metrics, shutdown: stopping.signal };

@@ -146,6 +146,10 @@ async function main() {
           HOST: '127.0.0.1',
           LOG_LEVEL: 'warn',
           DATA_DIR: dir,
+          // The search load is queries of 1–3 words, which the sentence encoder (on by default) never reads; with it on,
+          // a fresh 10,000-tool catalogue would be encoded in the background for minutes and weigh on every route.
+          // SEARCH_ENCODER=use measures that.
+          SEARCH_ENCODER: process.env.SEARCH_ENCODER ?? 'none',
           ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
           SECRETS_KEY: crypto.randomBytes(24).toString('hex'),
           RATE_LIMIT_ENTERPRISE_MINUTE: '1000000000',

@@ -4,7 +4,8 @@
  *                                         and for a plain BM25 written here, the 63-query example-tool MRR, latency
  *   npx tsx bench/relevance.ts --on=tune  the same figures on the tuning split (for trying changes)
  *   npx tsx bench/relevance.ts --tune     grid search of ranking parameters on the MetaTool tuning split only
- *   npx tsx bench/relevance.ts --encoder=use   the same line for the engine with the sentence encoder (SEARCH_ENCODER=use)
+ *   npx tsx bench/relevance.ts --encoder=use   the same line for the engine with the sentence encoder (SEARCH_ENCODER=use,
+ *                                         the service's default: queries of 4+ words fused, shorter ones by words)
  *   npx tsx bench/relevance.ts --rewrite=<url>|echo   with query rewriting by a model (SEARCH_QUERY_REWRITE=llm)
  *   npx tsx bench/relevance.ts --instructions   also each query behind eight retrieval instructions (`instructed`)
  *   npx tsx bench/relevance.ts --usage    also `usage`: the tuning split (70 %) replayed as usage — each query a search
@@ -225,9 +226,10 @@ async function rewriting(engine: SearchEngine): Promise<SearchEngine> {
 /** The engine under test: the default embedded one, or (--encoder=use) the one with the sentence encoder, settled. */
 async function engineOver(docs: SearchDocument[], params?: RankingParams, usage?: UsageSource): Promise<SearchEngine> {
   if (withEncoder) {
-    const engine = createEncodedSearch(createSentenceEncoder());
+    const engine = createEncodedSearch(createSentenceEncoder(), { usage });
     await engine.replaceAll(docs);
     await engine.settled();
+    await engine.whenReady();
     return rewriting(engine);
   }
   const engine = createEmbeddedSearch(params, usage);

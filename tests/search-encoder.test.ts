@@ -10,8 +10,10 @@ import { createEmbeddedSearch } from '../core/search/embedded.js';
 import { createEncodedSearch } from '../core/search/encoded.js';
 import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import path from 'node:path';
-import { EXAMPLES_DIR, startService } from './helpers/service.js';
-import { settle } from './helpers/wait.js';
+import { EXAMPLES_DIR, type Service, startService } from './helpers/service.js';
+import { waitUntil as until } from './helpers/wait.js';
+import { createTestDatabase } from './helpers/postgres.js';
+import { listSearchDocuments } from '../core/repos/tools.js';
 
 const doc = searchDoc;
 
@@ -109,23 +111,69 @@ test('if the encoder thread is gone, search still answers by words and status sa
   t.regex((await encoded.status()).detail ?? '', /sentence encoder: failed/);
 });
 
-test('SEARCH_ENCODER=use in the service: the search API ranks the example tools by meaning', async (t) => {
-  const svc = await startService({ env: { SEARCH_ENCODER: 'use' } });
-  t.teardown(() => svc.close());
-  t.is((await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'datetime-tools')}`)).status, 201);
-  const q = encodeURIComponent('which weekday will christmas be');
-  // The example tools are encoded in the background after start: poll (bounded: 60 s, as loading the model on a busy
-  // 2-core machine took over the 20 s allowed before) until they are.
-  const names = await settle(
-    async () => {
-      const res = await svc.request('GET', `/api/tools/search?q=${q}`);
-      t.is(res.status, 200);
-      return res.body.results.tools.map((x: { name: string }) => x.name) as string[];
-    },
-    (found) => found[0] === 'dateInfo',
-    { everyMs: 200 },
+/** A counter or gauge of the API's metrics (core/metrics.ts), read from a scrape. */
+async function metric(svc: Service, name: string): Promise<number> {
+  const text = await svc.api.deps.metrics.scrape();
+  const m = text.match(new RegExp(`^${name} (\\S+)$`, 'm'));
+  if (!m) throw new Error(`no ${name} in the scrape`);
+  return Number(m[1]);
+}
+
+/** Waits until the model is loaded and every indexed tool has its vector (read or encoded). */
+async function encoderSettled(svc: Service, tools: number) {
+  await until(
+    async () =>
+      (await metric(svc, 'toolshed_search_encoder_ready')) === 1 &&
+      (await metric(svc, 'toolshed_search_encoder_documents_waiting')) === 0 &&
+      (await svc.api.deps.search.status()).documents === tools,
+    (done) => done,
+    'the sentence encoder loaded and every tool with its vector',
   );
-  t.is(names[0], 'dateInfo', `words alone rank only explainCron ("weekday" is in its description); ${(await svc.api.deps.search.status()).detail}`);
+}
+
+const LONG = 'which weekday will christmas be';
+
+test('by default the service ranks a long query by words and meaning (fusion), a short one by words alone; a repeated query is served from the cache', async (t) => {
+  // SEARCH_ENCODER unset: the configuration's default, as on a fresh install (the test helper turns it off otherwise).
+  const svc = await startService({ env: { SEARCH_ENCODER: undefined } });
+  t.teardown(() => svc.close());
+  t.is(svc.config.SEARCH_ENCODER, 'use');
+  t.is((await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'datetime-tools')}`)).status, 201);
+  await svc.api.searchSync.flush();
+  const docs = await listSearchDocuments(svc.api.deps.db);
+  await encoderSettled(svc, docs.length);
+
+  // The same catalogue by words alone (SEARCH_ENCODER=none) ranks the long query wrong: "weekday" is in explainCron's description.
+  const words = createEmbeddedSearch();
+  await words.replaceAll(docs);
+  const nameOf = (id: string | undefined) => docs.find((d) => d.id === id)?.name;
+  t.is(nameOf((await words.search({ q: LONG, limit: 5 })).hits[0]?.id), 'explainCron');
+
+  const search = async (q: string) => {
+    const res = await svc.request('GET', `/api/tools/search?q=${encodeURIComponent(q)}`);
+    t.is(res.status, 200);
+    return res.body.results.tools.map((x: { name: string }) => x.name) as string[];
+  };
+  const encodedBefore = await metric(svc, 'toolshed_search_encoder_queries_encoded_total');
+  t.is((await search(LONG))[0], 'dateInfo', 'the fusion ranks the tool that means it first');
+  t.is(await metric(svc, 'toolshed_search_encoder_queries_encoded_total'), encodedBefore + 1);
+  const hitsBefore = await metric(svc, 'toolshed_search_encoder_query_cache_hits_total');
+  // The same query again, with other spacing (the cache's key is the normalised query): from the cache.
+  t.is((await search(`  which weekday   will christmas be `))[0], 'dateInfo');
+  t.is(await metric(svc, 'toolshed_search_encoder_queries_encoded_total'), encodedBefore + 1, 'not encoded again');
+  t.is(await metric(svc, 'toolshed_search_encoder_query_cache_hits_total'), hitsBefore + 1, 'served by the cache');
+
+  // A short query (three words or fewer) never reaches the encoder, and is ranked as by words alone.
+  for (const q of ['weekday', 'christmas weekday', 'cron schedule explain']) {
+    const names = await search(q);
+    t.deepEqual(
+      names,
+      (await words.search({ q, limit: 20 })).hits.map((h) => nameOf(h.id)),
+      q,
+    );
+  }
+  t.is(await metric(svc, 'toolshed_search_encoder_queries_encoded_total'), encodedBefore + 1, 'short queries are not encoded');
+  t.is(await metric(svc, 'toolshed_search_encoder_query_cache_hits_total'), hitsBefore + 1, 'nor looked up');
 
   // Hostile input reaches the encoder only as the contract allows: NUL and over-long queries are 400s in the contract
   // shape, an upper-case path is not the route, and the longest allowed query is answered (the encoder reads 500
@@ -134,14 +182,44 @@ test('SEARCH_ENCODER=use in the service: the search API ranks the example tools 
   t.is(nul.status, 400);
   t.is(nul.body.success, false);
   t.is((await svc.request('GET', `/api/tools/search?q=${'x'.repeat(4001)}`)).status, 400);
-  t.not((await svc.request('GET', `/API/TOOLS/SEARCH?q=${q}`)).status, 200);
-  const longest = await svc.request('GET', `/api/tools/search?q=${encodeURIComponent('which weekday will christmas be '.padEnd(4000, 'z '))}`);
+  t.not((await svc.request('GET', `/API/TOOLS/SEARCH?q=${encodeURIComponent(LONG)}`)).status, 200);
+  const longest = await svc.request('GET', `/api/tools/search?q=${encodeURIComponent(`${LONG} `.padEnd(4000, 'z '))}`);
   t.is(longest.status, 200);
   const stranger = await svc.createUser({ tier: 'free' });
-  const asStranger = await svc.request('GET', `/api/tools/search?q=${q}`, { key: stranger.key });
-  t.deepEqual(
-    asStranger.body.results.tools.map((x: { name: string }) => x.name),
-    names,
+  const asStranger = await svc.request('GET', `/api/tools/search?q=${encodeURIComponent(LONG)}`, { key: stranger.key });
+  t.is(asStranger.body.results.tools[0]?.name, 'dateInfo');
+});
+
+test("a restart reads the tools' sentence vectors from Postgres instead of encoding them again", async (t) => {
+  const database = await createTestDatabase();
+  const first = await startService({ env: { SEARCH_ENCODER: 'use' }, database: { url: database.url, drop: async () => undefined } });
+  t.is((await first.importPackage(`path:${path.join(EXAMPLES_DIR, 'datetime-tools')}`)).status, 201);
+  await first.api.searchSync.flush();
+  const tools = (await listSearchDocuments(first.api.deps.db)).length;
+  await encoderSettled(first, tools);
+  t.is(await metric(first, 'toolshed_search_encoder_documents_encoded_total'), tools, 'the first start encodes every tool');
+  t.is(await metric(first, 'toolshed_search_encoder_documents_loaded_total'), 0);
+  const kept = await first.api.deps.db('search_sentence_vectors').count<{ n: string }[]>({ n: '*' });
+  t.is(Number(kept[0].n), tools, 'one kept vector per tool text');
+  await first.close();
+
+  const second = await startService({ env: { SEARCH_ENCODER: 'use' }, database });
+  t.teardown(() => second.close());
+  await encoderSettled(second, tools);
+  t.is(await metric(second, 'toolshed_search_encoder_documents_loaded_total'), tools, 'every vector read back');
+  t.is(await metric(second, 'toolshed_search_encoder_documents_encoded_total'), 0, 'none encoded again');
+  const res = await second.request('GET', `/api/tools/search?q=${encodeURIComponent(LONG)}`);
+  t.is(res.body.results.tools[0]?.name, 'dateInfo', 'ranked with the vectors read back');
+
+  // A tool whose description changes gets a new vector (its old one is not reused).
+  await second.api.deps.db('tools').where({ name: 'dateInfo' }).update({ description: 'Tells which day of the week a date falls on.' });
+  await second.api.searchSync.flush();
+  await until(
+    async () =>
+      (await metric(second, 'toolshed_search_encoder_documents_encoded_total')) === 1 &&
+      (await metric(second, 'toolshed_search_encoder_documents_waiting')) === 0,
+    (done) => done,
+    'the changed description encoded',
   );
 });
 

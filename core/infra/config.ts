@@ -20,8 +20,11 @@ const schema = z.object({
   SECRETS_KEY: z.string().optional(),
   MEILI_HOST: z.string().url().optional(),
   MEILI_API_KEY: z.string().optional(),
-  /** `use`: the embedded engine adds a sentence encoder (Universal Sentence Encoder lite, in a worker thread). */
-  SEARCH_ENCODER: z.enum(['none', 'use']).default('none'),
+  /**
+   * `use` (the default): the embedded engine ranks queries of four words or more (or led by an agent's retrieval
+   * instruction) with a sentence encoder too (Universal Sentence Encoder lite, in a worker thread); `none`: words only.
+   */
+  SEARCH_ENCODER: z.enum(['none', 'use']).default('use'),
   /**
    * `llm`: a search query of four words or more is first rewritten into keywords by the LLM at LLM_BASE_URL (which
    * must be set); `off` (the default): never. A rewrite that fails or takes longer than the timeout is skipped.

@@ -24,6 +24,18 @@ export interface MetricSources {
   queue?: () => Promise<QueueRow[]>;
   /** The sandbox's warm pool: sandboxes ready now, and acquisitions that found it empty since the process started. */
   warmPool?: () => { ready: number; misses: number } | undefined;
+  /** The search's sentence encoder (core/search/encoded.ts), when the engine has one. */
+  searchEncoder?: () =>
+    | {
+        ready: boolean;
+        queriesEncoded: number;
+        queryCacheHits: number;
+        queriesWithoutEncoder: number;
+        documentsEncoded: number;
+        documentsLoaded: number;
+        documentsWaiting: number;
+      }
+    | undefined;
 }
 
 export type JobOutcome = 'succeeded' | 'failed' | 'retried';
@@ -113,7 +125,7 @@ export function createMetrics(sources: MetricSources = {}) {
     registers,
   });
 
-  const { sseStreamsOpen, queue, warmPool } = sources;
+  const { sseStreamsOpen, queue, warmPool, searchEncoder } = sources;
   if (sseStreamsOpen) {
     new Gauge({
       name: 'toolshed_sse_streams_open',
@@ -144,6 +156,44 @@ export function createMetrics(sources: MetricSources = {}) {
     });
   }
   if (queue) registerQueueGauges(registers, queue);
+  if (searchEncoder) {
+    type EncoderFigure = Exclude<keyof NonNullable<ReturnType<typeof searchEncoder>>, 'ready'>;
+    const counter = (name: string, help: string, figure: EncoderFigure) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(searchEncoder()?.[figure] ?? 0);
+        },
+      });
+    new Gauge({
+      name: 'toolshed_search_encoder_ready',
+      help: 'Whether the search sentence encoder is loaded (1), or still loading, failed or off (0)',
+      registers,
+      collect() {
+        this.set(searchEncoder()?.ready ? 1 : 0);
+      },
+    });
+    counter('toolshed_search_encoder_queries_encoded_total', 'Search queries the sentence encoder encoded (not from its cache)', 'queriesEncoded');
+    counter('toolshed_search_encoder_query_cache_hits_total', "Search queries whose sentence vector came from the encoder's cache", 'queryCacheHits');
+    counter(
+      'toolshed_search_encoder_queries_without_total',
+      'Search queries of 4+ words ranked by words alone because the sentence encoder was not loaded (or had failed)',
+      'queriesWithoutEncoder',
+    );
+    counter('toolshed_search_encoder_documents_encoded_total', 'Tool sentence vectors computed by the encoder', 'documentsEncoded');
+    counter('toolshed_search_encoder_documents_loaded_total', 'Tool sentence vectors read from Postgres instead of encoded', 'documentsLoaded');
+    new Gauge({
+      name: 'toolshed_search_encoder_documents_waiting',
+      help: 'Tools still without a sentence vector (ranked by their words until they have one)',
+      registers,
+      collect() {
+        this.set(searchEncoder()?.documentsWaiting ?? 0);
+      },
+    });
+  }
 
   return {
     registry,

@@ -10,11 +10,18 @@ import { DEFAULT_RANKING, Ranker, type RankingParams } from './ranker.js';
 import type { UsageSource } from './usage.js';
 import { wordVectors } from './word-vectors.js';
 
+export type EmbeddedSearchEngine = SearchEngine & {
+  /** The same index ranked with other parameters (the sentence encoder's fusion ranks without the word vectors). */
+  searchWith(params: RankingParams, query: SearchQuery): SearchResult;
+};
+
 /** `usage`: learning from use (usage.ts), read on every search; none: ranking by the tools' words alone. */
-export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING, usage?: UsageSource): SearchEngine {
+export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING, usage?: UsageSource): EmbeddedSearchEngine {
   const vectors = params.semanticWeight > 0 ? wordVectors() : null;
   let index = new InvertedIndex(vectors);
   let ranker = new Ranker(index, params, usage);
+  /** Rankers of other parameters over the current index (each keeps its own scratch arrays). */
+  let others = new Map<RankingParams, Ranker>();
 
   return {
     engine: 'embedded',
@@ -24,6 +31,7 @@ export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING, us
       next.dict.settle();
       index = next;
       ranker = new Ranker(next, params, usage);
+      others = new Map();
     },
     async upsert(docs: SearchDocument[]) {
       for (const doc of docs) index.upsert(doc);
@@ -33,6 +41,11 @@ export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING, us
     },
     async search(query: SearchQuery): Promise<SearchResult> {
       return ranker.search(query);
+    },
+    searchWith(other: RankingParams, query: SearchQuery): SearchResult {
+      let r = others.get(other);
+      if (!r) others.set(other, (r = new Ranker(index, other, usage)));
+      return r.search(query);
     },
     async status() {
       return { ok: true, engine: 'embedded', documents: index.liveCount, detail: `${index.dict.size} terms` };

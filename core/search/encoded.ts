@@ -1,28 +1,43 @@
 /**
- * The embedded engine with a sentence encoder (SEARCH_ENCODER=use): the lexical ranking (BM25F, as in embedded.ts,
- * without the word vectors, which the encoder supersedes) fused with the cosine between the query's and each tool's
- * sentence vector. A tool is a hit when the query's words reach it or its cosine is at least `threshold`, so a
- * query that shares no word with the right tool can still find it ("a knee-length red dress for a wedding" → a
- * product search tool). Score: lexical score / best lexical score + weight × cosine. Weight and threshold were chosen
+ * The embedded engine with a sentence encoder (SEARCH_ENCODER=use, the default): a short query (fewer than
+ * `minWords` words, a person typing keywords) is ranked by the embedded engine alone, exactly as with
+ * SEARCH_ENCODER=none, and never reaches the encoder. A longer query, or an agent's retrieval instruction
+ * (instruction.ts), is ranked by a fusion of the lexical score (BM25F without the word vectors, which the encoder
+ * supersedes, plus learning from use) and the cosine between the query's and each tool's sentence vector. A tool is a
+ * hit when the query's words reach it or its cosine is at least `threshold`, so a query that shares no word with the
+ * right tool can still find it ("a knee-length red dress for a wedding" → a product search tool). Score: lexical
+ * score / best lexical score + weight × cosine + what usage adds. Weight, threshold and the length rule were chosen
  * on the MetaTool tuning split (docs/search.md).
  *
- * Tools are encoded in the background, in batches, after replaceAll/upsert return (about 10–25 ms of the encoder's
- * thread per tool); until a tool is encoded it is ranked by its words alone. `settled()` waits for the backlog.
+ * Query vectors are kept in an LRU keyed by the normalised query. Tool vectors are computed in the background after
+ * replaceAll/upsert return (about 10–25 ms of the encoder's thread per tool) and kept in a `SentenceVectorStore`
+ * (Postgres in the service), so a restart reads them instead of encoding again; until a tool has its vector it is
+ * ranked by its words alone. Until the model is loaded (it loads in the encoder's thread, not blocking anything) long
+ * queries are ranked by words alone too. `settled()` waits for the backlog.
  */
+import { createHash } from 'node:crypto';
 import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './engine.js';
 import { createEmbeddedSearch } from './embedded.js';
 import { categoryCode } from './inverted-index.js';
-import { DEFAULT_RANKING } from './ranker.js';
+import { DEFAULT_RANKING, type RankingParams } from './ranker.js';
 import type { SentenceEncoder } from './sentence-encoder.js';
 import { withoutInstruction } from './instruction.js';
+import type { UsageSource } from './usage.js';
 
 export interface EncoderRanking {
   weight: number;
   threshold: number;
+  /** Queries of at least this many words (or led by a retrieval instruction) are fused; shorter ones are lexical only. */
+  minWords: number;
 }
 
-export const DEFAULT_ENCODER_RANKING: EncoderRanking = { weight: 5, threshold: 0.3 };
-const BATCH = 32;
+export const DEFAULT_ENCODER_RANKING: EncoderRanking = { weight: 5, threshold: 0.3, minWords: 4 };
+/** Tools encoded per call of the thread: small, so that a query waits for at most one batch. */
+const BATCH = 8;
+/** Query vectors kept (512 floats, 2 KiB each: 2 MiB). */
+export const QUERY_CACHE_SIZE = 1000;
+/** Part of each kept vector's key: a vector of another model never matches. */
+const MODEL_ID = 'universal-sentence-encoder-lite-512';
 /**
  * The encoder reads at most this much of a query (the words still read all of it, up to 2,000 characters): its cost
  * grows with length (2,000 characters took 120 ms of the thread, or 400 ms for text that splits into one token per
@@ -32,10 +47,38 @@ export const ENCODED_QUERY_CHARS = 500;
 /** And at most this much of a tool (name and description; a publisher's long description costs the thread too). */
 export const ENCODED_DOC_CHARS = 1000;
 
+/** Where tool vectors are kept between restarts (core/repos/sentence-vectors.ts), by the hash of the text encoded. */
+export interface SentenceVectorStore {
+  load(hashes: string[]): Promise<Map<string, Float32Array>>;
+  save(rows: { hash: string; vector: Float32Array }[]): Promise<void>;
+  /** Deletes the vectors of every other text (called with the whole index's texts at a full load). */
+  keepOnly(hashes: string[]): Promise<void>;
+}
+
+/** Counters since the engine was created (exported as metrics, docs/observability.md). */
+export interface EncoderStats {
+  /** The model is loaded and the thread lives. */
+  ready: boolean;
+  failed: boolean;
+  /** Queries the encoder encoded, and those whose vector came from the cache. */
+  queriesEncoded: number;
+  queryCacheHits: number;
+  /** Long queries ranked by words alone because the model was not loaded yet (or had failed). */
+  queriesWithoutEncoder: number;
+  /** Tool vectors computed by the encoder, and read from the store. */
+  documentsEncoded: number;
+  documentsLoaded: number;
+  /** Tools still without a vector. */
+  documentsWaiting: number;
+}
+
 interface Entry {
   text: string;
+  hash: string;
   /** null: not encoded yet; false: the encoder refused this text (the tool is ranked by its words). */
   vector: Float32Array | null | false;
+  /** Looked for in the store already. */
+  looked: boolean;
   category: number;
   broken: boolean;
   quality: number;
@@ -44,21 +87,50 @@ interface Entry {
 export type EncodedSearchEngine = SearchEngine & {
   /** Resolves once every indexed tool has its sentence vector (or the encoder failed). */
   settled(): Promise<void>;
+  /** Resolves once the model is loaded (or failed to). */
+  whenReady(): Promise<void>;
+  encoderStats(): EncoderStats;
 };
 
 /** What the encoder reads of a tool: its name as words ("getWeatherForecast" → "get weather forecast"), then the description. */
-const sentenceOf = (doc: SearchDocument) =>
+export const sentenceOf = (doc: SearchDocument) =>
   `${doc.name
     .replace(/[_-]+/g, ' ')
     .replace(/(?<=[a-z0-9])(?=[A-Z])/g, ' ')
     .toLowerCase()}: ${doc.description}`.slice(0, ENCODED_DOC_CHARS);
 
-export function createEncodedSearch(encoder: SentenceEncoder, ranking: EncoderRanking = DEFAULT_ENCODER_RANKING): EncodedSearchEngine {
-  const lexical = createEmbeddedSearch({ ...DEFAULT_RANKING, semanticWeight: 0 });
+const hashOf = (text: string) => createHash('sha256').update(`${MODEL_ID}\n${text}`).digest('hex').slice(0, 40);
+
+const wordCount = (text: string) => (text.match(/[\p{L}\p{N}]+/gu) ?? []).length;
+
+/**
+ * Whether a query is ranked with the encoder: an agent's retrieval instruction before the request, or a request of
+ * `minWords` words or more. Returns the text the encoder reads (normalised: the cache's key), or undefined.
+ */
+export function encodedQueryText(q: string, minWords = DEFAULT_ENCODER_RANKING.minWords): string | undefined {
+  const request = withoutInstruction(q);
+  if (request === q && wordCount(request) < minWords) return undefined;
+  return request.replace(/\s+/g, ' ').trim().slice(0, ENCODED_QUERY_CHARS);
+}
+
+/** The lexical half of the fusion: the embedded ranking without the word vectors (the encoder supersedes them). */
+export const FUSED_LEXICAL: RankingParams = { ...DEFAULT_RANKING, semanticWeight: 0 };
+
+export function createEncodedSearch(
+  encoder: SentenceEncoder,
+  opts: { ranking?: EncoderRanking; usage?: UsageSource; store?: SentenceVectorStore } = {},
+): EncodedSearchEngine {
+  const ranking = opts.ranking ?? DEFAULT_ENCODER_RANKING;
+  const store = opts.store;
+  const lexical = createEmbeddedSearch(DEFAULT_RANKING, opts.usage);
   let entries = new Map<string, Entry>();
   let backlog: Promise<void> = Promise.resolve();
   /** Set once the encoder's thread is gone: from then on, words only. */
   let encoderError: string | undefined;
+  let storeError: string | undefined;
+  const stats = { queriesEncoded: 0, queryCacheHits: 0, queriesWithoutEncoder: 0, documentsEncoded: 0, documentsLoaded: 0 };
+  /** LRU of query vectors by normalised query (a Map keeps insertion order: a hit moves to the end). */
+  const queryCache = new Map<string, Promise<Float32Array>>();
   /** After a refused call: was it the thread going away (then stop using it), or only this input? */
   const noteRefusal = () => {
     encoderError = encoder.failure();
@@ -66,32 +138,61 @@ export function createEncodedSearch(encoder: SentenceEncoder, ranking: EncoderRa
 
   const entryOf = (doc: SearchDocument, previous?: Entry): Entry => {
     const text = sentenceOf(doc);
+    const same = previous?.text === text;
     return {
       text,
-      vector: previous?.text === text ? previous.vector : null,
+      hash: same ? previous.hash : hashOf(text),
+      vector: same ? previous.vector : null,
+      looked: same ? previous.looked : false,
       category: categoryCode(doc.category),
       broken: doc.healthStatus === 'BROKEN',
       quality: doc.qualityScore,
     };
   };
 
+  /** Vectors of tools not encoded yet, read from the store; a store that fails only means encoding them again. */
+  const loadKept = async () => {
+    const missing = [...entries.values()].filter((e) => e.vector === null && !e.looked);
+    if (!store || missing.length === 0) return;
+    for (const e of missing) e.looked = true;
+    try {
+      const found = await store.load([...new Set(missing.map((e) => e.hash))]);
+      for (const e of missing) {
+        const v = found.get(e.hash);
+        if (v && e.vector === null) {
+          e.vector = v;
+          stats.documentsLoaded++;
+        }
+      }
+    } catch (err) {
+      storeError = err instanceof Error ? err.message : String(err);
+    }
+  };
+
   /**
-   * Encodes every entry still without a vector, a batch at a time; an entry changed meanwhile is left for the next
-   * pass. A batch the encoder refuses (while its thread lives) is retried one text at a time, so one tool's text
-   * cannot keep the others from being encoded.
+   * Reads kept vectors, then encodes every entry still without one, a batch at a time, and keeps what it encoded; an
+   * entry changed meanwhile is left for the next pass. A batch the encoder refuses (while its thread lives) is retried
+   * one text at a time, so one tool's text cannot keep the others from being encoded.
    */
-  const encodeMissing = () => {
+  const encodeMissing = (prune?: string[]) => {
     backlog = backlog.then(async () => {
+      await loadKept();
+      if (store && prune) await store.keepOnly(prune).catch(() => undefined);
       for (;;) {
         const batch = [...entries].filter(([, e]) => e.vector === null).slice(0, BATCH);
         if (batch.length === 0 || encoderError) return;
-        const store = (id: string, e: Entry, vector: Float32Array | false) => {
+        const done: { hash: string; vector: Float32Array }[] = [];
+        const put = (id: string, e: Entry, vector: Float32Array | false) => {
           const now = entries.get(id);
           if (now && now.text === e.text) now.vector = vector;
+          if (vector) {
+            stats.documentsEncoded++;
+            done.push({ hash: e.hash, vector });
+          }
         };
         try {
           const vectors = await encoder.embed(batch.map(([, e]) => e.text));
-          batch.forEach(([id, e], i) => store(id, e, vectors[i]));
+          batch.forEach(([id, e], i) => put(id, e, vectors[i]));
         } catch {
           noteRefusal();
           for (const [id, e] of encoderError ? [] : batch) {
@@ -102,11 +203,34 @@ export function createEncodedSearch(encoder: SentenceEncoder, ranking: EncoderRa
               noteRefusal();
             }
             if (encoderError) break;
-            store(id, e, one);
+            put(id, e, one);
           }
+        }
+        if (store && done.length) {
+          await store.save(done).catch((err: unknown) => {
+            storeError = err instanceof Error ? err.message : String(err);
+          });
         }
       }
     });
+  };
+
+  const queryVector = (text: string): Promise<Float32Array> => {
+    const cached = queryCache.get(text);
+    if (cached) {
+      stats.queryCacheHits++;
+      queryCache.delete(text);
+      queryCache.set(text, cached);
+      return cached;
+    }
+    stats.queriesEncoded++;
+    const encoded = encoder.embed([text], { urgent: true }).then(([v]) => v);
+    queryCache.set(text, encoded);
+    if (queryCache.size > QUERY_CACHE_SIZE) queryCache.delete(queryCache.keys().next().value!);
+    encoded.catch(() => {
+      if (queryCache.get(text) === encoded) queryCache.delete(text);
+    });
+    return encoded;
   };
 
   return {
@@ -116,7 +240,7 @@ export function createEncodedSearch(encoder: SentenceEncoder, ranking: EncoderRa
       const next = new Map<string, Entry>();
       for (const doc of docs) next.set(doc.id, entryOf(doc, entries.get(doc.id)));
       entries = next;
-      encodeMissing();
+      encodeMissing([...new Set([...next.values()].map((e) => e.hash))]);
     },
     async upsert(docs) {
       await lexical.upsert(docs);
@@ -129,41 +253,60 @@ export function createEncodedSearch(encoder: SentenceEncoder, ranking: EncoderRa
     },
     async search(query: SearchQuery): Promise<SearchResult> {
       if (query.q.trim() === '') return { total: 0, hits: [] };
-      const words = await lexical.search({ q: query.q, category: query.category, limit: Math.max(entries.size, 1) });
-      let q: Float32Array | undefined;
-      if (!encoderError) {
-        try {
-          [q] = await encoder.embed([withoutInstruction(query.q).slice(0, ENCODED_QUERY_CHARS)]);
-        } catch {
-          noteRefusal(); // this query is answered by words; the next one tries the encoder again unless its thread is gone
-        }
+      const text = encodedQueryText(query.q, ranking.minWords);
+      // A short query is the embedded engine's alone (with its word vectors), and never waits for the encoder.
+      if (text === undefined) return lexical.search(query);
+      if (encoderError || !encoder.ready() || text === '') {
+        stats.queriesWithoutEncoder++;
+        return lexical.search(query);
       }
-      const offset = query.offset ?? 0;
-      if (!q) return { total: words.total, hits: words.hits.slice(offset, offset + query.limit) };
-      const best = words.hits[0]?.score || 1;
-      const lexicalScore = new Map(words.hits.map((h) => [h.id, h.score / best]));
+      let q: Float32Array;
+      try {
+        q = await queryVector(text);
+      } catch {
+        noteRefusal(); // this query is answered by words; the next one tries the encoder again unless its thread is gone
+        stats.queriesWithoutEncoder++;
+        return lexical.search(query);
+      }
+      const words = lexical.searchWith(FUSED_LEXICAL, { q: query.q, category: query.category, limit: Math.max(entries.size, 1) });
+      let best = 0;
+      for (const h of words.hits) best = Math.max(best, h.lexical ?? h.score);
+      const found = new Map(words.hits.map((h) => [h.id, (best > 0 ? (h.lexical ?? h.score) / best : 0) + (h.usage ?? 0)]));
       const cat = categoryCode(query.category);
       const scored: { id: string; score: number; quality: number }[] = [];
       for (const [id, e] of entries) {
         if (e.broken || (cat !== 0 && e.category !== cat)) continue;
         let cos = 0;
         if (e.vector) for (let k = 0; k < q.length; k++) cos += q[k] * e.vector[k];
-        const found = lexicalScore.get(id);
-        if (found === undefined && cos < ranking.threshold) continue;
-        scored.push({ id, score: (found ?? 0) + ranking.weight * cos, quality: e.quality });
+        const lex = found.get(id);
+        if (lex === undefined && cos < ranking.threshold) continue;
+        scored.push({ id, score: (lex ?? 0) + ranking.weight * cos, quality: e.quality });
       }
       scored.sort((a, b) => b.score - a.score || b.quality - a.quality || (a.id < b.id ? -1 : 1));
+      const offset = query.offset ?? 0;
       return { total: scored.length, hits: scored.slice(offset, offset + query.limit).map(({ id, score }) => ({ id, score })) };
     },
     async status() {
       const lex = await lexical.status();
       const encoded = [...entries.values()].filter((e) => e.vector).length;
-      const detail = `${lex.detail}; sentence encoder: ${encoderError ? `failed (${encoderError})` : `${encoded} of ${entries.size} tools encoded`}`;
-      return { ...lex, detail };
+      const failed = encoderError ?? encoder.failure();
+      const state = failed
+        ? `failed (${failed}); every query ranked by words`
+        : encoder.ready()
+          ? `${encoded} of ${entries.size} tools encoded`
+          : `loading; queries of ${ranking.minWords}+ words ranked by words until it is loaded`;
+      const kept = storeError ? `; vector store: ${storeError}` : '';
+      return { ...lex, detail: `${lex.detail}; sentence encoder: ${state}${kept}` };
     },
     async close() {
       await encoder.close();
     },
     settled: () => backlog,
+    whenReady: () => encoder.whenReady(),
+    encoderStats() {
+      let waiting = 0;
+      for (const e of entries.values()) if (e.vector === null) waiting++;
+      return { ready: encoder.ready(), failed: (encoderError ?? encoder.failure()) !== undefined, ...stats, documentsWaiting: waiting };
+    },
   };
 }

@@ -36,6 +36,8 @@ export interface SearchHit {
    * between two queries over the same documents, as the offline agent compares a clause with its whole prompt.
    */
   lexical?: number;
+  /** What learning from use added to score (usage.ts), when it added anything. */
+  usage?: number;
 }
 
 export interface SearchResult {

@@ -150,12 +150,21 @@ export class Ranker {
     const candidates = Math.max(this.params.semanticCandidates ?? SEMANTIC_CANDIDATES, offset + query.limit);
     const relative = this.params.semanticWeight > 0 && this.reweigh(hits, parsed.text, candidates);
     const usage = this.params.usageWeight > 0 ? this.usage?.current() : undefined;
+    let boosts: Map<number, number> | undefined;
     if (usage && usage.pairs > 0) {
       if (!relative) this.relativise(hits);
-      this.applyUsage(hits, parsed.terms, usage, queryMark, cat);
+      boosts = this.applyUsage(hits, parsed.terms, usage, queryMark, cat);
     }
     const top = this.topK(hits, offset + query.limit).slice(offset);
-    return { total: hits.length, hits: top.map((s): SearchHit => ({ id: ix.ids[s], score: this.acc[s], lexical: this.lexical[s] })) };
+    return {
+      total: hits.length,
+      hits: top.map((s): SearchHit => {
+        const hit: SearchHit = { id: ix.ids[s], score: this.acc[s], lexical: this.lexical[s] };
+        const boost = boosts?.get(s);
+        if (boost !== undefined) hit.usage = boost;
+        return hit;
+      }),
+    };
   }
 
   /**
@@ -214,7 +223,7 @@ export class Ranker {
    * usageWeight. A pair adds support but not to that share: a phrase nobody searched before does not weaken its words. A tool the words did not reach but that callers
    * ran after these words joins the hits with that score alone (BROKEN and category filters apply).
    */
-  private applyUsage(hits: number[], terms: { term: string }[], usage: UsageTable, queryMark: number, cat: number): void {
+  private applyUsage(hits: number[], terms: { term: string }[], usage: UsageTable, queryMark: number, cat: number): Map<number, number> | undefined {
     const ix = this.index;
     const counted = usageKeys(terms.map((t) => t.term));
     const boost = new Map<number, number>();
@@ -232,7 +241,7 @@ export class Ranker {
     }
     let max = 0;
     for (const b of boost.values()) if (b > max) max = b;
-    if (max <= 0) return;
+    if (max <= 0) return undefined;
     // Relative to the best-supported tool, times the share of the query's terms that any past run supports.
     const w = (this.params.usageWeight * known) / singles / max;
     for (const [s, b] of boost) {
@@ -243,7 +252,9 @@ export class Ranker {
         hits.push(s);
       }
       this.acc[s] += w * b;
+      boost.set(s, w * b);
     }
+    return boost;
   }
 
   /** The mean document vector, its square and each document's d·mean: query-independent, so computed once per index version. */

@@ -48,7 +48,7 @@ export interface TestResponse {
 }
 
 export async function startService(
-  opts: { env?: Record<string, string>; worker?: boolean; database?: { url: string; drop: () => Promise<void> } } = {},
+  opts: { env?: Record<string, string | undefined>; worker?: boolean; database?: { url: string; drop: () => Promise<void> } } = {},
 ): Promise<Service> {
   const database = opts.database ?? (await createTestDatabase());
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-test-'));
@@ -77,6 +77,9 @@ export async function startService(
       RATE_LIMIT_FREE_MINUTE: '100000',
       RATE_LIMIT_FREE_DAY: '1000000',
       LOG_LEVEL: 'debug',
+      // The sentence encoder (on by default for users) loads a 26 MB model in each service: only the tests of the
+      // encoder ask for it (env SEARCH_ENCODER: 'use', or undefined for the configuration's default).
+      SEARCH_ENCODER: 'none',
       ...opts.env,
     }),
   );
