@@ -111,7 +111,7 @@ test('if the encoder thread is gone, search still answers by words and status sa
   t.regex((await encoded.status()).detail ?? '', /sentence encoder: failed/);
 });
 
-/** A counter or gauge of the API's metrics (core/metrics.ts), read from a scrape. */
+/** A counter or gauge of the API's metrics (core/infra/metrics.ts), read from a scrape. */
 async function metric(svc: Service, name: string): Promise<number> {
   const text = await svc.api.deps.metrics.scrape();
   const m = text.match(new RegExp(`^${name} (\\S+)$`, 'm'));
