@@ -110,7 +110,7 @@ test('if the encoder thread is gone, search still answers by words and status sa
 });
 
 test('SEARCH_ENCODER=use in the service: the search API ranks the example tools by meaning', async (t) => {
-  const svc = await startService({ env: { SEARCH_ENCODER: 'use' } });
+  const svc = await startService({ sandbox: 'process', env: { SEARCH_ENCODER: 'use' } });
   t.teardown(() => svc.close());
   t.is((await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'datetime-tools')}`)).status, 201);
   const q = encodeURIComponent('which weekday will christmas be');
