@@ -72,6 +72,8 @@ export async function startService(
     loadConfig({
       DATA_DIR: dataDir,
       PACKAGE_CACHE_DIR: process.env.TOOLSHED_TEST_CACHE_DIR ?? path.join(dataDir, 'packages'),
+      // One gVisor rootfs (and startup snapshot) for the whole run, built by the first file that needs it.
+      ...(process.env.TOOLSHED_TEST_ROOTFS_DIR ? { SANDBOX_ROOTFS_DIR: process.env.TOOLSHED_TEST_ROOTFS_DIR } : {}),
       ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
       SECRETS_KEY: crypto.randomBytes(32).toString('hex'),
       SANDBOX: process.env.TEST_SANDBOX || opts.sandbox || 'gvisor',
