@@ -37,6 +37,8 @@ export interface GvisorRunnerOptions {
   packageCacheDir: string;
   /** Holds the rootfs, bundles and runsc state; keep the path short (runsc socket paths). */
   stateDir: string;
+  /** Where the rootfs is built instead of `stateDir` (content-addressed: runners may share it). */
+  rootfsDir?: string;
   memoryMb?: number;
   pidsLimit?: number;
   /** CPU limit of each sandbox, in cores (SANDBOX_CPUS; default 1). */
@@ -94,7 +96,13 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
   const memoryMb = opts.memoryMb ?? 256;
   const cgroupParent = opts.cgroupParent ?? 'toolshed';
   // The snapshot builder runs offline whatever the mode.
-  const rootfs = prepareRootfs(stateDir, opts.nodeBinary ?? process.execPath, opts.snapshot === false ? undefined : { runsc: offline, memoryMb, cgroupParent });
+  const rootfsDir = path.resolve(opts.rootfsDir ?? stateDir);
+  fs.mkdirSync(rootfsDir, { recursive: true });
+  const rootfs = prepareRootfs(
+    rootfsDir,
+    opts.nodeBinary ?? process.execPath,
+    opts.snapshot === false ? undefined : { runsc: offline, memoryMb, cgroupParent },
+  );
   const views = createPackageViews(stateDir);
   const settings: SandboxSettings = {
     runsc: offline,

@@ -22,6 +22,7 @@ export type SandboxConfig = Pick<
   | 'SCENARIO_SANDBOX_REUSE'
   | 'SANDBOX_MCP_WARM'
   | 'SANDBOX_CPUS'
+  | 'SANDBOX_ROOTFS_DIR'
   | 'DATA_DIR'
   | 'PACKAGE_CACHE_DIR'
 >;
@@ -61,6 +62,7 @@ export function createSandboxRunner(config: SandboxConfig, logger?: SandboxLogge
     egress: { subnet: config.SANDBOX_EGRESS_SUBNET, dns: config.SANDBOX_DNS, warn: (message) => logger?.warn({ sandbox: 'gvisor' }, message) },
     packageCacheDir: config.PACKAGE_CACHE_DIR,
     stateDir: path.join(config.DATA_DIR, 'sandbox'),
+    rootfsDir: config.SANDBOX_ROOTFS_DIR,
     cpus: config.SANDBOX_CPUS,
     runscBinary,
     // Reuse slots exist when either kind of call may use them; a call uses them only when it carries a reuse key.

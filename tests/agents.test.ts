@@ -14,7 +14,7 @@ let bob: User;
 const SECRET = 'echo-secret-value-4711';
 
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   for (const source of [
     path.join(EXAMPLES_DIR, 'text-tools'),
     path.join(EXAMPLES_DIR, 'data-tools'),

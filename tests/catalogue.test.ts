@@ -9,7 +9,7 @@ let alice: { key: string; id: string; username: string };
 let bob: { key: string; id: string; username: string };
 
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   for (const dir of (await fs.readdir(EXAMPLES_DIR)).sort()) {
     const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, dir)}`);
     if (res.status !== 201) throw new Error(`import ${dir}: ${res.text}`);

@@ -9,7 +9,7 @@ let bob: User;
 let tools: { id: string; name: string; package: { npmPackageName: string } }[];
 
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(`import: ${res.text}`);
   tools = res.body.data.tools;

@@ -23,7 +23,7 @@ const SIGNER = '@toolshed-examples/webhook-signer';
 const PASSING = 'Slugify "Hello World" with slugify';
 
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   for (const dir of ['text-tools', 'data-tools']) {
     const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, dir)}`);
     if (res.status !== 201) throw new Error(res.text);

@@ -20,7 +20,7 @@ const A = '@fixtures/env-scope-a';
 const B = '@fixtures/env-scope-b';
 
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   for (const dir of ['env-scope-a', 'env-scope-b']) {
     const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', dir)}`);
     if (res.status !== 201) throw new Error(res.text);

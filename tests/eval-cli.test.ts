@@ -20,7 +20,7 @@ let toolIds: string[];
 let tmp: string;
 
 test.before(async () => {
-  svc = await startService({ env: { SCENARIO_DAILY_QUOTA: '1' } });
+  svc = await startService({ sandbox: 'process', env: { SCENARIO_DAILY_QUOTA: '1' } });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
   toolIds = res.body.data.tools.map((t: { id: string }) => t.id);

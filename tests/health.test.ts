@@ -7,7 +7,7 @@ import { settle, waitUntil } from './helpers/wait.js';
 
 let svc: Service;
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
 });
 test.after.always(() => svc?.close());
 

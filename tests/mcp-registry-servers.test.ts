@@ -32,7 +32,7 @@ test.before(async () => {
   ajv.addSchema(openapi, 'registry');
   serverList = ajv.getSchema('registry#/components/schemas/ServerList')!;
   serverResponse = ajv.getSchema('registry#/components/schemas/ServerResponse')!;
-  svc = await startService({ env: { REGISTRY_NAMESPACE: 'tools.example.test' } });
+  svc = await startService({ sandbox: 'process', env: { REGISTRY_NAMESPACE: 'tools.example.test' } });
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'mcp-registry-'));
   const everything = await admin({ source: `path:${path.join(MODULES, EVERYTHING)}` });
   if (everything.status !== 201) throw new Error(everything.text);

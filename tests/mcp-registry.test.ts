@@ -33,7 +33,7 @@ test.before(async () => {
   ajv.addSchema(openapi, 'registry');
   serverList = ajv.getSchema('registry#/components/schemas/ServerList')!;
   serverResponse = ajv.getSchema('registry#/components/schemas/ServerResponse')!;
-  svc = await startService({ env: { REGISTRY_NAMESPACE: NS } });
+  svc = await startService({ sandbox: 'process', env: { REGISTRY_NAMESPACE: NS } });
   for (const dir of ['text-tools', 'webhook-signer']) {
     const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, dir)}`);
     if (res.status !== 201) throw new Error(`import ${dir}: ${res.text}`);

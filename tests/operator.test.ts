@@ -12,7 +12,7 @@ import { until } from './helpers/processes.js';
 
 let svc: Service;
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', 'echo-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
 });

@@ -10,7 +10,7 @@ import { until } from './helpers/processes.js';
 
 let svc: Service;
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
 });
 test.after.always(() => svc?.close());
 

@@ -11,7 +11,7 @@ let svc: Service;
 let alice: { id: string; username: string; key: string };
 let bob: { id: string; username: string; key: string };
 test.before(async () => {
-  svc = await startService({ env: { PUBLISH_DAILY_QUOTA: '3' } });
+  svc = await startService({ sandbox: 'process', env: { PUBLISH_DAILY_QUOTA: '3' } });
   alice = await svc.createUser();
   bob = await svc.createUser();
 });

@@ -4,7 +4,7 @@ import { FIXTURES_DIR, EXAMPLES_DIR, startService, type Service } from './helper
 
 let svc: Service;
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
 });
 test.after.always(() => svc?.close());
 

@@ -23,7 +23,7 @@ let svc: Service;
 let tools: RegistryTools;
 
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   for (const dir of ['text-tools', 'data-tools', 'crypto-tools', 'webhook-signer']) {
     const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, dir)}`);
     if (res.status !== 201) throw new Error(`import ${dir}: ${res.text}`);

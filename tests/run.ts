@@ -19,10 +19,19 @@ async function main(): Promise<number> {
   const pg = await startTestServer();
   const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-pkgcache-'));
   await fs.chmod(cacheDir, 0o755);
+  // The gVisor rootfs and its startup snapshot (~6 s of a blocked worker start each) are built once for the run.
+  const rootfsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-rootfs-'));
+  await fs.chmod(rootfsDir, 0o755);
   try {
     await prepareTemplate(pg.serverUrl);
     // LOG_FORMAT=json: a process a test starts logs JSON lines even if it ever gets a terminal.
-    const env = { ...process.env, LOG_FORMAT: 'json', TOOLSHED_TEST_SERVER_URL: pg.serverUrl, TOOLSHED_TEST_CACHE_DIR: cacheDir };
+    const env = {
+      ...process.env,
+      LOG_FORMAT: 'json',
+      TOOLSHED_TEST_SERVER_URL: pg.serverUrl,
+      TOOLSHED_TEST_CACHE_DIR: cacheDir,
+      TOOLSHED_TEST_ROOTFS_DIR: rootfsDir,
+    };
     const child = spawn('npx', ['ava', ...process.argv.slice(2)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => {
@@ -47,6 +56,7 @@ async function main(): Promise<number> {
     await pg.server?.stop();
     if (pg.dir) await fs.rm(pg.dir, { recursive: true, force: true });
     await fs.rm(cacheDir, { recursive: true, force: true });
+    await fs.rm(rootfsDir, { recursive: true, force: true });
   }
 }
 

@@ -16,12 +16,16 @@ import { settle } from './helpers/wait.js';
 
 const cache = makeFixtureCache();
 const stateDirs: string[] = [];
+// The runners of this file build their rootfs (and guest snapshot, ~6 s of a blocked event loop each) once, in the
+// run's shared rootfs dir (tests/run.ts) or one of the file's own; the test of SANDBOX_ROOTFS_DIR below uses a fresh one.
+const rootfsDir = process.env.TOOLSHED_TEST_ROOTFS_DIR ?? makeStateDir();
+if (!process.env.TOOLSHED_TEST_ROOTFS_DIR) stateDirs.push(rootfsDir);
 function gvisor(opts: Partial<Parameters<typeof createGvisorRunner>[0]> = {}): GvisorRunner {
   const stateDir = makeStateDir();
   stateDirs.push(stateDir);
   // Some thirty sandboxes boot at once when this file starts; on a loaded 2-core machine that can take longer than the
   // 30 s default (a CI run failed eight tests on it). How fast a sandbox boots is bench:sandbox's business, not this file's.
-  return createGvisorRunner({ poolSize: 2, network: 'none', packageCacheDir: cache.dir, stateDir, bootTimeoutMs: 90_000, ...opts });
+  return createGvisorRunner({ poolSize: 2, network: 'none', packageCacheDir: cache.dir, stateDir, rootfsDir, bootTimeoutMs: 90_000, ...opts });
 }
 const runners: Record<'gvisor' | 'process', SandboxRunner> = { gvisor: gvisor(), process: createProcessRunner() };
 
@@ -196,6 +200,18 @@ test('gvisor: after a timeout the sandbox is gone', async (t) => {
   const r = await exec(runner, 'good', 'sleep', { ms: 30_000 }, { timeoutMs: 1000 });
   t.is(r.kind, 'timeout');
   t.deepEqual(await runner.listContainers(), []);
+});
+
+test('gvisor: runners with state dirs of their own share one rootfs dir (SANDBOX_ROOTFS_DIR): built there once, in no state dir, and both run from it', async (t) => {
+  const shared = makeStateDir();
+  stateDirs.push(shared);
+  const a = gvisor({ poolSize: 0, rootfsDir: shared });
+  const b = gvisor({ poolSize: 0, rootfsDir: shared });
+  t.teardown(() => Promise.all([a.close(), b.close()]));
+  const rootfses = (dir: string) => fs.readdirSync(dir).filter((f) => /^rootfs-[0-9a-f]+$/.test(f));
+  t.is(rootfses(shared).length, 1, 'one rootfs in the shared dir');
+  for (const dir of stateDirs.slice(-2)) t.deepEqual(rootfses(dir), [], 'none in a state dir');
+  for (const runner of [a, b]) t.like(await exec(runner, 'good', 'echo', { text: 'shared' }), { kind: 'ok', output: { text: 'shared' } });
 });
 
 test('gvisor: a package outside the cache runs too, with only that package mounted', async (t) => {

@@ -15,7 +15,7 @@ let toolIds: string[];
 const FAILING = [{ type: 'outputContains', text: 'never in any output' }];
 
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
   toolIds = res.body.data.tools.map((t: { id: string }) => t.id);

@@ -22,7 +22,10 @@ const PASSING = ['Slugify "Hello World" with slugify', 'Count the words in "the 
 
 test.before(async () => {
   // A price for another model only: the offline agent's tokens have none, so its batches show no cost (and say why).
-  svc = await startService({ env: { SCENARIO_DAILY_QUOTA: '5', LLM_PRICES: JSON.stringify({ 'gpt-4o': { inputPerMTok: 2.5, outputPerMTok: 10 } }) } });
+  svc = await startService({
+    sandbox: 'process',
+    env: { SCENARIO_DAILY_QUOTA: '5', LLM_PRICES: JSON.stringify({ 'gpt-4o': { inputPerMTok: 2.5, outputPerMTok: 10 } }) },
+  });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
   toolIds = res.body.data.tools.map((t: { id: string }) => t.id);
@@ -227,6 +230,7 @@ test.serial('through a vendor: a judge whose verdicts alternate makes a flaky sc
   const prices = { 'fake-chat-1': { inputPerMTok: 2.5, outputPerMTok: 10 } };
   // One worker slot: the runs go in the order they were queued, so the verdicts in repeat order are pass, fail, pass.
   const s = await startService({
+    sandbox: 'process',
     env: {
       LLM_BASE_URL: vendor.baseUrl,
       LLM_API_KEY: 'sk-fake',

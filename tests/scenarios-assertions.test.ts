@@ -20,7 +20,7 @@ let collectionId: string;
 const TWO_CALLS = 'Slugify "Hello World" with slugify, then convert "user account id" to camel case with convertCase';
 
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
   owner = await svc.createUser({ tier: 'pro' });

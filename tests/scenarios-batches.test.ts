@@ -18,7 +18,7 @@ const PROMPTS = [
 ];
 
 test.before(async () => {
-  svc = await startService({ env: { SCENARIO_DAILY_QUOTA: '3' } });
+  svc = await startService({ sandbox: 'process', env: { SCENARIO_DAILY_QUOTA: '3' } });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
   toolIds = res.body.data.tools.map((t: { id: string }) => t.id);

@@ -12,7 +12,7 @@ let svc: Service;
 let toolId: string;
 
 test.before(async () => {
-  svc = await startService({ env: { WORKER_CONCURRENCY: '2', MAX_ACTIVE_EXECUTIONS: '1' } });
+  svc = await startService({ sandbox: 'process', env: { WORKER_CONCURRENCY: '2', MAX_ACTIVE_EXECUTIONS: '1' } });
   const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'nul-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
   toolId = res.body.data.tools.find((t: { name: string }) => t.name === 'slow').id;

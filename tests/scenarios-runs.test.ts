@@ -17,7 +17,7 @@ let toolIds: string[];
 const PASSING = 'Slugify "Hello World" with slugify';
 
 test.before(async () => {
-  svc = await startService({ env: { SCENARIO_DAILY_QUOTA: '5' } });
+  svc = await startService({ sandbox: 'process', env: { SCENARIO_DAILY_QUOTA: '5' } });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
   owner = await svc.createUser({ tier: 'pro' });

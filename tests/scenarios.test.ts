@@ -13,7 +13,7 @@ let bob: User;
 let textTools: { id: string; name: string }[];
 
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   for (const dir of ['text-tools', 'data-tools']) {
     const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, dir)}`);
     if (res.status !== 201) throw new Error(res.text);

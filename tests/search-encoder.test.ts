@@ -135,7 +135,7 @@ const LONG = 'which weekday will christmas be';
 
 test('by default the service ranks a long query by words and meaning (fusion), a short one by words alone; a repeated query is served from the cache', async (t) => {
   // SEARCH_ENCODER unset: the configuration's default, as on a fresh install (the test helper turns it off otherwise).
-  const svc = await startService({ env: { SEARCH_ENCODER: undefined } });
+  const svc = await startService({ sandbox: 'process', env: { SEARCH_ENCODER: undefined } });
   t.teardown(() => svc.close());
   t.is(svc.config.SEARCH_ENCODER, 'use');
   t.is((await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'datetime-tools')}`)).status, 201);
@@ -192,7 +192,7 @@ test('by default the service ranks a long query by words and meaning (fusion), a
 
 test("a restart reads the tools' sentence vectors from Postgres instead of encoding them again", async (t) => {
   const database = await createTestDatabase();
-  const first = await startService({ env: { SEARCH_ENCODER: 'use' }, database: { url: database.url, drop: async () => undefined } });
+  const first = await startService({ sandbox: 'process', env: { SEARCH_ENCODER: 'use' }, database: { url: database.url, drop: async () => undefined } });
   t.is((await first.importPackage(`path:${path.join(EXAMPLES_DIR, 'datetime-tools')}`)).status, 201);
   await first.api.searchSync.flush();
   const tools = (await listSearchDocuments(first.api.deps.db)).length;
@@ -203,7 +203,7 @@ test("a restart reads the tools' sentence vectors from Postgres instead of encod
   t.is(Number(kept[0].n), tools, 'one kept vector per tool text');
   await first.close();
 
-  const second = await startService({ env: { SEARCH_ENCODER: 'use' }, database });
+  const second = await startService({ sandbox: 'process', env: { SEARCH_ENCODER: 'use' }, database });
   t.teardown(() => second.close());
   await encoderSettled(second, tools);
   t.is(await metric(second, 'toolshed_search_encoder_documents_loaded_total'), tools, 'every vector read back');

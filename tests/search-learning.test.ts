@@ -74,7 +74,7 @@ const Q = 'convert text';
 const TEXT_TOOLS = '@toolshed-examples/text-tools';
 
 test.before(async () => {
-  svc = await startService({ env: { SEARCH_LEARNING_REFRESH_MS: '100', MAX_ACTIVE_EXECUTIONS: '1000' } });
+  svc = await startService({ sandbox: 'process', env: { SEARCH_LEARNING_REFRESH_MS: '100', MAX_ACTIVE_EXECUTIONS: '1000' } });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201 && res.status !== 200) throw new Error(`import: ${res.status} ${res.text}`);
 });

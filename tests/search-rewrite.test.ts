@@ -121,7 +121,7 @@ test('configuration: SEARCH_QUERY_REWRITE=llm without a model is refused at star
 test('in the service: GET /api/tools/search ranks by the keywords and says which it used; short queries are not sent', async (t) => {
   const vendor = await startFakeLlmVendor();
   t.teardown(() => vendor.close());
-  const svc = await startService({ env: { LLM_BASE_URL: vendor.baseUrl, SEARCH_QUERY_REWRITE: 'llm' } });
+  const svc = await startService({ sandbox: 'process', env: { LLM_BASE_URL: vendor.baseUrl, SEARCH_QUERY_REWRITE: 'llm' } });
   t.teardown(() => svc.close());
   t.is((await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'datetime-tools')}`)).status, 201);
   const q = 'my backup job should go off every night, when will it actually happen next?';

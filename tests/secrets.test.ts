@@ -7,7 +7,7 @@ import { waitUntil } from './helpers/wait.js';
 
 let svc: Service;
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   for (const source of [`path:${path.join(EXAMPLES_DIR, 'webhook-signer')}`, `path:${path.join(FIXTURES_DIR, 'packages', 'echo-tools')}`]) {
     const res = await svc.importPackage(source);
     if (res.status !== 201) throw new Error(res.text);

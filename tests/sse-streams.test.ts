@@ -17,7 +17,7 @@ let owner: { key: string };
 let collectionId: string;
 
 test.before(async () => {
-  svc = await startService({ env: { SSE_MAX_STREAMS_PER_CALLER: String(PER_CALLER), EXECUTION_TIMEOUT_MS: '60000' } });
+  svc = await startService({ sandbox: 'process', env: { SSE_MAX_STREAMS_PER_CALLER: String(PER_CALLER), EXECUTION_TIMEOUT_MS: '60000' } });
   const echo = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', 'echo-tools')}`);
   if (echo.status !== 201) throw new Error(echo.text);
   const text = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);

@@ -48,7 +48,7 @@ async function writePackage(version: string, v: { description: string; extraPara
 }
 
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-cache-probe-'));
   await fs.chmod(dir, 0o755);
   await writePackage('1.0.0', { description: 'Doubles a number for the cache probe (first wording).' });

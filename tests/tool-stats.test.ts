@@ -14,7 +14,7 @@ import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helper
 
 let svc: Service;
 test.before(async () => {
-  svc = await startService({ env: { EXECUTION_TIMEOUT_MS: '2500' } });
+  svc = await startService({ sandbox: 'process', env: { EXECUTION_TIMEOUT_MS: '2500' } });
   for (const source of [path.join(EXAMPLES_DIR, 'color-tools'), ...['echo-tools', 'route-words'].map((d) => path.join(FIXTURES_DIR, 'packages', d))]) {
     const res = await svc.importPackage(`path:${source}`);
     if (res.status !== 201) throw new Error(res.text);

@@ -61,7 +61,7 @@ let tracedService: Promise<Traced> | undefined;
  */
 function traced(): Promise<Traced> {
   tracedService ??= (async () => {
-    const svc = await startService({ worker: false });
+    const svc = await startService({ worker: false, sandbox: 'process' });
     services.push(svc);
     const port = await freePort();
     const env = serviceEnv(svc.config, svc.databaseUrl, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, LOG_LEVEL: 'debug' });
@@ -214,7 +214,7 @@ test.serial('tracing on: a scenario run is a trace of its steps — the agent, i
 
 test.serial('tracing off (no endpoint): no SDK starts and nothing is sent; the log lines of a request and its job still share its request id', async (t) => {
   const before = receiver.bodies.length;
-  const svc = await startService({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
+  const svc = await startService({ sandbox: 'process', env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
   services.push(svc);
   const tracing = await startTracing(svc.config, 'toolshed-worker');
   t.false(tracing.on);

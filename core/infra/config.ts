@@ -164,6 +164,11 @@ const schema = z.object({
     ),
   /** CPU share of one sandbox, in cores (OCI cpu quota/period). */
   SANDBOX_CPUS: z.coerce.number().positive().max(64).default(1),
+  /**
+   * Where gVisor's read-only rootfs (node, the guest and its startup snapshot) is built; unset: `DATA_DIR/sandbox`. It is
+   * named by a hash of its inputs and built atomically, so workers on one machine may share one (the test runner does).
+   */
+  SANDBOX_ROOTFS_DIR: z.string().min(1).optional(),
   NODE_ENV: z.string().optional(),
   /**
    * Who may create an account in the web app: `open` (anyone), `invite` (a single-use invitation from the operator),

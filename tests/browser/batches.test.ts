@@ -20,7 +20,7 @@ const PHONE = { width: 390, height: 844 };
 test.before(async () => {
   const webDir = await buildWebForTests();
   const env = { WEB_DIR: webDir, RATE_LIMIT_FREE_MINUTE: '60', RATE_LIMIT_FREE_DAY: '1000' };
-  [svc, browser] = await Promise.all([startService({ env }), launchBrowser()]);
+  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env }), launchBrowser()]);
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
 });

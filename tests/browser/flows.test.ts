@@ -19,7 +19,7 @@ let browser: Browser;
 
 test.before(async () => {
   const webDir = await buildWebForTests();
-  [svc, browser] = await Promise.all([startService({ env: { WEB_DIR: webDir } }), launchBrowser()]);
+  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env: { WEB_DIR: webDir } }), launchBrowser()]);
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
 });

@@ -17,7 +17,7 @@ const PHONE = { width: 390, height: 844 };
 
 test.before(async () => {
   const webDir = await buildWebForTests();
-  [svc, browser] = await Promise.all([startService({ env: { WEB_DIR: webDir } }), launchBrowser()]);
+  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env: { WEB_DIR: webDir } }), launchBrowser()]);
   const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', 'echo-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
 });

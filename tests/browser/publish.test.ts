@@ -24,7 +24,7 @@ test.before(async () => {
   const webDir = await buildWebForTests();
   // The contract's free-tier limits (the test runner's default lifts them): publishing and polling must fit in them.
   const env = { WEB_DIR: webDir, RATE_LIMIT_FREE_MINUTE: '60', RATE_LIMIT_FREE_DAY: '1000', PUBLISH_DAILY_QUOTA: '2' };
-  [svc, browser] = await Promise.all([startService({ env }), launchBrowser()]);
+  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env }), launchBrowser()]);
   // Two versions of a package, the second breaking for `geocode` (the admin's import: the real comparison).
   for (const n of [1, 2]) {
     const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', `compat-v${n}`)}`);

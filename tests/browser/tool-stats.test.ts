@@ -20,7 +20,7 @@ const COLOR = '@toolshed-examples/color-tools/convertColor';
 
 test.before(async () => {
   const webDir = await buildWebForTests();
-  [svc, browser] = await Promise.all([startService({ env: { WEB_DIR: webDir } }), launchBrowser()]);
+  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env: { WEB_DIR: webDir } }), launchBrowser()]);
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'color-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
 });

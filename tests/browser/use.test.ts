@@ -22,7 +22,7 @@ test.before(async () => {
   const webDir = await buildWebForTests();
   // The contract's free-tier limits (the test runner's default lifts them): browsing must fit in them.
   const env = { WEB_DIR: webDir, RATE_LIMIT_FREE_MINUTE: '60', RATE_LIMIT_FREE_DAY: '1000' };
-  [svc, browser] = await Promise.all([startService({ env }), launchBrowser()]);
+  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env }), launchBrowser()]);
   for (const pkg of ['text-tools', 'data-tools', 'message-tools', 'webhook-signer', 'monitoring-tools']) {
     const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, pkg)}`);
     if (res.status !== 201) throw new Error(res.text);

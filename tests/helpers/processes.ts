@@ -26,6 +26,7 @@ export function serviceEnv(config: Readonly<Config>, databaseUrl: string, extra:
     SECRETS_KEY: config.SECRETS_KEY!,
     ADMIN_TOKEN: config.ADMIN_TOKEN!,
     SANDBOX: config.SANDBOX,
+    ...(config.SANDBOX_ROOTFS_DIR ? { SANDBOX_ROOTFS_DIR: config.SANDBOX_ROOTFS_DIR } : {}),
     SANDBOX_POOL_SIZE: '1',
     WORKER_CONCURRENCY: '2',
     LOG_LEVEL: 'info',

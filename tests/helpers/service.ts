@@ -47,8 +47,16 @@ export interface TestResponse {
   text: string;
 }
 
+/**
+ * Which sandbox runs the file's tools. A file whose subject is isolation (the sandbox, egress, mounts, hostile
+ * packages, MCP servers in the sandbox, killing and rerunning workers) keeps the default, gVisor; a file that tests what
+ * a user sees of the registry, search, accounts, scenarios or the web app says `sandbox: 'process'` (the same guest
+ * code as a child process, without a gVisor boot per call). `TEST_SANDBOX=gvisor|process` overrides every file's choice.
+ */
+export type TestSandbox = 'gvisor' | 'process';
+
 export async function startService(
-  opts: { env?: Record<string, string | undefined>; worker?: boolean; database?: { url: string; drop: () => Promise<void> } } = {},
+  opts: { env?: Record<string, string | undefined>; worker?: boolean; sandbox?: TestSandbox; database?: { url: string; drop: () => Promise<void> } } = {},
 ): Promise<Service> {
   const database = opts.database ?? (await createTestDatabase());
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-test-'));
@@ -64,9 +72,11 @@ export async function startService(
     loadConfig({
       DATA_DIR: dataDir,
       PACKAGE_CACHE_DIR: process.env.TOOLSHED_TEST_CACHE_DIR ?? path.join(dataDir, 'packages'),
+      // One gVisor rootfs (and startup snapshot) for the whole run, built by the first file that needs it.
+      ...(process.env.TOOLSHED_TEST_ROOTFS_DIR ? { SANDBOX_ROOTFS_DIR: process.env.TOOLSHED_TEST_ROOTFS_DIR } : {}),
       ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
       SECRETS_KEY: crypto.randomBytes(32).toString('hex'),
-      SANDBOX: process.env.TEST_SANDBOX ?? 'gvisor',
+      SANDBOX: process.env.TEST_SANDBOX || opts.sandbox || 'gvisor',
       SANDBOX_POOL_SIZE: '1',
       // No MCP server is started ahead of its call (each costs a server start of CPU on the 2-core machine); the warm
       // servers have their own tests (mcp-warm.test.ts), and the call path is the same either way.

@@ -12,6 +12,7 @@ const SLOW = '@fixtures/nul-tools/slow';
 
 test.before(async () => {
   svc = await startService({
+    sandbox: 'process',
     env: { MAX_KEYS_PER_USER: '3', MAX_ACTIVE_EXECUTIONS: '2', RATE_LIMIT_FREE_MINUTE: '10', WORKER_CONCURRENCY: '2' },
   });
   const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'nul-tools')}`);

@@ -12,7 +12,7 @@ const ids: Record<string, string> = {};
 const TOOL = '@fixtures/nul-tools/slow';
 
 test.before(async () => {
-  svc = await startService({ env: { SCENARIO_DAILY_QUOTA: '100' } });
+  svc = await startService({ sandbox: 'process', env: { SCENARIO_DAILY_QUOTA: '100' } });
   const imp = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'nul-tools')}`);
   if (imp.status !== 201) throw new Error(imp.text);
   owner = await svc.createUser({ tier: 'pro' });

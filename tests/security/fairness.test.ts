@@ -9,7 +9,7 @@ let svc: Service;
 const SLOW = '@fixtures/nul-tools/slow';
 
 test.before(async () => {
-  svc = await startService({ env: { WORKER_CONCURRENCY: '1', MAX_ACTIVE_EXECUTIONS: '10' } });
+  svc = await startService({ sandbox: 'process', env: { WORKER_CONCURRENCY: '1', MAX_ACTIVE_EXECUTIONS: '10' } });
   const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'nul-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
 });

@@ -36,7 +36,7 @@ let bob: User;
 const ids: Record<string, string> = {};
 
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   const imp = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'nul-tools')}`);
   if (imp.status !== 201) throw new Error(imp.text);
   ids.tool = imp.body.data.tools.find((t: { name: string }) => t.name === 'slow').id;

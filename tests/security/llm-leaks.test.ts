@@ -24,7 +24,10 @@ let agentId: string;
 test.before(async () => {
   vendor = await startFakeLlmVendor();
   hostPort = new URL(vendor.baseUrl).host;
-  svc = await startService({ env: { LLM_BASE_URL: vendor.baseUrl, LLM_API_KEY: API_KEY, LLM_MODEL: 'fake-chat-1', LLM_EMBEDDING_MODEL: 'fake-embed-1' } });
+  svc = await startService({
+    sandbox: 'process',
+    env: { LLM_BASE_URL: vendor.baseUrl, LLM_API_KEY: API_KEY, LLM_MODEL: 'fake-chat-1', LLM_EMBEDDING_MODEL: 'fake-embed-1' },
+  });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
   user = await svc.createUser({ tier: 'pro' });

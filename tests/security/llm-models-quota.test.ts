@@ -19,6 +19,7 @@ let toolIds: string[];
 test.before(async () => {
   vendor = await startFakeLlmVendor();
   svc = await startService({
+    sandbox: 'process',
     env: {
       LLM_BASE_URL: vendor.baseUrl,
       LLM_API_KEY: 'sk-quota-test',

@@ -8,7 +8,7 @@ import { rawRequest } from './raw-http.js';
 // A tool's output or error holding U+0000 (which jsonb refuses) must finish its execution like any other.
 let svc: Service;
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'nul-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
   const ex = await svc.importPackage(`path:${path.resolve('examples/tools/http-tools')}`);

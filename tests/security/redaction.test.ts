@@ -13,7 +13,7 @@ import { dumpDatabase } from '../helpers/dump.js';
 const SLUG = '@fixtures/redaction-tools';
 let svc: Service;
 test.before(async () => {
-  svc = await startService();
+  svc = await startService({ sandbox: 'process' });
   const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'redaction-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
 });

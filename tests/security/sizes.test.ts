@@ -9,7 +9,7 @@ let svc: Service;
 const TEXT = '@toolshed-examples/text-tools';
 
 test.before(async () => {
-  svc = await startService({ env: { MAX_COLLECTIONS_PER_USER: '3', MAX_TOOLS_PER_COLLECTION: '2' } });
+  svc = await startService({ sandbox: 'process', env: { MAX_COLLECTIONS_PER_USER: '3', MAX_TOOLS_PER_COLLECTION: '2' } });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
 });

@@ -19,6 +19,7 @@ let longId: string;
 
 test.before(async () => {
   svc = await startService({
+    sandbox: 'process',
     env: { SSE_MAX_STREAMS_PER_CALLER: String(PER_CALLER), SSE_MAX_STREAMS: String(TOTAL), EXECUTION_TIMEOUT_MS: '120000' },
   });
   const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', 'echo-tools')}`);

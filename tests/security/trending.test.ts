@@ -7,7 +7,7 @@ let svc: Service;
 const TEXT = '@toolshed-examples/text-tools';
 
 test.before(async () => {
-  svc = await startService({ env: { TRUST_PROXY: '1' } });
+  svc = await startService({ sandbox: 'process', env: { TRUST_PROXY: '1' } });
   const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
   if (res.status !== 201) throw new Error(res.text);
 });
