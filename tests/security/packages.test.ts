@@ -16,8 +16,10 @@ import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js'
 let svc: Service;
 let scratch: string;
 test.before(async () => {
-  svc = await startService();
   scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-sec-pkg-'));
+  // A package cache of this file's own: the run's shared cache gets staging folders from the files running beside
+  // this one, and the checks below look for what this file's imports left in it.
+  svc = await startService({ env: { PACKAGE_CACHE_DIR: path.join(scratch, 'package-cache') } });
 });
 test.after.always(async () => {
   await svc?.close();
