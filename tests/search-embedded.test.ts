@@ -4,6 +4,9 @@
  */
 import test from 'ava';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
+import { DEFAULT_RANKING } from '../core/search/ranker.js';
+import { aggregateVotes, buildUsageTable, UsageTable, usageTermsOf } from '../core/search/usage.js';
+import { searchDoc } from './helpers/search-docs.js';
 import { createSearchEngine } from '../core/search/index.js';
 import { syntheticTools } from '../bench/synthetic-tools.js';
 import { BEHAVIOUR_DOCS, registerEngineBehaviour } from './fixtures/search/engine-behaviour.js';
@@ -63,4 +66,40 @@ test('ties are broken by qualityScore, then id', async (t) => {
     r.hits.map((h) => h.id),
     ['c', 'a', 'b'],
   );
+});
+
+test('a kept answer is never stale: a changed, added, removed, broken or re-rated tool and a new usage table show at once', async (t) => {
+  let table = UsageTable.empty;
+  const engine = createEmbeddedSearch(DEFAULT_RANKING, { current: () => table });
+  // Two tools alike in every word: their quality score alone orders them.
+  const a = searchDoc({ id: 'a', name: 'weatherCity', description: 'The weather in a city.', qualityScore: 0.5 });
+  const b = searchDoc({ id: 'b', name: 'weatherCity', description: 'The weather in a city.', qualityScore: 0.5 });
+  await engine.replaceAll([a, b]);
+  const ids = async (q = 'weather city') => (await engine.search({ q, limit: 10 })).hits.map((h) => h.id);
+  const first = await ids();
+  t.deepEqual(await ids(), first, 'asked twice, the same answer');
+  // Each change below must show on the very next identical query.
+  await engine.upsert([{ ...b, qualityScore: 0.9 }]);
+  t.is((await ids())[0], 'b', 'a better quality score');
+  await engine.upsert([{ ...a, qualityScore: 1 }]);
+  t.is((await ids())[0], 'a', 'and back');
+  await engine.upsert([{ ...a, healthStatus: 'BROKEN' }]);
+  t.deepEqual(await ids(), ['b'], 'a broken tool leaves the answer');
+  await engine.upsert([searchDoc({ id: 'c', name: 'cityWeather', description: 'Weather for a city, city by city.' })]);
+  t.true((await ids()).includes('c'), 'an added tool');
+  await engine.remove(['c']);
+  t.false((await ids()).includes('c'), 'a removed tool');
+  const tides = { ...b, name: 'tideTables', description: 'Tide tables for a harbour.' };
+  await engine.upsert([tides, { ...a, healthStatus: 'HEALTHY', qualityScore: 0.5 }]);
+  t.deepEqual(await ids(), ['a'], 'a changed description');
+  await engine.replaceAll([tides]);
+  t.deepEqual(await ids(), [], 'a new index');
+  const now = Date.now();
+  const votes = Array.from({ length: 3 }, (_, i) => ({ terms: usageTermsOf('weather city'), toolId: 'b', caller: `c${i}`, at: now }));
+  table = buildUsageTable(aggregateVotes(votes, now, 86_400_000));
+  t.deepEqual(await ids(), ['b'], 'a refreshed usage table: callers ran tideTables after these words');
+  // A caller changing a returned hit does not change what the next caller gets.
+  const r = await engine.search({ q: 'weather city', limit: 10 });
+  r.hits[0]!.score = -1;
+  t.not((await engine.search({ q: 'weather city', limit: 10 })).hits[0]!.score, -1);
 });

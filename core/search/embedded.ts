@@ -7,8 +7,11 @@
 import type { SearchDocument, SearchEngine, SearchHit, SearchQuery, SearchResult } from './engine.js';
 import { InvertedIndex } from './inverted-index.js';
 import { DEFAULT_RANKING, Ranker, type RankingParams } from './ranker.js';
-import type { UsageSource } from './usage.js';
+import type { UsageSource, UsageTable } from './usage.js';
 import { wordVectors } from './word-vectors.js';
+
+/** Answers kept per engine (each at most 100 hits of an id and three numbers). */
+const ANSWERS_KEPT = 2000;
 
 export type EmbeddedSearchEngine = SearchEngine & {
   /** The same index ranked with other parameters (the sentence encoder's fusion ranks without the word vectors). */
@@ -22,6 +25,8 @@ export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING, us
   let ranker = new Ranker(index, params, usage);
   /** Rankers of other parameters over the current index (each keeps its own scratch arrays). */
   let others = new Map<RankingParams, Ranker>();
+  /** The latest answers (an LRU: a Map keeps insertion order), for the index version and usage table they were ranked on. */
+  const answered: { index?: InvertedIndex; version: number; usage?: UsageTable; hits: Map<string, SearchResult> } = { version: -1, hits: new Map() };
 
   return {
     engine: 'embedded',
@@ -40,7 +45,21 @@ export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING, us
       for (const id of ids) index.remove(id);
     },
     async search(query: SearchQuery): Promise<SearchResult> {
-      return ranker.search(query);
+      // Answers are kept while nothing they depend on changed: the index (any upsert or remove bumps its version;
+      // a replaceAll makes a new one) and the usage table (a refresh swaps it). The rows shown with the hits (rating,
+      // health, description…) are not kept here: the route reads them per request.
+      const table = usage?.current();
+      if (answered.index !== index || answered.version !== index.version || answered.usage !== table) {
+        answered.hits.clear();
+        Object.assign(answered, { index, version: index.version, usage: table });
+      }
+      const key = `${query.limit}\u0000${query.offset ?? 0}\u0000${query.category ?? ''}\u0000${query.q}`;
+      let result = answered.hits.get(key);
+      if (result) answered.hits.delete(key);
+      else result = ranker.search(query);
+      answered.hits.set(key, result);
+      if (answered.hits.size > ANSWERS_KEPT) answered.hits.delete(answered.hits.keys().next().value!);
+      return { total: result.total, hits: result.hits.map((h) => ({ ...h })) };
     },
     searchWith(other: RankingParams, query: SearchQuery): SearchResult {
       let r = others.get(other);
