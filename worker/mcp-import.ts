@@ -36,6 +36,8 @@ export async function importMcpServer(
   const planned = planMcpServer(pkg, req.options);
   if ('errors' in planned) return invalid(`Not a runnable MCP server: ${planned.errors.map((e) => e.message).join('; ')}`, planned.errors);
   const plan = planned.plan;
+  // Every start of the server while it is described: placeholders for its variables, egress if it declared network.
+  const describing = { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env), network: plan.network };
   // Run in the guest's own process when the server loads that way (a faster start), else as a child `node <bin>`:
   // after a load error, or a time-out (a server that reads stdin other than through `data` events never hears
   // `initialize` in the guest's process; guest/mcp-pipe.cjs).
@@ -50,7 +52,7 @@ export async function importMcpServer(
     if (bundled.inputs < 2) return { withBundle, described: undefined };
     return {
       withBundle,
-      described: await deps.sandbox.describe(withBundle, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env), network: plan.network }),
+      described: await deps.sandbox.describe(withBundle, describing),
     };
   });
   // The bundle is an optimisation: whatever goes wrong with it, the import goes on with the bin.
@@ -59,7 +61,7 @@ export async function importMcpServer(
     await removeMcpBundle(installed.dir).catch(() => undefined);
     return undefined;
   });
-  let d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env), network: plan.network });
+  let d = await deps.sandbox.describe(ref, describing);
   const bundled = await bundling;
   if (bundled) {
     const b = bundled.described;
@@ -68,7 +70,7 @@ export async function importMcpServer(
   }
   if (d.kind === 'load_error' || d.kind === 'timeout') {
     ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: false } };
-    d = await deps.sandbox.describe(ref, { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env), network: plan.network });
+    d = await deps.sandbox.describe(ref, describing);
   }
   if (d.kind !== 'ok') {
     const why =

@@ -5,6 +5,18 @@
 import { z } from 'zod';
 import path from 'node:path';
 
+/** A comma-separated list: items trimmed, empty ones dropped; unset is []. */
+const commaList = () =>
+  z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    );
+
 const intFrom = (def: number) => z.coerce.number().int().nonnegative().default(def);
 
 /** LLM_PRICES: USD per million tokens, per model id (`{ "gpt-4o-mini": { "inputPerMTok": 0.15, "outputPerMTok": 0.6 } }`). */
@@ -66,16 +78,7 @@ const schema = z.object({
   SANDBOX_NETWORK: z.enum(['none', 'egress']).default('none'),
   /** Egress mode: the subnet carved into one /30 per sandbox, and the resolvers sandboxes may query. */
   SANDBOX_EGRESS_SUBNET: z.cidrv4().default('10.213.0.0/16'),
-  SANDBOX_DNS: z
-    .string()
-    .optional()
-    .transform((v) =>
-      (v ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(z.ipv4())),
+  SANDBOX_DNS: commaList().pipe(z.array(z.ipv4())),
   SANDBOX_POOL_SIZE: intFrom(2),
   SANDBOX_REUSE: z.enum(['off', 'caller-package']).default('off'),
   /**
@@ -153,15 +156,7 @@ const schema = z.object({
   METRICS_PORT: intFrom(0),
   WORKER_METRICS_PORT: intFrom(0),
   /** Models an agent may name (comma list); unset: only LLM_MODEL. */
-  LLM_MODELS: z
-    .string()
-    .optional()
-    .transform((v) =>
-      (v ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    ),
+  LLM_MODELS: commaList(),
   /** CPU share of one sandbox, in cores (OCI cpu quota/period). */
   SANDBOX_CPUS: z.coerce.number().positive().max(64).default(1),
   /**
