@@ -4,6 +4,9 @@
  * without the encoder; if the encoder's thread dies, search answers by words; and the service wires it from config.
  */
 import test from 'ava';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SearchDocument } from '../core/search/engine.js';
 import { searchDoc } from './helpers/search-docs.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
@@ -188,6 +191,27 @@ test('by default the service ranks a long query by words and meaning (fusion), a
   const stranger = await svc.createUser({ tier: 'free' });
   const asStranger = await svc.request('GET', `/api/tools/search?q=${encodeURIComponent(LONG)}`, { key: stranger.key });
   t.is(asStranger.body.results.tools[0]?.name, 'dateInfo');
+
+  // One ranker: a collection's MCP `search_tools` ranks its tools as the registry search does, encoder included.
+  const names = docs.filter((d) => d.packageName === '@toolshed-examples/datetime-tools').map((d) => d.name);
+  t.true(names.includes('dateInfo') && names.includes('explainCron'));
+  const c = await svc.createCollection(
+    stranger.key,
+    { name: 'Dates' },
+    names.map((n) => `@toolshed-examples/datetime-tools::${n}`),
+  );
+  const client = new Client({ name: 'toolshed-tests', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/api/mcp/${stranger.username}/${c.uid}/http?mode=search`)));
+  t.teardown(() => client.close());
+  for (const q of [LONG, 'weekday', 'at what time does a cron schedule of every monday at nine run']) {
+    const found = (await client.callTool({ name: 'search_tools', arguments: { query: q, limit: 20 } })) as CallToolResult;
+    const viaMcp = (found.structuredContent as { tools: { name: string }[] }).tools.map((x) => x.name);
+    t.deepEqual(
+      viaMcp,
+      (await search(q)).filter((n) => names.includes(n)),
+      `search_tools and /api/tools/search agree on "${q}"`,
+    );
+  }
 });
 
 test("a restart reads the tools' sentence vectors from Postgres instead of encoding them again", async (t) => {

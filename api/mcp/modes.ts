@@ -8,6 +8,7 @@
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { searchDocumentOf, type ToolRow } from '../../core/repos/tools.js';
 import { rankDocuments } from '../../core/search/embedded.js';
+import type { SearchEngine } from '../../core/search/engine.js';
 import type { UsageSource } from '../../core/search/usage.js';
 import { mcpTool } from './tools.js';
 import { callCollectionTool, type CallContext } from './call.js';
@@ -66,17 +67,18 @@ export function metaTools(named: Map<string, ToolRow>): Tool[] {
 }
 
 /**
- * The collection's tools that match the query, best first: the registry search (core/search) over just these tools,
- * so that over the same tools the order is `GET /api/tools/search`'s. BROKEN tools are left out, as there.
+ * The collection's tools that match the query, best first: the registry's search engine (core/search, with the
+ * sentence encoder for long queries when it is on) over just these tools, so that over the same tools the order is
+ * `GET /api/tools/search`'s. BROKEN tools are left out, as there. With Meilisearch, the embedded ranking.
  */
-export function searchTools(named: Map<string, ToolRow>, query: string, limit: number, usage?: UsageSource): Tool[] {
+export async function searchTools(named: Map<string, ToolRow>, query: string, limit: number, search: SearchEngine, usage?: UsageSource): Promise<Tool[]> {
   const nameOf = new Map([...named].map(([name, t]) => [t.id, name]));
-  return rankDocuments([...named.values()].map(searchDocumentOf), query, undefined, usage)
-    .slice(0, limit)
-    .map((h) => {
-      const name = nameOf.get(h.id)!;
-      return mcpTool(name, named.get(name)!);
-    });
+  const docs = [...named.values()].map(searchDocumentOf);
+  const ranked = search.rankAmong ? await search.rankAmong(docs, query) : rankDocuments(docs, query, undefined, usage);
+  return ranked.slice(0, limit).map((h) => {
+    const name = nameOf.get(h.id)!;
+    return mcpTool(name, named.get(name)!);
+  });
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -107,7 +109,7 @@ export async function callMetaTool(
       invalid(`${SEARCH_TOOL}: 'limit' must be an integer from 1 to ${MAX_RESULTS}`);
     }
     c.deps.learning.search(c.caller?.userId, a.query);
-    const tools = searchTools(named, a.query, limit as number, c.deps.searchUsage);
+    const tools = await searchTools(named, a.query, limit as number, c.deps.search, c.deps.searchUsage);
     const structured = { tools };
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   }

@@ -66,6 +66,9 @@ export function createEmbeddedSearch(params: RankingParams = DEFAULT_RANKING, us
       if (!r) others.set(other, (r = new Ranker(index, other, usage)));
       return r.search(query);
     },
+    async rankAmong(docs, q) {
+      return rankDocuments(docs, q, params, usage);
+    },
     async status() {
       return { ok: true, engine: 'embedded', documents: index.liveCount, detail: `${index.dict.size} terms` };
     },

@@ -16,8 +16,8 @@
  * queries are ranked by words alone too. `settled()` waits for the backlog.
  */
 import { createHash } from 'node:crypto';
-import type { SearchDocument, SearchEngine, SearchQuery, SearchResult } from './engine.js';
-import { createEmbeddedSearch } from './embedded.js';
+import type { SearchDocument, SearchEngine, SearchHit, SearchQuery, SearchResult } from './engine.js';
+import { createEmbeddedSearch, rankDocuments } from './embedded.js';
 import { categoryCode } from './inverted-index.js';
 import { DEFAULT_RANKING, type RankingParams } from './ranker.js';
 import type { SentenceEncoder } from './sentence-encoder.js';
@@ -233,6 +233,40 @@ export function createEncodedSearch(
     return encoded;
   };
 
+  /** The query's vector, or undefined (counted) when the encoder cannot give it now: then the query is ranked by words. */
+  const vectorFor = async (text: string): Promise<Float32Array | undefined> => {
+    if (encoderError || !encoder.ready() || text === '') {
+      stats.queriesWithoutEncoder++;
+      return undefined;
+    }
+    try {
+      return await queryVector(text);
+    } catch {
+      noteRefusal(); // this query is answered by words; the next one tries the encoder again unless its thread is gone
+      stats.queriesWithoutEncoder++;
+      return undefined;
+    }
+  };
+
+  /**
+   * The fusion, best first: each candidate's lexical score / the best one's (+ what usage added) + weight × the cosine
+   * of its vector and the query's; a candidate no word found needs a cosine of at least the threshold.
+   */
+  const fuse = (words: SearchHit[], candidates: [id: string, vector: Float32Array | null | false, quality: number][], q: Float32Array) => {
+    let best = 0;
+    for (const h of words) best = Math.max(best, h.lexical ?? h.score);
+    const found = new Map(words.map((h) => [h.id, (best > 0 ? (h.lexical ?? h.score) / best : 0) + (h.usage ?? 0)]));
+    const scored: { id: string; score: number; quality: number }[] = [];
+    for (const [id, vector, quality] of candidates) {
+      let cos = 0;
+      if (vector) for (let k = 0; k < q.length; k++) cos += q[k] * vector[k];
+      const lex = found.get(id);
+      if (lex === undefined && cos < ranking.threshold) continue;
+      scored.push({ id, score: (lex ?? 0) + ranking.weight * cos, quality });
+    }
+    return scored.sort((a, b) => b.score - a.score || b.quality - a.quality || (a.id < b.id ? -1 : 1));
+  };
+
   return {
     engine: 'embedded',
     async replaceAll(docs) {
@@ -256,35 +290,28 @@ export function createEncodedSearch(
       const text = encodedQueryText(query.q, ranking.minWords);
       // A short query is the embedded engine's alone (with its word vectors), and never waits for the encoder.
       if (text === undefined) return lexical.search(query);
-      if (encoderError || !encoder.ready() || text === '') {
-        stats.queriesWithoutEncoder++;
-        return lexical.search(query);
-      }
-      let q: Float32Array;
-      try {
-        q = await queryVector(text);
-      } catch {
-        noteRefusal(); // this query is answered by words; the next one tries the encoder again unless its thread is gone
-        stats.queriesWithoutEncoder++;
-        return lexical.search(query);
-      }
+      const q = await vectorFor(text);
+      if (!q) return lexical.search(query);
       const words = lexical.searchWith(FUSED_LEXICAL, { q: query.q, category: query.category, limit: Math.max(entries.size, 1) });
-      let best = 0;
-      for (const h of words.hits) best = Math.max(best, h.lexical ?? h.score);
-      const found = new Map(words.hits.map((h) => [h.id, (best > 0 ? (h.lexical ?? h.score) / best : 0) + (h.usage ?? 0)]));
       const cat = categoryCode(query.category);
-      const scored: { id: string; score: number; quality: number }[] = [];
-      for (const [id, e] of entries) {
-        if (e.broken || (cat !== 0 && e.category !== cat)) continue;
-        let cos = 0;
-        if (e.vector) for (let k = 0; k < q.length; k++) cos += q[k] * e.vector[k];
-        const lex = found.get(id);
-        if (lex === undefined && cos < ranking.threshold) continue;
-        scored.push({ id, score: (lex ?? 0) + ranking.weight * cos, quality: e.quality });
-      }
-      scored.sort((a, b) => b.score - a.score || b.quality - a.quality || (a.id < b.id ? -1 : 1));
+      const candidates: [string, Float32Array | null | false, number][] = [];
+      for (const [id, e] of entries) if (!e.broken && (cat === 0 || e.category === cat)) candidates.push([id, e.vector, e.quality]);
+      const scored = fuse(words.hits, candidates, q);
       const offset = query.offset ?? 0;
       return { total: scored.length, hits: scored.slice(offset, offset + query.limit).map(({ id, score }) => ({ id, score })) };
+    },
+    async rankAmong(docs, q) {
+      const text = encodedQueryText(q, ranking.minWords);
+      const vector = text === undefined ? undefined : await vectorFor(text);
+      if (!vector) return rankDocuments(docs, q, DEFAULT_RANKING, opts.usage);
+      // A tool of the set is in the index (a collection's tools are registry tools): its kept vector, if its text is the same.
+      const candidates: [string, Float32Array | null | false, number][] = [];
+      for (const doc of docs) {
+        if (doc.healthStatus === 'BROKEN') continue;
+        const e = entries.get(doc.id);
+        candidates.push([doc.id, e && e.text === sentenceOf(doc) ? e.vector : null, doc.qualityScore]);
+      }
+      return fuse(rankDocuments(docs, q, FUSED_LEXICAL, opts.usage), candidates, vector).map(({ id, score }) => ({ id, score }));
     },
     async status() {
       const lex = await lexical.status();

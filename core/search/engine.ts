@@ -64,6 +64,13 @@ export interface SearchEngine {
   remove(ids: string[]): Promise<void>;
   /** BROKEN tools never appear in results. */
   search(query: SearchQuery): Promise<SearchResult>;
+  /**
+   * Just these documents ranked for a query, best first, only those it finds (a collection's tools for an MCP
+   * endpoint's `search_tools`): the way search() ranks the index, with word rarity counted within the set. The
+   * embedded engine has it (with or without the sentence encoder); for Meilisearch the caller ranks with the embedded
+   * ranking (rankDocuments).
+   */
+  rankAmong?(docs: SearchDocument[], q: string): Promise<SearchHit[]>;
   status(): Promise<SearchStatus>;
   close(): Promise<void>;
 }

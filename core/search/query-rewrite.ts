@@ -95,6 +95,8 @@ export function withQueryRewrite(engine: SearchEngine, llm: LlmProvider, logger:
     remove: (ids) => engine.remove(ids),
     status: () => engine.status(),
     close: () => engine.close(),
+    // A collection's search_tools is not rewritten (a model call per MCP search); it ranks as the engine does.
+    rankAmong: engine.rankAmong?.bind(engine),
     async search(query: SearchQuery): Promise<SearchResult> {
       const q = query.q.trim();
       if (q.split(/\s+/).length < minWords) return engine.search(query);
