@@ -11,7 +11,7 @@ test.before(async () => {
     const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, dir)}`);
     if (res.status !== 201) throw new Error(res.text);
   }
-  for (const dir of ['echo-tools', 'load-fails', 'missing-export']) {
+  for (const dir of ['echo-tools', 'load-fails', 'missing-export', 'fetcher']) {
     const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', dir)}`);
     if (res.status !== 201) throw new Error(res.text);
   }
@@ -76,6 +76,20 @@ test('env reaches the tool; a tool that throws gives 200 with TOOL_ERROR', async
   t.false(thrown.body.success);
   t.is(thrown.body.error.code, 'TOOL_ERROR');
   t.regex(thrown.body.error.message, /could not authenticate/);
+});
+
+test('a tool whose request finds no network says why: its package does not declare network, or the service gives none', async (t) => {
+  // The gVisor sandbox of a tool without `network` has loopback only (and this service runs with SANDBOX_NETWORK=none).
+  const undeclared = await execute('@fixtures/fetcher/fetchPage', { params: { url: 'http://example.com/' } });
+  t.is(undeclared.status, 200, undeclared.text);
+  t.is(undeclared.body.error.code, 'TOOL_ERROR');
+  t.regex(undeclared.body.error.message, /^fetch failed \(the tool ran without network: its package does not declare `network`/);
+  const declared = await execute('@fixtures/fetcher/fetchDeclared', { params: { url: 'http://example.com/' } });
+  t.regex(declared.body.error.message, /^fetch failed \(the tool ran without network: this service gives no sandbox network, SANDBOX_NETWORK=none\)$/);
+  // The stored execution says the same; a failure of the tool's own is left as it is.
+  t.is((await svc.request('GET', `/api/executions/${undeclared.body.executionId}`)).body.data.error.message, undeclared.body.error.message);
+  const refused = await execute('@fixtures/fetcher/refuse', { params: {} });
+  t.is(refused.body.error.message, 'quota exceeded for this month');
 });
 
 test('a time-out gives 504 EXECUTION_TIMEOUT with the executionId, and the execution is timed_out', async (t) => {

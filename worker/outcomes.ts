@@ -16,12 +16,30 @@ export interface OutcomeMapping {
 /** What an execution that escaped every outcome (a thrown error, not a sandbox outcome) is failed with. */
 export const UNRUNNABLE = { code: 'INTERNAL', message: 'The worker could not run this execution' } as const;
 
-export function mapOutcome(o: ExecuteOutcome, timeoutMs: number): OutcomeMapping {
+/** What Node says when a request finds no network: undici's fetch, and the resolver's and socket's error codes. */
+const NETWORK_FAILURE = /\bfetch failed\b|\b(ENOTFOUND|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ECONNREFUSED)\b|getaddrinfo/;
+
+/**
+ * Why a tool ran without network, when it did: its package does not declare `network`, or the service gives egress
+ * to no sandbox (SANDBOX_NETWORK=none). Undefined when it had egress.
+ */
+export type Offline = 'undeclared' | 'service' | undefined;
+
+const OFFLINE_HINT: Record<Exclude<Offline, undefined>, string> = {
+  undeclared:
+    ' (the tool ran without network: its package does not declare `network` in its toolshed permissions, so its sandbox has none; see docs/tool-packages.md)',
+  service: ' (the tool ran without network: this service gives no sandbox network, SANDBOX_NETWORK=none)',
+};
+
+export function mapOutcome(o: ExecuteOutcome, timeoutMs: number, offline?: Offline): OutcomeMapping {
   switch (o.kind) {
     case 'ok':
       return { status: 'succeeded', result: o.output ?? null, error: null, retry: false };
-    case 'tool_error':
-      return { status: 'failed', error: { code: 'TOOL_ERROR', message: o.message }, retry: false };
+    case 'tool_error': {
+      // A request that failed for want of network says so: "fetch failed" alone leaves the caller guessing.
+      const hint = offline && NETWORK_FAILURE.test(o.message) ? OFFLINE_HINT[offline] : '';
+      return { status: 'failed', error: { code: 'TOOL_ERROR', message: `${o.message}${hint}` }, retry: false };
+    }
     case 'timeout':
       return { status: 'timed_out', error: { code: 'EXECUTION_TIMEOUT', message: `The tool did not finish within ${timeoutMs} ms` }, retry: false };
     case 'oom':

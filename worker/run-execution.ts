@@ -59,6 +59,7 @@ export function runInSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxRe
 async function callSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxResult & { kind: string }> {
   const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
   const declared = r.permissions;
+  const offline = declared?.network !== true ? 'undeclared' : deps.config.SANDBOX_NETWORK !== 'egress' ? 'service' : undefined;
   const outcome = await deps.sandbox.execute({
     pkg: r.pkg,
     exportName: r.exportName,
@@ -71,7 +72,7 @@ async function callSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxResu
     reuseKey: r.reuseKey,
   });
   deps.metrics?.sandboxExecution(outcome.kind);
-  return { mapped: mapOutcome(outcome, timeoutMs), durationMs: Math.round(outcome.durationMs), kind: outcome.kind };
+  return { mapped: mapOutcome(outcome, timeoutMs, offline), durationMs: Math.round(outcome.durationMs), kind: outcome.kind };
 }
 
 /**
