@@ -6,6 +6,7 @@
  * stdout, lists too much, sends requests of its own, or exits is a clear error.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { z } from 'zod';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -205,7 +206,7 @@ export async function listServerTools(pipe: GuestPipe, timeoutMs: number): Promi
     let cursor: string | undefined;
     for (let page = 0; ; page++) {
       if (page >= MCP_LIMITS.maxPages) throw new ServerProblem(`tools/list has more than ${MCP_LIMITS.maxPages} pages`);
-      const res = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+      const res = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, LENIENT_TOOLS_LIST, { timeout: timeoutMs });
       for (const t of res.tools) {
         if (tools.length >= MCP_LIMITS.maxTools) throw new ServerProblem(`the MCP server lists more than ${MCP_LIMITS.maxTools} tools`);
         tools.push(toMcpTool(t));
@@ -226,6 +227,41 @@ export async function listServerTools(pipe: GuestPipe, timeoutMs: number): Promi
 
 class ServerProblem extends Error {}
 
+/**
+ * tools/list as servers send it. The SDK's own schema (`client.listTools`) refuses the whole list for one input schema
+ * without `type: "object"` with a dump of zod issues; here each tool's schemas are checked by toMcpTool, which names
+ * the tool, and a schema that only lacks `type` is taken as the object schema MCP says it is.
+ */
+const LENIENT_TOOLS_LIST = z.looseObject({
+  tools: z.array(
+    z.looseObject({
+      name: z.string(),
+      title: z.string().optional(),
+      description: z.string().optional(),
+      inputSchema: z.unknown(),
+      outputSchema: z.unknown().optional(),
+      annotations: z.unknown().optional(),
+    }),
+  ),
+  nextCursor: z.string().optional(),
+});
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A tool's input (or output) schema as recorded: an object schema. One without `type` gets `type: "object"` (what MCP
+ * requires it to be; servers built with zod-to-json-schema over a zod it cannot read send only `$schema`); one of
+ * another type, or not a JSON object at all, is refused naming the tool.
+ */
+function objectSchema(tool: string, what: 'input' | 'output', schema: unknown): Record<string, unknown> {
+  if (!isPlainObject(schema)) throw new ServerProblem(`the ${what} schema of tool '${tool}' is not a JSON Schema object`);
+  if (schema.type === undefined) return { type: 'object', ...schema };
+  if (schema.type !== 'object') {
+    throw new ServerProblem(`the ${what} schema of tool '${tool}' is of type ${JSON.stringify(schema.type).slice(0, 60)}: MCP tools take and give objects`);
+  }
+  return schema;
+}
+
 function toMcpTool(t: { name: string; title?: string; description?: string; inputSchema: unknown; outputSchema?: unknown; annotations?: unknown }): McpTool {
   if (t.name.length === 0 || t.name.length > MCP_LIMITS.maxNameChars || !/^[\w.-]+$/.test(t.name)) {
     throw new ServerProblem(`the MCP server lists a tool named '${t.name.slice(0, 140)}': names are 1–128 of A–Z a–z 0–9 _ - .`);
@@ -242,8 +278,8 @@ function toMcpTool(t: { name: string; title?: string; description?: string; inpu
   return {
     exportName: t.name,
     description,
-    inputSchema: (t.inputSchema as Record<string, unknown>) ?? { type: 'object' },
-    ...(t.outputSchema ? { outputSchema: t.outputSchema as Record<string, unknown> } : {}),
+    inputSchema: t.inputSchema === undefined ? { type: 'object' } : objectSchema(t.name, 'input', t.inputSchema),
+    ...(t.outputSchema !== undefined && t.outputSchema !== null ? { outputSchema: objectSchema(t.name, 'output', t.outputSchema) } : {}),
     ...(t.title ? { title: t.title } : {}),
     ...(t.annotations && typeof t.annotations === 'object' ? { annotations: t.annotations as Record<string, unknown> } : {}),
   };

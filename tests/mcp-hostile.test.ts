@@ -208,3 +208,17 @@ test('health: a server that starts and lists the same tools passes its check; on
   t.false(check.passed);
   t.regex(String(check.error), /tools\/list changed for version 1\.0\.0 since it was imported \(input schema\)/);
 });
+
+test('an input schema without `type` (server-gitlab as npm installs it today) imports as an object schema and runs; another type is refused naming the tool', async (t) => {
+  const refused = await importMode('untyped', { env: [{ name: 'FIXTURE_STRING_INPUT', description: 'adds a tool whose input is a string' }] });
+  t.is(refused.status, 400, refused.text);
+  t.regex(refused.body.error.message, /the input schema of tool 'scalar' is of type "string": MCP tools take and give objects/);
+  t.notRegex(refused.body.error.message, /invalid_value/, 'not a dump of the SDK schema issues');
+  const res = await importMode('untyped');
+  t.is(res.status, 201, res.text);
+  const shout = await svc.request('GET', '/api/tools/@fixtures/mcp-untyped/shout');
+  t.is(shout.body.data.inputSchema.type, 'object');
+  const run = await execute('untyped', 'shout', { text: 'typed at last' });
+  t.is(run.status, 200, run.text);
+  t.deepEqual(run.body.result, { text: 'TYPED AT LAST' });
+});
