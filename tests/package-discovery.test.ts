@@ -70,6 +70,13 @@ test.serial('through the real npm: path, @exalabs/ai-sdk imports its webSearch f
   t.regex(run.body.error.message, /EXA_API_KEY is required/);
 });
 
+test.serial('through the real npm: @agentic/polygon, whose client class has no AI functions, is a 400 that says so', async (t) => {
+  const res = await svc.importPackage('npm:@agentic/polygon@7.6.9');
+  t.is(res.status, 400, res.text);
+  t.regex(res.body.error.message, /PolygonClient: an Agentic client class with no AI functions \(no @aiFunction methods\): it offers no tools/);
+  t.notRegex(res.body.error.message, /runtime does not appear to support/, 'not the assertion that blames the runtime');
+});
+
 test.serial("TPMJS's current field: tools[].name and legacy exportName, a TPMJS category mapped onto ours, env defaults", async (t) => {
   const res = await svc.importPackage(fixture('tpmjs-current'));
   t.is(res.status, 201, res.text);

@@ -104,7 +104,21 @@ function withDeadline(work, what) {
 function providerFunctions(instance) {
   /** @type {Map<string, AgenticFunction>} */
   const out = new Map();
-  for (const fn of instance.functions ?? []) if (isAgenticFunction(fn)) out.set(String(fn.spec.name), fn);
+  let functions;
+  try {
+    functions = instance.functions ?? [];
+  } catch (err) {
+    // Agentic asserts "Your runtime does not appear to support ES decorator metadata" when a class has no decorator
+    // metadata at all: a client class without any @aiFunction method (@agentic/polygon's PolygonClient), not a runtime
+    // without decorators (@agentic/core polyfills Symbol.metadata as Symbol.for('Symbol.metadata'), shared by realms).
+    const key = Symbol.for('Symbol.metadata');
+    const ctor = /** @type {Record<symbol, unknown> | undefined} */ (Object.getPrototypeOf(instance)?.constructor);
+    if (ctor && ctor[key] === undefined && /decorator metadata/.test(String(/** @type {{ message?: unknown }} */ (err)?.message))) {
+      throw new Error('an Agentic client class with no AI functions (no @aiFunction methods): it offers no tools');
+    }
+    throw err;
+  }
+  for (const fn of functions) if (isAgenticFunction(fn)) out.set(String(fn.spec.name), fn);
   return out;
 }
 
