@@ -13,11 +13,19 @@ let scenarioId: string;
 const workers: Child[] = [];
 const SLOW = '@fixtures/nul-tools/slow';
 const JUDGE_PASS = { text: JSON.stringify({ verdict: 'pass', reason: 'the agent answered' }) };
+// The workers' lease: 8 s keeps the kill tests quick (a killed worker's job is judged dead 8 s after its last beat).
+const LEASE_SECONDS = 8;
+// How long the long-life test's job lives: every timer of the engine scales with the lease (heartbeat every 2 s, reaper
+// every 6 s, an 8 s window, a hold lingering 8 s), and this outlives that window four times and the connection pools'
+// 30 s idle time; it used to be 60 s, from when the test ran with the default 20 s lease.
+const LIFE_MS = 4 * LEASE_SECONDS * 1000 + 4000;
 
 const llmEnv = () => ({ LLM_BASE_URL: vendor.baseUrl, LLM_API_KEY: 'k-faults-test', LLM_MODEL: 'fake-chat-1', LLM_EMBEDDING_MODEL: 'fake-embed-1' });
 const startWorker = () => {
-  // An 8 s lease keeps the kill tests quick; the long-life test still outlives it (and every other timer) many times.
-  const w = spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { EXECUTION_TIMEOUT_MS: '90000', WORKER_LEASE_SECONDS: '8', ...llmEnv() }));
+  const w = spawnProcess(
+    'worker/main.ts',
+    serviceEnv(svc.config, svc.databaseUrl, { EXECUTION_TIMEOUT_MS: '90000', WORKER_LEASE_SECONDS: String(LEASE_SECONDS), ...llmEnv() }),
+  );
   workers.push(w);
   return w;
 };
@@ -71,11 +79,11 @@ test.after.always(async () => {
   await svc?.close();
 });
 
-test.serial('a 60 s execution and a 60 s scenario run, with two workers alive, each run exactly once', async (t) => {
+test.serial('an execution and a scenario run that outlive every timer of the engine, with two workers alive, each run exactly once', async (t) => {
   const chatBefore = vendor.chatRequests().length;
   const countBefore = (await db()('tools').where({ name: 'slow' }).first()).execution_count;
-  vendor.chat.push({ text: 'I waited, as asked.', delayMs: 60_000 }, JUDGE_PASS);
-  const ex = await svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { key: user.key, body: { params: { ms: 60_000 } } });
+  vendor.chat.push({ text: 'I waited, as asked.', delayMs: LIFE_MS }, JUDGE_PASS);
+  const ex = await svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { key: user.key, body: { params: { ms: LIFE_MS } } });
   t.is(ex.status, 202, ex.text);
   const run = await svc.request('POST', `/api/scenarios/${scenarioId}/run?wait=false`, { key: user.key });
   t.is(run.status, 202, run.text);
@@ -100,9 +108,9 @@ test.serial('a 60 s execution and a 60 s scenario run, with two workers alive, e
   );
 
   t.is(execution.status, 'succeeded');
-  t.deepEqual(execution.result, { waited: 60_000 });
+  t.deepEqual(execution.result, { waited: LIFE_MS });
   t.is(execution.attempts, 1, 'the tool ran once');
-  t.true(execution.completed_at - execution.started_at >= 60_000, 'it really lived past every engine timer');
+  t.true(execution.completed_at - execution.started_at >= LIFE_MS, 'it really lived past every engine timer');
   t.is((await db()('tools').where({ name: 'slow' }).first()).execution_count, countBefore + 1, 'counted once');
   t.is(finished.status, 'completed', JSON.stringify(finished.error));
   t.is(finished.attempt, 1, 'the run was claimed once');
@@ -112,7 +120,7 @@ test.serial('a 60 s execution and a 60 s scenario run, with two workers alive, e
 });
 
 test.serial('kill -9 of the worker running an execution: the other worker runs it again and it finishes', async (t) => {
-  const ex = await svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { key: user.key, body: { params: { ms: 15_000 } } });
+  const ex = await svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { key: user.key, body: { params: { ms: 10_000 } } });
   const id = ex.body.data.executionId;
   const holder = await holderOf('executionId', id);
   await until(async () => (await db()('executions').where({ id }).first()).status === 'running', 30_000, 'the execution to start');
@@ -127,7 +135,7 @@ test.serial('kill -9 of the worker running an execution: the other worker runs i
     'the execution to be run again',
   );
   t.is(done.attempts, 2);
-  t.deepEqual(done.result, { waited: 15_000 });
+  t.deepEqual(done.result, { waited: 10_000 });
   t.deepEqual(await stillRunning(), { executions: 0, scenario_runs: 0, package_imports: 0 });
 });
 

@@ -2,15 +2,17 @@
  * MCP servers that misbehave, each a mode of one hand-written stdio server (fixtures/mcp-servers/server.cjs) copied
  * into a package of its own and imported with `args: [mode]`: every one ends with a clear error, the limits of
  * sandbox/mcp-client.ts hold, and the API and worker keep answering. Also the import rules a user meets: a server
- * that exits without its key at start, placeholders for declared variables, serverJson, paging, isError.
+ * that exits without its key at start, placeholders for declared variables, serverJson, paging, isError. A server that
+ * never answers is tests/mcp-silent.test.ts (its own service, with a short describe limit).
  */
 import test from 'ava';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { enqueue } from '../core/infra/jobs.js';
-import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { startService, type Service } from './helpers/service.js';
 import { until } from './helpers/processes.js';
+import { mcpFixturePackage } from './helpers/mcp-fixture.js';
 
 let svc: Service;
 let root: string;
@@ -24,17 +26,7 @@ test.after.always(async () => {
   if (root) await fs.rm(root, { recursive: true, force: true });
 });
 
-/** A package `@fixtures/mcp-<mode>` holding the fixture server as its bin. */
-async function fixturePackage(mode: string): Promise<string> {
-  const dir = path.join(root, mode);
-  await fs.mkdir(dir, { recursive: true });
-  await fs.copyFile(path.join(FIXTURES_DIR, 'mcp-servers', 'server.cjs'), path.join(dir, 'server.cjs'));
-  await fs.writeFile(
-    path.join(dir, 'package.json'),
-    JSON.stringify({ name: `@fixtures/mcp-${mode}`, version: '1.0.0', description: `fixture server: ${mode}`, bin: { [`mcp-${mode}`]: 'server.cjs' } }),
-  );
-  return dir;
-}
+const fixturePackage = (mode: string) => mcpFixturePackage(root, mode);
 
 const importMode = async (mode: string, extra: Record<string, unknown> = {}) =>
   svc.request('POST', '/api/admin/packages', {
@@ -110,15 +102,6 @@ test('serverJson (MCP Registry server.json) gives the arguments and variables', 
   t.is(res.status, 201, res.text);
   const tool = await svc.request('GET', '/api/tools/@fixtures/mcp-from-json/shout');
   t.true(JSON.stringify(tool.body.data).includes('FIXTURE_API_KEY'), 'the variable is declared on the package');
-});
-
-test('never answers initialize: the import ends with a time-out error, and the service keeps answering', async (t) => {
-  const res = await importMode('silent');
-  t.is(res.status, 400, res.text);
-  t.regex(res.body.error.message, /did not list its tools within|did not answer in time/);
-  // What it said on stderr meanwhile is in the answer (colour codes left out): here, why it never spoke MCP.
-  t.regex(res.body.error.message, /\[INFO\] listening on http:\/\/127\.0\.0\.1:3333\/mcp \(pass --stdio for stdio\)/);
-  await stillServing(t);
 });
 
 test("a server that reads stdin through 'readable' events, not 'data', imports and runs", async (t) => {

@@ -75,7 +75,8 @@ test.serial('a run: the model calls slugify in the sandbox, answers, the judge p
 });
 
 test.serial('a vendor failure makes the run failed (not a verdict); statistics do not move; no key in the error', async (t) => {
-  for (let i = 0; i < 3; i++) vendor.chat.push({ error: { status: 500, message: 'the model is overloaded' } });
+  // Three tries (the SDK's retries), asked for after 100 ms (retry-after-ms) rather than the SDK's 2 + 4 s.
+  for (let i = 0; i < 3; i++) vendor.chat.push({ error: { status: 500, message: 'the model is overloaded', retryAfterMs: 100 } });
   const res = await svc.request('POST', `/api/scenarios/${scenarioId}/run`, { key: user.key });
   t.is(res.status, 200);
   const r = res.body.data;
@@ -109,7 +110,7 @@ test.serial('24 through the vendor: deltas as the text streams in; a vendor erro
     ['Your ', 'slug is ', 'streamed_text.'],
   );
   t.like(ok.events[6].data, { provider: 'openai-compatible', model: 'fake-chat-1' });
-  for (let i = 0; i < 3; i++) vendor.chat.push({ error: { status: 503, message: 'unavailable' } });
+  for (let i = 0; i < 3; i++) vendor.chat.push({ error: { status: 503, message: 'unavailable', retryAfterMs: 100 } });
   const bad = await readSse(`${svc.url}/api/tools/execute/@toolshed-examples/text-tools/slugify`, postJson(undefined, { prompt: 'Slugify "x y"' }));
   t.is(bad.status, 200);
   t.deepEqual(

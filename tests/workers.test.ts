@@ -218,7 +218,8 @@ const toolCounters = async (slug: string) => {
 test.serial('a graceful shutdown in the middle of a long execution: it runs again on a live worker, and counts once, as a success', async (t) => {
   const a = startWorkerProcess();
   const before = await toolCounters('@fixtures/echo-tools/sleepy');
-  const id = await queueSleepy(15_000);
+  // Twice the 5 s a stopping worker gives its jobs before it aborts them (worker/runner.ts): still running then.
+  const id = await queueSleepy(10_000);
   await until(async () => ((await execution(id))?.status === 'running' ? true : undefined), 60_000, 'the execution to start');
   t.is(await stop(a, 'SIGTERM'), 0);
   t.is((await execution(id)).status, 'queued', 'back in the queue, not failed');

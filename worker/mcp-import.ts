@@ -22,9 +22,6 @@ import type { ImportResult } from './import.js';
 import { packageJsonProblems } from '../core/packages/npm-rules.js';
 import { bundleMcpServer, removeMcpBundle } from '../sandbox/mcp-bundle.js';
 
-/** Starting a server and listing its tools, in the sandbox. */
-export const MCP_DESCRIBE_TIMEOUT_MS = 30_000;
-
 export async function importMcpServer(
   deps: WorkerDeps,
   req: { source: string; official: boolean; options: ImportOptions; publishedBy?: string | null },
@@ -37,7 +34,8 @@ export async function importMcpServer(
   if ('errors' in planned) return invalid(`Not a runnable MCP server: ${planned.errors.map((e) => e.message).join('; ')}`, planned.errors);
   const plan = planned.plan;
   // Every start of the server while it is described: placeholders for its variables, egress if it declared network.
-  const describing = { timeoutMs: MCP_DESCRIBE_TIMEOUT_MS, env: placeholderEnv(plan.env), network: plan.network };
+  const describeMs = deps.config.MCP_DESCRIBE_TIMEOUT_MS;
+  const describing = { timeoutMs: describeMs, env: placeholderEnv(plan.env), network: plan.network };
   // Run in the guest's own process when the server loads that way (a faster start), else as a child `node <bin>`:
   // after a load error, or a time-out (a server that reads stdin other than through `data` events never hears
   // `initialize` in the guest's process; guest/mcp-pipe.cjs).
@@ -75,7 +73,7 @@ export async function importMcpServer(
   if (d.kind !== 'ok') {
     const why =
       d.kind === 'timeout'
-        ? `it did not list its tools within ${MCP_DESCRIBE_TIMEOUT_MS / 1000} s${d.stderr ? `; its last lines on stderr: ${d.stderr}` : ' and wrote nothing to stderr'}`
+        ? `it did not list its tools within ${describeMs / 1000} s${d.stderr ? `; its last lines on stderr: ${d.stderr}` : ' and wrote nothing to stderr'}`
         : d.message;
     const message = scrubHostPaths(`The MCP server could not be started and described: ${why}`, installed.dir);
     return invalid(message, [{ path: 'source', message }]);

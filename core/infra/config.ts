@@ -88,6 +88,11 @@ const schema = z.object({
   SCENARIO_SANDBOX_REUSE: z.enum(['off', 'caller-package']).default('caller-package'),
   /** MCP servers kept started and initialised ahead of their calls, over all packages (sandbox/mcp-warm.ts); 0 = off. */
   SANDBOX_MCP_WARM: intFrom(2),
+  /**
+   * How long an MCP server being imported has to start and list its tools, per attempt (an import tries in the guest's
+   * process, then as a child `node`). Lower only to make tests of silent servers quick.
+   */
+  MCP_DESCRIBE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   WORKER_CONCURRENCY: intFrom(4),
   EXECUTION_TIMEOUT_MS: intFrom(30_000),
   EXECUTION_WAIT_MS: intFrom(60_000),

@@ -24,6 +24,11 @@ export interface ScriptedToolCall {
 export interface ScriptedError {
   status: number;
   message: string;
+  /**
+   * Sent as `retry-after-ms` (as OpenAI-compatible vendors do when they are overloaded): the AI SDK then retries after
+   * that long instead of its own backoff (2 s, then 4 s). For a test of what a failure shows, not of the backoff.
+   */
+  retryAfterMs?: number;
 }
 
 /** `delayMs`: answer only after this long, like a slow model (the request is recorded when it arrives). */
@@ -68,7 +73,7 @@ function splitPieces(s: string, n: number): string[] {
 }
 
 function sendError(res: http.ServerResponse, e: ScriptedError): void {
-  res.writeHead(e.status, { 'content-type': 'application/json' });
+  res.writeHead(e.status, { 'content-type': 'application/json', ...(e.retryAfterMs !== undefined ? { 'retry-after-ms': String(e.retryAfterMs) } : {}) });
   res.end(JSON.stringify({ error: { message: e.message, type: 'invalid_request_error', param: null, code: null } }));
 }
 

@@ -75,8 +75,9 @@ function assertNothingLeaks(t: any, texts: string[]) {
 
 test.serial('a vendor 500 whose body holds internal details: stable messages, nothing of the vendor reaches users', async (t) => {
   const body = `${MARKER}: upstream 10.20.30.40:8443 refused, key ${API_KEY}`;
-  // Each vendor call is tried three times (the SDK's retries); four calls fail: run, 24, chat, generation.
-  for (let i = 0; i < 12; i++) vendor.chat.push({ error: { status: 500, message: body } });
+  // Each vendor call is tried three times (the SDK's retries); four calls fail: run, 24, chat, generation. The vendor
+  // asks for its retries after 100 ms (retry-after-ms), not the SDK's 2 + 4 s per call.
+  for (let i = 0; i < 12; i++) vendor.chat.push({ error: { status: 500, message: body, retryAfterMs: 100 } });
   const seen = await everythingUsersSee();
   assertNothingLeaks(t, seen.texts);
   t.deepEqual(seen.runError, { code: 'LLM_ERROR', message: 'LLM provider unavailable (status 500)' });

@@ -1,0 +1,16 @@
+/** The hand-written stdio MCP server of tests/fixtures/mcp-servers (one mode per misbehaviour) as a package of its own. */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { FIXTURES_DIR } from './service.js';
+
+/** A package `@fixtures/mcp-<mode>` under `root` holding the fixture server as its bin; imported with `args: [mode]`. */
+export async function mcpFixturePackage(root: string, mode: string): Promise<string> {
+  const dir = path.join(root, mode);
+  await fs.mkdir(dir, { recursive: true });
+  await fs.copyFile(path.join(FIXTURES_DIR, 'mcp-servers', 'server.cjs'), path.join(dir, 'server.cjs'));
+  await fs.writeFile(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: `@fixtures/mcp-${mode}`, version: '1.0.0', description: `fixture server: ${mode}`, bin: { [`mcp-${mode}`]: 'server.cjs' } }),
+  );
+  return dir;
+}
