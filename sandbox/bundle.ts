@@ -11,7 +11,15 @@ import { fileURLToPath } from 'node:url';
 
 export const GUEST_SOURCE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'guest');
 /** Where things appear inside the sandbox. */
-export const IN_SANDBOX = { node: '/usr/bin/node', guest: '/guest/main.cjs', snapshot: '/guest/snapshot.blob', pkg: '/pkg', tmp: '/tmp', home: '/tmp/home' };
+export const IN_SANDBOX = {
+  node: '/usr/bin/node',
+  shell: '/bin/sh',
+  guest: '/guest/main.cjs',
+  snapshot: '/guest/snapshot.blob',
+  pkg: '/pkg',
+  tmp: '/tmp',
+  home: '/tmp/home',
+};
 export const SANDBOX_UID = 65534;
 /** The CFS period of the CPU limit; the quota is SANDBOX_CPUS of it. */
 const CPU_PERIOD_US = 100_000;

@@ -1,7 +1,9 @@
 /**
  * The read-only root filesystem of gVisor sandboxes, built once per runner (content-addressed under the state dir): only
- * the Node runtime — the node binary, the shared libraries `ldd` lists, the dynamic loader — and the guest
- * (sandbox/guest, its `.cjs` files and warm-up), with its startup snapshot (snapshot.ts), and an /etc of its own.
+ * the Node runtime — the node binary, the shared libraries `ldd` lists, the dynamic loader — a POSIX shell at /bin/sh
+ * (the host's, dash on Debian: `child_process.exec` and `spawn(…, { shell: true })` need it, and real tool packages
+ * use them; it can do nothing node cannot), the guest (sandbox/guest, its `.cjs` files and warm-up), with its startup
+ * snapshot (snapshot.ts), and an /etc of its own.
  * It sits above bundle.ts and snapshot.ts (the snapshot is taken in a sandbox of a bundle), so neither imports the other
  * back.
  */
@@ -50,13 +52,16 @@ function copyInto(rootfs: string, hostPath: string, inside: string): void {
  * guest's startup snapshot for that memory size. Named by a hash of its inputs, so a new node binary or guest
  * version gets a new rootfs and running sandboxes keep theirs.
  */
+/** The host's POSIX shell, copied to /bin/sh in the rootfs. */
+const HOST_SHELL = '/bin/sh';
+
 export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: SnapshotOptions): string {
-  const libs = sharedLibraries(nodeBinary);
+  const libs = [...new Set([...sharedLibraries(nodeBinary), ...sharedLibraries(fs.realpathSync(HOST_SHELL))])];
   const guestFiles = (fs.readdirSync(GUEST_SOURCE_DIR, { recursive: true }) as string[])
     .filter((f) => fs.statSync(path.join(GUEST_SOURCE_DIR, f)).isFile() && path.basename(f) !== 'tsconfig.json')
     .sort();
   const hash = createHash('sha256');
-  for (const file of [nodeBinary, ...libs]) {
+  for (const file of [nodeBinary, HOST_SHELL, ...libs]) {
     const st = fs.statSync(file);
     hash.update(`${file}:${st.size}:${st.mtimeMs}\n`);
   }
@@ -72,6 +77,7 @@ export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: S
   for (const dir of ROOTFS_DIRS) fs.mkdirSync(path.join(building, dir), { recursive: true });
   for (const [file, text] of Object.entries(ETC_FILES)) fs.writeFileSync(path.join(building, 'etc', file), text, { mode: 0o644 });
   copyInto(building, nodeBinary, IN_SANDBOX.node);
+  copyInto(building, HOST_SHELL, IN_SANDBOX.shell);
   for (const lib of libs) copyInto(building, lib, lib);
   for (const file of guestFiles) {
     const target = path.join(building, 'guest', file);

@@ -11,7 +11,7 @@ test.before(async () => {
     const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, dir)}`);
     if (res.status !== 201) throw new Error(res.text);
   }
-  for (const dir of ['echo-tools', 'load-fails', 'missing-export', 'fetcher']) {
+  for (const dir of ['echo-tools', 'load-fails', 'missing-export', 'fetcher', 'shell-tools']) {
     const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', dir)}`);
     if (res.status !== 201) throw new Error(res.text);
   }
@@ -90,6 +90,12 @@ test('a tool whose request finds no network says why: its package does not decla
   t.is((await svc.request('GET', `/api/executions/${undeclared.body.executionId}`)).body.data.error.message, undeclared.body.error.message);
   const refused = await execute('@fixtures/fetcher/refuse', { params: {} });
   t.is(refused.body.error.message, 'quota exceeded for this month');
+});
+
+test('a tool that runs a shell command line (child_process.exec, /bin/sh -c) works in the sandbox', async (t) => {
+  const res = await execute('@fixtures/shell-tools/runShell', { params: { n: 6 } });
+  t.is(res.status, 200, res.text);
+  t.deepEqual(res.body.result, { stdout: 'node read 42\n\n' });
 });
 
 test('a time-out gives 504 EXECUTION_TIMEOUT with the executionId, and the execution is timed_out', async (t) => {

@@ -43,9 +43,11 @@ test('cannot read /etc/shadow (the only /etc is our own: name resolution and the
   t.regex(text(r), /ENOENT/);
   const firstLine = fs.readFileSync('/etc/shadow', 'utf8').split('\n')[0];
   t.false(text(r).includes(firstLine));
-  // The root holds the Node runtime, the guest and mount points only (/sys is gVisor's synthetic sysfs).
+  // The root holds the Node runtime, a POSIX shell, the guest and mount points only (/sys is gVisor's synthetic sysfs).
   const root = await hostile('listDir', { path: '/' });
-  t.deepEqual(root.kind === 'ok' ? root.output : root, ['dev', 'etc', 'guest', 'lib', 'lib64', 'pkg', 'proc', 'sys', 'tmp', 'usr']);
+  t.deepEqual(root.kind === 'ok' ? root.output : root, ['bin', 'dev', 'etc', 'guest', 'lib', 'lib64', 'pkg', 'proc', 'sys', 'tmp', 'usr']);
+  t.like(await hostile('listDir', { path: '/bin' }), { kind: 'ok', output: ['sh'] });
+  t.like(await hostile('listDir', { path: '/usr/bin' }), { kind: 'ok', output: ['node'] });
   const etc = await hostile('listDir', { path: '/etc' });
   t.deepEqual(etc.kind === 'ok' ? etc.output : etc, ['group', 'hosts', 'nsswitch.conf', 'passwd', 'resolv.conf']);
   t.like(await hostile('readFile', { path: '/etc/resolv.conf' }), { kind: 'ok', output: '' });
