@@ -35,6 +35,24 @@ test('the 61st request in a minute is a 429 with Retry-After; headers count down
   t.is((await svc.request('GET', '/api/tools', { key: other.key })).status, 200, 'another key has its own counter');
 });
 
+test('requests of one caller at once each take their own point: 70 → 60 answered (remaining 59 … 0, once each), 10 refused', async (t) => {
+  // The limiter takes the points of requests that arrive together in one statement (rate-limit.ts): none may share a
+  // point or be lost.
+  const u = await svc.createUser();
+  const answers = await Promise.all(Array.from({ length: 70 }, () => svc.request('GET', '/api/tools?limit=1', { key: u.key })));
+  const ok = answers.filter((r) => r.status === 200);
+  const refused = answers.filter((r) => r.status === 429);
+  t.is(ok.length, 60);
+  t.is(refused.length, 10);
+  t.deepEqual(
+    ok.map((r) => Number(r.headers.get('x-ratelimit-remaining'))).sort((a, b) => b - a),
+    Array.from({ length: 60 }, (_, i) => 59 - i),
+  );
+  for (const r of refused) t.is(r.headers.get('x-ratelimit-remaining'), '0');
+  const next = await svc.request('GET', '/api/tools?limit=1', { key: u.key });
+  t.is(next.status, 429, 'the minute stays spent');
+});
+
 test('anonymous callers are limited per IP at the free tier', async (t) => {
   // This file's anonymous requests share 127.0.0.1; exhaust what is left of its minute.
   let res;

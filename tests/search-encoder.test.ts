@@ -10,7 +10,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SearchDocument } from '../core/search/engine.js';
 import { searchDoc } from './helpers/search-docs.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
-import { createEncodedSearch } from '../core/search/encoded.js';
+import { createEncodedSearch, dot, TopK } from '../core/search/encoded.js';
 import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import path from 'node:path';
 import { EXAMPLES_DIR, type Service, startService } from './helpers/service.js';
@@ -59,6 +59,30 @@ test('a query that shares no word with the right tool finds it by meaning; the w
   // Words still count: an exact name is first, with or without the encoder.
   t.is((await encoded.search({ q: 'slugify', limit: 5 })).hits[0]?.id, 'slug');
   t.deepEqual(await encoded.search({ q: '   ', limit: 5 }), { total: 0, hits: [] });
+});
+
+test("the fused ranking's first k, kept without sorting the rest, are a full sort's first k (ties by quality, then id)", (t) => {
+  // encoded.ts keeps only offset + limit hits of the scan over every tool (TopK) and scores with four running sums (dot).
+  let seed = 7;
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const q = Float32Array.from({ length: 512 }, () => rnd() - 0.5);
+  const vectors = Array.from({ length: 2000 }, (_, i) => (i % 50 === 0 ? q : Float32Array.from({ length: 512 }, () => rnd() - 0.5)));
+  const scored = vectors.map((v, i) => ({ id: `t${(i * 7919) % 2003}`, score: Math.round(dot(v, q) * 4) / 4, quality: i % 3 }));
+  const order = (a: (typeof scored)[0], b: (typeof scored)[0]) => b.score - a.score || b.quality - a.quality || (a.id < b.id ? -1 : 1);
+  const full = [...scored].sort(order);
+  for (const k of [0, 1, 10, 37, 110, 2000, 2500]) {
+    const top = new TopK(k, order);
+    for (const s of scored) top.offer(s);
+    t.deepEqual(
+      top.sorted().map((s) => s.id),
+      full.slice(0, k).map((s) => s.id),
+      `k = ${k}`,
+    );
+  }
+  let plain = 0;
+  for (let i = 0; i < 512; i++) plain += q[i] * vectors[1][i];
+  t.true(Math.abs(dot(q, vectors[1]) - plain) < 1e-12);
+  t.is(dot(new Float32Array([1, 2, 3, 4, 5]), new Float32Array([1, 1, 1, 1, 2])), 20, 'a length not a multiple of four');
 });
 
 test('filters, BROKEN tools, total and paging apply to hits found by meaning', async (t) => {

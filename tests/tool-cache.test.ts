@@ -149,6 +149,9 @@ test.serial('healthStatus and healthError: failing checks show in the detail, li
 
 test.serial('rating: averageRating and ratingCount show in the detail, list and search', async (t) => {
   await warm();
+  // A search answer made from the same rows is served again as it was (api/operations/tools.ts keeps it): same bytes.
+  const search = () => svc.request('GET', `/api/tools/search?q=${encodeURIComponent('cache probe doubles')}`).then((r) => r.text);
+  t.is(await search(), await search());
   const user = await svc.createUser();
   const rated = await svc.request('POST', `/api/tools/${toolId}/rate`, { key: user.key, body: { rating: 4 } });
   t.is(rated.status, 200, rated.text);

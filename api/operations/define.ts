@@ -130,13 +130,35 @@ export function isRaw(r: ResponseSpec): r is RawResponse {
   return typeof r === 'object' && r !== null && 'raw' in r && !(r instanceof z.ZodType);
 }
 
+/**
+ * Bodies a handler returns again unchanged (`reused()`), with what their schema check gave for each response schema:
+ * the same object passes the same check the same way, so a body served again skips the check (search answers).
+ */
+const checked = new WeakMap<object, Map<z.ZodType, unknown>>();
+
+/**
+ * Marks a body that its handler may return again, as the same object, for a later request: the handler promises that
+ * neither it nor anything it holds is changed once returned. Its checked output is then kept with it and served again
+ * as it is (the response's bytes are those of the first check).
+ */
+export function reused<T extends object>(body: T): T {
+  if (!checked.has(body)) checked.set(body, new Map());
+  return body;
+}
+
 function serialise(op: Operation, status: number, body: unknown, ctx: Context, deps: AppDeps): unknown {
   const spec = op.responses[status];
   // An operation that answers its own errors (the registry's `{ error }`) replies with a declared error status.
   if (!spec && op.errorShape === 'registry' && op.errors.includes(status)) return body;
   if (!spec || isStream(spec) || isRaw(spec)) throw new Error(`${op.id}: status ${status} is not a declared JSON response`);
-  const parsed = (isJsonOrStream(spec) ? spec.json : spec).safeParse(body);
-  if (parsed.success) return parsed.data;
+  const schema = isJsonOrStream(spec) ? spec.json : spec;
+  const kept = typeof body === 'object' && body !== null ? checked.get(body) : undefined;
+  if (kept?.has(schema)) return kept.get(schema);
+  const parsed = schema.safeParse(body);
+  if (parsed.success) {
+    kept?.set(schema, parsed.data);
+    return parsed.data;
+  }
   // Our own output does not match our own contract: a bug. Nothing half-checked goes out.
   deps.logger.error({ reqId: ctx.state.requestId, operation: op.id, issues: parsed.error.issues.slice(0, 5) }, 'response does not match its schema');
   throw errors.internal();

@@ -4,7 +4,7 @@
  * too).
  */
 import { z } from 'zod';
-import { defineOperation, type Operation } from './define.js';
+import { defineOperation, reused, type Operation } from './define.js';
 import { ok, okPage } from './envelope.js';
 import { loadTool, loadToolCached } from './shared.js';
 import { averageRating, category, toolDetailSchema, toolListItemSchema, toToolDetail, toToolListItem } from './tool-schemas.js';
@@ -18,6 +18,7 @@ import { sevenDayTotals } from './tool-reliability.js';
 import { type CallTotals, successRate } from '../../core/repos/tool-stats.js';
 import { GOOD_MATCH, coverageOf } from '../../core/search/match.js';
 import type { ToolRow } from '../../core/repos/tools.js';
+import type { AppDeps } from '../deps.js';
 
 // ---- response schemas ----
 
@@ -36,6 +37,28 @@ function reliabilityOf(t: CallTotals | undefined): z.infer<typeof reliabilitySch
 }
 
 const ratingSchema = z.object({ userRating: z.number().int(), averageRating: z.number().nullable(), ratingCount: z.number().int() });
+
+/**
+ * The latest search answers of each app, with what each was made from: the engine's total, the rows (the tool cache
+ * hands out the same row object until the tool changes) and the reliability figures (the same object until they are
+ * read again). A request whose answer is made from the very same parts gets the same body object back, which skips
+ * building it and checking it against its schema again (reused() in define.ts). An LRU, as the engine's answers.
+ */
+interface SearchAnswer {
+  total: number;
+  rewrittenQuery: string | undefined;
+  rows: ToolRow[];
+  totals: (CallTotals | undefined)[];
+  body: object;
+}
+const SEARCH_ANSWERS_KEPT = 2000;
+const searchAnswers = new WeakMap<AppDeps, Map<string, SearchAnswer>>();
+
+function sameParts(a: SearchAnswer, total: number, rewrittenQuery: string | undefined, rows: ToolRow[], totals: (CallTotals | undefined)[]): boolean {
+  if (a.total !== total || a.rewrittenQuery !== rewrittenQuery || a.rows.length !== rows.length) return false;
+  for (let i = 0; i < rows.length; i++) if (a.rows[i] !== rows[i] || a.totals[i] !== totals[i]) return false;
+  return true;
+}
 
 /** Rows in the order of `ids` (the cache may answer in another order). */
 function inOrder(rows: ToolRow[], ids: string[]): ToolRow[] {
@@ -131,14 +154,27 @@ export const toolOperations: Operation[] = [
       const ids = result.hits.map((h) => h.id);
       const tools = inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN');
       const rewritten = result.rewrittenQuery === undefined ? {} : { rewrittenQuery: result.rewrittenQuery };
-      const totals = await sevenDayTotals(
+      const totalsById = await sevenDayTotals(
         deps,
         tools.map((t) => t.id),
       );
+      const totals = tools.map((t) => totalsById.get(t.id));
+      let answers = searchAnswers.get(deps);
+      if (!answers) searchAnswers.set(deps, (answers = new Map()));
+      const key = JSON.stringify([query.q, query.category ?? null, query.limit]);
+      const kept = answers.get(key);
+      answers.delete(key);
+      if (kept && sameParts(kept, result.total, result.rewrittenQuery, tools, totals)) {
+        answers.set(key, kept);
+        return kept.body;
+      }
       const coverage = coverageOf(query.q);
-      const items = tools.map((t) => ({ ...toToolListItem(t), match: coverage(t), reliability: reliabilityOf(totals.get(t.id)) }));
+      const items = tools.map((t, i) => ({ ...toToolListItem(t), match: coverage(t), reliability: reliabilityOf(totals[i]) }));
       const goodMatch = items.some((t) => t.match >= GOOD_MATCH);
-      return { success: true, query: query.q, ...rewritten, results: { total: result.total, tools: items, goodMatch } };
+      const body = reused({ success: true, query: query.q, ...rewritten, results: { total: result.total, tools: items, goodMatch } });
+      answers.set(key, { total: result.total, rewrittenQuery: result.rewrittenQuery, rows: tools, totals, body });
+      if (answers.size > SEARCH_ANSWERS_KEPT) answers.delete(answers.keys().next().value!);
+      return body;
     },
   }),
   defineOperation({

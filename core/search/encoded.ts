@@ -113,6 +113,76 @@ export function encodedQueryText(q: string, minWords = DEFAULT_ENCODER_RANKING.m
   return request.replace(/\s+/g, ' ').trim().slice(0, ENCODED_QUERY_CHARS);
 }
 
+/**
+ * q · v for the scan over every tool's vector (10,000 × 512 products per long query): four running sums, so that each
+ * addition need not wait for the one before (one sum took ~13 ms a query over 10,000 tools, docs/search.md). The sums
+ * are in double precision, so the order changes the result by ~1e-16 at most, far below any score difference.
+ */
+export function dot(q: Float32Array, v: Float32Array): number {
+  const n = Math.min(q.length, v.length);
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let d = 0;
+  let k = 0;
+  for (; k + 3 < n; k += 4) {
+    a += q[k] * v[k];
+    b += q[k + 1] * v[k + 1];
+    c += q[k + 2] * v[k + 2];
+    d += q[k + 3] * v[k + 3];
+  }
+  for (; k < n; k++) a += q[k] * v[k];
+  return a + b + (c + d);
+}
+
+interface Scored {
+  id: string;
+  score: number;
+  quality: number;
+}
+/** The fused order: score, then quality, then id (a total order, so the first k are the same however found). */
+const byRank = (a: Scored, b: Scored) => b.score - a.score || b.quality - a.quality || (a.id < b.id ? -1 : 1);
+
+/** The first `k` of what is offered in `order`, without sorting the rest: a binary heap whose root is the worst kept. */
+export class TopK<T> {
+  private readonly heap: T[] = [];
+  constructor(
+    private readonly k: number,
+    private readonly order: (a: T, b: T) => number,
+  ) {}
+  offer(x: T): void {
+    const h = this.heap;
+    if (this.k <= 0) return;
+    if (h.length < this.k) {
+      h.push(x);
+      let i = h.length - 1;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (this.order(h[i], h[p]) <= 0) break;
+        [h[i], h[p]] = [h[p], h[i]];
+        i = p;
+      }
+    } else if (this.order(x, h[0]) < 0) {
+      h[0] = x;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let worst = i;
+        if (l < h.length && this.order(h[l], h[worst]) > 0) worst = l;
+        if (r < h.length && this.order(h[r], h[worst]) > 0) worst = r;
+        if (worst === i) break;
+        [h[i], h[worst]] = [h[worst], h[i]];
+        i = worst;
+      }
+    }
+  }
+  /** What was kept, best first. */
+  sorted(): T[] {
+    return [...this.heap].sort(this.order);
+  }
+}
+
 /** The lexical half of the fusion: the embedded ranking without the word vectors (the encoder supersedes them). */
 export const FUSED_LEXICAL: RankingParams = { ...DEFAULT_RANKING, semanticWeight: 0 };
 
@@ -250,21 +320,29 @@ export function createEncodedSearch(
 
   /**
    * The fusion, best first: each candidate's lexical score / the best one's (+ what usage added) + weight × the cosine
-   * of its vector and the query's; a candidate no word found needs a cosine of at least the threshold.
+   * of its vector and the query's; a candidate no word found needs a cosine of at least the threshold. Only the first
+   * `keep` are kept (a heap whose root is the worst of them); the others are only counted in `total`.
    */
-  const fuse = (words: SearchHit[], candidates: [id: string, vector: Float32Array | null | false, quality: number][], q: Float32Array) => {
-    let best = 0;
-    for (const h of words) best = Math.max(best, h.lexical ?? h.score);
-    const found = new Map(words.map((h) => [h.id, (best > 0 ? (h.lexical ?? h.score) / best : 0) + (h.usage ?? 0)]));
-    const scored: { id: string; score: number; quality: number }[] = [];
-    for (const [id, vector, quality] of candidates) {
-      let cos = 0;
-      if (vector) for (let k = 0; k < q.length; k++) cos += q[k] * vector[k];
+  const fuse = (
+    words: SearchHit[],
+    /** Calls `visit` with each candidate (a callback, not an iterable: this is the scan over every tool). */
+    candidates: (visit: (id: string, vector: Float32Array | null | false, quality: number) => void) => void,
+    q: Float32Array,
+    keep: number,
+  ): { total: number; hits: Scored[] } => {
+    let top = 0;
+    for (const h of words) top = Math.max(top, h.lexical ?? h.score);
+    const found = new Map(words.map((h) => [h.id, (top > 0 ? (h.lexical ?? h.score) / top : 0) + (h.usage ?? 0)]));
+    const best = new TopK<Scored>(keep, byRank);
+    let total = 0;
+    candidates((id, vector, quality) => {
+      const cos = vector ? dot(q, vector) : 0;
       const lex = found.get(id);
-      if (lex === undefined && cos < ranking.threshold) continue;
-      scored.push({ id, score: (lex ?? 0) + ranking.weight * cos, quality });
-    }
-    return scored.sort((a, b) => b.score - a.score || b.quality - a.quality || (a.id < b.id ? -1 : 1));
+      if (lex === undefined && cos < ranking.threshold) return;
+      total++;
+      best.offer({ id, score: (lex ?? 0) + ranking.weight * cos, quality });
+    });
+    return { total, hits: best.sorted() };
   };
 
   return {
@@ -290,28 +368,36 @@ export function createEncodedSearch(
       const text = encodedQueryText(query.q, ranking.minWords);
       // A short query is the embedded engine's alone (with its word vectors), and never waits for the encoder.
       if (text === undefined) return lexical.search(query);
-      const q = await vectorFor(text);
-      if (!q) return lexical.search(query);
+      const pending = vectorFor(text);
+      // The words are ranked while the encoder's thread encodes the query (a few ms of a long query's time, not after it).
       const words = lexical.searchWith(FUSED_LEXICAL, { q: query.q, category: query.category, limit: Math.max(entries.size, 1) });
+      const q = await pending;
+      if (!q) return lexical.search(query);
       const cat = categoryCode(query.category);
-      const candidates: [string, Float32Array | null | false, number][] = [];
-      for (const [id, e] of entries) if (!e.broken && (cat === 0 || e.category === cat)) candidates.push([id, e.vector, e.quality]);
-      const scored = fuse(words.hits, candidates, q);
       const offset = query.offset ?? 0;
-      return { total: scored.length, hits: scored.slice(offset, offset + query.limit).map(({ id, score }) => ({ id, score })) };
+      const { total, hits } = fuse(
+        words.hits,
+        (visit) => {
+          for (const [id, e] of entries) if (!e.broken && (cat === 0 || e.category === cat)) visit(id, e.vector, e.quality);
+        },
+        q,
+        offset + query.limit,
+      );
+      return { total, hits: hits.slice(offset).map(({ id, score }) => ({ id, score })) };
     },
     async rankAmong(docs, q) {
       const text = encodedQueryText(q, ranking.minWords);
       const vector = text === undefined ? undefined : await vectorFor(text);
       if (!vector) return rankDocuments(docs, q, DEFAULT_RANKING, opts.usage);
       // A tool of the set is in the index (a collection's tools are registry tools): its kept vector, if its text is the same.
-      const candidates: [string, Float32Array | null | false, number][] = [];
-      for (const doc of docs) {
-        if (doc.healthStatus === 'BROKEN') continue;
-        const e = entries.get(doc.id);
-        candidates.push([doc.id, e && e.text === sentenceOf(doc) ? e.vector : null, doc.qualityScore]);
-      }
-      return fuse(rankDocuments(docs, q, FUSED_LEXICAL, opts.usage), candidates, vector).map(({ id, score }) => ({ id, score }));
+      const candidates = (visit: (id: string, vector: Float32Array | null | false, quality: number) => void) => {
+        for (const doc of docs) {
+          if (doc.healthStatus === 'BROKEN') continue;
+          const e = entries.get(doc.id);
+          visit(doc.id, e && e.text === sentenceOf(doc) ? e.vector : null, doc.qualityScore);
+        }
+      };
+      return fuse(rankDocuments(docs, q, FUSED_LEXICAL, opts.usage), candidates, vector, docs.length).hits.map(({ id, score }) => ({ id, score }));
     },
     async status() {
       const lex = await lexical.status();
