@@ -1,0 +1,72 @@
+/**
+ * Try it on a real MCP server's tool (@modelcontextprotocol/server-everything, pinned in devDependencies): the result
+ * reads as the server meant it, its text blocks as text and its images as images, not as a base64 blob cut off inside
+ * JSON; the raw JSON stays one click away. Screenshots at 1366×900 and 390×844.
+ */
+import test from 'ava';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { startService, type Service } from '../helpers/service.js';
+import { buildWebForTests, launchBrowser, screenshot, signUpInBrowser, watchPage } from './helpers.js';
+
+const MODULES = path.resolve(new URL('../../node_modules', import.meta.url).pathname);
+let svc: Service;
+let browser: Browser;
+
+test.before(async () => {
+  const webDir = await buildWebForTests();
+  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env: { WEB_DIR: webDir } }), launchBrowser()]);
+  const res = await svc.importPackage(`path:${path.join(MODULES, '@modelcontextprotocol/server-everything')}`);
+  if (res.status !== 201) throw new Error(res.text);
+});
+test.after.always(async () => {
+  await browser?.close();
+  await svc?.close();
+});
+
+test("an MCP tool's image result shows as an image and its text as text, the raw JSON behind a click", async (t) => {
+  const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+  const problems = watchPage(page);
+  await signUpInBrowser(page, svc.url, 'imagefan');
+  await page.goto(`${svc.url}/tools/@modelcontextprotocol/server-everything/get-tiny-image`);
+  const tryIt = page.getByRole('region', { name: 'Try it' });
+  await tryIt.getByRole('button', { name: 'Run' }).click();
+  const result = tryIt.getByTestId('execution-result');
+  await result.getByRole('heading', { name: /Result: succeeded/ }).waitFor({ timeout: 120_000 });
+
+  // The image is drawn (decoded by the browser), with a text alternative.
+  const image = result.getByRole('img', { name: /Block 2 of the result \(image\/png\)/ });
+  await image.waitFor();
+  t.true(await image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'the PNG decodes');
+  // The text blocks read as text, not as JSON strings.
+  await result.getByText("Here's the image you requested:", { exact: true }).waitFor();
+  await result.getByText('The image above is the MCP logo.', { exact: true }).waitFor();
+  // No base64 and no JSON in sight until the person asks for the raw result.
+  t.false(await result.getByText('iVBORw0KGgo').isVisible());
+  t.false(await result.getByText('"mimeType"').isVisible());
+  await result.getByText('Raw result (JSON)').click();
+  t.true(await result.getByText(/"mimeType": "image\/png"/).isVisible());
+  await screenshot(page, 'mcp-image-result-1366');
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  await screenshot(page, 'mcp-image-result-390');
+  t.is(await page.evaluate(() => document.documentElement.scrollWidth), 390, 'nothing overflows a phone');
+  t.deepEqual(problems, []);
+});
+
+test("an MCP tool's text result reads as the text, on a phone too", async (t) => {
+  const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  await signUpInBrowser(page, svc.url, 'echofan');
+  await page.goto(`${svc.url}/tools/@modelcontextprotocol/server-everything/echo`);
+  const tryIt = page.getByRole('region', { name: 'Try it' });
+  const long = `hello ${'x'.repeat(200)}`;
+  await tryIt.getByLabel(/^message/).fill(long);
+  await tryIt.getByRole('button', { name: 'Run' }).click();
+  const result = tryIt.getByTestId('execution-result');
+  await result.getByRole('heading', { name: /Result: succeeded/ }).waitFor({ timeout: 120_000 });
+  const text = result.getByText(`Echo: ${long}`, { exact: true });
+  await text.waitFor();
+  // The long line wraps within the page instead of hiding behind a horizontal scroll.
+  t.true(await text.evaluate((el) => el.scrollWidth <= el.clientWidth), 'the text wraps');
+  t.is(await page.evaluate(() => document.documentElement.scrollWidth), 390);
+});
