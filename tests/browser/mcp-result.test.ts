@@ -1,12 +1,14 @@
 /**
  * Try it on a real MCP server's tool (@modelcontextprotocol/server-everything, pinned in devDependencies): the result
  * reads as the server meant it, its text blocks as text and its images as images, not as a base64 blob cut off inside
- * JSON; the raw JSON stays one click away. Screenshots at 1366×900 and 390×844.
+ * JSON; the raw JSON stays one click away. And real packages' long tool names and descriptions (the shape of
+ * @wonderwhy-er/desktop-commander's, in tests/fixtures/packages/long-names) neither widen a phone's page nor fill
+ * screens in a list. Screenshots at 1366×900 and 390×844.
  */
 import test from 'ava';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { startService, type Service } from '../helpers/service.js';
+import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
 import { buildWebForTests, launchBrowser, screenshot, signUpInBrowser, watchPage } from './helpers.js';
 
 const MODULES = path.resolve(new URL('../../node_modules', import.meta.url).pathname);
@@ -18,6 +20,8 @@ test.before(async () => {
   [svc, browser] = await Promise.all([startService({ sandbox: 'process', env: { WEB_DIR: webDir } }), launchBrowser()]);
   const res = await svc.importPackage(`path:${path.join(MODULES, '@modelcontextprotocol/server-everything')}`);
   if (res.status !== 201) throw new Error(res.text);
+  const long = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages/long-names')}`);
+  if (long.status !== 201) throw new Error(long.text);
 });
 test.after.always(async () => {
   await browser?.close();
@@ -69,4 +73,27 @@ test("an MCP tool's text result reads as the text, on a phone too", async (t) =>
   // The long line wraps within the page instead of hiding behind a horizontal scroll.
   t.true(await text.evaluate((el) => el.scrollWidth <= el.clientWidth), 'the text wraps');
   t.is(await page.evaluate(() => document.documentElement.scrollWidth), 390);
+});
+
+test("a tool's long name and long description fit a phone: the name breaks, a list shows the description's first lines, the tool page all of it", async (t) => {
+  const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  const name = 'give_feedback_to_the_desktop_commander_team_about_reading_files';
+  await page.goto(`${svc.url}/search?q=${encodeURIComponent('read a file')}`);
+  const hit = page
+    .getByTestId('ranked')
+    .getByRole('listitem')
+    .filter({ has: page.getByRole('link', { name }) });
+  await hit.waitFor();
+  await screenshot(page, 'long-names-search-390');
+  t.is(await page.evaluate(() => document.documentElement.scrollWidth), 390, 'the search page is no wider than the phone');
+  const desc = hit.locator('p.desc');
+  const box = await desc.evaluate((el) => ({ shown: el.clientHeight, whole: el.scrollHeight, lineHeight: Number.parseFloat(getComputedStyle(el).lineHeight) }));
+  t.true(box.whole > box.shown, 'the list shows part of the description');
+  t.true(box.shown <= 5 * box.lineHeight, `at most a few lines (${box.shown}px)`);
+
+  await hit.getByRole('link', { name }).click();
+  await page.getByRole('heading', { level: 1, name }).waitFor();
+  await page.getByText('THE LAST LINE OF THE DESCRIPTION.').waitFor();
+  await screenshot(page, 'long-names-tool-390');
+  t.is(await page.evaluate(() => document.documentElement.scrollWidth), 390, 'the tool page is no wider than the phone');
 });
