@@ -97,3 +97,22 @@ test("a tool's long name and long description fit a phone: the name breaks, a li
   await screenshot(page, 'long-names-tool-390');
   t.is(await page.evaluate(() => document.documentElement.scrollWidth), 390, 'the tool page is no wider than the phone');
 });
+
+test("a collection's MCP endpoint URL gets a phone's whole width, not a sliver beside its label", async (t) => {
+  const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  await signUpInBrowser(page, svc.url, 'collector');
+  await page.goto(`${svc.url}/collections`);
+  await page.getByLabel('Name').fill('Real tools');
+  await page.getByRole('button', { name: 'Create collection' }).click();
+  const field = page.getByLabel('Endpoint URL');
+  await field.waitFor();
+  const url = await field.inputValue();
+  t.regex(url, /^http:\/\/127\.0\.0\.1:\d+\/.+/);
+  const { input, panel } = await field.evaluate((el) => ({
+    input: el.getBoundingClientRect().width,
+    panel: (el.closest('section') as HTMLElement).getBoundingClientRect().width,
+  }));
+  t.true(input >= 0.8 * panel, `the URL field is ${Math.round(input)} px of a ${Math.round(panel)} px panel`);
+  await screenshot(page, 'collection-endpoint-390');
+  t.is(await page.evaluate(() => document.documentElement.scrollWidth), 390);
+});
