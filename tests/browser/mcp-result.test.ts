@@ -3,7 +3,7 @@
  * reads as the server meant it, its text blocks as text and its images as images, not as a base64 blob cut off inside
  * JSON; the raw JSON stays one click away. And real packages' long tool names and descriptions (the shape of
  * @wonderwhy-er/desktop-commander's, in tests/fixtures/packages/long-names) neither widen a phone's page nor fill
- * screens in a list. Screenshots at 1366×900 and 390×844.
+ * screens in a list; a collection's MCP URL field is readable on a phone. Screenshots at 1366×900 and 390×844.
  */
 import test from 'ava';
 import path from 'node:path';
