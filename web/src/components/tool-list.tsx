@@ -25,7 +25,7 @@ export function ToolList({ tools, empty = 'No tools found.' }: { tools: ToolItem
           <p class="pkg">
             {t.package.npmPackageName} · {t.package.category}
           </p>
-          <p>{t.description}</p>
+          <p class="desc">{t.description}</p>
           <p class="meta">
             <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} />
             {t.package.env.length > 0 && <span class="muted"> · needs {t.package.env.join(', ')}</span>}

@@ -140,7 +140,7 @@ function RankedList({ tools }: { tools: RankedTool[] }) {
               {t.package.npmPackageName} · {t.package.category}
               {t.match !== undefined && <span class={t.match < 2 / 3 ? 'match-weak' : ''}> · matches {Math.round(t.match * 100)}% of your words</span>}
             </p>
-            <p>{t.description}</p>
+            <p class="desc">{t.description}</p>
             <p class="meta">
               <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} />
               {t.package.env.length > 0 && <span class="muted"> · needs {t.package.env.join(', ')}</span>}

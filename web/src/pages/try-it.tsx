@@ -123,13 +123,59 @@ export function TryIt({ slug, schema, envVars }: { slug: string; schema: JsonSch
                 <strong>{execution.error.code}</strong>: {execution.error.message}
               </p>
             ) : (
-              <pre tabIndex={0}>
-                <code>{JSON.stringify(execution.result, null, 2)}</code>
-              </pre>
+              <ResultView result={execution.result} />
             )}
           </div>
         )}
       </div>
     </section>
+  );
+}
+
+interface McpBlock {
+  type: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+}
+
+/** An MCP tool's result ({ content: [...] }): its blocks, or undefined when the result has another shape. */
+function mcpBlocks(result: unknown): McpBlock[] | undefined {
+  if (!result || typeof result !== 'object') return undefined;
+  const content = (result as { content?: unknown }).content;
+  if (!Array.isArray(content) || content.length === 0) return undefined;
+  if (!content.every((b) => b && typeof b === 'object' && typeof (b as McpBlock).type === 'string')) return undefined;
+  return content as McpBlock[];
+}
+
+const SAFE_IMAGE = /^image\/(png|jpeg|gif|webp)$/;
+
+/**
+ * A result as a person reads it: an MCP result's text blocks as text and its images as images (not a base64 blob
+ * inside JSON), the raw JSON one click away; any other result as JSON.
+ */
+function ResultView({ result }: { result: unknown }) {
+  const json = (
+    <pre tabIndex={0}>
+      <code>{JSON.stringify(result, null, 2)}</code>
+    </pre>
+  );
+  const blocks = mcpBlocks(result);
+  if (!blocks) return json;
+  return (
+    <>
+      <div class="mcp-content" data-testid="mcp-content">
+        {blocks.map((b, i) => {
+          if (b.type === 'text' && typeof b.text === 'string') return <pre class="mcp-text">{b.text}</pre>;
+          if (b.type === 'image' && typeof b.data === 'string' && SAFE_IMAGE.test(b.mimeType ?? ''))
+            return <img class="mcp-image" src={`data:${b.mimeType};base64,${b.data}`} alt={`Block ${i + 1} of the result (${b.mimeType})`} />;
+          return <p class="muted">A {b.type} block (see the raw result).</p>;
+        })}
+      </div>
+      <details>
+        <summary>Raw result (JSON)</summary>
+        {json}
+      </details>
+    </>
   );
 }
