@@ -9,8 +9,8 @@
 import test from 'ava';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
-import { buildWebForTests, checkAccessibility, launchBrowser, screenshot, signUpInBrowser, watchPage, write } from './helpers.js';
+import { EXAMPLES_DIR, type Service } from '../helpers/service.js';
+import { checkAccessibility, screenshot, signUpInBrowser, startWebService, watchPage, write } from './helpers.js';
 
 let svc: Service;
 let browser: Browser;
@@ -18,11 +18,10 @@ const DESKTOP = { width: 1366, height: 900 };
 const PHONE = { width: 390, height: 844 };
 
 test.before(async () => {
-  const webDir = await buildWebForTests();
-  const env = { WEB_DIR: webDir, RATE_LIMIT_FREE_MINUTE: '60', RATE_LIMIT_FREE_DAY: '1000' };
-  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env }), launchBrowser()]);
-  const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
-  if (res.status !== 201) throw new Error(res.text);
+  ({ svc, browser } = await startWebService({
+    env: { RATE_LIMIT_FREE_MINUTE: '60', RATE_LIMIT_FREE_DAY: '1000' },
+    packages: [path.join(EXAMPLES_DIR, 'text-tools')],
+  }));
 });
 test.after.always(async () => {
   await browser?.close();

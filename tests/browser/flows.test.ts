@@ -10,18 +10,15 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
-import { buildWebForTests, checkAccessibility, launchBrowser, PASSWORD, screenshot, signUpInBrowser, watchPage } from './helpers.js';
+import { EXAMPLES_DIR, type Service } from '../helpers/service.js';
+import { checkAccessibility, PASSWORD, screenshot, signUpInBrowser, startWebService, watchPage } from './helpers.js';
 import { rawRequest } from '../security/raw-http.js';
 
 let svc: Service;
 let browser: Browser;
 
 test.before(async () => {
-  const webDir = await buildWebForTests();
-  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env: { WEB_DIR: webDir } }), launchBrowser()]);
-  const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
-  if (res.status !== 201) throw new Error(res.text);
+  ({ svc, browser } = await startWebService({ packages: [path.join(EXAMPLES_DIR, 'text-tools')] }));
 });
 test.after.always(async () => {
   await browser?.close();

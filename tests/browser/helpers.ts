@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { ExecutionContext } from 'ava';
 import { buildWeb } from '../../web/build.js';
+import { startService, type Service } from '../helpers/service.js';
 
 export const SCREENSHOTS = path.resolve(new URL('./screenshots', import.meta.url).pathname);
 const require = createRequire(import.meta.url);
@@ -21,6 +22,20 @@ export async function buildWebForTests(): Promise<string> {
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+}
+
+/**
+ * A browser test file's service — the web app built for it, the process sandbox (the web app is its subject, not
+ * isolation) — and its Chromium, started side by side; then each package folder imported (a failed import throws).
+ */
+export async function startWebService(opts: { env?: Record<string, string>; packages?: string[] } = {}): Promise<{ svc: Service; browser: Browser }> {
+  const webDir = await buildWebForTests();
+  const [svc, browser] = await Promise.all([startService({ sandbox: 'process', env: { WEB_DIR: webDir, ...opts.env } }), launchBrowser()]);
+  for (const dir of opts.packages ?? []) {
+    const res = await svc.importPackage(`path:${dir}`);
+    if (res.status !== 201) throw new Error(res.text);
+  }
+  return { svc, browser };
 }
 
 /** Records console errors and CSP violations of a page, to be asserted empty at the end of a flow. */

@@ -8,20 +8,17 @@
 import test from 'ava';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
-import { buildWebForTests, launchBrowser, screenshot, signUpInBrowser, watchPage } from './helpers.js';
+import { FIXTURES_DIR, type Service } from '../helpers/service.js';
+import { screenshot, signUpInBrowser, startWebService, watchPage } from './helpers.js';
 
 const MODULES = path.resolve(new URL('../../node_modules', import.meta.url).pathname);
 let svc: Service;
 let browser: Browser;
 
 test.before(async () => {
-  const webDir = await buildWebForTests();
-  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env: { WEB_DIR: webDir } }), launchBrowser()]);
-  const res = await svc.importPackage(`path:${path.join(MODULES, '@modelcontextprotocol/server-everything')}`);
-  if (res.status !== 201) throw new Error(res.text);
-  const long = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages/long-names')}`);
-  if (long.status !== 201) throw new Error(long.text);
+  ({ svc, browser } = await startWebService({
+    packages: [path.join(MODULES, '@modelcontextprotocol/server-everything'), path.join(FIXTURES_DIR, 'packages/long-names')],
+  }));
 });
 test.after.always(async () => {
   await browser?.close();

@@ -7,8 +7,8 @@
 import test from 'ava';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
-import { buildWebForTests, checkAccessibility, launchBrowser, screenshot, watchPage } from './helpers.js';
+import { FIXTURES_DIR, type Service } from '../helpers/service.js';
+import { checkAccessibility, screenshot, startWebService, watchPage } from './helpers.js';
 
 let svc: Service;
 let browser: Browser;
@@ -16,10 +16,7 @@ const DESKTOP = { width: 1366, height: 900 };
 const PHONE = { width: 390, height: 844 };
 
 test.before(async () => {
-  const webDir = await buildWebForTests();
-  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env: { WEB_DIR: webDir } }), launchBrowser()]);
-  const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', 'echo-tools')}`);
-  if (res.status !== 201) throw new Error(res.text);
+  ({ svc, browser } = await startWebService({ packages: [path.join(FIXTURES_DIR, 'packages', 'echo-tools')] }));
 });
 test.after.always(async () => {
   await browser?.close();

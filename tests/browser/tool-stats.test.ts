@@ -9,8 +9,8 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { finishExecution } from '../../core/repos/executions.js';
 import type { Browser } from 'playwright-core';
-import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
-import { buildWebForTests, checkAccessibility, launchBrowser, SCREENSHOTS, screenshot, watchPage } from './helpers.js';
+import { EXAMPLES_DIR, type Service } from '../helpers/service.js';
+import { checkAccessibility, screenshot, SCREENSHOTS, startWebService, watchPage } from './helpers.js';
 
 let svc: Service;
 let browser: Browser;
@@ -19,10 +19,7 @@ const PHONE = { width: 390, height: 844 };
 const COLOR = '@toolshed-examples/color-tools/convertColor';
 
 test.before(async () => {
-  const webDir = await buildWebForTests();
-  [svc, browser] = await Promise.all([startService({ sandbox: 'process', env: { WEB_DIR: webDir } }), launchBrowser()]);
-  const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'color-tools')}`);
-  if (res.status !== 201) throw new Error(res.text);
+  ({ svc, browser } = await startWebService({ packages: [path.join(EXAMPLES_DIR, 'color-tools')] }));
 });
 test.after.always(async () => {
   await browser?.close();
