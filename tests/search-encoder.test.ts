@@ -10,7 +10,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SearchDocument } from '../core/search/engine.js';
 import { searchDoc } from './helpers/search-docs.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
-import { createEncodedSearch, dot, TopK } from '../core/search/encoded.js';
+import { createEncodedSearch, dot } from '../core/search/encoded.js';
+import { TopK } from '../core/search/top-k.js';
 import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import path from 'node:path';
 import { EXAMPLES_DIR, type Service, startService } from './helpers/service.js';
@@ -62,7 +63,7 @@ test('a query that shares no word with the right tool finds it by meaning; the w
 });
 
 test("the fused ranking's first k, kept without sorting the rest, are a full sort's first k (ties by quality, then id)", (t) => {
-  // encoded.ts keeps only offset + limit hits of the scan over every tool (TopK) and scores with four running sums (dot).
+  // encoded.ts keeps only offset + limit hits of the scan over every tool (TopK, top-k.ts) and scores with four running sums (dot).
   let seed = 7;
   const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const q = Float32Array.from({ length: 512 }, () => rnd() - 0.5);

@@ -22,6 +22,7 @@ import { categoryCode } from './inverted-index.js';
 import { DEFAULT_RANKING, type RankingParams } from './ranker.js';
 import type { SentenceEncoder } from './sentence-encoder.js';
 import { withoutInstruction } from './instruction.js';
+import { TopK } from './top-k.js';
 import type { UsageSource } from './usage.js';
 
 export interface EncoderRanking {
@@ -142,46 +143,6 @@ interface Scored {
 }
 /** The fused order: score, then quality, then id (a total order, so the first k are the same however found). */
 const byRank = (a: Scored, b: Scored) => b.score - a.score || b.quality - a.quality || (a.id < b.id ? -1 : 1);
-
-/** The first `k` of what is offered in `order`, without sorting the rest: a binary heap whose root is the worst kept. */
-export class TopK<T> {
-  private readonly heap: T[] = [];
-  constructor(
-    private readonly k: number,
-    private readonly order: (a: T, b: T) => number,
-  ) {}
-  offer(x: T): void {
-    const h = this.heap;
-    if (this.k <= 0) return;
-    if (h.length < this.k) {
-      h.push(x);
-      let i = h.length - 1;
-      while (i > 0) {
-        const p = (i - 1) >> 1;
-        if (this.order(h[i], h[p]) <= 0) break;
-        [h[i], h[p]] = [h[p], h[i]];
-        i = p;
-      }
-    } else if (this.order(x, h[0]) < 0) {
-      h[0] = x;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let worst = i;
-        if (l < h.length && this.order(h[l], h[worst]) > 0) worst = l;
-        if (r < h.length && this.order(h[r], h[worst]) > 0) worst = r;
-        if (worst === i) break;
-        [h[i], h[worst]] = [h[worst], h[i]];
-        i = worst;
-      }
-    }
-  }
-  /** What was kept, best first. */
-  sorted(): T[] {
-    return [...this.heap].sort(this.order);
-  }
-}
 
 /** The lexical half of the fusion: the embedded ranking without the word vectors (the encoder supersedes them). */
 export const FUSED_LEXICAL: RankingParams = { ...DEFAULT_RANKING, semanticWeight: 0 };

@@ -8,6 +8,7 @@
 import type { SearchHit, SearchQuery, SearchResult } from './engine.js';
 import { categoryCode, FIELD_COUNT, type InvertedIndex, TF_BITS, TF_MAX } from './inverted-index.js';
 import { pairTerms, parseQuery, searchSynonymsOf } from './analyzer.js';
+import { TopK } from './top-k.js';
 import { USAGE_MAX_TERMS, usageKeys, type UsageSource, type UsageTable } from './usage.js';
 
 export interface RankingParams {
@@ -435,38 +436,13 @@ export class Ranker {
     this.normVersion = ix.version;
   }
 
-  /** The k best slots: score desc, then qualityScore desc, then id — via a bounded min-heap, O(n log k). */
+  /** The k best slots: score desc, then qualityScore desc, then id (TopK, O(n log k)). */
   private topK(slots: number[], k: number): number[] {
     const ix = this.index;
     const better = (a: number, b: number) =>
       this.acc[a] !== this.acc[b] ? this.acc[a] > this.acc[b] : ix.quality[a] !== ix.quality[b] ? ix.quality[a] > ix.quality[b] : ix.ids[a] < ix.ids[b];
-    const heap: number[] = [];
-    const sift = (i: number) => {
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let w = i;
-        if (l < heap.length && better(heap[w], heap[l])) w = l;
-        if (r < heap.length && better(heap[w], heap[r])) w = r;
-        if (w === i) return;
-        [heap[i], heap[w]] = [heap[w], heap[i]];
-        i = w;
-      }
-    };
-    for (const s of slots) {
-      if (heap.length < k) {
-        heap.push(s);
-        for (let i = heap.length - 1; i > 0; ) {
-          const parent = (i - 1) >> 1;
-          if (!better(heap[parent], heap[i])) break;
-          [heap[i], heap[parent]] = [heap[parent], heap[i]];
-          i = parent;
-        }
-      } else if (k > 0 && better(s, heap[0])) {
-        heap[0] = s;
-        sift(0);
-      }
-    }
-    return heap.sort((a, b) => (better(a, b) ? -1 : 1));
+    const best = new TopK<number>(k, (a, b) => (a === b ? 0 : better(a, b) ? -1 : 1));
+    for (const s of slots) best.offer(s);
+    return best.sorted();
   }
 }
