@@ -12,6 +12,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { lastLines, redact, type ExitEnd, type GuestPipe } from './guest-channel.js';
 import type { DescribedTool, DescribeOutcome, ExecuteOutcome } from './types.js';
+import { isPlainObject } from '../core/text/plain-object.js';
 
 /** What an MCP server may send and list. A real server lists 118 tools with ~300 KB of schemas: these fit it. */
 export const MCP_LIMITS = {
@@ -245,8 +246,6 @@ const LENIENT_TOOLS_LIST = z.looseObject({
   ),
   nextCursor: z.string().optional(),
 });
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * A tool's input (or output) schema as recorded: an object schema. One without `type` gets `type: "object"` (what MCP

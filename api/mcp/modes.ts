@@ -12,6 +12,7 @@ import type { SearchEngine } from '../../core/search/engine.js';
 import type { UsageSource } from '../../core/search/usage.js';
 import { mcpTool } from './tools.js';
 import { callCollectionTool, type CallContext } from './call.js';
+import { isPlainObject } from '../../core/text/plain-object.js';
 
 export const MCP_MODES = ['all', 'search'] as const;
 export type McpMode = (typeof MCP_MODES)[number];
@@ -81,8 +82,6 @@ export async function searchTools(named: Map<string, ToolRow>, query: string, li
   });
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function invalid(message: string): never {
   throw new McpError(ErrorCode.InvalidParams, message);
 }
@@ -116,7 +115,7 @@ export async function callMetaTool(
   if (name === CALL_TOOL) {
     only(CALL_TOOL, ['name', 'arguments']);
     if (typeof a.name !== 'string') invalid(`${CALL_TOOL}: 'name' must be the name of a tool that ${SEARCH_TOOL} returned`);
-    if (a.arguments !== undefined && !isObject(a.arguments)) invalid(`${CALL_TOOL}: 'arguments' must be an object`);
+    if (a.arguments !== undefined && !isPlainObject(a.arguments)) invalid(`${CALL_TOOL}: 'arguments' must be an object`);
     if (!named.has(a.name)) invalid(`${CALL_TOOL}: Unknown tool '${a.name.slice(0, 200)}'; ${SEARCH_TOOL} gives the tools of this collection`);
     return callCollectionTool(c, named, a.name, a.arguments as Record<string, unknown> | undefined);
   }

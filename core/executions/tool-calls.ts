@@ -14,6 +14,7 @@ import { enqueueExecution, waitForExecution, type ExecutionRequest } from './exe
 import type { ToolCallResult } from '../llm/provider.js';
 import type { Notifier } from '../infra/notify.js';
 import { isFinalExecution, type ExecutionRow } from '../repos/executions.js';
+import { isPlainObject } from '../text/plain-object.js';
 
 /** How long a synchronous call waits beyond the execution's own time limit (queueing, sandbox start). */
 export const WAIT_SLACK_MS = 15_000;
@@ -83,8 +84,6 @@ export function renderRest(e: Settled) {
 export function mcpErrorResult(text: string, executionId?: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text }], ...(executionId ? { _meta: { 'toolshed/executionId': executionId } } : {}) };
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** MCP `tools/call`: every outcome as a tool result. */
 export function renderMcp(e: Settled): CallToolResult {

@@ -7,6 +7,7 @@
  */
 import { compactJson } from './agent-support.js';
 import type { AgentStep, Assertion, Verdict } from './provider.js';
+import { isPlainObject } from '../text/plain-object.js';
 
 export type AssertionResult = Verdict['assertionResults'][number];
 
@@ -28,15 +29,14 @@ function searchableOutput(steps: AgentStep[], finalText: string): string {
   return [finalText, ...outputs].join('\n').toLowerCase();
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * Whether `actual` holds `expected` as a JSON subset: an object needs every key of the expected one, each holding its
  * value (more keys are allowed, at any depth); an array needs the same length and each element to hold the expected
  * one; anything else must be equal (no conversion: "5" is not 5).
  */
 export function holdsSubset(actual: unknown, expected: unknown): boolean {
-  if (isObject(expected)) return isObject(actual) && Object.entries(expected).every(([k, v]) => Object.hasOwn(actual, k) && holdsSubset(actual[k], v));
+  if (isPlainObject(expected))
+    return isPlainObject(actual) && Object.entries(expected).every(([k, v]) => Object.hasOwn(actual, k) && holdsSubset(actual[k], v));
   if (Array.isArray(expected)) return Array.isArray(actual) && actual.length === expected.length && expected.every((v, i) => holdsSubset(actual[i], v));
   return actual === expected;
 }
