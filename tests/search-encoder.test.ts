@@ -10,7 +10,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SearchDocument } from '../core/search/engine.js';
 import { searchDoc } from './helpers/search-docs.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
-import { createEncodedSearch, dot } from '../core/search/encoded.js';
+import { createEncodedSearch } from '../core/search/encoded.js';
+import { VectorRows } from '../core/search/scan.js';
+import { SCAN_WASM } from '../core/search/scan-wasm.js';
+import { compileScan } from '../bin/build-scan.js';
 import { TopK } from '../core/search/top-k.js';
 import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import path from 'node:path';
@@ -62,13 +65,45 @@ test('a query that shares no word with the right tool finds it by meaning; the w
   t.deepEqual(await encoded.search({ q: '   ', limit: 5 }), { total: 0, hits: [] });
 });
 
+test('a tool whose vector arrives after a long query was ranked is found by meaning from the next query on', async (t) => {
+  // The encoded engine packs the tools' vectors into rows at the first long query; a vector computed later goes into
+  // its row. Here the tools' encoding is held until the first query was answered by words alone.
+  const real = createSentenceEncoder();
+  t.teardown(() => real.close());
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const encoded = createEncodedSearch({
+    ...real,
+    embed: async (texts, opts) => {
+      if (!opts?.urgent) await held;
+      return real.embed(texts, opts);
+    },
+  });
+  await encoded.replaceAll(DOCS);
+  await encoded.whenReady();
+  const q = 'will it rain in Lisbon tomorrow';
+  t.is((await encoded.search({ q, limit: 5 })).total, 0, 'no tool has its vector yet');
+  t.is(encoded.encoderStats().documentsWaiting, DOCS.length);
+  release();
+  await encoded.settled();
+  t.is((await encoded.search({ q, limit: 5 })).hits[0]?.id, 'forecast');
+});
+
+const plainDot = (a: Float32Array, b: Float32Array) => {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i] * b[i];
+  return sum;
+};
+
 test("the fused ranking's first k, kept without sorting the rest, are a full sort's first k (ties by quality, then id)", (t) => {
-  // encoded.ts keeps only offset + limit hits of the scan over every tool (TopK, top-k.ts) and scores with four running sums (dot).
+  // encoded.ts keeps only offset + limit hits of the scan over every tool (TopK, top-k.ts).
   let seed = 7;
   const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const q = Float32Array.from({ length: 512 }, () => rnd() - 0.5);
   const vectors = Array.from({ length: 2000 }, (_, i) => (i % 50 === 0 ? q : Float32Array.from({ length: 512 }, () => rnd() - 0.5)));
-  const scored = vectors.map((v, i) => ({ id: `t${(i * 7919) % 2003}`, score: Math.round(dot(v, q) * 4) / 4, quality: i % 3 }));
+  const scored = vectors.map((v, i) => ({ id: `t${(i * 7919) % 2003}`, score: Math.round(plainDot(v, q) * 4) / 4, quality: i % 3 }));
   const order = (a: (typeof scored)[0], b: (typeof scored)[0]) => b.score - a.score || b.quality - a.quality || (a.id < b.id ? -1 : 1);
   const full = [...scored].sort(order);
   for (const k of [0, 1, 10, 37, 110, 2000, 2500]) {
@@ -80,10 +115,31 @@ test("the fused ranking's first k, kept without sorting the rest, are a full sor
       `k = ${k}`,
     );
   }
-  let plain = 0;
-  for (let i = 0; i < 512; i++) plain += q[i] * vectors[1][i];
-  t.true(Math.abs(dot(q, vectors[1]) - plain) < 1e-12);
-  t.is(dot(new Float32Array([1, 2, 3, 4, 5]), new Float32Array([1, 1, 1, 1, 2])), 20, 'a length not a multiple of four');
+});
+
+test("the scan's products (WebAssembly, scan.wat) are each row's dot product with the query; a row never set is 0", (t) => {
+  let seed = 11;
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const unit = () => {
+    const v = Float32Array.from({ length: 512 }, () => rnd() - 0.5);
+    const norm = Math.sqrt(plainDot(v, v));
+    return v.map((x) => x / norm);
+  };
+  const rows = new VectorRows(1001, 512);
+  const vectors = Array.from({ length: 1000 }, unit);
+  vectors.forEach((v, i) => rows.set(i, v));
+  const q = vectors[17];
+  const scores = rows.scan(q);
+  t.is(scores.length, 1001);
+  for (let i = 0; i < 1000; i++) t.true(Math.abs(scores[i] - plainDot(q, vectors[i])) < 1e-6, `row ${i}`);
+  t.true(Math.abs(scores[17] - 1) < 1e-6);
+  t.is(scores[1000], 0);
+  t.throws(() => new VectorRows(3, 12), { message: /not a multiple of 8/ });
+  t.deepEqual(new VectorRows(0, 512).scan(q), new Float32Array(0));
+});
+
+test('the compiled scan (core/search/scan-wasm.ts) is the one scan.wat compiles to (`npm run build:scan`)', async (t) => {
+  t.is(Buffer.from(await compileScan()).toString('base64'), SCAN_WASM);
 });
 
 test('filters, BROKEN tools, total and paging apply to hits found by meaning', async (t) => {

@@ -22,6 +22,7 @@ import { categoryCode } from './inverted-index.js';
 import { DEFAULT_RANKING, type RankingParams } from './ranker.js';
 import type { SentenceEncoder } from './sentence-encoder.js';
 import { withoutInstruction } from './instruction.js';
+import { VectorRows } from './scan.js';
 import { TopK } from './top-k.js';
 import type { UsageSource } from './usage.js';
 
@@ -83,6 +84,8 @@ interface Entry {
   category: number;
   broken: boolean;
   quality: number;
+  /** Its row in the packed rows it was last packed into (see `Rows`). */
+  row?: number;
 }
 
 export type EncodedSearchEngine = SearchEngine & {
@@ -114,26 +117,46 @@ export function encodedQueryText(q: string, minWords = DEFAULT_ENCODER_RANKING.m
   return request.replace(/\s+/g, ' ').trim().slice(0, ENCODED_QUERY_CHARS);
 }
 
+/** Dimensions of the encoder's vectors. */
+const DIMENSIONS = 512;
+
 /**
- * q · v for the scan over every tool's vector (10,000 × 512 products per long query): four running sums, so that each
- * addition need not wait for the one before (one sum took ~13 ms a query over 10,000 tools, docs/search.md). The sums
- * are in double precision, so the order changes the result by ~1e-16 at most, far below any score difference.
+ * Tools in rows for the scan: their ids, entries, each id's row, and the sentence vectors in one block of WebAssembly
+ * memory (scan.ts; a row whose tool has no vector yet is zeros, so its cosine is 0).
  */
-export function dot(q: Float32Array, v: Float32Array): number {
-  const n = Math.min(q.length, v.length);
-  let a = 0;
-  let b = 0;
-  let c = 0;
-  let d = 0;
-  let k = 0;
-  for (; k + 3 < n; k += 4) {
-    a += q[k] * v[k];
-    b += q[k + 1] * v[k + 1];
-    c += q[k + 2] * v[k + 2];
-    d += q[k + 3] * v[k + 3];
-  }
-  for (; k < n; k++) a += q[k] * v[k];
-  return a + b + (c + d);
+interface Rows {
+  ids: string[];
+  entries: Entry[];
+  rowOf: Map<string, number>;
+  vectors: VectorRows;
+  /** Each row's category code, whether its tool is BROKEN, and its quality: the scan reads no entry object. */
+  category: Int32Array;
+  broken: Uint8Array;
+  quality: Float64Array;
+}
+
+function packRows(ids: string[], entries: Entry[]): Rows {
+  const rows: Rows = {
+    ids,
+    entries,
+    rowOf: new Map(ids.map((id, row) => [id, row])),
+    vectors: new VectorRows(entries.length, DIMENSIONS),
+    category: Int32Array.from(entries, (e) => e.category),
+    broken: Uint8Array.from(entries, (e) => (e.broken ? 1 : 0)),
+    quality: Float64Array.from(entries, (e) => e.quality),
+  };
+  entries.forEach((e, row) => {
+    e.row = row;
+    placeVector(rows, e);
+  });
+  return rows;
+}
+
+/** Copies an entry's vector into its row (when it got one after the rows were packed, or at packing). */
+function placeVector(rows: Rows, e: Entry): void {
+  const row = e.row;
+  if (row === undefined || rows.entries[row] !== e || !e.vector || e.vector.length !== DIMENSIONS) return;
+  rows.vectors.set(row, e.vector);
 }
 
 interface Scored {
@@ -155,6 +178,17 @@ export function createEncodedSearch(
   const store = opts.store;
   const lexical = createEmbeddedSearch(DEFAULT_RANKING, opts.usage);
   let entries = new Map<string, Entry>();
+  /** `entries` as rows for the scan, made again after a tool is added or removed (an entry's vector is read at the scan). */
+  let packed: Rows | undefined;
+  const rowsOfIndex = (): Rows => {
+    packed ??= packRows([...entries.keys()], [...entries.values()]);
+    return packed;
+  };
+  /** An entry got its vector: into its row too, if the rows are packed already. */
+  const gotVector = (e: Entry, vector: Float32Array | false) => {
+    e.vector = vector;
+    if (packed && vector) placeVector(packed, e);
+  };
   let backlog: Promise<void> = Promise.resolve();
   /** Set once the encoder's thread is gone: from then on, words only. */
   let encoderError: string | undefined;
@@ -191,7 +225,7 @@ export function createEncodedSearch(
       for (const e of missing) {
         const v = found.get(e.hash);
         if (v && e.vector === null) {
-          e.vector = v;
+          gotVector(e, v);
           stats.documentsLoaded++;
         }
       }
@@ -215,7 +249,7 @@ export function createEncodedSearch(
         const done: { hash: string; vector: Float32Array }[] = [];
         const put = (id: string, e: Entry, vector: Float32Array | false) => {
           const now = entries.get(id);
-          if (now && now.text === e.text) now.vector = vector;
+          if (now && now.text === e.text) gotVector(now, vector);
           if (vector) {
             stats.documentsEncoded++;
             done.push({ hash: e.hash, vector });
@@ -282,27 +316,36 @@ export function createEncodedSearch(
   /**
    * The fusion, best first: each candidate's lexical score / the best one's (+ what usage added) + weight × the cosine
    * of its vector and the query's; a candidate no word found needs a cosine of at least the threshold. Only the first
-   * `keep` are kept (a heap whose root is the worst of them); the others are only counted in `total`.
+   * `keep` are kept (a heap whose root is the worst of them); the others are only counted in `total`. This is the scan
+   * over every tool's vector, so it allocates nothing per row that cannot be kept: the lexical scores are put in an array
+   * by row first, and a row whose score is below the worst kept is not offered.
    */
-  const fuse = (
-    words: SearchHit[],
-    /** Calls `visit` with each candidate (a callback, not an iterable: this is the scan over every tool). */
-    candidates: (visit: (id: string, vector: Float32Array | null | false, quality: number) => void) => void,
-    q: Float32Array,
-    keep: number,
-  ): { total: number; hits: Scored[] } => {
+  const fuse = (words: SearchHit[], rows: Rows, q: Float32Array, keep: number, category = 0): { total: number; hits: Scored[] } => {
+    const n = rows.entries.length;
     let top = 0;
     for (const h of words) top = Math.max(top, h.lexical ?? h.score);
-    const found = new Map(words.map((h) => [h.id, (top > 0 ? (h.lexical ?? h.score) / top : 0) + (h.usage ?? 0)]));
+    /** NaN: no word of the query reached that row. */
+    const lexical = new Float64Array(n).fill(Number.NaN);
+    for (const h of words) {
+      const row = rows.rowOf.get(h.id);
+      if (row !== undefined) lexical[row] = (top > 0 ? (h.lexical ?? h.score) / top : 0) + (h.usage ?? 0);
+    }
     const best = new TopK<Scored>(keep, byRank);
+    const { weight, threshold } = ranking;
+    const cosines = rows.vectors.scan(q);
     let total = 0;
-    candidates((id, vector, quality) => {
-      const cos = vector ? dot(q, vector) : 0;
-      const lex = found.get(id);
-      if (lex === undefined && cos < ranking.threshold) return;
+    for (let row = 0; row < n; row++) {
+      if (rows.broken[row] || (category !== 0 && rows.category[row] !== category)) continue;
+      const cos = cosines[row];
+      const lex = lexical[row];
+      const found = !Number.isNaN(lex);
+      if (!found && cos < threshold) continue;
       total++;
-      best.offer({ id, score: (lex ?? 0) + ranking.weight * cos, quality });
-    });
+      const score = (found ? lex : 0) + weight * cos;
+      const worst = best.worstKept();
+      if (worst && score < worst.score) continue;
+      best.offer({ id: rows.ids[row], score, quality: rows.quality[row] });
+    }
     return { total, hits: best.sorted() };
   };
 
@@ -313,16 +356,19 @@ export function createEncodedSearch(
       const next = new Map<string, Entry>();
       for (const doc of docs) next.set(doc.id, entryOf(doc, entries.get(doc.id)));
       entries = next;
+      packed = undefined;
       encodeMissing([...new Set([...next.values()].map((e) => e.hash))]);
     },
     async upsert(docs) {
       await lexical.upsert(docs);
       for (const doc of docs) entries.set(doc.id, entryOf(doc, entries.get(doc.id)));
+      packed = undefined;
       encodeMissing();
     },
     async remove(ids) {
       await lexical.remove(ids);
       for (const id of ids) entries.delete(id);
+      packed = undefined;
     },
     async search(query: SearchQuery): Promise<SearchResult> {
       if (query.q.trim() === '') return { total: 0, hits: [] };
@@ -334,16 +380,8 @@ export function createEncodedSearch(
       const words = lexical.searchWith(FUSED_LEXICAL, { q: query.q, category: query.category, limit: Math.max(entries.size, 1) });
       const q = await pending;
       if (!q) return lexical.search(query);
-      const cat = categoryCode(query.category);
       const offset = query.offset ?? 0;
-      const { total, hits } = fuse(
-        words.hits,
-        (visit) => {
-          for (const [id, e] of entries) if (!e.broken && (cat === 0 || e.category === cat)) visit(id, e.vector, e.quality);
-        },
-        q,
-        offset + query.limit,
-      );
+      const { total, hits } = fuse(words.hits, rowsOfIndex(), q, offset + query.limit, categoryCode(query.category));
       return { total, hits: hits.slice(offset).map(({ id, score }) => ({ id, score })) };
     },
     async rankAmong(docs, q) {
@@ -351,14 +389,16 @@ export function createEncodedSearch(
       const vector = text === undefined ? undefined : await vectorFor(text);
       if (!vector) return rankDocuments(docs, q, DEFAULT_RANKING, opts.usage);
       // A tool of the set is in the index (a collection's tools are registry tools): its kept vector, if its text is the same.
-      const candidates = (visit: (id: string, vector: Float32Array | null | false, quality: number) => void) => {
-        for (const doc of docs) {
-          if (doc.healthStatus === 'BROKEN') continue;
-          const e = entries.get(doc.id);
-          visit(doc.id, e && e.text === sentenceOf(doc) ? e.vector : null, doc.qualityScore);
-        }
-      };
-      return fuse(rankDocuments(docs, q, FUSED_LEXICAL, opts.usage), candidates, vector, docs.length).hits.map(({ id, score }) => ({ id, score }));
+      const rows = packRows(
+        docs.map((doc) => doc.id),
+        docs.map((doc): Entry => {
+          const kept = entries.get(doc.id);
+          const text = sentenceOf(doc);
+          const vector = kept && kept.text === text ? kept.vector : null;
+          return { text, hash: '', vector, looked: true, category: 0, broken: doc.healthStatus === 'BROKEN', quality: doc.qualityScore };
+        }),
+      );
+      return fuse(rankDocuments(docs, q, FUSED_LEXICAL, opts.usage), rows, vector, docs.length).hits.map(({ id, score }) => ({ id, score }));
     },
     async status() {
       const lex = await lexical.status();

@@ -35,6 +35,10 @@ export class TopK<T> {
       }
     }
   }
+  /** The worst item kept once `k` are kept (an item not better than it would not be kept), else undefined. */
+  worstKept(): T | undefined {
+    return this.heap.length >= this.k ? this.heap[0] : undefined;
+  }
   /** What was kept, best first. */
   sorted(): T[] {
     return [...this.heap].sort(this.order);
