@@ -197,16 +197,30 @@ export function openGuestChannel(child: ChildProcess): GuestChannel {
 }
 
 /**
- * The last `n` lines of a program's stderr that say something: colour codes, blank lines, stack frames (`    at …`),
- * the caret under a thrown line and Node's `Node.js v20…` trailer are left out, so that an uncaught error ends with
- * its message ("Error: Invalid API key format…"), not with where Node loaded the module.
+ * What a program's stderr says at its end, for an error message: the lines that say something (colour codes, blank
+ * lines, stack frames `    at …`, the caret under a thrown line, Node's `Node.js v20…` trailer and lines of only
+ * brackets and commas are left out), from the last `n` of them, or from the last line that reports an error if that
+ * is earlier, so that a report printed over many lines (a validation library's JSON list of issues) is read from its
+ * start ("Server error: [ | … "message": "Elasticsearch URL cannot be empty" …"), not from its closing brackets. At
+ * most 500 characters, from the start.
  */
 export function lastLines(text: string, n = 3): string {
   const said = stripVTControlCharacters(text)
     .split('\n')
     .map((l) => l.trimEnd())
-    .filter((l) => l.trim() !== '' && !/^\s+at \S/.test(l) && !/^\s*\^+$/.test(l) && !/^Node\.js v\d+/.test(l));
-  return said.slice(-n).join(' | ').slice(0, 500);
+    .filter((l) => !/^[\s[\]{}(),]*$/.test(l) && !/^\s+at \S/.test(l) && !/^\s*\^+$/.test(l) && !/^Node\.js v\d+/.test(l));
+  let from = Math.max(0, said.length - n);
+  for (let i = said.length - 1; i >= 0; i--) {
+    if (/\b(error|exception|fatal)\b/i.test(said[i])) {
+      from = Math.min(from, i);
+      break;
+    }
+  }
+  return said
+    .slice(from)
+    .map((l) => l.trim())
+    .join(' | ')
+    .slice(0, 500);
 }
 
 const HEAP_OOM = /heap out of memory|Reached heap limit|Allocation failed - process out of memory|FatalProcessOutOfMemory/;

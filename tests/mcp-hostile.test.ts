@@ -77,6 +77,14 @@ test('a server that exits at start without its key: 400 naming its stderr; decla
   t.is(missing.status, 422, 'a required variable the caller does not pass is refused before the sandbox');
 });
 
+test('a server that exits at start with a report over many lines: the 400 reads it from its start, not its closing brackets', async (t) => {
+  // As @elastic/mcp-server-elasticsearch without its URL: zod's issues as indented JSON; the message said `] | } | ]`.
+  const refused = await importMode('bad-config');
+  t.is(refused.status, 400, refused.text);
+  t.regex(refused.body.error.message, /exited \(code 1\): Server error: \[ \| .*Service URL cannot be empty/);
+  t.notRegex(refused.body.error.message, /telemetry/);
+});
+
 test('serverJson (MCP Registry server.json) gives the arguments and variables', async (t) => {
   const dir = await fixturePackage('from-json');
   const res = await svc.request('POST', '/api/admin/packages', {
