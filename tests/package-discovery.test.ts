@@ -77,6 +77,24 @@ test.serial('through the real npm: @agentic/polygon, whose client class has no A
   t.notRegex(res.body.error.message, /runtime does not appear to support/, 'not the assertion that blames the runtime');
 });
 
+test.serial(
+  'through the real npm: @agentic/searxng, whose client insists on a base URL, imports with only `query` required; a call without the URL says so',
+  async (t) => {
+    // Its constructor throws without SEARXNG_API_BASE_URL: while describing, an address-like variable reads as a placeholder URL.
+    const res = await svc.importPackage('npm:@agentic/searxng@7.6.9');
+    t.is(res.status, 201, res.text);
+    t.deepEqual(res.body.data.discovery.tools, [{ name: 'searxng', exportName: 'SearxngClient#searxng', how: 'agentic-provider' }]);
+    t.deepEqual(res.body.data.discovery.envRead, ['SEARXNG_API_BASE_URL']);
+    // Its spec is in OpenAI's strict form (every parameter required, the optional ones nullable): only `query` is required.
+    const tool = await svc.request('GET', '/api/tools/@agentic/searxng/searxng');
+    t.deepEqual(tool.body.data.inputSchema.required, ['query']);
+    t.deepEqual(Object.keys(tool.body.data.inputSchema.properties).sort(), ['categories', 'engines', 'language', 'pageno', 'query']);
+    const run = await execute('@agentic/searxng/searxng', { params: { query: 'toolshed' } });
+    t.is(run.body.error?.code, 'TOOL_ERROR', run.text);
+    t.regex(run.body.error.message, /SEARXNG_API_BASE_URL/);
+  },
+);
+
 test.serial("TPMJS's current field: tools[].name and legacy exportName, a TPMJS category mapped onto ours, env defaults", async (t) => {
   const res = await svc.importPackage(fixture('tpmjs-current'));
   t.is(res.status, 201, res.text);

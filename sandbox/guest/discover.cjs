@@ -20,6 +20,9 @@ const FACTORY_MS = 5000;
 /** Env names that look like credentials: read while describing, they get a placeholder and are reported. */
 const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|ACCESS_KEY_ID|SECRET_ACCESS_KEY)$/;
 const PLACEHOLDER = 'toolshed-placeholder';
+/** Env names that look like a service's address (SEARXNG_API_BASE_URL): read while describing, a placeholder URL. */
+const URL_NAME = /(^|_)(URL|ENDPOINT)$/;
+const PLACEHOLDER_URL = 'http://toolshed-placeholder.invalid';
 /** A tool's JSON Schema when the tool already carries one (Agentic's spec.parameters). */
 const JSON_HINT = Symbol.for('toolshed.jsonSchema');
 
@@ -27,7 +30,7 @@ const JSON_HINT = Symbol.for('toolshed.jsonSchema');
 /** A tool, with the JSON Schema it carries under JSON_HINT when it has one (Agentic's spec.parameters). @typedef {Tool & { [JSON_HINT]?: unknown }} FoundTool */
 /**
  * An Agentic AIFunction: a callable with a spec, and execute; its other members are the package's.
- * @typedef {Function & { spec: { name?: unknown, description?: unknown, parameters?: unknown }, inputSchema?: unknown, execute: (input: unknown) => unknown }} AgenticFunction
+ * @typedef {Function & { spec: { name?: unknown, description?: unknown, parameters?: unknown, strict?: unknown }, inputSchema?: unknown, execute: (input: unknown) => unknown }} AgenticFunction
  */
 /** An Agentic AIFunctionsProvider class. @typedef {new (options?: object) => { functions?: Iterable<unknown> }} ProviderClass */
 /** How a tool was found (see the header; sandbox/types.ts's DiscoveredHow). @typedef {'ai-sdk-tool' | 'factory' | 'factory-record' | 'record' | 'agentic-function' | 'agentic-provider'} How */
@@ -60,6 +63,45 @@ const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArr
 const isRecordOfTools = (v) => isPlainObject(v) && Object.keys(v).length > 0 && Object.values(v).every((x) => isToolShaped(x) || isAgenticFunction(x));
 
 /**
+ * @param {unknown} v
+ * @returns {boolean}
+ */
+const isNullable = (v) => {
+  if (!v || typeof v !== 'object') return false;
+  const s = /** @type {{ anyOf?: unknown, type?: unknown }} */ (v);
+  return (
+    (Array.isArray(s.anyOf) && s.anyOf.some((b) => b !== null && typeof b === 'object' && /** @type {{ type?: unknown }} */ (b).type === 'null')) ||
+    (Array.isArray(s.type) && s.type.includes('null'))
+  );
+};
+
+/**
+ * Agentic's spec.parameters are in OpenAI's strict form: every property required, an optional one nullable
+ * (`anyOf: [schema, { type: "null" }]`). Its AIFunction accepts such a property left out, so the tool's schema says so:
+ * a nullable property is not required (it may still be null). Without this a REST call of @agentic/exa's `exa_search`
+ * had to send all twelve of its parameters.
+ * @param {unknown} schema
+ * @returns {unknown}
+ */
+function optionalNullables(schema) {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return schema;
+  const s = /** @type {Record<string, unknown>} */ ({ ...schema });
+  const props = s.properties;
+  if (props && typeof props === 'object' && !Array.isArray(props)) {
+    const properties = /** @type {Record<string, unknown>} */ (props);
+    s.properties = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, optionalNullables(v)]));
+    if (Array.isArray(s.required)) {
+      const required = s.required.filter((k) => !isNullable(properties[k]));
+      if (required.length > 0) s.required = required;
+      else delete s.required;
+    }
+  }
+  if (s.items !== undefined) s.items = optionalNullables(s.items);
+  if (Array.isArray(s.anyOf)) s.anyOf = s.anyOf.map(optionalNullables);
+  return s;
+}
+
+/**
  * An Agentic AIFunction as a tool: its zod schema validates, its spec's JSON Schema describes, execute runs.
  * @param {AgenticFunction} fn
  * @returns {FoundTool}
@@ -71,7 +113,7 @@ function agenticTool(fn) {
     inputSchema: fn.inputSchema ?? spec.parameters ?? { type: 'object' },
     /** @param {unknown} input */
     execute: (input) => fn.execute(input),
-    [JSON_HINT]: spec.parameters,
+    [JSON_HINT]: spec.strict === true ? optionalNullables(spec.parameters) : spec.parameters,
   };
 }
 
@@ -240,8 +282,9 @@ async function resolveTool(exportsMap, locator, toolFromExport) {
 }
 
 /**
- * While describing: credential-like env names that are not set read as a placeholder (so that factories and
- * constructors that insist on a key can be described) and are recorded. Returns the recorded names.
+ * While describing: credential-like env names that are not set read as a placeholder, and address-like ones as a
+ * placeholder URL (so that factories and constructors that insist on a key or a base URL can be described), and are
+ * recorded. Returns the recorded names. No request is made while describing (the sandbox has no network then).
  */
 function watchEnv() {
   /** @type {Set<string>} */
@@ -249,9 +292,9 @@ function watchEnv() {
   const real = process.env;
   process.env = new Proxy(real, {
     get(target, prop) {
-      if (typeof prop === 'string' && !(prop in target) && SECRET_NAME.test(prop)) {
+      if (typeof prop === 'string' && !(prop in target) && (SECRET_NAME.test(prop) || URL_NAME.test(prop))) {
         read.add(prop);
-        return PLACEHOLDER;
+        return URL_NAME.test(prop) ? PLACEHOLDER_URL : PLACEHOLDER;
       }
       return Reflect.get(target, prop);
     },
