@@ -55,6 +55,18 @@ test('a well-behaved server: title, annotations and output schema are kept; stru
   t.is(failed.body.error.message, 'cannot do that with this');
 });
 
+test('a server with its MCP code bundled into its bin (no MCP library among its dependencies) imports as one, without `kind` or `args`', async (t) => {
+  // One bundled file, no dependencies listed: its bin carries the protocol's method names.
+  const res = await svc.request('POST', '/api/admin/packages', {
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+    body: { source: `path:${await fixturePackage('bundled')}` },
+  });
+  t.is(res.status, 201, res.text);
+  t.deepEqual(res.body.data.tools.map((x: { name: string }) => x.name).sort(), ['fail', 'misbehave', 'shout']);
+  const ok = await execute('bundled', 'shout', { text: 'found' });
+  t.deepEqual(ok.body.result, { text: 'FOUND' }, ok.text);
+});
+
 test('tools/list is followed page by page (nextCursor)', async (t) => {
   const res = await importMode('paged');
   t.is(res.status, 201, res.text);

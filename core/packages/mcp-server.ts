@@ -3,7 +3,7 @@
  *
  * A package is an MCP server when the import says so (`kind: "mcp"`, `args` or `serverJson`), when its package.json
  * has an `mcpName` (the MCP Registry's mark), or when it has a `bin` and depends on an MCP server library
- * (MCP_LIBRARIES). A package with a `toolshed` or `tpmjs` field is imported by that field unless the import says
+ * (MCP_LIBRARIES) or its bin's text names the SDK or `tools/list` (binSpeaksMcp). A package with a `toolshed` or `tpmjs` field is imported by that field unless the import says
  * `kind: "mcp"`. The server is started as `node <bin> <args>`: `bin` is the package's bin entry named like the package
  * (or its only one, or the first naming `mcp`, or the first), falling back to `main` for an `mcpName` package without
  * a bin.
@@ -17,7 +17,16 @@ import { CATEGORIES, type Category, type EnvVarSpec } from '../types.js';
 import type { ErrorDetail } from '../infra/errors.js';
 
 /** Libraries an MCP server is built with: a package with a bin that depends on one of them is taken for a server. */
-export const MCP_LIBRARIES = ['@modelcontextprotocol/sdk', 'fastmcp', 'mcp-framework', 'tmcp', '@tmcp/transport-stdio', 'mcp-use', '@mastra/mcp'];
+export const MCP_LIBRARIES = [
+  '@modelcontextprotocol/sdk',
+  '@modelcontextprotocol/server',
+  'fastmcp',
+  'mcp-framework',
+  'tmcp',
+  '@tmcp/transport-stdio',
+  'mcp-use',
+  '@mastra/mcp',
+];
 
 /** The variable value a declared variable gets while the server is described (never while it runs). */
 export const PLACEHOLDER_VALUE = 'toolshed-placeholder';
@@ -138,13 +147,24 @@ const deps = (pkg: Record<string, unknown>): string[] =>
     return d && typeof d === 'object' && !Array.isArray(d) ? Object.keys(d) : [];
   });
 
-/** Whether this package is to be imported as an MCP server. */
-export function isMcpServer(pkg: Record<string, unknown>, opts: ImportOptions): boolean {
+/**
+ * Whether a bin's text is an MCP server's: it imports the official SDK (`@modelcontextprotocol/sdk`, or the split
+ * `@modelcontextprotocol/server` behind a wrapper library, as `@supabase/mcp-server-postgrest`), or, bundled (its
+ * dependencies inlined and none listed), it carries the protocol's `tools/list` method name.
+ */
+export const binSpeaksMcp = (text: string): boolean => /@modelcontextprotocol\/(sdk|server)\b|["'`]tools\/list["'`]/.test(text);
+
+/**
+ * Whether this package is to be imported as an MCP server. `binText`: the text of its bin (serverEntry), read by the
+ * caller, for a server whose MCP library is not among its dependencies (bundled, or behind a wrapper library).
+ */
+export function isMcpServer(pkg: Record<string, unknown>, opts: ImportOptions, binText?: string): boolean {
   if (opts.kind) return opts.kind === 'mcp';
   if (opts.serverJson || opts.args) return true;
   if (pkg.toolshed !== undefined || pkg.tpmjs !== undefined) return false;
   if (typeof pkg.mcpName === 'string') return true;
-  return pkg.bin !== undefined && deps(pkg).some((d) => MCP_LIBRARIES.includes(d));
+  if (pkg.bin === undefined) return false;
+  return deps(pkg).some((d) => MCP_LIBRARIES.includes(d)) || (binText !== undefined && binSpeaksMcp(binText));
 }
 
 /** The bin file the server is started with, relative to the package dir; null when there is none. */
