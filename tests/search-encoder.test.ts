@@ -136,6 +136,9 @@ test("the scan's products (WebAssembly, scan.wat) are each row's dot product wit
   t.is(scores[1000], 0);
   t.throws(() => new VectorRows(3, 12), { message: /not a multiple of 8/ });
   t.deepEqual(new VectorRows(0, 512).scan(q), new Float32Array(0));
+  // A shorter query after a full one: its missing dimensions are zeros, not the previous query's.
+  const half = q.subarray(0, 256);
+  t.true(Math.abs(rows.scan(half)[17] - plainDot(half, vectors[17].subarray(0, 256))) < 1e-6);
 });
 
 test('the compiled scan (core/search/scan-wasm.ts) is the one scan.wat compiles to (`npm run build:scan`)', async (t) => {

@@ -43,8 +43,9 @@ export class VectorRows {
     this.vectors.set(vector, row * this.dims);
   }
 
-  /** q · each row, by row: a view that the next scan overwrites. */
+  /** q · each row, by row: a view that the next scan overwrites. A shorter q counts as zeros past its end. */
   scan(q: Float32Array): Float32Array {
+    if (q.length < this.dims) this.query.fill(0);
     this.query.set(q.subarray(0, this.dims));
     this.exports.scan(0, this.rowsAt, this.count, this.dims, this.scoresAt);
     return this.scores;
