@@ -193,6 +193,8 @@ export function createEncodedSearch(
   /** Set once the encoder's thread is gone: from then on, words only. */
   let encoderError: string | undefined;
   let storeError: string | undefined;
+  /** The last failure of a background pass (shown by status()); the next pass still runs. */
+  let backlogError: string | undefined;
   const stats = { queriesEncoded: 0, queryCacheHits: 0, queriesWithoutEncoder: 0, documentsEncoded: 0, documentsLoaded: 0 };
   /** LRU of query vectors by normalised query (a Map keeps insertion order: a hit moves to the end). */
   const queryCache = new Map<string, Promise<Float32Array>>();
@@ -240,44 +242,50 @@ export function createEncodedSearch(
    * one text at a time, so one tool's text cannot keep the others from being encoded.
    */
   const encodeMissing = (prune?: string[]) => {
-    backlog = backlog.then(async () => {
-      await loadKept();
-      if (store && prune) await store.keepOnly(prune).catch(() => undefined);
-      for (;;) {
-        const batch = [...entries].filter(([, e]) => e.vector === null).slice(0, BATCH);
-        if (batch.length === 0 || encoderError) return;
-        const done: { hash: string; vector: Float32Array }[] = [];
-        const put = (id: string, e: Entry, vector: Float32Array | false) => {
-          const now = entries.get(id);
-          if (now && now.text === e.text) gotVector(now, vector);
-          if (vector) {
-            stats.documentsEncoded++;
-            done.push({ hash: e.hash, vector });
-          }
-        };
-        try {
-          const vectors = await encoder.embed(batch.map(([, e]) => e.text));
-          batch.forEach(([id, e], i) => put(id, e, vectors[i]));
-        } catch {
-          noteRefusal();
-          for (const [id, e] of encoderError ? [] : batch) {
-            let one: Float32Array | false = false;
-            try {
-              [one] = await encoder.embed([e.text]);
-            } catch {
-              noteRefusal();
+    // Each pass catches its own failure, so that one pass that throws cannot keep every later one from running (a
+    // rejected chain skips what is queued behind it): the next change of the index tries again.
+    backlog = backlog
+      .then(async () => {
+        await loadKept();
+        if (store && prune) await store.keepOnly(prune).catch(() => undefined);
+        for (;;) {
+          const batch = [...entries].filter(([, e]) => e.vector === null).slice(0, BATCH);
+          if (batch.length === 0 || encoderError) return;
+          const done: { hash: string; vector: Float32Array }[] = [];
+          const put = (id: string, e: Entry, vector: Float32Array | false) => {
+            const now = entries.get(id);
+            if (now && now.text === e.text) gotVector(now, vector);
+            if (vector) {
+              stats.documentsEncoded++;
+              done.push({ hash: e.hash, vector });
             }
-            if (encoderError) break;
-            put(id, e, one);
+          };
+          try {
+            const vectors = await encoder.embed(batch.map(([, e]) => e.text));
+            batch.forEach(([id, e], i) => put(id, e, vectors[i]));
+          } catch {
+            noteRefusal();
+            for (const [id, e] of encoderError ? [] : batch) {
+              let one: Float32Array | false = false;
+              try {
+                [one] = await encoder.embed([e.text]);
+              } catch {
+                noteRefusal();
+              }
+              if (encoderError) break;
+              put(id, e, one);
+            }
+          }
+          if (store && done.length) {
+            await store.save(done).catch((err: unknown) => {
+              storeError = err instanceof Error ? err.message : String(err);
+            });
           }
         }
-        if (store && done.length) {
-          await store.save(done).catch((err: unknown) => {
-            storeError = err instanceof Error ? err.message : String(err);
-          });
-        }
-      }
-    });
+      })
+      .catch((err: unknown) => {
+        backlogError = err instanceof Error ? err.message : String(err);
+      });
   };
 
   const queryVector = (text: string): Promise<Float32Array> => {
@@ -410,7 +418,8 @@ export function createEncodedSearch(
           ? `${encoded} of ${entries.size} tools encoded`
           : `loading; queries of ${ranking.minWords}+ words ranked by words until it is loaded`;
       const kept = storeError ? `; vector store: ${storeError}` : '';
-      return { ...lex, detail: `${lex.detail}; sentence encoder: ${state}${kept}` };
+      const pass = backlogError ? `; last encoding pass failed: ${backlogError}` : '';
+      return { ...lex, detail: `${lex.detail}; sentence encoder: ${state}${kept}${pass}` };
     },
     async close() {
       await encoder.close();
