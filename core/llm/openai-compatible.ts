@@ -2,9 +2,10 @@
  * The LLM port on any OpenAI-compatible server (OpenAI, vLLM, Ollama, LM Studio, LiteLLM...), through the Vercel AI
  * SDK's OpenAI provider on the chat-completions API, the one such servers speak. The only importer of
  * `@ai-sdk/openai`. Vendor failures become an LlmError whose message never holds the API key.
+ *
+ * The SDK (about 1 MB of modules, 0.3 s of a process's start) is loaded at the first call, not at import: a service
+ * without LLM_BASE_URL never loads it, and one with it starts that much sooner.
  */
-import { createOpenAI } from '@ai-sdk/openai';
-import { APICallError, RetryError, embedMany, generateText, jsonSchema, Output, stepCountIs, streamText, tool } from 'ai';
 import type { JSONSchema7, LanguageModelUsage, ToolSet } from 'ai';
 import { z } from 'zod';
 import { assertToolNames, withExplicitParameters } from './agent-support.js';
@@ -31,6 +32,11 @@ const scenariosSchema = z.object({
   scenarios: z.array(z.object({ prompt: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) })),
 });
 
+type Sdk = typeof import('ai') & Pick<typeof import('@ai-sdk/openai'), 'createOpenAI'>;
+let sdkLoading: Promise<Sdk> | undefined;
+const loadSdk = (): Promise<Sdk> =>
+  (sdkLoading ??= Promise.all([import('ai'), import('@ai-sdk/openai')]).then(([ai, { createOpenAI }]) => ({ ...ai, createOpenAI })));
+
 const usageOf = (u: LanguageModelUsage | undefined): Usage => {
   const inputTokens = u?.inputTokens ?? 0;
   const outputTokens = u?.outputTokens ?? 0;
@@ -55,7 +61,9 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
   const temperature = options.temperature ?? 0;
   const maxRetries = options.maxRetries ?? 2;
   // `apiKey: ''` would make the SDK look for OPENAI_API_KEY; servers without auth get a placeholder instead.
-  const openai = createOpenAI({ baseURL: baseUrl, apiKey: apiKey || 'no-key', name: 'openai-compatible' });
+  let client: Promise<{ sdk: Sdk; openai: ReturnType<Sdk['createOpenAI']> }> | undefined;
+  const connect = () =>
+    (client ??= loadSdk().then((sdk) => ({ sdk, openai: sdk.createOpenAI({ baseURL: baseUrl, apiKey: apiKey || 'no-key', name: 'openai-compatible' }) })));
   // For log lines: credentials in the URL (user:pass@, ?key=) stay out of them.
   const logUrl = safeUrl(baseUrl);
   const info = (model = chatModel) => ({ provider: 'openai-compatible' as const, model, temperature });
@@ -64,7 +72,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
    * Turns whatever the SDK threw into an LlmError: a stable message by status for users, the vendor's words (its
    * answer, or the connection error naming the address) as `detail` for the log, with the key cut out of both.
    */
-  function vendorError(err: unknown): LlmError {
+  function vendorError({ RetryError, APICallError }: Sdk, err: unknown): LlmError {
     const last = RetryError.isInstance(err) ? err.lastError : err;
     const apiError = APICallError.isInstance(last) ? last : undefined;
     const status = apiError?.statusCode;
@@ -77,11 +85,12 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
     return new LlmError(publicLlmMessage({ status, reachable: !unreachable }), status, detail);
   }
 
-  async function guarded<T>(call: () => Promise<T>): Promise<T> {
+  async function guarded<T>(call: (c: Awaited<ReturnType<typeof connect>>) => Promise<T>): Promise<T> {
+    const c = await connect();
     try {
-      return await call();
+      return await call(c);
     } catch (err) {
-      throw err instanceof LlmError ? err : vendorError(err);
+      throw err instanceof LlmError ? err : vendorError(c.sdk, err);
     }
   }
 
@@ -96,6 +105,8 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
       const model = opts.model ?? chatModel;
       // The routes check agents' models already; this keeps any other path from billing an unlisted model.
       if (!chatModels.includes(model)) throw new LlmError('LLM model not allowed', undefined, `model "${model}" is not in LLM_MODELS`);
+      const { sdk, openai } = await connect();
+      const { tool, jsonSchema, streamText, stepCountIs } = sdk;
       const steps: AgentStep[] = [];
       // A failure of callTool itself (not the tool's own error) ends the run: it is ours, not the model's.
       const stop = new AbortController();
@@ -154,18 +165,18 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
         else if (part.type === 'abort') failure ??= opts.signal?.reason ?? new Error('aborted');
       }
       if (infraError) throw infraError;
-      if (failure) throw opts.signal?.aborted ? failure : vendorError(failure);
+      if (failure) throw opts.signal?.aborted ? failure : vendorError(sdk, failure);
       return { ...info(model), text, steps, usage };
     },
 
     async judge(input) {
       const assertionResults = checkAssertions(input.assertions, input.steps, input.finalText);
-      const { output, usage } = await guarded(() =>
-        generateText({
+      const { output, usage } = await guarded(({ sdk, openai }) =>
+        sdk.generateText({
           model: openai.chat(chatModel),
           system: JUDGE_SYSTEM,
           prompt: judgePrompt(input),
-          output: Output.object({ schema: verdictSchema }),
+          output: sdk.Output.object({ schema: verdictSchema }),
           temperature,
           maxRetries,
         }),
@@ -183,17 +194,17 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
 
     async embed(texts) {
       if (texts.length === 0) return [];
-      const { embeddings } = await guarded(() => embedMany({ model: openai.embedding(embeddingModel), values: texts, maxRetries }));
+      const { embeddings } = await guarded(({ sdk, openai }) => sdk.embedMany({ model: openai.embedding(embeddingModel), values: texts, maxRetries }));
       return embeddings;
     },
 
     async generateScenarios(input): Promise<GeneratedScenario[]> {
-      const { output } = await guarded(() =>
-        generateText({
+      const { output } = await guarded(({ sdk, openai }) =>
+        sdk.generateText({
           model: openai.chat(chatModel),
           system: SCENARIOS_SYSTEM,
           prompt: scenariosPrompt(input),
-          output: Output.object({ schema: scenariosSchema }),
+          output: sdk.Output.object({ schema: scenariosSchema }),
           // Variety matters more than repeatability here, and regenerations must differ.
           temperature: Math.max(temperature, 0.8),
           maxRetries,
@@ -212,8 +223,8 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
     },
 
     async searchKeywords(query, signal) {
-      const { text, usage } = await guarded(() =>
-        generateText({
+      const { text, usage } = await guarded(({ sdk, openai }) =>
+        sdk.generateText({
           model: openai.chat(chatModel),
           system: SEARCH_KEYWORDS_SYSTEM,
           prompt: query.slice(0, SEARCH_KEYWORDS_QUERY_CHARS),

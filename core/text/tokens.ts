@@ -3,9 +3,18 @@
  * (gpt-4o, gpt-4.1, o-series; gpt-tokenizer) over the definition's compact JSON — what a client puts in the model's
  * context for one tool of `tools/list`. Other models' tokenizers differ by some percent; the figure is for comparison.
  * Counts are memoised by the exact text, since the same definitions are counted on every listing.
+ *
+ * The encoding's tables (2.4 MB of modules, about 0.35 s to load) are loaded at the first count, not when a process
+ * starts: most processes (the worker, the CLI, an API that is never asked for a listing) never count.
  */
-import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
 import { LRUCache } from 'lru-cache';
+
+let encoding: typeof import('gpt-tokenizer/encoding/o200k_base') | undefined;
+const countO200k = (text: string): number => {
+  encoding ??= createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as typeof import('gpt-tokenizer/encoding/o200k_base');
+  return encoding.countTokens(text);
+};
 
 export const TOKEN_ENCODING = 'o200k_base';
 
