@@ -10,6 +10,50 @@ import path from 'node:path';
 import { runPreflight } from '../bin/preflight.js';
 import { prepareTemplate, startTestServer } from './helpers/postgres.js';
 
+/**
+ * The files of the waiting lane: each spends most of its time waiting (CPU over wall time 0.2–0.6 in a full run,
+ * 2026-11-27), for 30–180 s.
+ */
+const WAITING = [
+  'tests/workers.test.ts',
+  'tests/faults.test.ts',
+  'tests/faults-restarts.test.ts',
+  'tests/sandbox-mounts.test.ts',
+  'tests/security/llm-leaks.test.ts',
+  'tests/scenarios-fairness.test.ts',
+  'tests/mcp-silent.test.ts',
+  'tests/security/fairness.test.ts',
+  'tests/security/amplification.test.ts',
+  'tests/sse-streams.test.ts',
+];
+
+/** Every test file in one of two lanes: the waiting files, one at a time, and the rest (ava's configured concurrency). */
+async function lanesOf(waiting: string[]): Promise<string[][]> {
+  const all = (await fs.readdir('tests', { recursive: true })).map((f) => path.join('tests', f)).filter((f) => f.endsWith('.test.ts'));
+  const missing = waiting.filter((f) => !all.includes(f));
+  if (missing.length) throw new Error(`tests/run.ts: no such test file: ${missing.join(', ')}`);
+  return [all.filter((f) => !waiting.includes(f)).sort(), ['--concurrency=1', ...waiting]];
+}
+
+/** One ava process; its output goes to ours a whole line at a time (two lanes write beside each other). */
+function runAva(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
+  const child = spawn('npx', ['ava', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const relay = (stream: NodeJS.ReadableStream, to: NodeJS.WritableStream) => {
+    let partial = '';
+    stream.on('data', (d) => {
+      out += d;
+      const lines = (partial + d).split('\n');
+      partial = lines.pop()!;
+      if (lines.length) to.write(`${lines.join('\n')}\n`);
+    });
+    stream.on('end', () => partial && to.write(`${partial}\n`));
+  };
+  relay(child.stdout!, process.stdout);
+  relay(child.stderr!, process.stderr);
+  return new Promise((resolve) => child.on('close', (c) => resolve({ code: c ?? 1, out })));
+}
+
 async function main(): Promise<number> {
   const started = Date.now();
   if (!(await runPreflight({ purpose: 'test' })).ok) {
@@ -32,17 +76,14 @@ async function main(): Promise<number> {
       TOOLSHED_TEST_CACHE_DIR: cacheDir,
       TOOLSHED_TEST_ROOTFS_DIR: rootfsDir,
     };
-    const child = spawn('npx', ['ava', ...process.argv.slice(2)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      process.stdout.write(d);
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-      process.stderr.write(d);
-    });
-    const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+    // Files that mostly wait (a job outliving the engine's timers, killed workers and their leases, a limit waited out
+    // in full) use a fraction of a core: without arguments they run one at a time in a lane of their own beside the
+    // two-file lane of the rest, so that their waiting does not hold one of the two CPU-bound slots.
+    const args = process.argv.slice(2);
+    const lanes = args.length > 0 ? [args] : await lanesOf(WAITING);
+    const outputs = await Promise.all(lanes.map((laneArgs) => runAva(laneArgs, env)));
+    const out = outputs.map((o) => o.out).join('\n');
+    const code = outputs.every((o) => o.code === 0) ? 0 : outputs.find((o) => o.code !== 0)!.code;
     const count = (re: RegExp) => [...out.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
     // ava prints one ✔ line per passed test and one ✘ line per failed one (it omits the passed total on failure).
     const passed = (out.match(/^\s*✔/gm) ?? []).length;
