@@ -1,6 +1,7 @@
 /**
  * The read-only root filesystem of gVisor sandboxes, built once per runner (content-addressed under the state dir): only
- * the Node runtime — the node binary, the shared libraries `ldd` lists, the dynamic loader — a POSIX shell at /bin/sh
+ * the Node runtime — the node binary, the shared libraries `ldd` lists (and three more of glibc's, for prebuilt native
+ * addons), the dynamic loader — a POSIX shell at /bin/sh
  * (the host's, dash on Debian: `child_process.exec` and `spawn(…, { shell: true })` need it, and real tool packages
  * use them; it can do nothing node cannot), the guest (sandbox/guest, its `.cjs` files and warm-up), with its startup
  * snapshot (snapshot.ts), and an /etc of its own.
@@ -28,6 +29,21 @@ const ETC_FILES = {
 };
 /** Mount points and other directories of the rootfs. */
 const ROOTFS_DIRS = ['proc', 'dev', 'tmp', 'pkg', 'guest', 'etc'];
+/**
+ * glibc's own libraries that node does not link but the prebuilt native addons of npm packages do, taken from the
+ * directory of the host's libc: sharp's libvips (the most used image library on npm) needs libresolv, and prebuilt
+ * binaries commonly link librt and libutil. They are part of the C library node already runs on (no new program, no
+ * new service), so the sandbox's reach is the same. Native code that needs libraries outside glibc still fails to load.
+ */
+const GLIBC_EXTRAS = ['libresolv.so.2', 'librt.so.1', 'libutil.so.1'];
+
+/** Host paths of the glibc libraries above, beside the libc among `libs`. */
+export function glibcExtras(libs: string[]): string[] {
+  const libc = libs.find((l) => path.basename(l) === 'libc.so.6');
+  if (!libc) return [];
+  return GLIBC_EXTRAS.map((name) => path.join(path.dirname(libc), name)).filter((file) => fs.existsSync(file));
+}
+
 /** Host paths of the shared libraries and the loader a binary needs. */
 export function sharedLibraries(binary: string): string[] {
   const out = execFileSync('ldd', [binary], { encoding: 'utf8' });
@@ -56,7 +72,8 @@ function copyInto(rootfs: string, hostPath: string, inside: string): void {
 const HOST_SHELL = '/bin/sh';
 
 export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: SnapshotOptions): string {
-  const libs = [...new Set([...sharedLibraries(nodeBinary), ...sharedLibraries(fs.realpathSync(HOST_SHELL))])];
+  const linked = [...sharedLibraries(nodeBinary), ...sharedLibraries(fs.realpathSync(HOST_SHELL))];
+  const libs = [...new Set([...linked, ...glibcExtras(linked)])];
   const guestFiles = (fs.readdirSync(GUEST_SOURCE_DIR, { recursive: true }) as string[])
     .filter((f) => fs.statSync(path.join(GUEST_SOURCE_DIR, f)).isFile() && path.basename(f) !== 'tsconfig.json')
     .sort();

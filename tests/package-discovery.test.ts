@@ -46,6 +46,18 @@ test.serial('@tavily/ai-sdk (from node_modules) imports all four factory tools; 
   t.is((await svc.request('GET', '/health')).status, 200, 'the service keeps answering');
 });
 
+test.serial('through the real npm: a tool with a prebuilt native addon (sharp and its libvips) runs in the gVisor sandbox', async (t) => {
+  // sharp's libvips links glibc's libresolv, which node does not: the sandbox's root filesystem held only node's
+  // libraries, and the import failed to load the package ("libresolv.so.2: cannot open shared object file").
+  const res = await svc.importPackage(fixture('image-tools'));
+  t.is(res.status, 201, res.text);
+  const run = await execute('@fixtures/image-tools/makeImage', { params: { width: 3, height: 2 } });
+  t.is(run.status, 200, run.text);
+  t.true(run.body.success, run.text);
+  t.like(run.body.result, { format: 'png', width: 3, height: 2 });
+  t.true(run.body.result.pngBytes > 0);
+});
+
 test.serial('@agentic/calculator (from node_modules) imports its AIFunction, which computes', async (t) => {
   const res = await svc.importPackage(`path:${path.join(NODE_MODULES, '@agentic/calculator')}`);
   t.is(res.status, 201, res.text);
