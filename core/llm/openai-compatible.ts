@@ -3,8 +3,8 @@
  * SDK's OpenAI provider on the chat-completions API, the one such servers speak. The only importer of
  * `@ai-sdk/openai`. Vendor failures become an LlmError whose message never holds the API key.
  *
- * The SDK (about 1 MB of modules, 0.3 s of a process's start) is loaded at the first call, not at import: a service
- * without LLM_BASE_URL never loads it, and one with it starts that much sooner.
+ * The SDK (about 1 MB of modules, 0.3 s of a process's start) is not loaded at import: a service without LLM_BASE_URL
+ * never loads it, and one with it loads it in the background once the provider is made.
  */
 import type { JSONSchema7, LanguageModelUsage, ToolSet } from 'ai';
 import { z } from 'zod';
@@ -64,6 +64,9 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
   let client: Promise<{ sdk: Sdk; openai: ReturnType<Sdk['createOpenAI']> }> | undefined;
   const connect = () =>
     (client ??= loadSdk().then((sdk) => ({ sdk, openai: sdk.createOpenAI({ baseURL: baseUrl, apiKey: apiKey || 'no-key', name: 'openai-compatible' }) })));
+  // Loaded in the background once the provider exists, so that the first call (a search's keyword rewrite has a short
+  // budget) does not wait for it; a failure to load surfaces at that call.
+  setImmediate(() => void connect().catch(() => undefined));
   // For log lines: credentials in the URL (user:pass@, ?key=) stay out of them.
   const logUrl = safeUrl(baseUrl);
   const info = (model = chatModel) => ({ provider: 'openai-compatible' as const, model, temperature });
