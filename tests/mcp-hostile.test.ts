@@ -73,20 +73,28 @@ test('tools/list is followed page by page (nextCursor)', async (t) => {
   t.deepEqual(res.body.data.tools.map((x: { name: string }) => x.name).sort(), ['first', 'second', 'third']);
 });
 
-test('a server that exits at start without its key: 400 naming its stderr; declared, it gets a placeholder and imports', async (t) => {
-  const refused = await importMode('needs-key');
-  t.is(refused.status, 400, refused.text);
-  t.is(refused.body.error.code, 'VALIDATION_ERROR');
-  // The error's message, not the stack frames and Node's version line that follow it.
-  t.regex(refused.body.error.message, /Error: FIXTURE_API_KEY environment variable is required/);
-  t.notRegex(refused.body.error.message, /\bat node:internal|Node\.js v\d/);
-  const declared = await importMode('needs-key', { env: [{ name: 'FIXTURE_API_KEY', secret: true, description: 'the key' }] });
-  t.is(declared.status, 201, declared.text);
+test('a server that exits at start naming the key it wants: the key is declared for it (required, secret) and it imports', async (t) => {
+  // As airtable-mcp-server: "No API key provided. Set it in the `AIRTABLE_API_KEY` environment variable". It was a 400
+  // until the importer declared the variable itself.
+  const res = await importMode('needs-key');
+  t.is(res.status, 201, res.text);
+  t.deepEqual(res.body.data.tools[0].package.env, ['FIXTURE_API_KEY']);
+  const versions = await svc.api.deps.db('package_versions').where({ version: '1.0.0' }).whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-needs-key']);
+  t.like(versions[0].env, [{ name: 'FIXTURE_API_KEY', required: true, secret: true }]);
   const run = await execute('needs-key', 'shout', { text: 'with key' }, { FIXTURE_API_KEY: 'k-123' });
   t.is(run.status, 200, run.text);
   t.deepEqual(run.body.result, { text: 'WITH KEY' });
+  t.false(run.text.includes('k-123'));
   const missing = await execute('needs-key', 'shout', { text: 'no key' });
   t.is(missing.status, 422, 'a required variable the caller does not pass is refused before the sandbox');
+});
+
+test('a server that exits at start naming no variable: 400 with its error, not the stack frames', async (t) => {
+  const refused = await importMode('crashes');
+  t.is(refused.status, 400, refused.text);
+  t.is(refused.body.error.code, 'VALIDATION_ERROR');
+  t.regex(refused.body.error.message, /Error: cannot read the configuration file config\.json/);
+  t.notRegex(refused.body.error.message, /\bat node:internal|Node\.js v\d/);
 });
 
 test('a server that exits at start with a report over many lines: the 400 reads it from its start, not its closing brackets', async (t) => {

@@ -5,7 +5,7 @@
  * that cannot start or list is a 400 naming what it wrote to stderr; nothing is recorded then.
  */
 import type { Manifest } from '../core/packages/manifest.js';
-import { mcpListingOf, placeholderEnv, planMcpServer, type ImportOptions } from '../core/packages/mcp-server.js';
+import { mcpListingOf, placeholderEnv, planMcpServer, type ImportOptions, type McpEnvVar } from '../core/packages/mcp-server.js';
 import { findLatestVersion, markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { setCompatibility } from '../core/repos/published-packages.js';
 import { compareVersionsDesc, toolIdsByName, type VersionTool } from '../core/repos/package-versions.js';
@@ -32,10 +32,10 @@ export async function importMcpServer(
   if (problems.length > 0) return invalid(`Invalid package.json: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, problems);
   const planned = planMcpServer(pkg, req.options);
   if ('errors' in planned) return invalid(`Not a runnable MCP server: ${planned.errors.map((e) => e.message).join('; ')}`, planned.errors);
-  const plan = planned.plan;
+  let plan = planned.plan;
   // Every start of the server while it is described: placeholders for its variables, egress if it declared network.
   const describeMs = deps.config.MCP_DESCRIBE_TIMEOUT_MS;
-  const describing = { timeoutMs: describeMs, env: placeholderEnv(plan.env), network: plan.network };
+  let describing = { timeoutMs: describeMs, env: placeholderEnv(plan.env), network: plan.network };
   // Run in the guest's own process when the server loads that way (a faster start), else as a child `node <bin>`:
   // after a load error, or a time-out (a server that reads stdin other than through `data` events never hears
   // `initialize` in the guest's process; guest/mcp-pipe.cjs).
@@ -69,6 +69,20 @@ export async function importMcpServer(
   if (d.kind === 'load_error' || d.kind === 'timeout') {
     ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: false } };
     d = await deps.sandbox.describe(ref, describing);
+  }
+  // A server that would not start names the variables it wanted (`AIRTABLE_API_KEY environment variable is required`):
+  // those it was not given are declared for it — required, with a placeholder while it is described — and it is
+  // described once more. Callers then pass them per call, as for any declared variable.
+  const wanted = d.kind === 'load_error' ? undeclaredVariables(d.message, plan.env) : [];
+  if (wanted.length > 0) {
+    plan = { ...plan, env: [...plan.env, ...wanted] };
+    describing = { ...describing, env: placeholderEnv(plan.env) };
+    ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: true } };
+    d = await deps.sandbox.describe(ref, describing);
+    if (d.kind === 'load_error' || d.kind === 'timeout') {
+      ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: false } };
+      d = await deps.sandbox.describe(ref, describing);
+    }
   }
   if (d.kind !== 'ok') {
     const why =
@@ -189,4 +203,18 @@ function permissionsOf(annotations: Record<string, unknown> | undefined, network
 
 function invalid(message: string, details: { path: string; message: string }[]): ImportResult {
   return { ok: false, error: { code: 'VALIDATION_ERROR', message, details } };
+}
+
+/** Names of credentials and addresses (`…_API_KEY`, `…_TOKEN`, `…_SECRET`, `…_PASSWORD`, `…_URL`) a server's start-up error names. */
+const WANTED_VARIABLE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|URL)\b/g;
+
+/** The variables a server's start-up error names that are not declared yet (at most five), as declarations. */
+export function undeclaredVariables(message: string, declared: McpEnvVar[]): McpEnvVar[] {
+  const known = new Set(declared.map((v) => v.name));
+  const names = [...new Set(message.match(WANTED_VARIABLE) ?? [])].filter((n) => !known.has(n)).slice(0, 5);
+  return names.map((name) =>
+    name.endsWith('_URL')
+      ? { name, required: true, description: 'named by the server when it would not start', default: 'http://toolshed-placeholder.invalid' }
+      : { name, required: true, secret: true, description: 'named by the server when it would not start' },
+  );
 }
