@@ -6,6 +6,7 @@
  * never answers is tests/mcp-silent.test.ts (its own service, with a short describe limit).
  */
 import test from 'ava';
+import { undeclaredVariables } from '../worker/mcp-import.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -87,6 +88,23 @@ test('a server that exits at start naming the key it wants: the key is declared 
   t.false(run.text.includes('k-123'));
   const missing = await execute('needs-key', 'shout', { text: 'no key' });
   t.is(missing.status, 422, 'a required variable the caller does not pass is refused before the sandbox');
+});
+
+test('the variables a start-up error names: one is required; several (either of them may do) are optional; declared ones are left', (t) => {
+  t.like(undeclaredVariables('No API key provided. Set it in the `AIRTABLE_API_KEY` environment variable', []), [
+    { name: 'AIRTABLE_API_KEY', required: true, secret: true },
+  ]);
+  const either = undeclaredVariables('Error: set GITHUB_TOKEN or GH_TOKEN (and GITHUB_API_URL for GitHub Enterprise)', []);
+  t.deepEqual(
+    either.map((v) => [v.name, v.required, v.secret ?? false, v.default]),
+    [
+      ['GITHUB_TOKEN', false, true, undefined],
+      ['GH_TOKEN', false, true, undefined],
+      ['GITHUB_API_URL', false, false, 'http://toolshed-placeholder.invalid'],
+    ],
+  );
+  t.deepEqual(undeclaredVariables('FIXTURE_API_KEY environment variable is required', [{ name: 'FIXTURE_API_KEY', required: false }]), []);
+  t.deepEqual(undeclaredVariables('Service URL cannot be empty', []), [], 'words, not variable names');
 });
 
 test('a server that exits at start naming no variable: 400 with its error, not the stack frames', async (t) => {

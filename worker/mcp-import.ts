@@ -71,8 +71,8 @@ export async function importMcpServer(
     d = await deps.sandbox.describe(ref, describing);
   }
   // A server that would not start names the variables it wanted (`AIRTABLE_API_KEY environment variable is required`):
-  // those it was not given are declared for it — required, with a placeholder while it is described — and it is
-  // described once more. Callers then pass them per call, as for any declared variable.
+  // those it was not given are declared for it, with a placeholder while it is described, and it is described once
+  // more. Callers then pass them per call, as for any declared variable.
   const wanted = d.kind === 'load_error' ? undeclaredVariables(d.message, plan.env) : [];
   if (wanted.length > 0) {
     plan = { ...plan, env: [...plan.env, ...wanted] };
@@ -208,13 +208,17 @@ function invalid(message: string, details: { path: string; message: string }[]):
 /** Names of credentials and addresses (`…_API_KEY`, `…_TOKEN`, `…_SECRET`, `…_PASSWORD`, `…_URL`) a server's start-up error names. */
 const WANTED_VARIABLE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|URL)\b/g;
 
-/** The variables a server's start-up error names that are not declared yet (at most five), as declarations. */
+/**
+ * The variables a server's start-up error names that are not declared yet (at most five), as declarations: required
+ * when it names one, optional when it names several (`GITHUB_TOKEN or GH_TOKEN`: a caller passing either must not be
+ * refused; the server says what it misses).
+ */
 export function undeclaredVariables(message: string, declared: McpEnvVar[]): McpEnvVar[] {
   const known = new Set(declared.map((v) => v.name));
   const names = [...new Set(message.match(WANTED_VARIABLE) ?? [])].filter((n) => !known.has(n)).slice(0, 5);
+  const required = names.length === 1;
+  const description = 'named by the server when it would not start';
   return names.map((name) =>
-    name.endsWith('_URL')
-      ? { name, required: true, description: 'named by the server when it would not start', default: 'http://toolshed-placeholder.invalid' }
-      : { name, required: true, secret: true, description: 'named by the server when it would not start' },
+    name.endsWith('_URL') ? { name, required, description, default: 'http://toolshed-placeholder.invalid' } : { name, required, secret: true, description },
   );
 }
