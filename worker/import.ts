@@ -64,7 +64,9 @@ export async function importPackage(
   const known = await knownVersion(deps.db, installed, req.official);
   if (known) return known;
   // MCP servers have an import of their own (worker/mcp-import.ts).
-  if (isMcpServer(installed.packageJson, options.data, await binText(installed))) return importMcpServer(deps, { ...req, options: options.data }, installed);
+  // The bin's text is read only when the package.json alone does not make it a server.
+  const mcp = isMcpServer(installed.packageJson, options.data) || isMcpServer(installed.packageJson, options.data, await binText(installed));
+  if (mcp) return importMcpServer(deps, { ...req, options: options.data }, installed);
   const defaults: ManifestDefaults = {
     category: options.data.category,
     env: options.data.env?.map((v) => ({

@@ -5,7 +5,7 @@
  * that cannot start or list is a 400 naming what it wrote to stderr; nothing is recorded then.
  */
 import type { Manifest } from '../core/packages/manifest.js';
-import { mcpListingOf, placeholderEnv, planMcpServer, type ImportOptions, type McpEnvVar } from '../core/packages/mcp-server.js';
+import { mcpListingOf, PLACEHOLDER_URL, placeholderEnv, planMcpServer, type ImportOptions, type McpEnvVar } from '../core/packages/mcp-server.js';
 import { findLatestVersion, markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { setCompatibility } from '../core/repos/published-packages.js';
 import { compareVersionsDesc, toolIdsByName, type VersionTool } from '../core/repos/package-versions.js';
@@ -59,6 +59,11 @@ export async function importMcpServer(
     await removeMcpBundle(installed.dir).catch(() => undefined);
     return undefined;
   });
+  /** Described in the guest's process (`inGuest`) or as a child `node <bin>`, with the placeholders of the moment. */
+  const describeAs = (inGuest: boolean) => {
+    ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest } };
+    return deps.sandbox.describe(ref, describing);
+  };
   let d = await deps.sandbox.describe(ref, describing);
   const bundled = await bundling;
   if (bundled) {
@@ -66,10 +71,7 @@ export async function importMcpServer(
     if (d.kind === 'ok' && b?.kind === 'ok' && JSON.stringify(b.tools) === JSON.stringify(d.tools)) ref = bundled.withBundle;
     else await removeMcpBundle(installed.dir);
   }
-  if (d.kind === 'load_error' || d.kind === 'timeout') {
-    ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: false } };
-    d = await deps.sandbox.describe(ref, describing);
-  }
+  if (d.kind === 'load_error' || d.kind === 'timeout') d = await describeAs(false);
   // A server that would not start names the variables it wanted (`AIRTABLE_API_KEY environment variable is required`):
   // those it was not given are declared for it, with a placeholder while it is described, and it is described once
   // more. Callers then pass them per call, as for any declared variable.
@@ -77,12 +79,8 @@ export async function importMcpServer(
   if (wanted.length > 0) {
     plan = { ...plan, env: [...plan.env, ...wanted] };
     describing = { ...describing, env: placeholderEnv(plan.env) };
-    ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: true } };
-    d = await deps.sandbox.describe(ref, describing);
-    if (d.kind === 'load_error' || d.kind === 'timeout') {
-      ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest: false } };
-      d = await deps.sandbox.describe(ref, describing);
-    }
+    d = await describeAs(true);
+    if (d.kind === 'load_error' || d.kind === 'timeout') d = await describeAs(false);
   }
   if (d.kind !== 'ok') {
     const why =
@@ -219,6 +217,6 @@ export function undeclaredVariables(message: string, declared: McpEnvVar[]): Mcp
   const required = names.length === 1;
   const description = 'named by the server when it would not start';
   return names.map((name) =>
-    name.endsWith('_URL') ? { name, required, description, default: 'http://toolshed-placeholder.invalid' } : { name, required, secret: true, description },
+    name.endsWith('_URL') ? { name, required, description, default: PLACEHOLDER_URL } : { name, required, secret: true, description },
   );
 }

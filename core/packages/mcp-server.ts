@@ -30,6 +30,8 @@ export const MCP_LIBRARIES = [
 
 /** The variable value a declared variable gets while the server is described (never while it runs). */
 export const PLACEHOLDER_VALUE = 'toolshed-placeholder';
+/** The placeholder of an address-like variable (`…_URL`), as guest/discover.cjs gives one while describing. */
+export const PLACEHOLDER_URL = 'http://toolshed-placeholder.invalid';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const envVar = z.union([
