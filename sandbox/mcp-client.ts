@@ -6,6 +6,7 @@
  * stdout, lists too much, sends requests of its own, or exits is a clear error.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { stripVTControlCharacters } from 'node:util';
 import { z } from 'zod';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -39,6 +40,8 @@ export const MCP_LIMITS = {
 };
 
 const CLIENT_INFO = { name: 'toolshed', version: '0.1.0' };
+/** How much of what a server printed instead of MCP is kept for its error. */
+const HEAD_CHARS = 2048;
 
 /** A tool as an MCP server lists it, with what the registry keeps of it. */
 export interface McpTool extends DescribedTool {
@@ -57,10 +60,17 @@ class PipeTransport implements Transport {
   private messages = 0;
   private garbage = 0;
   private closed = false;
+  /** The start of stdout until the first MCP message (a usage text printed instead of serving). */
+  private head = '';
 
   /** The pipe ended or we closed the transport. */
   get closedByPeer(): boolean {
     return this.closed;
+  }
+
+  /** What the server printed before any MCP message, when it sent none (a usage text, a banner). */
+  get printedInstead(): string {
+    return this.messages === 0 ? this.head : '';
   }
 
   resetBudgets(): void {
@@ -89,6 +99,7 @@ class PipeTransport implements Transport {
   private receive(chunk: string): void {
     if (this.violation || this.closed) return;
     const buf = Buffer.from(chunk, 'utf8');
+    if (this.messages === 0 && this.head.length < HEAD_CHARS) this.head = (this.head + chunk).slice(0, HEAD_CHARS);
     this.bytes += buf.length;
     if (this.bytes > MCP_LIMITS.maxStdoutBytes) return this.stop(`the server wrote more than ${MCP_LIMITS.maxStdoutBytes / 1024 / 1024} MiB to stdout`);
     try {
@@ -124,11 +135,13 @@ class PipeTransport implements Transport {
   }
 }
 
-type Session<T> = { kind: 'ok'; value: T } | { kind: 'failed'; message: string; durationMs?: number };
+type Session<T> = { kind: 'ok'; value: T } | { kind: 'failed'; message: string; printed?: string; durationMs?: number };
 
 /** The official client connected to a server (initialize done), for one or more requests (see mcp-warm.ts). */
 export interface McpSession {
   readonly client: Client;
+  /** What the server printed before any MCP message, when it sent none (see PipeTransport.printedInstead). */
+  readonly printed: string;
   readonly pipe: GuestPipe;
   /** False once the server exited, broke a limit, or the session was closed: it serves nothing more. */
   readonly open: boolean;
@@ -140,7 +153,7 @@ export interface McpSession {
 }
 
 /** Connects the official client to the pipe (`initialize`); fails with the reason. */
-export async function openSession(pipe: GuestPipe, timeoutMs: number): Promise<McpSession | { failed: string }> {
+export async function openSession(pipe: GuestPipe, timeoutMs: number): Promise<McpSession | { failed: string; printed: string }> {
   let violation: string | undefined;
   let exited: ExitEnd | undefined;
   void pipe.exited.then((e) => (exited = e));
@@ -151,6 +164,9 @@ export async function openSession(pipe: GuestPipe, timeoutMs: number): Promise<M
   const s: McpSession = {
     client,
     pipe,
+    get printed() {
+      return transport.printedInstead;
+    },
     get open() {
       return !closed && !violation && !exited && !transport.closedByPeer;
     },
@@ -161,7 +177,9 @@ export async function openSession(pipe: GuestPipe, timeoutMs: number): Promise<M
       const stderr = lastLines(pipe.stderrTail());
       if (exited) {
         const how = exited.signal ? `signal ${exited.signal}` : `code ${exited.code}`;
-        return `the MCP server exited (${how})${stderr ? `: ${stderr}` : ' without writing anything to stderr'}`;
+        if (stderr) return `the MCP server exited (${how}): ${stderr}`;
+        const printed = firstLines(transport.printedInstead);
+        return `the MCP server exited (${how}) without writing anything to stderr${printed ? `; instead of MCP it printed: ${printed}` : ''}`;
       }
       const msg = (err as Error)?.message || String(err);
       return /timed out|RequestTimeout/i.test(msg) ? `the MCP server did not answer in time (${msg})` : msg;
@@ -178,14 +196,14 @@ export async function openSession(pipe: GuestPipe, timeoutMs: number): Promise<M
   } catch (err) {
     const failed = await s.explain(err);
     await s.close();
-    return { failed };
+    return { failed, printed: s.printed };
   }
 }
 
 /** Connects the official client to the pipe and runs `work`, then closes; fails with the reason. */
 async function session<T>(pipe: GuestPipe, timeoutMs: number, work: (client: Client) => Promise<T>): Promise<Session<T>> {
   const s = await openSession(pipe, timeoutMs);
-  if ('failed' in s) return { kind: 'failed', message: s.failed };
+  if ('failed' in s) return { kind: 'failed', message: s.failed, printed: s.printed };
   try {
     return { kind: 'ok', value: await work(s.client) };
   } catch (err) {
@@ -193,6 +211,15 @@ async function session<T>(pipe: GuestPipe, timeoutMs: number, work: (client: Cli
   } finally {
     await s.close();
   }
+}
+
+/** The first lines of a text with words in it, joined with ` | ` (a usage text's head: its synopsis and commands). */
+function firstLines(text: string, n = 6): string {
+  const said = stripVTControlCharacters(text)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /\w/.test(l));
+  return said.slice(0, n).join(' | ').slice(0, 500);
 }
 
 const schemaSize = (s: unknown) => (s === undefined ? 0 : Buffer.byteLength(JSON.stringify(s)));
@@ -222,7 +249,7 @@ export async function listServerTools(pipe: GuestPipe, timeoutMs: number): Promi
     }
     return tools;
   });
-  if (r.kind === 'failed') return { kind: 'load_error', message: r.message, durationMs: durationMs() };
+  if (r.kind === 'failed') return { kind: 'load_error', message: r.message, ...(r.printed ? { printed: r.printed } : {}), durationMs: durationMs() };
   return { kind: 'ok', tools: r.value, missing: [], durationMs: durationMs() };
 }
 

@@ -71,7 +71,11 @@ export type DescribeOutcome =
       /** Discovery: credential-like env names the package read while loading (they got placeholders). */
       envRead?: string[];
     }
-  | { kind: 'load_error'; message: string; durationMs: number }
+  /**
+   * `printed`: what an MCP server that exited without speaking MCP wrote to stdout first (a usage text naming a
+   * subcommand such as `start`), when it wrote any.
+   */
+  | { kind: 'load_error'; message: string; durationMs: number; printed?: string }
   /** `stderr`: an MCP server's last lines on stderr when it had written any (e.g. that it listens on HTTP instead). */
   | { kind: 'timeout'; durationMs: number; stderr?: string }
   | { kind: 'sandbox_error'; message: string; durationMs: number };

@@ -6,7 +6,7 @@
  * never answers is tests/mcp-silent.test.ts (its own service, with a short describe limit).
  */
 import test from 'ava';
-import { undeclaredVariables } from '../worker/mcp-import.js';
+import { serverSubcommand, undeclaredVariables } from '../worker/mcp-import.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -105,6 +105,49 @@ test('the variables a start-up error names: one is required; several (either of 
   );
   t.deepEqual(undeclaredVariables('FIXTURE_API_KEY environment variable is required', [{ name: 'FIXTURE_API_KEY', required: false }]), []);
   t.deepEqual(undeclaredVariables('Service URL cannot be empty', []), [], 'words, not variable names');
+});
+
+test('a start-up error that speaks of environment variables: the other capitalised names in it are variables too (not secret); Node error codes are not', (t) => {
+  // As @upstash/mcp-server: UPSTASH_EMAIL is no credential-like name, yet the server would not start without it.
+  const upstash = undeclaredVariables(
+    'Missing required credentials. Provide --email and --api-key or set UPSTASH_EMAIL and UPSTASH_API_KEY environment variables.',
+    [],
+  );
+  t.deepEqual(
+    upstash.map((v) => [v.name, v.required, v.secret ?? false]),
+    [
+      ['UPSTASH_EMAIL', false, false],
+      ['UPSTASH_API_KEY', false, true],
+    ],
+  );
+  t.like(undeclaredVariables('the env variable SERVICE_REGION is not set', []), [{ name: 'SERVICE_REGION', required: true }]);
+  t.deepEqual(undeclaredVariables("Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x' (set NODE_OPTIONS in the environment)", []), []);
+  t.deepEqual(undeclaredVariables('Error: cannot read the configuration file CONFIG_FILE', []), [], 'capitals alone, without a word of the environment');
+});
+
+test('a command-line server that prints its usage when started bare is started with its `start` subcommand, which is recorded', async (t) => {
+  // As @launchdarkly/mcp-server (Speakeasy's `mcp start`): it was a 400 "exited (code 0) without writing anything to stderr".
+  const res = await svc.request('POST', '/api/admin/packages', {
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+    body: { source: `path:${await mcpFixturePackage(root, 'cli', { bare: true })}` },
+  });
+  t.is(res.status, 201, res.text);
+  t.deepEqual(res.body.data.tools.map((x: { name: string }) => x.name).sort(), ['fail', 'misbehave', 'shout']);
+  const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-cli']);
+  t.deepEqual(versions[0].manifest.mcp.args, ['start']);
+  const run = await execute('cli', 'shout', { text: 'started' });
+  t.is(run.status, 200, run.text);
+  t.deepEqual(run.body.result, { text: 'STARTED' });
+});
+
+test('a server that exits printing something other than MCP on stdout: the 400 quotes what it printed', async (t) => {
+  const refused = await importMode('prints');
+  t.is(refused.status, 400, refused.text);
+  t.regex(refused.body.error.message, /exited \(code 0\) without writing anything to stderr; instead of MCP it printed: my-tool v1\.0 \| run me with --serve/);
+  t.deepEqual(serverSubcommand('USAGE\n  mcp start [--transport stdio|sse]\n  mcp --help'), 'start');
+  t.deepEqual(serverSubcommand('Commands:\n  stdio    serve over stdio\n  http     serve over HTTP'), 'stdio');
+  t.is(serverSubcommand('my-tool v1.0\nrun me with --serve'), undefined);
+  t.is(serverSubcommand('Usage: restart the server after changing its config'), undefined);
 });
 
 test('a server that exits at start naming no variable: 400 with its error, not the stack frames', async (t) => {

@@ -107,6 +107,28 @@ test.serial(
   },
 );
 
+test.serial(
+  'through the real npm: @agentic/google-custom-search, whose client insists on GOOGLE_CSE_ID (no credential-like name), imports with that variable declared',
+  async (t) => {
+    // Its constructor throws `missing required "cseId" (defaults to "GOOGLE_CSE_ID")`: a name the failure gives, that the
+    // package read, reads as a placeholder too, and the class is made again. It was a 400 "declares no tools".
+    const res = await svc.importPackage('npm:@agentic/google-custom-search@7.6.9');
+    t.is(res.status, 201, res.text);
+    t.deepEqual(res.body.data.discovery.tools, [
+      { name: 'google_custom_search', exportName: 'GoogleCustomSearchClient#google_custom_search', how: 'agentic-provider' },
+    ]);
+    t.deepEqual(res.body.data.discovery.envRead, ['GOOGLE_API_KEY', 'GOOGLE_CSE_ID']);
+    const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@agentic/google-custom-search']);
+    t.like(versions[0].env, [
+      { name: 'GOOGLE_API_KEY', required: false },
+      { name: 'GOOGLE_CSE_ID', required: false },
+    ]);
+    const run = await execute('@agentic/google-custom-search/google_custom_search', { params: { query: 'toolshed' }, env: { GOOGLE_API_KEY: 'k-1' } });
+    t.is(run.body.error?.code, 'TOOL_ERROR', run.text);
+    t.regex(run.body.error.message, /missing required "cseId" \(defaults to "GOOGLE_CSE_ID"\)/, 'a call without it says what it misses');
+  },
+);
+
 test.serial("TPMJS's current field: tools[].name and legacy exportName, a TPMJS category mapped onto ours, env defaults", async (t) => {
   const res = await svc.importPackage(fixture('tpmjs-current'));
   t.is(res.status, 201, res.text);

@@ -72,6 +72,14 @@ export async function importMcpServer(
     else await removeMcpBundle(installed.dir);
   }
   if (d.kind === 'load_error' || d.kind === 'timeout') d = await describeAs(false);
+  // A command-line program whose server is a subcommand (Speakeasy's generated servers, as @launchdarkly/mcp-server:
+  // `mcp start`) prints its usage and exits when started bare: given no arguments, it is started with that subcommand.
+  const subcommand = d.kind === 'load_error' && plan.args.length === 0 ? serverSubcommand(d.printed) : undefined;
+  if (subcommand) {
+    plan = { ...plan, args: [subcommand] };
+    d = await describeAs(true);
+    if (d.kind === 'load_error' || d.kind === 'timeout') d = await describeAs(false);
+  }
   // A server that would not start names the variables it wanted (`AIRTABLE_API_KEY environment variable is required`):
   // those it was not given are declared for it, with a placeholder while it is described, and it is described once
   // more. Callers then pass them per call, as for any declared variable.
@@ -203,8 +211,23 @@ function invalid(message: string, details: { path: string; message: string }[]):
   return { ok: false, error: { code: 'VALIDATION_ERROR', message, details } };
 }
 
+/**
+ * The subcommand that serves MCP on stdio, from a usage text a server printed instead of serving: a `start` or `stdio`
+ * command in it (`mcp start [--transport stdio|sse] …`, or `start  Run the Model Context Protocol server` under
+ * COMMANDS), else undefined.
+ */
+export function serverSubcommand(printed: string | undefined): string | undefined {
+  if (!printed || !/\busage\b|\bcommands\b/i.test(printed)) return undefined;
+  return /^\s*(?:[\w@./-]+\s+)?(start|stdio)(?:\s|$)/im.exec(printed)?.[1]?.toLowerCase();
+}
+
 /** Names of credentials and addresses (`…_API_KEY`, `…_TOKEN`, `…_SECRET`, `…_PASSWORD`, `…_URL`) a server's start-up error names. */
 const WANTED_VARIABLE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|URL)\b/g;
+/** Any variable-like name (`UPSTASH_EMAIL`): taken only from an error that speaks of environment variables. */
+const ANY_VARIABLE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g;
+const SPEAKS_OF_ENV = /\benv(?:ironment)?\b/i;
+/** Capitalised names in errors that are not variables: Node's error codes (`ERR_…`, `MODULE_NOT_FOUND`). */
+const NOT_A_VARIABLE = /^(?:ERR|NODE|E)_|^MODULE_|_NOT_FOUND$/;
 
 /**
  * The variables a server's start-up error names that are not declared yet (at most five), as declarations: required
@@ -213,10 +236,15 @@ const WANTED_VARIABLE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_?KEY|KEY|TOKEN|S
  */
 export function undeclaredVariables(message: string, declared: McpEnvVar[]): McpEnvVar[] {
   const known = new Set(declared.map((v) => v.name));
-  const names = [...new Set(message.match(WANTED_VARIABLE) ?? [])].filter((n) => !known.has(n)).slice(0, 5);
+  const credentials = new Set(message.match(WANTED_VARIABLE) ?? []);
+  const aboutEnv = SPEAKS_OF_ENV.test(message);
+  const named = (message.match(ANY_VARIABLE) ?? []).filter((n) => credentials.has(n) || (aboutEnv && !NOT_A_VARIABLE.test(n)));
+  const names = [...new Set(named)].filter((n) => !known.has(n)).slice(0, 5);
   const required = names.length === 1;
   const description = 'named by the server when it would not start';
   return names.map((name) =>
-    name.endsWith('_URL') ? { name, required, description, default: PLACEHOLDER_URL } : { name, required, secret: true, description },
+    name.endsWith('_URL')
+      ? { name, required, description, default: PLACEHOLDER_URL }
+      : { name, required, ...(credentials.has(name) ? { secret: true } : {}), description },
   );
 }

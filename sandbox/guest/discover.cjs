@@ -23,6 +23,10 @@ const PLACEHOLDER = 'toolshed-placeholder';
 /** Env names that look like a service's address (SEARXNG_API_BASE_URL): read while describing, a placeholder URL. */
 const URL_NAME = /(^|_)(URL|ENDPOINT)$/;
 const PLACEHOLDER_URL = 'http://toolshed-placeholder.invalid';
+/** An env variable's name as a failure names it (`GOOGLE_CSE_ID`): capitals with at least one underscore. */
+const ENV_NAME = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
+/** How many times one export is examined again with more variables read as placeholders (see examine). */
+const RETRIES = 3;
 /** A tool's JSON Schema when the tool already carries one (Agentic's spec.parameters). */
 const JSON_HINT = Symbol.for('toolshed.jsonSchema');
 
@@ -37,6 +41,11 @@ const JSON_HINT = Symbol.for('toolshed.jsonSchema');
 /** One tool of an export: its key in a record or provider (null for the export itself), the tool, and its own name. @typedef {[string | null, FoundTool | undefined, unknown?]} Member */
 /** @typedef {{ how: How | null, members: Member[] }} Expanded */
 /** @typedef {{ locator: string, name: string, how: How | null, tool: FoundTool }} Found */
+/**
+ * The env while describing (watchEnv): `read`, the placeholder names read (reported); `unset`, other unset names read;
+ * `named`, unset names a failure named, read as placeholders from then on.
+ * @typedef {{ read: Set<string>, unset: Set<string>, named: Set<string> }} WatchedEnv
+ */
 
 // The predicates below read a package's own values (any shape) by shape.
 /** @param {any} fn */
@@ -209,12 +218,35 @@ async function expand(name, value) {
 }
 
 /**
+ * expand, again while its failure names an unset variable the package read (`WolframAlphaClient missing required
+ * "appId" (defaults to "WOLFRAM_APP_ID")`): such a name is not credential-like, yet the constructor insists on it, so
+ * from then on it reads as a placeholder too (and is reported) and the export is examined once more.
+ * @param {string} name
+ * @param {unknown} value
+ * @param {WatchedEnv | undefined} env
+ * @returns {Promise<Expanded>}
+ */
+async function examine(name, value, env) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await expand(name, value);
+    } catch (err) {
+      const said = String(/** @type {{ message?: unknown }} */ (err)?.message ?? '');
+      const named = env && attempt < RETRIES ? [...env.unset].filter((n) => !env.named.has(n) && new RegExp(`\\b${n}\\b`).test(said)) : [];
+      if (named.length === 0) throw err;
+      for (const n of named) env?.named.add(n);
+    }
+  }
+}
+
+/**
  * Every tool among the exports: [{ locator, name, how, tool }], plus notes on exports that could not be examined.
  * Throws when the package exports too much to examine.
  * @param {Map<string, unknown>} exportsMap
+ * @param {WatchedEnv} [env]
  * @returns {Promise<{ found: Found[], notes: string[] }>}
  */
-async function discoverTools(exportsMap) {
+async function discoverTools(exportsMap, env) {
   if (exportsMap.size > MAX_EXPORTS) {
     throw new Error(`the package has ${exportsMap.size} exports; at most ${MAX_EXPORTS} are examined when discovering tools`);
   }
@@ -225,7 +257,7 @@ async function discoverTools(exportsMap) {
   for (const [name, value] of exportsMap) {
     let r;
     try {
-      r = await expand(name, value);
+      r = await examine(name, value, env);
     } catch (err) {
       const e = /** @type {{ message?: unknown }} */ (err);
       notes.push(`${name}: ${e && typeof e.message === 'string' ? e.message : String(err)}`);
@@ -284,22 +316,27 @@ async function resolveTool(exportsMap, locator, toolFromExport) {
 /**
  * While describing: credential-like env names that are not set read as a placeholder, and address-like ones as a
  * placeholder URL (so that factories and constructors that insist on a key or a base URL can be described), and are
- * recorded. Returns the recorded names. No request is made while describing (the sandbox has no network then).
+ * recorded; so do names a failure named (examine). Other unset names read are noted for examine. No request is made
+ * while describing (the sandbox has no network then).
+ * @returns {WatchedEnv}
  */
 function watchEnv() {
-  /** @type {Set<string>} */
-  const read = new Set();
+  /** @type {WatchedEnv} */
+  const env = { read: new Set(), unset: new Set(), named: new Set() };
   const real = process.env;
   process.env = new Proxy(real, {
     get(target, prop) {
-      if (typeof prop === 'string' && !(prop in target) && (SECRET_NAME.test(prop) || URL_NAME.test(prop))) {
-        read.add(prop);
-        return URL_NAME.test(prop) ? PLACEHOLDER_URL : PLACEHOLDER;
+      if (typeof prop === 'string' && !(prop in target)) {
+        if (SECRET_NAME.test(prop) || URL_NAME.test(prop) || env.named.has(prop)) {
+          env.read.add(prop);
+          return URL_NAME.test(prop) ? PLACEHOLDER_URL : PLACEHOLDER;
+        }
+        if (ENV_NAME.test(prop) && env.unset.size < 1000) env.unset.add(prop);
       }
       return Reflect.get(target, prop);
     },
   });
-  return read;
+  return env;
 }
 
 module.exports = { discoverTools, resolveTool, exportOf, watchEnv, JSON_HINT, PLACEHOLDER };

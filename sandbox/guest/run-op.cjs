@@ -96,14 +96,14 @@ const fail = (code, err) => ({ ok: false, code, error: messageOf(err) });
  */
 async function describe(req, io) {
   // Discovery (a package that declares no tools): credential-like env a factory reads gets a placeholder, reported.
-  const envRead = req.discover === true ? watchEnv() : undefined;
+  const watched = req.discover === true ? watchEnv() : undefined;
   let exportsMap;
   try {
     exportsMap = await loadExports(req.pkgDir, io);
   } catch (err) {
     return fail('load_error', err);
   }
-  if (envRead) return describeDiscovered(req, io, exportsMap, envRead);
+  if (watched) return describeDiscovered(req, io, exportsMap, watched);
   /** @type {DescribedTool[]} */
   const tools = [];
   /** @type {string[]} */
@@ -140,14 +140,14 @@ async function describe(req, io) {
  * @param {DescribeRequest} req
  * @param {Io} io
  * @param {Map<string, unknown>} exportsMap
- * @param {Set<string>} envRead
+ * @param {import('./discover.cjs').WatchedEnv} env
  * @returns {Promise<Described | Failure>}
  */
-async function describeDiscovered(req, io, exportsMap, envRead) {
+async function describeDiscovered(req, io, exportsMap, env) {
   let found;
   let notes;
   try {
-    ({ found, notes } = await discoverTools(exportsMap));
+    ({ found, notes } = await discoverTools(exportsMap, env));
   } catch (err) {
     return fail('load_error', err);
   }
@@ -160,7 +160,7 @@ async function describeDiscovered(req, io, exportsMap, envRead) {
       return fail('load_error', new Error(`cannot read the input schema of "${f.locator}": ${messageOf(err)}`));
     }
   }
-  return { ok: true, tools, missing: [], notes, envRead: [...envRead].sort() };
+  return { ok: true, tools, missing: [], notes, envRead: [...env.read].sort() };
 }
 
 /**

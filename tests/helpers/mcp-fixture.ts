@@ -3,14 +3,23 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { FIXTURES_DIR } from './service.js';
 
-/** A package `@fixtures/mcp-<mode>` under `root` holding the fixture server as its bin; imported with `args: [mode]`. */
-export async function mcpFixturePackage(root: string, mode: string): Promise<string> {
+/**
+ * A package `@fixtures/mcp-<mode>` under `root` holding the fixture server as its bin; imported with `args: [mode]`,
+ * or, `bare`, without arguments (its mode is then in package.json's `fixtureMode`).
+ */
+export async function mcpFixturePackage(root: string, mode: string, opts: { bare?: boolean } = {}): Promise<string> {
   const dir = path.join(root, mode);
   await fs.mkdir(dir, { recursive: true });
   await fs.copyFile(path.join(FIXTURES_DIR, 'mcp-servers', 'server.cjs'), path.join(dir, 'server.cjs'));
   await fs.writeFile(
     path.join(dir, 'package.json'),
-    JSON.stringify({ name: `@fixtures/mcp-${mode}`, version: '1.0.0', description: `fixture server: ${mode}`, bin: { [`mcp-${mode}`]: 'server.cjs' } }),
+    JSON.stringify({
+      name: `@fixtures/mcp-${mode}`,
+      version: '1.0.0',
+      description: `fixture server: ${mode}`,
+      bin: { [`mcp-${mode}`]: 'server.cjs' },
+      ...(opts.bare ? { fixtureMode: mode } : {}),
+    }),
   );
   return dir;
 }
