@@ -2,7 +2,8 @@
  * An MCP server that never answers `initialize` (it listens on HTTP unless told `--stdio`): the import gives up after
  * the describe limit, in the guest's process and then as a child `node`, and says why with what the server wrote to
  * stderr. The limit is `MCP_DESCRIBE_TIMEOUT_MS`, lowered here so that the two waits take seconds, not a minute; it has
- * a file of its own so that no server that does answer (tests/mcp-hostile.test.ts) runs under the lowered limit.
+ * a file of its own so that no server that does answer (tests/mcp-hostile.test.ts) runs under the lowered limit. One
+ * that listens on HTTP unless told `--stdio`, imported without arguments, is started once more with `--stdio`.
  */
 import test from 'ava';
 import fs from 'node:fs/promises';
@@ -38,4 +39,18 @@ test('never answers initialize: the import ends with a time-out error, and the s
   t.regex(res.body.error.message, /\[INFO\] listening on http:\/\/127\.0\.0\.1:3333\/mcp \(pass --stdio for stdio\)/);
   const health = await svc.request('GET', '/health');
   t.is(health.status, 200, 'the API keeps answering');
+});
+
+test('a server that listens on HTTP unless told `--stdio`, imported without arguments, is started with `--stdio`, which is recorded', async (t) => {
+  // As @modelcontextprotocol/server-pdf ("Server is binding to 0.0.0.0 …" on stderr, silent on stdio): it was a 400.
+  const res = await svc.request('POST', '/api/admin/packages', {
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+    body: { source: `path:${await mcpFixturePackage(root, 'http-first', { bare: true })}` },
+  });
+  t.is(res.status, 201, res.text);
+  const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-http-first']);
+  t.deepEqual(versions[0].manifest.mcp.args, ['--stdio']);
+  const run = await svc.request('POST', '/api/tools/execute/@fixtures/mcp-http-first/shout', { body: { params: { text: 'over stdio' } } });
+  t.is(run.status, 200, run.text);
+  t.deepEqual(run.body.result, { text: 'OVER STDIO' });
 });

@@ -80,6 +80,15 @@ export async function importMcpServer(
     d = await describeAs(true);
     if (d.kind === 'load_error' || d.kind === 'timeout') d = await describeAs(false);
   }
+  // A server that serves HTTP unless told otherwise (@modelcontextprotocol/server-pdf, figma-developer-mcp) sits silent
+  // on stdio, saying on stderr that it listens: given no arguments, it is started once more, as a child, with `--stdio`.
+  // If that does not help either, the first failure is the one reported.
+  if (d.kind === 'timeout' && plan.args.length === 0 && SERVES_HTTP.test(d.stderr ?? '')) {
+    const before = { plan, d };
+    plan = { ...plan, args: ['--stdio'] };
+    d = await describeAs(false);
+    if (d.kind !== 'ok') ({ plan, d } = before);
+  }
   // A server that would not start names the variables it wanted (`AIRTABLE_API_KEY environment variable is required`):
   // those it was not given are declared for it, with a placeholder while it is described, and it is described once
   // more. Callers then pass them per call, as for any declared variable.
@@ -220,6 +229,9 @@ export function serverSubcommand(printed: string | undefined): string | undefine
   if (!printed || !/\busage\b|\bcommands\b/i.test(printed)) return undefined;
   return /^\s*(?:[\w@./-]+\s+)?(start|stdio)(?:\s|$)/im.exec(printed)?.[1]?.toLowerCase();
 }
+
+/** What a server that listens on HTTP instead of stdio says on stderr (`listening on http://…`, `binding to 0.0.0.0`). */
+const SERVES_HTTP = /\bhttps?:\/\/|\blistening\b|\bbinding to\b|--stdio\b/i;
 
 /** Names of credentials and addresses (`…_API_KEY`, `…_TOKEN`, `…_SECRET`, `…_PASSWORD`, `…_URL`) a server's start-up error names. */
 const WANTED_VARIABLE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|URL)\b/g;
