@@ -90,6 +90,19 @@ test('a server that exits at start naming the key it wants: the key is declared 
   t.is(missing.status, 422, 'a required variable the caller does not pass is refused before the sandbox');
 });
 
+test('a server that checks its variables one at a time: each named in turn is declared, and it imports', async (t) => {
+  const res = await importMode('needs-two');
+  t.is(res.status, 201, res.text);
+  const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-needs-two']);
+  t.like(versions[0].env, [
+    { name: 'FIXTURE_API_KEY', required: true, secret: true },
+    { name: 'FIXTURE_WORKSPACE', required: true },
+  ]);
+  t.is(versions[0].env[1].secret, undefined, 'a workspace name is no secret');
+  const run = await execute('needs-two', 'shout', { text: 'both' }, { FIXTURE_API_KEY: 'k-1', FIXTURE_WORKSPACE: 'w' });
+  t.deepEqual(run.body.result, { text: 'BOTH' }, run.text);
+});
+
 test('the variables a start-up error names: one is required; several (either of them may do) are optional; declared ones are left', (t) => {
   t.like(undeclaredVariables('No API key provided. Set it in the `AIRTABLE_API_KEY` environment variable', []), [
     { name: 'AIRTABLE_API_KEY', required: true, secret: true },
@@ -138,6 +151,18 @@ test('a command-line server that prints its usage when started bare is started w
   const run = await execute('cli', 'shout', { text: 'started' });
   t.is(run.status, 200, run.text);
   t.deepEqual(run.body.result, { text: 'STARTED' });
+});
+
+test('a package without a bin, named as an MCP server and built with the SDK, is started from its main', async (t) => {
+  // As @niledatabase/nile-mcp-server: it was taken for a package of JS tools, and its module, loaded, exited.
+  const res = await svc.request('POST', '/api/admin/packages', {
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+    body: { source: `path:${await mcpFixturePackage(root, 'binless', { binless: true })}` },
+  });
+  t.is(res.status, 201, res.text);
+  t.is(res.body.data.package.kind, 'mcp');
+  const run = await execute('binless', 'shout', { text: 'from main' });
+  t.deepEqual(run.body.result, { text: 'FROM MAIN' }, run.text);
 });
 
 test('a server that exits printing something other than MCP on stdout: the 400 quotes what it printed', async (t) => {

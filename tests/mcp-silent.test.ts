@@ -41,8 +41,9 @@ test('never answers initialize: the import ends with a time-out error, and the s
   t.is(health.status, 200, 'the API keeps answering');
 });
 
-test('a server that listens on HTTP unless told `--stdio`, imported without arguments, is started with `--stdio`, which is recorded', async (t) => {
-  // As @modelcontextprotocol/server-pdf ("Server is binding to 0.0.0.0 …" on stderr, silent on stdio): it was a 400.
+test('a server that listens on HTTP unless told `--stdio`, imported without arguments, is started with `--stdio` (recorded), and the keys it then names are declared', async (t) => {
+  // As @modelcontextprotocol/server-pdf ("Server is binding to 0.0.0.0 …" on stderr, silent on stdio) and
+  // figma-developer-mcp (with --stdio: "Either FIGMA_API_KEY or FIGMA_OAUTH_TOKEN is required"): both were a 400.
   const res = await svc.request('POST', '/api/admin/packages', {
     headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
     body: { source: `path:${await mcpFixturePackage(root, 'http-first', { bare: true })}` },
@@ -50,7 +51,13 @@ test('a server that listens on HTTP unless told `--stdio`, imported without argu
   t.is(res.status, 201, res.text);
   const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-http-first']);
   t.deepEqual(versions[0].manifest.mcp.args, ['--stdio']);
-  const run = await svc.request('POST', '/api/tools/execute/@fixtures/mcp-http-first/shout', { body: { params: { text: 'over stdio' } } });
+  t.deepEqual(
+    versions[0].env.map((v: { name: string }) => v.name),
+    ['FIXTURE_API_KEY', 'FIXTURE_OAUTH_TOKEN'],
+  );
+  const run = await svc.request('POST', '/api/tools/execute/@fixtures/mcp-http-first/shout', {
+    body: { params: { text: 'over stdio' }, env: { FIXTURE_API_KEY: 'k-1' } },
+  });
   t.is(run.status, 200, run.text);
   t.deepEqual(run.body.result, { text: 'OVER STDIO' });
 });

@@ -82,18 +82,21 @@ export async function importMcpServer(
   }
   // A server that serves HTTP unless told otherwise (@modelcontextprotocol/server-pdf, figma-developer-mcp) sits silent
   // on stdio, saying on stderr that it listens: given no arguments, it is started once more, as a child, with `--stdio`.
-  // If that does not help either, the first failure is the one reported.
+  // It is kept when it lists its tools or exits naming the variables it wants (figma-developer-mcp: "Either
+  // FIGMA_API_KEY or FIGMA_OAUTH_TOKEN is required"); otherwise the first failure is the one reported.
   if (d.kind === 'timeout' && plan.args.length === 0 && SERVES_HTTP.test(d.stderr ?? '')) {
     const before = { plan, d };
     plan = { ...plan, args: ['--stdio'] };
     d = await describeAs(false);
-    if (d.kind !== 'ok') ({ plan, d } = before);
+    if (d.kind !== 'ok' && !(d.kind === 'load_error' && undeclaredVariables(d.message, plan.env).length > 0)) ({ plan, d } = before);
   }
   // A server that would not start names the variables it wanted (`AIRTABLE_API_KEY environment variable is required`):
   // those it was not given are declared for it, with a placeholder while it is described, and it is described once
-  // more. Callers then pass them per call, as for any declared variable.
-  const wanted = d.kind === 'load_error' ? undeclaredVariables(d.message, plan.env) : [];
-  if (wanted.length > 0) {
+  // more; up to three times, for a server that checks its variables one at a time (@niledatabase/nile-mcp-server:
+  // NILE_API_KEY, then NILE_WORKSPACE_SLUG). Callers then pass them per call, as for any declared variable.
+  for (let round = 0; round < 3 && d.kind === 'load_error'; round++) {
+    const wanted = undeclaredVariables(d.message, plan.env);
+    if (wanted.length === 0) break;
     plan = { ...plan, env: [...plan.env, ...wanted] };
     describing = { ...describing, env: placeholderEnv(plan.env) };
     d = await describeAs(true);

@@ -3,10 +3,10 @@
  *
  * A package is an MCP server when the import says so (`kind: "mcp"`, `args` or `serverJson`), when its package.json
  * has an `mcpName` (the MCP Registry's mark), or when it has a `bin` and depends on an MCP server library
- * (MCP_LIBRARIES) or its bin's text names the SDK or `tools/list` (binSpeaksMcp). A package with a `toolshed` or `tpmjs` field is imported by that field unless the import says
+ * (MCP_LIBRARIES) or its bin's text names the SDK or `tools/list` (binSpeaksMcp), or when it has no bin, is named as an
+ * MCP server (`nile-mcp-server`) and depends on such a library. A package with a `toolshed` or `tpmjs` field is imported by that field unless the import says
  * `kind: "mcp"`. The server is started as `node <bin> <args>`: `bin` is the package's bin entry named like the package
- * (or its only one, or the first naming `mcp`, or the first), falling back to `main` for an `mcpName` package without
- * a bin.
+ * (or its only one, or the first naming `mcp`, or the first), falling back to `main` for a server without a bin.
  *
  * Category, when the import gives none, is inferred by a fixed rule (CATEGORY_RULES): the first category whose
  * pattern matches the package's name, description or keywords; `api-integration` when none does. It never fails.
@@ -165,9 +165,13 @@ export function isMcpServer(pkg: Record<string, unknown>, opts: ImportOptions, b
   if (opts.serverJson || opts.args) return true;
   if (pkg.toolshed !== undefined || pkg.tpmjs !== undefined) return false;
   if (typeof pkg.mcpName === 'string') return true;
-  if (pkg.bin === undefined) return false;
-  return deps(pkg).some((d) => MCP_LIBRARIES.includes(d)) || (binText !== undefined && binSpeaksMcp(binText));
+  const builtWith = deps(pkg).some((d) => MCP_LIBRARIES.includes(d));
+  if (pkg.bin === undefined) return builtWith && namedAsServer(pkg);
+  return builtWith || (binText !== undefined && binSpeaksMcp(binText));
 }
+
+/** A package named as an MCP server (`nile-mcp-server`, `mcp-server-x`, `@scope/mcp`): one started from `main` when it has no bin. */
+const namedAsServer = (pkg: Record<string, unknown>) => typeof pkg.name === 'string' && /(^|[-/_.@])mcp([-_.]|$)/i.test(pkg.name);
 
 /** The bin file the server is started with, relative to the package dir; null when there is none. */
 export function serverEntry(pkg: Record<string, unknown>): string | null {
@@ -179,7 +183,8 @@ export function serverEntry(pkg: Record<string, unknown>): string | null {
     const bins = Object.entries(pkg.bin as Record<string, unknown>).filter(([, v]) => typeof v === 'string');
     file = (bins.find(([k]) => k === base) ?? (bins.length === 1 ? bins[0] : undefined) ?? bins.find(([k]) => /mcp/i.test(k)) ?? bins[0])?.[1];
   }
-  if (file === undefined && typeof pkg.mcpName === 'string') file = typeof pkg.main === 'string' ? pkg.main : 'index.js';
+  if (file === undefined && (typeof pkg.mcpName === 'string' || (pkg.bin === undefined && namedAsServer(pkg))))
+    file = typeof pkg.main === 'string' ? pkg.main : 'index.js';
   if (typeof file !== 'string' || file === '') return null;
   const rel = path.posix.normalize(file.replace(/\\/g, '/')).replace(/^\.\//, '');
   if (rel.startsWith('../') || rel === '..' || path.posix.isAbsolute(rel)) return null;

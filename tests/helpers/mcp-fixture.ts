@@ -5,9 +5,10 @@ import { FIXTURES_DIR } from './service.js';
 
 /**
  * A package `@fixtures/mcp-<mode>` under `root` holding the fixture server as its bin; imported with `args: [mode]`,
- * or, `bare`, without arguments (its mode is then in package.json's `fixtureMode`).
+ * or, `bare`, without arguments (its mode is then in package.json's `fixtureMode`). `binless`: no bin, the server as
+ * `main`, depending on the MCP SDK (as @niledatabase/nile-mcp-server), started without arguments too.
  */
-export async function mcpFixturePackage(root: string, mode: string, opts: { bare?: boolean } = {}): Promise<string> {
+export async function mcpFixturePackage(root: string, mode: string, opts: { bare?: boolean; binless?: boolean } = {}): Promise<string> {
   const dir = path.join(root, mode);
   await fs.mkdir(dir, { recursive: true });
   await fs.copyFile(path.join(FIXTURES_DIR, 'mcp-servers', 'server.cjs'), path.join(dir, 'server.cjs'));
@@ -17,8 +18,8 @@ export async function mcpFixturePackage(root: string, mode: string, opts: { bare
       name: `@fixtures/mcp-${mode}`,
       version: '1.0.0',
       description: `fixture server: ${mode}`,
-      bin: { [`mcp-${mode}`]: 'server.cjs' },
-      ...(opts.bare ? { fixtureMode: mode } : {}),
+      ...(opts.binless ? { main: 'server.cjs', dependencies: { '@modelcontextprotocol/sdk': '1.32.2' } } : { bin: { [`mcp-${mode}`]: 'server.cjs' } }),
+      ...(opts.bare || opts.binless ? { fixtureMode: mode } : {}),
     }),
   );
   return dir;
