@@ -7,6 +7,7 @@
  */
 import test from 'ava';
 import { serverSubcommand, undeclaredVariables } from '../worker/mcp-import.js';
+import { planMcpServer } from '../core/packages/mcp-server.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -101,6 +102,52 @@ test('a server that checks its variables one at a time: each named in turn is de
   t.is(versions[0].env[1].secret, undefined, 'a workspace name is no secret');
   const run = await execute('needs-two', 'shout', { text: 'both' }, { FIXTURE_API_KEY: 'k-1', FIXTURE_WORKSPACE: 'w' });
   t.deepEqual(run.body.result, { text: 'BOTH' }, run.text);
+});
+
+test('an argument may name a variable (`${FIXTURE_TOKEN}`): it is declared, and each call starts the server with the caller’s value there', async (t) => {
+  // As @mondaydotcomorg/monday-api-mcp, which takes its token only as `--token`: before, a token had to be written into
+  // the recorded arguments, shared by every caller.
+  const res = await importMode('arg-token', { args: ['arg-token', '--token', '${FIXTURE_TOKEN}'] });
+  t.is(res.status, 201, res.text);
+  const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-arg-token']);
+  t.deepEqual(versions[0].manifest.mcp.args, ['arg-token', '--token', '${FIXTURE_TOKEN}'], 'the template is recorded, never a value');
+  t.like(versions[0].env, [{ name: 'FIXTURE_TOKEN', required: true, secret: true }]);
+  const mine = await execute('arg-token', 'whoami', {}, { FIXTURE_TOKEN: 'tok-123' });
+  t.is(mine.body.result.token, '321-kot', mine.text);
+  const theirs = await execute('arg-token', 'whoami', {}, { FIXTURE_TOKEN: 'other-9' });
+  t.is(theirs.body.result.token, '9-rehto', 'another caller’s server has its own value');
+  const none = await execute('arg-token', 'whoami', {});
+  t.is(none.status, 422, 'a call without it is refused before the sandbox');
+});
+
+test("serverJson: a secret argument, or a required one without a value, is the caller's to give: a variable in its place", (t) => {
+  const planned = planMcpServer(
+    { name: 'x', version: '1.0.0', bin: 'server.js' },
+    {
+      serverJson: {
+        packages: [
+          {
+            registryType: 'npm',
+            identifier: 'x',
+            packageArguments: [
+              { type: 'named', name: '--api-key', isSecret: true, isRequired: true },
+              { type: 'named', name: '--workspace', valueHint: 'workspace_id', isRequired: true },
+              { type: 'named', name: '--region', default: 'eu' },
+            ],
+          },
+        ],
+      },
+    },
+  );
+  if (!('plan' in planned)) return t.fail(JSON.stringify(planned));
+  t.deepEqual(planned.plan.args, ['--api-key', '${API_KEY}', '--workspace', '${WORKSPACE_ID}', '--region', 'eu']);
+  t.deepEqual(
+    planned.plan.env.map((v) => [v.name, v.required, v.secret]),
+    [
+      ['API_KEY', true, true],
+      ['WORKSPACE_ID', true, false],
+    ],
+  );
 });
 
 test('the variables a start-up error names: one is required; several (either of them may do) are optional; declared ones are left', (t) => {

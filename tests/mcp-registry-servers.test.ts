@@ -43,7 +43,7 @@ test.before(async () => {
   await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: FIXTURE, version: '1.2.3', bin: { 'mcp-good': 'server.cjs' } }));
   const fixture = await admin({
     source: `path:${dir}`,
-    args: ['good', '--verbose'],
+    args: ['good', '--verbose', '--key=${FIXTURE_API_KEY}'],
     env: [
       { name: 'FIXTURE_API_KEY', required: true, secret: true, description: 'The key of the fixture service' },
       { name: 'FIXTURE_REGION', required: false },
@@ -97,6 +97,12 @@ test("the server's arguments and declared environment variables are its package'
     packageArguments: [
       { type: 'positional', value: 'good' },
       { type: 'positional', value: '--verbose' },
+      // An argument naming a variable (each caller's value there) is the registry's placeholder, described under `variables`.
+      {
+        type: 'positional',
+        value: '--key={FIXTURE_API_KEY}',
+        variables: { FIXTURE_API_KEY: { isRequired: true, isSecret: true, description: 'The key of the fixture service' } },
+      },
     ],
     environmentVariables: [
       { name: 'FIXTURE_API_KEY', description: 'The key of the fixture service', isRequired: true, isSecret: true },

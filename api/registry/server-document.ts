@@ -14,6 +14,7 @@ import { countJsonTokens, TOKEN_ENCODING } from '../../core/text/tokens.js';
 import { mcpTool, mcpToolNames, envHeaderFor } from '../mcp/tools.js';
 import { declaringPackages, toolEnv } from '../../core/tools/tool-env.js';
 import { cutAtWord } from '../../core/text/text-cut.js';
+import { ARG_VARIABLE } from '../../core/packages/mcp-server.js';
 
 export const DESCRIPTION_MAX = 100;
 
@@ -96,6 +97,22 @@ export function toolDefinitions(tools: ToolRow[]) {
 type McpLaunch = { args: string[] };
 type DeclaredEnv = { name: string; description?: string; required: boolean; secret?: boolean; default?: string }[];
 
+/**
+ * One argument as server.json has it: a variable it names (`${MONDAY_TOKEN}`, the caller's value) becomes the
+ * registry's `{MONDAY_TOKEN}` placeholder, described under `variables`.
+ */
+function packageArgument(arg: string, env: DeclaredEnv) {
+  const names = [...new Set([...arg.matchAll(ARG_VARIABLE)].map((m) => m[1]))];
+  if (names.length === 0) return { type: 'positional', value: arg };
+  const variables = Object.fromEntries(
+    names.map((n) => {
+      const v = env.find((e) => e.name === n);
+      return [n, { isRequired: v?.required ?? true, isSecret: v?.secret ?? true, ...(v?.description ? { description: v.description } : {}) }];
+    }),
+  );
+  return { type: 'positional', value: arg.replace(ARG_VARIABLE, '{$1}'), variables };
+}
+
 /** An MCP server from npm as a registry `packages[]` entry: npm, stdio, its arguments and environment variables. */
 export function npmPackageEntry(name: string, version: string, mcp: McpLaunch, env: DeclaredEnv | null) {
   return {
@@ -103,7 +120,7 @@ export function npmPackageEntry(name: string, version: string, mcp: McpLaunch, e
     identifier: name,
     version,
     transport: { type: 'stdio' },
-    ...(mcp.args.length > 0 ? { packageArguments: mcp.args.map((value) => ({ type: 'positional', value })) } : {}),
+    ...(mcp.args.length > 0 ? { packageArguments: mcp.args.map((value) => packageArgument(value, env ?? [])) } : {}),
     environmentVariables: (env ?? []).map((v) => ({
       name: v.name,
       ...(v.description ? { description: v.description } : {}),

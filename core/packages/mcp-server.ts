@@ -55,6 +55,10 @@ const serverArgument = z.looseObject({
   default: z.string().max(1000).optional(),
   valueHint: z.string().max(200).optional(),
   value_hint: z.string().max(200).optional(),
+  isRequired: z.boolean().optional(),
+  is_required: z.boolean().optional(),
+  isSecret: z.boolean().optional(),
+  is_secret: z.boolean().optional(),
 });
 const serverEnv = z.looseObject({
   name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
@@ -122,25 +126,58 @@ export function serverJsonPackage(json: z.infer<typeof serverJsonSchema>): { nam
   return { name, version: pkg.version };
 }
 
-/** The arguments and variables a server.json's npm package declares. */
+/**
+ * A declared variable named in an argument (`["--token", "${MONDAY_TOKEN}"]`): each start of the server has the
+ * caller's value there (the sandbox's guest puts it in, guest/mcp-pipe.cjs), a placeholder while it is described.
+ */
+export const ARG_VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** The variables the arguments name that are not declared, declared: required and secret (a value on a command line). */
+function argumentVariables(args: string[], env: McpEnvVar[]): McpEnvVar[] {
+  const known = new Set(env.map((v) => v.name));
+  const named = new Set(args.flatMap((a) => [...a.matchAll(ARG_VARIABLE)].map((m) => m[1])));
+  return [...named].filter((n) => !known.has(n)).map((name) => ({ name, required: true, secret: true, description: 'named in an argument of the server' }));
+}
+
+/** The variable a server.json argument the caller must give is read from: its value hint or name (`--api-key` → API_KEY). */
+const variableOf = (a: { name?: string; valueHint?: string; value_hint?: string }) =>
+  (a.valueHint ?? a.value_hint ?? a.name ?? 'ARG')
+    .replace(/^-+/, '')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .replace(/^(\d)/, '_$1')
+    .toUpperCase();
+
+/**
+ * The arguments and variables a server.json's npm package declares. An argument that is secret, or required with no
+ * value or default, is the caller's to give: it becomes `${VARIABLE}`, a variable declared for it.
+ */
 function fromServerJson(json: z.infer<typeof serverJsonSchema>): { args: string[]; env: McpEnvVar[] } {
   const pkg = (json.packages ?? []).find((p) => (p.registryType ?? p.registry_type ?? p.registry_name) === 'npm');
   const args: string[] = [];
+  const fromArgs: McpEnvVar[] = [];
   for (const a of pkg?.packageArguments ?? pkg?.package_arguments ?? []) {
-    const value = a.value ?? a.default ?? a.valueHint ?? a.value_hint;
+    const secret = a.isSecret ?? a.is_secret ?? false;
+    const required = a.isRequired ?? a.is_required ?? false;
+    let value = a.value ?? a.default;
+    if (secret || (required && value === undefined)) {
+      const name = variableOf(a);
+      fromArgs.push({ name, required, secret, ...(value !== undefined ? { default: value } : {}) });
+      value = `\${${name}}`;
+    } else value ??= a.valueHint ?? a.value_hint;
     if (a.type === 'named') {
       if (a.name) args.push(a.name);
       if (value !== undefined) args.push(value);
     } else if (value !== undefined) args.push(value);
   }
-  const env = (pkg?.environmentVariables ?? pkg?.environment_variables ?? []).map((v) => ({
+  const declared = (pkg?.environmentVariables ?? pkg?.environment_variables ?? []).map((v) => ({
     name: v.name,
     required: v.isRequired ?? v.is_required ?? false,
     secret: v.isSecret ?? v.is_secret ?? false,
     ...(v.description ? { description: v.description } : {}),
     ...(v.default !== undefined ? { default: v.default } : {}),
   }));
-  return { args, env };
+  const names = new Set(declared.map((v) => v.name));
+  return { args, env: [...declared, ...fromArgs.filter((v) => !names.has(v.name))] };
 }
 
 const deps = (pkg: Record<string, unknown>): string[] =>
@@ -217,11 +254,13 @@ export function planMcpServer(pkg: Record<string, unknown>, opts: ImportOptions)
   const bin = serverEntry(pkg);
   if (!bin) return { errors: [{ path: 'package.json.bin', message: 'an MCP server needs a bin (the file started with node) inside the package' }] };
   const fromJson = opts.serverJson ? fromServerJson(opts.serverJson) : { args: [], env: [] };
-  const env: McpEnvVar[] = opts.env ?? fromJson.env;
+  const args = opts.args ?? fromJson.args;
+  const given: McpEnvVar[] = opts.env ?? fromJson.env;
+  const env = [...given, ...argumentVariables(args, given)];
   return {
     plan: {
       bin,
-      args: opts.args ?? fromJson.args,
+      args,
       env,
       network: opts.network ?? false,
       category: opts.category ?? inferCategory(pkg),

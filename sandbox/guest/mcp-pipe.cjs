@@ -42,11 +42,15 @@ function launchOf(req) {
     process.stderr.write('mcp: the server entry is not inside the package\n');
     return undefined;
   }
-  const args = Array.isArray(req.args) ? req.args.map(String) : [];
   const home = process.env.HOME || process.cwd();
   /** @type {Record<string, string>} */
-  const env = { HOME: home, TMPDIR: '/tmp', PATH: '/usr/bin:/bin', NODE_ENV: 'production' };
-  for (const [k, v] of Object.entries(req.env && typeof req.env === 'object' ? req.env : {})) env[k] = String(v);
+  const given = {};
+  for (const [k, v] of Object.entries(req.env && typeof req.env === 'object' ? req.env : {})) given[k] = String(v);
+  // An argument may name a variable (`${MONDAY_TOKEN}`, core/packages/mcp-server.ts): the request's value goes there.
+  const args = (Array.isArray(req.args) ? req.args.map(String) : []).map((a) =>
+    a.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name) => (Object.hasOwn(given, name) ? given[name] : '')),
+  );
+  const env = { HOME: home, TMPDIR: '/tmp', PATH: '/usr/bin:/bin', NODE_ENV: 'production', ...given };
   return { bin, entry, args, home, env };
 }
 
