@@ -222,6 +222,14 @@ test('a server that exits printing something other than MCP on stdout: the 400 q
   t.is(serverSubcommand('Usage: restart the server after changing its config'), undefined);
 });
 
+test('a server that wants the network while starting: the 400 says it was started without network, and what would give it one', async (t) => {
+  // As @upstash/mcp-server and @sveltejs/mcp: the answer ended at `getaddrinfo EAI_AGAIN …`.
+  const refused = await importMode('needs-network');
+  t.is(refused.status, 400, refused.text);
+  t.regex(refused.body.error.message, /cannot reach the service: getaddrinfo \w+ api\.fixture-service\.example/);
+  t.regex(refused.body.error.message, /\(it was started without network: .* imports with `network: true` on a service with SANDBOX_NETWORK=egress\)$/);
+});
+
 test('a server that exits at start naming no variable: 400 with its error, not the stack frames', async (t) => {
   const refused = await importMode('crashes');
   t.is(refused.status, 400, refused.text);

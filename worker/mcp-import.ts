@@ -21,6 +21,7 @@ import { recordHealth } from './health.js';
 import type { ImportResult } from './import.js';
 import { packageJsonProblems } from '../core/packages/npm-rules.js';
 import { bundleMcpServer, removeMcpBundle } from '../sandbox/mcp-bundle.js';
+import { NETWORK_FAILURE } from './outcomes.js';
 
 export async function importMcpServer(
   deps: WorkerDeps,
@@ -107,7 +108,17 @@ export async function importMcpServer(
       d.kind === 'timeout'
         ? `it did not list its tools within ${describeMs / 1000} s${d.stderr ? `; its last lines on stderr: ${d.stderr}` : ' and wrote nothing to stderr'}`
         : d.message;
-    const message = scrubHostPaths(`The MCP server could not be started and described: ${why}`, installed.dir);
+    // A server that must reach its vendor to start (@upstash/mcp-server checks its key, @sveltejs/mcp fetches its docs)
+    // says `getaddrinfo EAI_AGAIN …`: the answer says why it found no network, and what would give it one.
+    const offline =
+      d.kind !== 'load_error' || !NETWORK_FAILURE.test(d.message)
+        ? ''
+        : !plan.network
+          ? ' (it was started without network: a server that needs its service while starting imports with `network: true` on a service with SANDBOX_NETWORK=egress)'
+          : deps.config.SANDBOX_NETWORK !== 'egress'
+            ? ' (it was started without network: this service gives no sandbox network, SANDBOX_NETWORK=none)'
+            : '';
+    const message = scrubHostPaths(`The MCP server could not be started and described: ${why}${offline}`, installed.dir);
     return invalid(message, [{ path: 'source', message }]);
   }
   if (d.tools.length === 0) return invalid('The MCP server lists no tools', [{ path: 'source', message: 'the MCP server lists no tools' }]);

@@ -17,7 +17,7 @@ export interface OutcomeMapping {
 export const UNRUNNABLE = { code: 'INTERNAL', message: 'The worker could not run this execution' } as const;
 
 /** What Node says when a request finds no network: undici's fetch, and the resolver's and socket's error codes. */
-const NETWORK_FAILURE = /\bfetch failed\b|\b(ENOTFOUND|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ECONNREFUSED)\b|getaddrinfo/;
+export const NETWORK_FAILURE = /\bfetch failed\b|\b(ENOTFOUND|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ECONNREFUSED)\b|getaddrinfo/;
 
 /**
  * Why a tool ran without network, when it did: its package does not declare `network`, or the service gives egress
