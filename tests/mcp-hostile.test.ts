@@ -212,6 +212,18 @@ test('a package without a bin, named as an MCP server and built with the SDK, is
   t.deepEqual(run.body.result, { text: 'FROM MAIN' }, run.text);
 });
 
+test('a command-line server whose `start` fails too: the 400 gives that failure and says which arguments the import chose', async (t) => {
+  const res = await svc.request('POST', '/api/admin/packages', {
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+    body: { source: `path:${await mcpFixturePackage(root, 'cli-fails', { bare: true })}` },
+  });
+  t.is(res.status, 400, res.text);
+  t.regex(
+    res.body.error.message,
+    /^The MCP server could not be started and described \(started with the arguments \["start"\], chosen from what it printed\): .*cannot read mcp\.config\.json/,
+  );
+});
+
 test('a server that exits printing something other than MCP on stdout: the 400 quotes what it printed', async (t) => {
   const refused = await importMode('prints');
   t.is(refused.status, 400, refused.text);

@@ -118,7 +118,9 @@ export async function importMcpServer(
           : deps.config.SANDBOX_NETWORK !== 'egress'
             ? ' (it was started without network: this service gives no sandbox network, SANDBOX_NETWORK=none)'
             : '';
-    const message = scrubHostPaths(`The MCP server could not be started and described: ${why}${offline}`, installed.dir);
+    // Arguments the import chose (a subcommand from the server's usage, `--stdio`) are named: the failure is theirs.
+    const chosen = plan.args === planned.plan.args ? '' : ` (started with the arguments ${JSON.stringify(plan.args)}, chosen from what it printed)`;
+    const message = scrubHostPaths(`The MCP server could not be started and described${chosen}: ${why}${offline}`, installed.dir);
     return invalid(message, [{ path: 'source', message }]);
   }
   if (d.tools.length === 0) return invalid('The MCP server lists no tools', [{ path: 'source', message: 'the MCP server lists no tools' }]);
