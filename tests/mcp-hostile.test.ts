@@ -120,7 +120,7 @@ test('an argument may name a variable (`${FIXTURE_TOKEN}`): it is declared, and 
   t.is(none.status, 422, 'a call without it is refused before the sandbox');
 });
 
-test("serverJson: a secret argument, or a required one without a value, is the caller's to give: a variable in its place", (t) => {
+test("serverJson: a secret or required argument without a value is the caller's to give: a variable in its place", (t) => {
   const planned = planMcpServer(
     { name: 'x', version: '1.0.0', bin: 'server.js' },
     {
@@ -210,6 +210,15 @@ test('a package without a bin, named as an MCP server and built with the SDK, is
   t.is(res.body.data.package.kind, 'mcp');
   const run = await execute('binless', 'shout', { text: 'from main' });
   t.deepEqual(run.body.result, { text: 'FROM MAIN' }, run.text);
+});
+
+test("a server that prints a caller's value on stdout and exits: the TOOL_ERROR quotes what it printed, the value redacted", async (t) => {
+  const res = await importMode('prints-env', { env: [{ name: 'FIXTURE_VAR', required: true, secret: true }] });
+  t.is(res.status, 201, res.text);
+  const run = await execute('prints-env', 'shout', { text: 'x' }, { FIXTURE_VAR: 's3cret-value-42' });
+  t.is(run.body.error?.code, 'TOOL_ERROR', run.text);
+  t.regex(run.body.error.message, /instead of MCP it printed: configured with FIXTURE_VAR=/);
+  t.false(run.text.includes('s3cret-value-42'), 'the caller’s value is not in the answer');
 });
 
 test('a command-line server whose `start` fails too: the 400 gives that failure and says which arguments the import chose', async (t) => {

@@ -145,11 +145,11 @@ const variableOf = (a: { name?: string; valueHint?: string; value_hint?: string 
     .replace(/^-+/, '')
     .replace(/[^A-Za-z0-9]+/g, '_')
     .replace(/^(\d)/, '_$1')
-    .toUpperCase();
+    .toUpperCase() || 'ARG';
 
 /**
- * The arguments and variables a server.json's npm package declares. An argument that is secret, or required with no
- * value or default, is the caller's to give: it becomes `${VARIABLE}`, a variable declared for it.
+ * The arguments and variables a server.json's npm package declares. An argument without a value or default that is
+ * secret or required is the caller's to give: it becomes `${VARIABLE}`, a variable declared for it.
  */
 function fromServerJson(json: z.infer<typeof serverJsonSchema>): { args: string[]; env: McpEnvVar[] } {
   const pkg = (json.packages ?? []).find((p) => (p.registryType ?? p.registry_type ?? p.registry_name) === 'npm');
@@ -159,9 +159,9 @@ function fromServerJson(json: z.infer<typeof serverJsonSchema>): { args: string[
     const secret = a.isSecret ?? a.is_secret ?? false;
     const required = a.isRequired ?? a.is_required ?? false;
     let value = a.value ?? a.default;
-    if (secret || (required && value === undefined)) {
+    if (value === undefined && (secret || required)) {
       const name = variableOf(a);
-      fromArgs.push({ name, required, secret, ...(value !== undefined ? { default: value } : {}) });
+      fromArgs.push({ name, required, secret });
       value = `\${${name}}`;
     } else value ??= a.valueHint ?? a.value_hint;
     if (a.type === 'named') {
