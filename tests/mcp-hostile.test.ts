@@ -29,6 +29,8 @@ test.after.always(async () => {
 });
 
 const fixturePackage = (mode: string) => mcpFixturePackage(root, mode);
+/** An argument naming a declared variable, as an import writes it: `${NAME}`. */
+const variable = (name: string) => `\${${name}}`;
 
 const importMode = async (mode: string, extra: Record<string, unknown> = {}) =>
   svc.request('POST', '/api/admin/packages', {
@@ -104,13 +106,13 @@ test('a server that checks its variables one at a time: each named in turn is de
   t.deepEqual(run.body.result, { text: 'BOTH' }, run.text);
 });
 
-test('an argument may name a variable (`${FIXTURE_TOKEN}`): it is declared, and each call starts the server with the caller’s value there', async (t) => {
+test('an argument may name a variable (FIXTURE_TOKEN after `--token`): it is declared, and each call starts the server with the caller’s value there', async (t) => {
   // As @mondaydotcomorg/monday-api-mcp, which takes its token only as `--token`: before, a token had to be written into
   // the recorded arguments, shared by every caller.
-  const res = await importMode('arg-token', { args: ['arg-token', '--token', '${FIXTURE_TOKEN}'] });
+  const res = await importMode('arg-token', { args: ['arg-token', '--token', variable('FIXTURE_TOKEN')] });
   t.is(res.status, 201, res.text);
   const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-arg-token']);
-  t.deepEqual(versions[0].manifest.mcp.args, ['arg-token', '--token', '${FIXTURE_TOKEN}'], 'the template is recorded, never a value');
+  t.deepEqual(versions[0].manifest.mcp.args, ['arg-token', '--token', variable('FIXTURE_TOKEN')], 'the template is recorded, never a value');
   t.like(versions[0].env, [{ name: 'FIXTURE_TOKEN', required: true, secret: true }]);
   const mine = await execute('arg-token', 'whoami', {}, { FIXTURE_TOKEN: 'tok-123' });
   t.is(mine.body.result.token, '321-kot', mine.text);
@@ -140,7 +142,7 @@ test("serverJson: a secret or required argument without a value is the caller's 
     },
   );
   if (!('plan' in planned)) return t.fail(JSON.stringify(planned));
-  t.deepEqual(planned.plan.args, ['--api-key', '${API_KEY}', '--workspace', '${WORKSPACE_ID}', '--region', 'eu']);
+  t.deepEqual(planned.plan.args, ['--api-key', variable('API_KEY'), '--workspace', variable('WORKSPACE_ID'), '--region', 'eu']);
   t.deepEqual(
     planned.plan.env.map((v) => [v.name, v.required, v.secret]),
     [

@@ -43,7 +43,7 @@ test.before(async () => {
   await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: FIXTURE, version: '1.2.3', bin: { 'mcp-good': 'server.cjs' } }));
   const fixture = await admin({
     source: `path:${dir}`,
-    args: ['good', '--verbose', '--key=${FIXTURE_API_KEY}'],
+    args: ['good', '--verbose', `--key=\${FIXTURE_API_KEY}`],
     env: [
       { name: 'FIXTURE_API_KEY', required: true, secret: true, description: 'The key of the fixture service' },
       { name: 'FIXTURE_REGION', required: false },
