@@ -62,6 +62,8 @@ class PipeTransport implements Transport {
   private closed = false;
   /** The start of stdout until the first MCP message (a usage text printed instead of serving). */
   private head = '';
+  /** Whether the server ever sent an MCP message (unlike `messages`, a budget, never reset). */
+  private spoken = false;
 
   /** The pipe ended or we closed the transport. */
   get closedByPeer(): boolean {
@@ -70,7 +72,7 @@ class PipeTransport implements Transport {
 
   /** What the server printed before any MCP message, when it sent none (a usage text, a banner). */
   get printedInstead(): string {
-    return this.messages === 0 ? this.head : '';
+    return this.spoken ? '' : this.head;
   }
 
   resetBudgets(): void {
@@ -99,7 +101,7 @@ class PipeTransport implements Transport {
   private receive(chunk: string): void {
     if (this.violation || this.closed) return;
     const buf = Buffer.from(chunk, 'utf8');
-    if (this.messages === 0 && this.head.length < HEAD_CHARS) this.head = (this.head + chunk).slice(0, HEAD_CHARS);
+    if (!this.spoken && this.head.length < HEAD_CHARS) this.head = (this.head + chunk).slice(0, HEAD_CHARS);
     this.bytes += buf.length;
     if (this.bytes > MCP_LIMITS.maxStdoutBytes) return this.stop(`the server wrote more than ${MCP_LIMITS.maxStdoutBytes / 1024 / 1024} MiB to stdout`);
     try {
@@ -117,6 +119,7 @@ class PipeTransport implements Transport {
         continue;
       }
       if (message === null) break;
+      this.spoken = true;
       if (++this.messages > MCP_LIMITS.maxMessages) return this.stop(`the server sent more than ${MCP_LIMITS.maxMessages} messages`);
       this.onmessage?.(message);
       if (this.violation || this.closed) return;

@@ -65,6 +65,11 @@ export async function importMcpServer(
     ref = { ...ref, mcp: { bin: plan.bin, args: plan.args, inGuest } };
     return deps.sandbox.describe(ref, describing);
   };
+  /** Described in the guest's process, else (a load error, a time-out) as a child. */
+  const describeEitherWay = async () => {
+    const inGuest = await describeAs(true);
+    return inGuest.kind === 'load_error' || inGuest.kind === 'timeout' ? describeAs(false) : inGuest;
+  };
   let d = await deps.sandbox.describe(ref, describing);
   const bundled = await bundling;
   if (bundled) {
@@ -78,8 +83,7 @@ export async function importMcpServer(
   const subcommand = d.kind === 'load_error' && plan.args.length === 0 ? serverSubcommand(d.printed) : undefined;
   if (subcommand) {
     plan = { ...plan, args: [subcommand] };
-    d = await describeAs(true);
-    if (d.kind === 'load_error' || d.kind === 'timeout') d = await describeAs(false);
+    d = await describeEitherWay();
   }
   // A server that serves HTTP unless told otherwise (@modelcontextprotocol/server-pdf, figma-developer-mcp) sits silent
   // on stdio, saying on stderr that it listens: given no arguments, it is started once more, as a child, with `--stdio`.
@@ -100,8 +104,7 @@ export async function importMcpServer(
     if (wanted.length === 0) break;
     plan = { ...plan, env: [...plan.env, ...wanted] };
     describing = { ...describing, env: placeholderEnv(plan.env) };
-    d = await describeAs(true);
-    if (d.kind === 'load_error' || d.kind === 'timeout') d = await describeAs(false);
+    d = await describeEitherWay();
   }
   if (d.kind !== 'ok') {
     const why =
