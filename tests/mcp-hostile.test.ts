@@ -152,6 +152,15 @@ test("serverJson: a secret or required argument without a value is the caller's 
   );
 });
 
+test('arguments naming more variables than a server may declare are refused, not declared by the hundred', (t) => {
+  // 50 arguments of up to 1,000 characters could name some 12,000 variables, every one of them required of each caller.
+  const many = Array.from({ length: 50 }, (_, i) => Array.from({ length: 3 }, (_, j) => variable(`V${i}_${j}`)).join(','));
+  const refused = planMcpServer({ name: 'x', version: '1.0.0', bin: 'server.js' }, { args: many });
+  t.deepEqual(refused, { errors: [{ path: 'args', message: 'the arguments and env declare 150 variables; at most 100' }] });
+  const fits = planMcpServer({ name: 'x', version: '1.0.0', bin: 'server.js' }, { args: many.slice(0, 33) });
+  t.true('plan' in fits && fits.plan.env.length === 99);
+});
+
 test('the variables a start-up error names: one is required; several (either of them may do) are optional; declared ones are left', (t) => {
   t.like(undeclaredVariables('No API key provided. Set it in the `AIRTABLE_API_KEY` environment variable', []), [
     { name: 'AIRTABLE_API_KEY', required: true, secret: true },

@@ -132,6 +132,9 @@ export function serverJsonPackage(json: z.infer<typeof serverJsonSchema>): { nam
  */
 export const ARG_VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
+/** Variables one server may declare, its env and those its arguments name together (each `${NAME}` declares one). */
+const MAX_DECLARED = 100;
+
 /** The variables the arguments name that are not declared, declared: required and secret (a value on a command line). */
 function argumentVariables(args: string[], env: McpEnvVar[]): McpEnvVar[] {
   const known = new Set(env.map((v) => v.name));
@@ -257,6 +260,9 @@ export function planMcpServer(pkg: Record<string, unknown>, opts: ImportOptions)
   const args = opts.args ?? fromJson.args;
   const given: McpEnvVar[] = opts.env ?? fromJson.env;
   const env = [...given, ...argumentVariables(args, given)];
+  if (env.length > MAX_DECLARED) {
+    return { errors: [{ path: 'args', message: `the arguments and env declare ${env.length} variables; at most ${MAX_DECLARED}` }] };
+  }
   return {
     plan: {
       bin,
