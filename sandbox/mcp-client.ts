@@ -75,6 +75,11 @@ class PipeTransport implements Transport {
     return this.spoken ? '' : this.head;
   }
 
+  /** Whether the server ever sent an MCP message. */
+  get hasSpoken(): boolean {
+    return this.spoken;
+  }
+
   resetBudgets(): void {
     this.bytes = 0;
     this.messages = 0;
@@ -199,7 +204,9 @@ export async function openSession(pipe: GuestPipe, timeoutMs: number): Promise<M
   } catch (err) {
     const failed = await s.explain(err);
     await s.close();
-    return { failed, printed: s.printed };
+    // A usage text may go to stderr (commander's `mcp [command]` with no command: @pipedream/mcp): when stdout held
+    // nothing, what a server that exited without speaking MCP wrote there is what it printed instead.
+    return { failed, printed: s.printed || (exited && !transport.hasSpoken ? pipe.stderrTail() : '') };
   }
 }
 

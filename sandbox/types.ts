@@ -73,7 +73,7 @@ export type DescribeOutcome =
     }
   /**
    * `printed`: what an MCP server that exited without speaking MCP wrote to stdout first (a usage text naming a
-   * subcommand such as `start`), when it wrote any.
+   * subcommand such as `start`), else the end of what it wrote to stderr, when it wrote any.
    */
   | { kind: 'load_error'; message: string; durationMs: number; printed?: string }
   /** `stderr`: an MCP server's last lines on stderr when it had written any (e.g. that it listens on HTTP instead). */

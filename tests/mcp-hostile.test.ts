@@ -161,7 +161,15 @@ test('arguments naming more variables than a server may declare are refused, not
   t.true('plan' in fits && fits.plan.env.length === 99);
 });
 
-test('the variables a start-up error names: one is required; several (either of them may do) are optional; declared ones are left', (t) => {
+test('the variables a start-up error names: one is required, several together too; several with an "or" among them (either may do) are optional; declared ones are left', (t) => {
+  // As @modelcontextprotocol/server-slack: both were optional, so a call without them ran and failed in the server.
+  t.deepEqual(
+    undeclaredVariables('Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID environment variables', []).map((v) => [v.name, v.required, v.secret ?? false]),
+    [
+      ['SLACK_BOT_TOKEN', true, true],
+      ['SLACK_TEAM_ID', true, false],
+    ],
+  );
   t.like(undeclaredVariables('No API key provided. Set it in the `AIRTABLE_API_KEY` environment variable', []), [
     { name: 'AIRTABLE_API_KEY', required: true, secret: true },
   ]);
@@ -187,8 +195,8 @@ test('a start-up error that speaks of environment variables: the other capitalis
   t.deepEqual(
     upstash.map((v) => [v.name, v.required, v.secret ?? false]),
     [
-      ['UPSTASH_EMAIL', false, false],
-      ['UPSTASH_API_KEY', false, true],
+      ['UPSTASH_EMAIL', true, false],
+      ['UPSTASH_API_KEY', true, true],
     ],
   );
   t.like(undeclaredVariables('the env variable SERVICE_REGION is not set', []), [{ name: 'SERVICE_REGION', required: true }]);
@@ -209,6 +217,19 @@ test('a command-line server that prints its usage when started bare is started w
   const run = await execute('cli', 'shout', { text: 'started' });
   t.is(run.status, 200, run.text);
   t.deepEqual(run.body.result, { text: 'STARTED' });
+});
+
+test('a command-line server that prints its usage on stderr and exits 1 when started bare is started with its `stdio` command', async (t) => {
+  // As @pipedream/mcp (commander, `mcp stdio`): the usage went to stderr, and the 400 quoted its last lines.
+  const res = await svc.request('POST', '/api/admin/packages', {
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+    body: { source: `path:${await mcpFixturePackage(root, 'cli-stderr', { bare: true })}` },
+  });
+  t.is(res.status, 201, res.text);
+  const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-cli-stderr']);
+  t.deepEqual(versions[0].manifest.mcp.args, ['stdio']);
+  const run = await execute('cli-stderr', 'shout', { text: 'over stdio' });
+  t.deepEqual(run.body.result, { text: 'OVER STDIO' }, run.text);
 });
 
 test('a package without a bin, named as an MCP server and built with the SDK, is started from its main', async (t) => {
@@ -252,6 +273,12 @@ test('a server that exits printing something other than MCP on stdout: the 400 q
   t.deepEqual(serverSubcommand('Commands:\n  stdio    serve over stdio\n  http     serve over HTTP'), 'stdio');
   t.is(serverSubcommand('my-tool v1.0\nrun me with --serve'), undefined);
   t.is(serverSubcommand('Usage: restart the server after changing its config'), undefined);
+  t.is(
+    serverSubcommand('  stdio [options]  Start the stdio server\n  sse [options]    Start the SSE server'),
+    'stdio',
+    'a command that speaks of a server, without the usage line',
+  );
+  t.is(serverSubcommand('start: 3 files watched\nerror: ENOENT'), undefined, 'a log line is no command');
 });
 
 test('a server that wants the network while starting: the 400 says it was started without network, and what would give it one', async (t) => {

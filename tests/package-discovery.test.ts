@@ -161,8 +161,20 @@ test.serial('a package without a manifest: every export form is discovered and s
     add_numbers: 'agentic-provider MathClient#add_numbers',
     find_papers: 'agentic-provider PaperClient#find_papers',
     reverse: 'record textTools#reverse',
+    scrape: 'ai-sdk-tool scrape',
   });
   t.deepEqual(res.body.data.discovery.envRead, ['MATH_API_KEY', 'WEATHER_API_KEY']);
+  // The key `scrape` reads only when it runs is named in the code: declared (optional), so that callers see it.
+  const scrapeId = res.body.data.tools.find((x: { name: string }) => x.name === 'scrape').id;
+  const detail = await svc.request('GET', `/api/tools/${scrapeId}`);
+  t.deepEqual(
+    detail.body.data.package.envVars.map((v: { name: string; required: boolean }) => [v.name, v.required]),
+    [
+      ['MATH_API_KEY', false],
+      ['WEATHER_API_KEY', false],
+      ['SCRAPER_API_KEY', false],
+    ],
+  );
   t.deepEqual(res.body.data.discovery.notes, ['neverReturns: neverReturns() did not return within 5 s']);
   for (const tool of res.body.data.tools) t.not(tool.healthStatus, 'BROKEN', tool.name);
 
@@ -178,6 +190,8 @@ test.serial('a package without a manifest: every export form is discovered and s
   const papers = await execute('@fixtures/discover-mixed/find_papers', { params: { topic: 'gVisor' } });
   t.deepEqual(papers.body.result, { topic: 'gVisor', from: 'https://papers.example' }, 'a client that needs new C({}) runs too');
   t.is((await execute('@fixtures/discover-mixed/shout', { params: { text: 'hi' } })).body.result, 'HI');
+  const scraped = await execute('@fixtures/discover-mixed/scrape', { params: { url: 'https://a.example' }, env: { SCRAPER_API_KEY: 'k3y' } });
+  t.deepEqual(scraped.body.result, { url: 'https://a.example', keyLength: 3 }, 'a function carrying a tool runs as that tool');
   const invalid = await execute('@fixtures/discover-mixed/add_numbers', { params: { a: 'two' }, env: { MATH_API_KEY: 'xyz' } });
   t.is(invalid.status, 400, 'params are checked against the discovered schema');
 });

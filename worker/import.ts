@@ -8,6 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseManifest, type Manifest, type ManifestDefaults } from '../core/packages/manifest.js';
 import { applyDiscovery, placeholderEnv } from '../core/packages/discovery.js';
+import { variablesNamed } from './env-named.js';
 import { setCompatibility } from '../core/repos/published-packages.js';
 import { compareVersionsDesc, type VersionTool } from '../core/repos/package-versions.js';
 import { knownVersion, recordVersion } from './record-version.js';
@@ -92,7 +93,7 @@ export async function importPackage(
       const why = describeFailure(d, '') ?? 'describing failed';
       return invalid(`Cannot discover the package's tools: ${why}`, [{ path: 'source', message: why }]);
     }
-    const found = applyDiscovery(m, d);
+    const found = applyDiscovery(m, d, await variablesNamed(installed.dir));
     if ('error' in found) return invalid(`The package ${found.error}`, [{ path: 'package.json', message: found.error }]);
     m = found.manifest;
   }

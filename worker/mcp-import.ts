@@ -22,6 +22,8 @@ import type { ImportResult } from './import.js';
 import { packageJsonProblems } from '../core/packages/npm-rules.js';
 import { bundleMcpServer, removeMcpBundle } from '../sandbox/mcp-bundle.js';
 import { NETWORK_FAILURE } from './outcomes.js';
+import { variablesNamed } from './env-named.js';
+import { NAMED_IN_CODE } from '../core/packages/discovery.js';
 
 export async function importMcpServer(
   deps: WorkerDeps,
@@ -133,12 +135,18 @@ export async function importMcpServer(
     version: ref.version,
     description: typeof pkg.description === 'string' ? pkg.description : null,
     category: plan.category,
-    env: plan.env.map((v) => ({
-      name: v.name,
-      required: v.required,
-      ...(v.secret ? { secret: true } : {}),
-      ...(v.description ? { description: v.description } : {}),
-    })),
+    env: [
+      ...plan.env.map((v) => ({
+        name: v.name,
+        required: v.required,
+        ...(v.secret ? { secret: true } : {}),
+        ...(v.description ? { description: v.description } : {}),
+      })),
+      // What its code names but it did not ask for while starting (server-github reads its token at the first call).
+      ...(await variablesNamed(installed.dir))
+        .filter((n) => !plan.env.some((v) => v.name === n))
+        .map((name) => ({ name, required: false, secret: true, description: NAMED_IN_CODE })),
+    ],
     tools: d.tools.map((t) => ({
       exportName: t.exportName,
       ...(t.description ? { description: t.description.slice(0, 1000) } : {}),
@@ -147,7 +155,7 @@ export async function importMcpServer(
     })),
     mcp: { bin: plan.bin, args: plan.args, network: plan.network, inGuest: ref.mcp?.inGuest === true, ...(ref.mcp?.bundle ? { bundle: ref.mcp.bundle } : {}) },
   };
-  const declared = plan.env.map((v) => v.name);
+  const declared = manifest.env.map((v) => v.name);
   const snapshot: VersionTool[] = d.tools.map((t) => ({
     name: t.exportName,
     exportName: t.exportName,
@@ -242,11 +250,17 @@ function invalid(message: string, details: { path: string; message: string }[]):
 /**
  * The subcommand that serves MCP on stdio, from a usage text a server printed instead of serving: a `start` or `stdio`
  * command in it (`mcp start [--transport stdio|sse] …`, or `start  Run the Model Context Protocol server` under
- * COMMANDS), else undefined.
+ * COMMANDS, or commander's `stdio [options]  Start the stdio server`), else undefined. A line names it in a text
+ * that says usage or commands, or when it speaks of a server itself.
  */
 export function serverSubcommand(printed: string | undefined): string | undefined {
-  if (!printed || !/\busage\b|\bcommands\b/i.test(printed)) return undefined;
-  return /^\s*(?:[\w@./-]+\s+)?(start|stdio)(?:\s|$)/im.exec(printed)?.[1]?.toLowerCase();
+  if (!printed) return undefined;
+  const usage = /\busage\b|\bcommands\b/i.test(printed);
+  for (const line of printed.split('\n')) {
+    const m = /^\s*(?:[\w@./-]+\s+)?(start|stdio)(?:\s|$)(.*)/i.exec(line);
+    if (m && (usage || /\b(?:server|mcp)\b/i.test(m[2]!))) return m[1]!.toLowerCase();
+  }
+  return undefined;
 }
 
 /** What a server that listens on HTTP instead of stdio says on stderr (`listening on http://…`, `binding to 0.0.0.0`). */
@@ -262,8 +276,9 @@ const NOT_A_VARIABLE = /^(?:ERR|NODE|E)_|^MODULE_|_NOT_FOUND$/;
 
 /**
  * The variables a server's start-up error names that are not declared yet (at most five), as declarations: required
- * when it names one, optional when it names several (`GITHUB_TOKEN or GH_TOKEN`: a caller passing either must not be
- * refused; the server says what it misses).
+ * when it names one or names several together (`Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID`: a call without either
+ * cannot work); optional when an "or" stands among them (`GITHUB_TOKEN or GH_TOKEN`: a caller passing either must not
+ * be refused; the server says what it misses).
  */
 export function undeclaredVariables(message: string, declared: McpEnvVar[]): McpEnvVar[] {
   const known = new Set(declared.map((v) => v.name));
@@ -271,7 +286,9 @@ export function undeclaredVariables(message: string, declared: McpEnvVar[]): Mcp
   const aboutEnv = SPEAKS_OF_ENV.test(message);
   const named = (message.match(ANY_VARIABLE) ?? []).filter((n) => credentials.has(n) || (aboutEnv && !NOT_A_VARIABLE.test(n)));
   const names = [...new Set(named)].filter((n) => !known.has(n)).slice(0, 5);
-  const required = names.length === 1;
+  const at = names.map((n) => new RegExp(`\\b${n}\\b`).exec(message)!.index);
+  const among = message.slice(Math.min(...at), Math.max(...at));
+  const required = names.length === 1 || !/\bor\b|\|/i.test(among);
   const description = 'named by the server when it would not start';
   return names.map((name) =>
     name.endsWith('_URL')

@@ -35,10 +35,17 @@ export interface DescribedForDiscovery {
   description: string;
 }
 
-/** The manifest with the discovered tools (names made unique), and the env the package was seen to read. */
+/** A variable the package's code names but was not seen to read (worker/env-named.ts), as its env declares it. */
+export const NAMED_IN_CODE = "Named in the package's code (process.env); read when a tool runs";
+
+/**
+ * The manifest with the discovered tools (names made unique), and the env the package was seen to read or its code
+ * names (`named`: optional secrets, so that callers learn which key to pass).
+ */
 export function applyDiscovery(
   m: Manifest,
   described: { tools: DescribedForDiscovery[]; notes?: string[]; envRead?: string[] },
+  named: string[] = [],
 ): { manifest: Manifest & { discovery: Discovery } } | { error: string } {
   if (described.tools.length === 0) {
     const why = described.notes?.length ? ` (${described.notes.slice(0, 5).join('; ')})` : '';
@@ -58,9 +65,11 @@ export function applyDiscovery(
   });
   const declared = new Set(m.env.map((v) => v.name));
   const envRead = (described.envRead ?? []).filter((n) => !declared.has(n));
+  const seen = new Set([...declared, ...envRead]);
   const env: EnvVarSpec[] = [
     ...m.env,
     ...envRead.map((name) => ({ name, required: false, description: 'Read by the package when it loads (found while importing it)' })),
+    ...named.filter((n) => !seen.has(n)).map((name) => ({ name, required: false, secret: true, description: NAMED_IN_CODE })),
   ];
   const discovery: Discovery = {
     tools: tools.map((t) => ({ name: t.name!, exportName: t.exportName, how: t.how! })),

@@ -224,11 +224,25 @@ export function serverEntry(pkg: Record<string, unknown>): string | null {
     file = (bins.find(([k]) => k === base) ?? (bins.length === 1 ? bins[0] : undefined) ?? bins.find(([k]) => /mcp/i.test(k)) ?? bins[0])?.[1];
   }
   if (file === undefined && (typeof pkg.mcpName === 'string' || (pkg.bin === undefined && namedAsServer(pkg))))
-    file = typeof pkg.main === 'string' ? pkg.main : 'index.js';
+    file = typeof pkg.main === 'string' ? pkg.main : (dotExport(pkg.exports) ?? 'index.js');
   if (typeof file !== 'string' || file === '') return null;
   const rel = path.posix.normalize(file.replace(/\\/g, '/')).replace(/^\.\//, '');
   if (rel.startsWith('../') || rel === '..' || path.posix.isAbsolute(rel)) return null;
   return rel;
+}
+
+/** The file of a package.json's `exports` "." (or of `exports` itself when it names no subpaths), for node. */
+function dotExport(exp: unknown): string | undefined {
+  if (typeof exp === 'string') return exp;
+  if (Array.isArray(exp)) return exp.map(dotExport).find((f) => f !== undefined);
+  if (!exp || typeof exp !== 'object') return undefined;
+  const o = exp as Record<string, unknown>;
+  if (Object.keys(o).some((k) => k.startsWith('.'))) return dotExport(o['.']);
+  for (const condition of ['node', 'import', 'default', 'require']) {
+    const f = dotExport(o[condition]);
+    if (f !== undefined) return f;
+  }
+  return undefined;
 }
 
 /** Category rule: the first that matches the package's name, description and keywords. */

@@ -254,6 +254,9 @@ async function discoverTools(exportsMap, env) {
   const found = [];
   /** @type {string[]} */
   const notes = [];
+  // One tool exported under two names (firecrawl-aisdk's `scrape` and `scrapeTool`) is one tool, under the first name.
+  /** @type {Set<FoundTool>} */
+  const seen = new Set();
   for (const [name, value] of exportsMap) {
     let r;
     try {
@@ -264,7 +267,8 @@ async function discoverTools(exportsMap, env) {
       continue;
     }
     for (const [key, tool, ownName] of r.members) {
-      if (!tool) continue;
+      if (!tool || seen.has(tool)) continue;
+      seen.add(tool);
       const toolName = key ?? (typeof ownName === 'string' && ownName !== '' ? ownName : name);
       found.push({ locator: key === null ? name : `${name}#${key}`, name: cleanName(toolName), how: r.how, tool });
       if (found.length > MAX_TOOLS) throw new Error(`the package yields more than ${MAX_TOOLS} tools`);

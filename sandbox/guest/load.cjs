@@ -1,10 +1,11 @@
 // @ts-check
 // Loads a tool package inside the sandbox and turns its exports into tools: resolves the main module the way Node
 // does for a package root (exports "." with node/import/default/require conditions, then main, then index.js),
-// imports it (ESM or CJS), finds tool-shaped exports (plain objects, AI SDK tool() results, zero-argument factories)
-// and converts their input schemas (JSON Schema, AI SDK Schema, zod v4 via the package's own zod, zod v3 if
-// zod-to-json-schema is installed) to plain JSON Schema. Modules are imported by the caller's `importFile`
-// (modules.cjs: the guest's main context in one-shot sandboxes, a fresh vm context per execution in reuse mode).
+// imports it (ESM or CJS), finds tool-shaped exports (plain objects, AI SDK tool() results, functions carrying a
+// tool's members, zero-argument factories) and converts their input schemas (JSON Schema, AI SDK Schema, zod v4 via
+// the package's own zod, zod v3 if zod-to-json-schema is installed) to plain JSON Schema. Modules are imported by the
+// caller's `importFile` (modules.cjs: the guest's main context in one-shot sandboxes, a fresh vm context per execution
+// in reuse mode).
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -146,11 +147,18 @@ async function loadExports(pkgDir, { importFile, entryOf = resolveEntry }) {
  */
 function isToolShaped(v) {
   const t = /** @type {Partial<Tool> | null} */ (v);
-  return t !== null && typeof t === 'object' && typeof t.execute === 'function' && (t.inputSchema !== undefined || t.parameters !== undefined);
+  if (t === null || (typeof t !== 'object' && typeof t !== 'function')) return false;
+  // A function carrying a tool's members is a tool as it is (firecrawl-aisdk's `scrape`: `Object.assign((options) =>
+  // createScrape(options), createScrape())`, a tool that is also its own factory), but not a class, and not an Agentic
+  // function (its `spec`: discover.cjs reads those by their own rules).
+  if (typeof t === 'function' && (isClass(t) || 'spec' in t)) return false;
+  return typeof t.execute === 'function' && (t.inputSchema !== undefined || t.parameters !== undefined);
 }
 
 /** @param {Function} fn */
-const isClass = (fn) => /^class[\s{]/.test(Function.prototype.toString.call(fn));
+function isClass(fn) {
+  return /^class[\s{]/.test(Function.prototype.toString.call(fn));
+}
 
 /**
  * The tool behind one export, or undefined when the export is not a tool. `callFactories` decides whether
