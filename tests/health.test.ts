@@ -85,6 +85,18 @@ test.serial('three consecutive failed checks make a tool BROKEN; it leaves searc
   );
 });
 
+test.serial('a check finds a discovered tool by its locator: members of records, of factories and of Agentic classes pass', async (t) => {
+  // They were "export 'textTools#reverse' is missing or is not a tool": every such tool (all of an Agentic client's)
+  // failed each check, and three made it BROKEN.
+  const res = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'packages', 'discover-mixed')}`);
+  t.is(res.status, 201, res.text);
+  for (const name of ['reverse', 'forecast', 'add_numbers', 'find_papers', 'multiply_numbers', 'scrape']) {
+    const found = res.body.data.tools.find((x: { name: string }) => x.name === name);
+    const check = await checkNow(found.id);
+    t.true(check.passed, `${name}: ${check.error}`);
+  }
+});
+
 test.serial('the periodic sweep checks every tool', async (t) => {
   const before = Number((await db()('health_checks').count('* as n').first())!.n);
   const tools = Number((await db()('tools').count('* as n').first())!.n);

@@ -111,7 +111,8 @@ async function describe(req, io) {
   const wanted = Array.isArray(req.exportNames) && req.exportNames.length > 0 ? req.exportNames : undefined;
   const names = wanted ?? [...exportsMap.keys()];
   for (const name of names) {
-    if (!exportsMap.has(name)) {
+    // A discovered member (`weatherTools#forecast`, `MathClient#add_numbers`) is found from its export.
+    if (!exportsMap.has(exportOf(name))) {
       missing.push(name);
       continue;
     }
