@@ -36,12 +36,18 @@ const ROOTFS_DIRS = ['proc', 'dev', 'tmp', 'pkg', 'guest', 'etc'];
  * new service), so the sandbox's reach is the same. Native code that needs libraries outside glibc still fails to load.
  */
 const GLIBC_EXTRAS = ['libresolv.so.2', 'librt.so.1', 'libutil.so.1'];
+/**
+ * OpenSSL 3, which node carries inside its own binary but servers shipped through npm as native programs load from the
+ * system: a .NET server (@azure/mcp: "No usable version of libssl was found"), Rust and Go binaries built against the
+ * system's OpenSSL. Taken when the host has it (Debian's libssl3); like the libraries above, code and no new reach.
+ */
+const OPENSSL = ['libssl.so.3', 'libcrypto.so.3'];
 
-/** Host paths of the glibc libraries above, beside the libc among `libs`. */
+/** Host paths of the libraries above, beside the libc among `libs`. */
 export function glibcExtras(libs: string[]): string[] {
   const libc = libs.find((l) => path.basename(l) === 'libc.so.6');
   if (!libc) return [];
-  return GLIBC_EXTRAS.map((name) => path.join(path.dirname(libc), name)).filter((file) => fs.existsSync(file));
+  return [...GLIBC_EXTRAS, ...OPENSSL].map((name) => path.join(path.dirname(libc), name)).filter((file) => fs.existsSync(file));
 }
 
 /** Host paths of the shared libraries and the loader a binary needs. */

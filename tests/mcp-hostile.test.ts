@@ -232,6 +232,14 @@ test('a command-line server that prints its usage on stderr and exits 1 when sta
   t.deepEqual(run.body.result, { text: 'OVER STDIO' }, run.text);
 });
 
+test('a server runs with invariant globalization, which a .NET server needs in a sandbox without ICU', async (t) => {
+  // As @azure/mcp: "Couldn't find a valid ICU package installed on the system".
+  const res = await importMode('needs-icu');
+  t.is(res.status, 201, res.text);
+  const run = await execute('needs-icu', 'shout', { text: 'dotnet' });
+  t.deepEqual(run.body.result, { text: 'DOTNET' }, run.text);
+});
+
 test('a package without a bin, named as an MCP server and built with the SDK, is started from its main', async (t) => {
   // As @niledatabase/nile-mcp-server: it was taken for a package of JS tools, and its module, loaded, exited.
   const res = await svc.request('POST', '/api/admin/packages', {
@@ -279,6 +287,13 @@ test('a server that exits printing something other than MCP on stdout: the 400 q
     'a command that speaks of a server, without the usage line',
   );
   t.is(serverSubcommand('start: 3 files watched\nerror: ENOENT'), undefined, 'a log line is no command');
+  t.is(
+    serverSubcommand('Usage: shadcn [options] [command]\nCommands:\n  add [options]  add a component\n  mcp [options]  MCP server and configuration commands'),
+    'mcp',
+    "shadcn's `mcp` command",
+  );
+  t.is(serverSubcommand('Usage: x [command]\nCommands:\n  mcp  configure MCP clients'), undefined, 'an `mcp` command that is no server');
+  t.is(serverSubcommand('USAGE\n  mcp --help\n  mcp start [--transport stdio]'), 'start', '`start` before `mcp`');
 });
 
 test('a server that wants the network while starting: the 400 says it was started without network, and what would give it one', async (t) => {

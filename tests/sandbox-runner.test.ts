@@ -194,6 +194,28 @@ for (const kind of ['gvisor', 'process'] as const) {
   });
 }
 
+test('gvisor: the system libraries native programs load are in the sandbox (glibc extras, OpenSSL 3)', async (t) => {
+  // @azure/mcp (a .NET server) exited "No usable version of libssl was found"; sharp's libvips needs libresolv.
+  const dir = path.join(cache.dir, 'loads-libs@1.0.0');
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'loads-libs', version: '1.0.0', main: 'index.js' }));
+  fs.writeFileSync(
+    path.join(dir, 'index.js'),
+    `exports.load = { description: 'dlopens a library by its name', inputSchema: { type: 'object', properties: { lib: { type: 'string' } } },
+      execute: async ({ lib }) => { try { process.dlopen({ exports: {} }, lib); return 'loaded'; } catch (e) { return String(e.message); } } };\n`,
+  );
+  const pkg = { name: 'loads-libs', version: '1.0.0', dir };
+  for (const lib of ['libssl.so.3', 'libcrypto.so.3', 'libresolv.so.2']) {
+    const r = await runners.gvisor.execute({ pkg, exportName: 'load', params: { lib }, env: {}, timeoutMs: 60_000 });
+    if (r.kind !== 'ok') return t.fail(JSON.stringify(r));
+    // Loaded: a library that is no Node addon "did not self-register"; a missing one "cannot open shared object file".
+    t.notRegex(String(r.output), /cannot open shared object file/, lib);
+    t.regex(String(r.output), /self-register|loaded/, lib);
+  }
+  const r = await runners.gvisor.execute({ pkg, exportName: 'load', params: { lib: 'libnot-there.so.1' }, env: {}, timeoutMs: 60_000 });
+  t.regex(String(r.kind === 'ok' ? r.output : ''), /cannot open shared object file/, 'a library the sandbox lacks is told apart');
+});
+
 test('gvisor: after a timeout the sandbox is gone', async (t) => {
   const runner = gvisor({ poolSize: 0 });
   t.teardown(() => runner.close());

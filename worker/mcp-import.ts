@@ -250,17 +250,22 @@ function invalid(message: string, details: { path: string; message: string }[]):
 /**
  * The subcommand that serves MCP on stdio, from a usage text a server printed instead of serving: a `start` or `stdio`
  * command in it (`mcp start [--transport stdio|sse] …`, or `start  Run the Model Context Protocol server` under
- * COMMANDS, or commander's `stdio [options]  Start the stdio server`), else undefined. A line names it in a text
- * that says usage or commands, or when it speaks of a server itself.
+ * COMMANDS, or commander's `stdio [options]  Start the stdio server`), else an `mcp` or `serve` command that speaks of
+ * an MCP server (shadcn's `mcp [options]  MCP server and configuration commands`), else undefined. A `start` or
+ * `stdio` line counts in a text that says usage or commands, or when it speaks of a server itself.
  */
 export function serverSubcommand(printed: string | undefined): string | undefined {
   if (!printed) return undefined;
   const usage = /\busage\b|\bcommands\b/i.test(printed);
-  for (const line of printed.split('\n')) {
-    const m = /^\s*(?:[\w@./-]+\s+)?(start|stdio)(?:\s|$)(.*)/i.exec(line);
-    if (m && (usage || /\b(?:server|mcp)\b/i.test(m[2]!))) return m[1]!.toLowerCase();
-  }
-  return undefined;
+  const lines = printed.split('\n');
+  const command = (names: string, speaks: RegExp, anywhere: boolean) => {
+    for (const line of lines) {
+      const m = new RegExp(`^\\s*(?:[\\w@./-]+\\s+)?(${names})(?:\\s|$)(.*)`, 'i').exec(line);
+      if (m && (anywhere || speaks.test(m[2]!))) return m[1]!.toLowerCase();
+    }
+    return undefined;
+  };
+  return command('start|stdio', /\b(?:server|mcp)\b/i, usage) ?? (usage ? command('mcp|serve', /\bmcp\b.*\bserver\b/i, false) : undefined);
 }
 
 /** What a server that listens on HTTP instead of stdio says on stderr (`listening on http://…`, `binding to 0.0.0.0`). */

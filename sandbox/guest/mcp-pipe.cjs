@@ -50,7 +50,9 @@ function launchOf(req) {
   const args = (Array.isArray(req.args) ? req.args.map(String) : []).map((a) =>
     a.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name) => (Object.hasOwn(given, name) ? given[name] : '')),
   );
-  const env = { HOME: home, TMPDIR: '/tmp', PATH: '/usr/bin:/bin', NODE_ENV: 'production', ...given };
+  // A .NET server shipped through npm (@azure/mcp) refuses to start without ICU, which the sandbox does not hold;
+  // invariant globalization is what its error suggests instead.
+  const env = { HOME: home, TMPDIR: '/tmp', PATH: '/usr/bin:/bin', NODE_ENV: 'production', DOTNET_SYSTEM_GLOBALIZATION_INVARIANT: '1', ...given };
   return { bin, entry, args, home, env };
 }
 
