@@ -277,23 +277,30 @@ test('a server that exits printing something other than MCP on stdout: the 400 q
   const refused = await importMode('prints');
   t.is(refused.status, 400, refused.text);
   t.regex(refused.body.error.message, /exited \(code 0\) without writing anything to stderr; instead of MCP it printed: my-tool v1\.0 \| run me with --serve/);
-  t.deepEqual(serverSubcommand('USAGE\n  mcp start [--transport stdio|sse]\n  mcp --help'), 'start');
-  t.deepEqual(serverSubcommand('Commands:\n  stdio    serve over stdio\n  http     serve over HTTP'), 'stdio');
+  t.deepEqual(serverSubcommand('USAGE\n  mcp start [--transport stdio|sse]\n  mcp --help'), ['start']);
+  t.deepEqual(serverSubcommand('Commands:\n  stdio    serve over stdio\n  http     serve over HTTP'), ['stdio']);
   t.is(serverSubcommand('my-tool v1.0\nrun me with --serve'), undefined);
   t.is(serverSubcommand('Usage: restart the server after changing its config'), undefined);
-  t.is(
+  t.deepEqual(
     serverSubcommand('  stdio [options]  Start the stdio server\n  sse [options]    Start the SSE server'),
-    'stdio',
+    ['stdio'],
     'a command that speaks of a server, without the usage line',
   );
   t.is(serverSubcommand('start: 3 files watched\nerror: ENOENT'), undefined, 'a log line is no command');
-  t.is(
+  t.deepEqual(
     serverSubcommand('Usage: shadcn [options] [command]\nCommands:\n  add [options]  add a component\n  mcp [options]  MCP server and configuration commands'),
-    'mcp',
+    ['mcp'],
     "shadcn's `mcp` command",
   );
+  t.deepEqual(
+    serverSubcommand(
+      'Usage:\n  azmcp [command] [options]\n\nExamples:\n  azmcp storage account get --subscription "my-sub"\n  azmcp server start\n\nMCP:\n  server   MCP Server operations',
+    ),
+    ['server', 'start'],
+    "@azure/mcp's `server start`",
+  );
   t.is(serverSubcommand('Usage: x [command]\nCommands:\n  mcp  configure MCP clients'), undefined, 'an `mcp` command that is no server');
-  t.is(serverSubcommand('USAGE\n  mcp --help\n  mcp start [--transport stdio]'), 'start', '`start` before `mcp`');
+  t.deepEqual(serverSubcommand('USAGE\n  mcp --help\n  mcp start [--transport stdio]'), ['start'], '`start` before `mcp`');
 });
 
 test('a server that wants the network while starting: the 400 says it was started without network, and what would give it one', async (t) => {

@@ -84,7 +84,7 @@ export async function importMcpServer(
   // `mcp start`) prints its usage and exits when started bare: given no arguments, it is started with that subcommand.
   const subcommand = d.kind === 'load_error' && plan.args.length === 0 ? serverSubcommand(d.printed) : undefined;
   if (subcommand) {
-    plan = { ...plan, args: [subcommand] };
+    plan = { ...plan, args: subcommand };
     d = await describeEitherWay();
   }
   // A server that serves HTTP unless told otherwise (@modelcontextprotocol/server-pdf, figma-developer-mcp) sits silent
@@ -248,24 +248,29 @@ function invalid(message: string, details: { path: string; message: string }[]):
 }
 
 /**
- * The subcommand that serves MCP on stdio, from a usage text a server printed instead of serving: a `start` or `stdio`
- * command in it (`mcp start [--transport stdio|sse] …`, or `start  Run the Model Context Protocol server` under
- * COMMANDS, or commander's `stdio [options]  Start the stdio server`), else an `mcp` or `serve` command that speaks of
- * an MCP server (shadcn's `mcp [options]  MCP server and configuration commands`), else undefined. A `start` or
- * `stdio` line counts in a text that says usage or commands, or when it speaks of a server itself.
+ * The subcommand that serves MCP on stdio, as arguments, from a usage text a server printed instead of serving: a
+ * `start` or `stdio` command in it (`mcp start [--transport stdio|sse] …`, or `start  Run the Model Context Protocol
+ * server` under COMMANDS, or commander's `stdio [options]  Start the stdio server`), else a `server start` (@azure/mcp's
+ * example `azmcp server start`), else an `mcp` or `serve` command that speaks of an MCP server (shadcn's
+ * `mcp [options]  MCP server and configuration commands`), else undefined. A `start` or `stdio` line counts in a text
+ * that says usage or commands, or when it speaks of a server itself; the others only in a usage text.
  */
-export function serverSubcommand(printed: string | undefined): string | undefined {
+export function serverSubcommand(printed: string | undefined): string[] | undefined {
   if (!printed) return undefined;
   const usage = /\busage\b|\bcommands\b/i.test(printed);
   const lines = printed.split('\n');
-  const command = (names: string, speaks: RegExp, anywhere: boolean) => {
+  // The command (after the program's name, if the line starts with it) and whether the rest of its line agrees.
+  const command = (names: string, agrees: (rest: string) => boolean) => {
     for (const line of lines) {
       const m = new RegExp(`^\\s*(?:[\\w@./-]+\\s+)?(${names})(?:\\s|$)(.*)`, 'i').exec(line);
-      if (m && (anywhere || speaks.test(m[2]!))) return m[1]!.toLowerCase();
+      if (m && agrees(m[2]!)) return m[1]!.toLowerCase().split(/\s+/);
     }
     return undefined;
   };
-  return command('start|stdio', /\b(?:server|mcp)\b/i, usage) ?? (usage ? command('mcp|serve', /\bmcp\b.*\bserver\b/i, false) : undefined);
+  return (
+    command('start|stdio', (rest) => usage || /\b(?:server|mcp)\b/i.test(rest)) ??
+    (usage ? (command('(?:server|mcp)\\s+(?:start|stdio)', () => true) ?? command('mcp|serve', (rest) => /\bmcp\b.*\bserver\b/i.test(rest))) : undefined)
+  );
 }
 
 /** What a server that listens on HTTP instead of stdio says on stderr (`listening on http://…`, `binding to 0.0.0.0`). */
