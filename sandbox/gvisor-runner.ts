@@ -274,7 +274,8 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
         return withServer(pkg, o.env ?? {}, o.network === true, (open) => describeMcp(open, o.timeoutMs, o.exportNames), o.signal);
       }
       const started = performance.now();
-      const r = await oneShot(pkg, { op: 'describe', exportNames: o.exportNames, discover: o.discover === true, env: o.env ?? {} }, o.timeoutMs, o.signal);
+      const request = { op: 'describe', exportNames: o.exportNames, discover: o.discover === true, toolkit: o.toolkit, env: o.env ?? {} };
+      const r = await oneShot(pkg, request, o.timeoutMs, o.signal);
       const durationMs = Math.round(performance.now() - started);
       if (r instanceof Error) return { kind: 'sandbox_error', message: `cannot start a sandbox: ${r.message}`, durationMs };
       if (r.kind === 'timeout') return { kind: 'timeout', durationMs };

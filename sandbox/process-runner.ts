@@ -93,7 +93,8 @@ export function createProcessRunner(opts: ProcessRunnerOptions = {}): SandboxRun
     async describe(pkg: PackageRef, o: DescribeOptions): Promise<DescribeOutcome> {
       const env = o.env ?? {};
       if (pkg.mcp) return withServer(pkg, env, (open) => describeMcp(open, o.timeoutMs, o.exportNames), o.signal);
-      const r = await run({ op: 'describe', pkgDir: pkg.dir, exportNames: o.exportNames, discover: o.discover === true, env }, env, o.timeoutMs, o.signal);
+      const request = { op: 'describe', pkgDir: pkg.dir, exportNames: o.exportNames, discover: o.discover === true, toolkit: o.toolkit, env };
+      const r = await run(request, env, o.timeoutMs, o.signal);
       if ('timedOut' in r) return { kind: 'timeout', durationMs: r.durationMs };
       if ('aborted' in r) return { kind: 'sandbox_error', message: 'aborted', durationMs: r.durationMs };
       return toDescribeOutcome(r.end, r.durationMs);

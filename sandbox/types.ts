@@ -38,7 +38,7 @@ export interface DescribedTool {
   annotations?: Record<string, unknown>;
 }
 
-export type DiscoveredHow = 'ai-sdk-tool' | 'factory' | 'factory-record' | 'record' | 'agentic-function' | 'agentic-provider';
+export type DiscoveredHow = 'ai-sdk-tool' | 'factory' | 'factory-record' | 'record' | 'agentic-function' | 'agentic-provider' | 'toolkit';
 
 export interface DescribeOptions {
   timeoutMs: number;
@@ -46,6 +46,11 @@ export interface DescribeOptions {
   exportNames?: string[];
   /** Find every tool among the exports (see guest/discover.cjs), ignoring exportNames. */
   discover?: boolean;
+  /**
+   * With discover: a subpath export to read instead of the main module, and the arguments functions and classes are
+   * called with (core/packages/toolkit.ts); the tools found carry them in their locators.
+   */
+  toolkit?: { entry?: string; args?: unknown[] };
   /**
    * Env while the package loads (an MCP server: while it starts and lists its tools): placeholders for its declared
    * variables, never real values.

@@ -6,6 +6,14 @@
 import test from 'ava';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { enqueue } from '../core/infra/jobs.js';
+import { waitUntil } from './helpers/wait.js';
+import { mcpFixturePackage } from './helpers/mcp-fixture.js';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+
+/** `${NAME}`, as an import names a variable in its options. */
+const variable = (name: string) => `\${${name}}`;
 
 const NODE_MODULES = path.resolve(new URL('../node_modules', import.meta.url).pathname);
 
@@ -195,6 +203,88 @@ test.serial('a package without a manifest: every export form is discovered and s
   const invalid = await execute('@fixtures/discover-mixed/add_numbers', { params: { a: 'two' }, env: { MATH_API_KEY: 'xyz' } });
   t.is(invalid.status, 400, 'params are checked against the discovered schema');
 });
+
+test.serial(
+  'a toolkit configured by arguments in a subpath export: a 400 names what takes arguments; with `options` its tools import, each call makes it with the caller’s key',
+  async (t) => {
+    // As @paypal/agent-toolkit/ai-sdk (`new PayPalAgentToolkit({ clientId, clientSecret, configuration }).getTools()`) and
+    // @supermemory/tools/ai-sdk (`searchMemoriesTool(apiKey)`): nothing was found, and the 400 did not say why.
+    const admin = { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` };
+    const importWith = (extra: Record<string, unknown>) =>
+      svc.request('POST', '/api/admin/packages', { headers: admin, body: { source: fixture('discover-toolkit'), ...extra } });
+    const bare = await importWith({});
+    t.is(bare.status, 400, bare.text);
+    t.regex(bare.body.error.message, /\.\/ai-sdk: exports made with arguments were not called: weatherTool\(1 argument\), new AcmeToolkit\(…\)/);
+    t.regex(bare.body.error.message, /`options`/);
+
+    const refused: [Record<string, unknown>, string][] = [
+      [{ options: 'key' }, 'options'],
+      [{ options: [] }, 'options'],
+      [{ entry: '../outside' }, 'entry'],
+      [{ entry: 'ai-sdk' }, 'entry'],
+      [{ options: [{ deep: [[[[[[[[['x']]]]]]]]] }] }, 'options'],
+    ];
+    for (const [extra, path] of refused) {
+      const res = await importWith(extra);
+      t.is(res.status, 400, `${JSON.stringify(extra)}: ${res.text}`);
+      t.true(
+        res.body.error.details.some((d: { path: string }) => d.path.endsWith(path)),
+        `${JSON.stringify(extra)} names ${path}: ${res.text}`,
+      );
+    }
+    const noSuchEntry = await importWith({ entry: './nope', options: ['x'] });
+    t.is(noSuchEntry.status, 400, noSuchEntry.text);
+    t.regex(noSuchEntry.body.error.message, /"exports" has no "\.\/nope" entry/);
+    t.is(await svc.api.deps.db('packages').where({ name: '@fixtures/discover-toolkit' }).first(), undefined, 'nothing was recorded');
+
+    const options = [{ apiKey: variable('ACME_API_KEY'), configuration: { actions: { weather: true, alerts: true } } }];
+    const res = await importWith({ options });
+    t.is(res.status, 201, res.text);
+    t.deepEqual(
+      res.body.data.discovery.tools.map((x: { name: string; how: string; exportName: string }) => [x.name, x.how, JSON.parse(x.exportName).entry]),
+      [
+        ['get_weather', 'toolkit', './ai-sdk'],
+        ['send_alert', 'toolkit', './ai-sdk'],
+      ],
+      'the subpath was found; weatherTool(…) makes the same tool as the toolkit, which names it',
+    );
+    for (const tool of res.body.data.tools) t.deepEqual(tool.package.env, ['ACME_API_KEY'], 'the variable the options name is required');
+
+    const run = await execute('@fixtures/discover-toolkit/get_weather', { params: { city: 'Oslo' }, env: { ACME_API_KEY: 'caller-key-1' } });
+    t.deepEqual(run.body.result, { city: 'Oslo', sky: 'clear', keyLength: 12 }, run.text);
+    const other = await execute('@fixtures/discover-toolkit/send_alert', { params: { text: 'storm' }, env: { ACME_API_KEY: 'k2' } });
+    t.deepEqual(other.body.result, { sent: 'storm', keyLength: 2 }, 'each call makes the toolkit with its own key');
+    const keyless = await execute('@fixtures/discover-toolkit/get_weather', { params: { city: 'Oslo' } });
+    t.is(keyless.status, 422, keyless.text);
+    t.is(keyless.body.error.code, 'TOOL_UNAVAILABLE');
+
+    // A health check describes the tool again from its locator, with a placeholder key.
+    const id = res.body.data.tools[0].id;
+    const before = Number((await svc.api.deps.db('health_checks').where({ tool_id: id }).count('* as n').first())!.n);
+    await enqueue(svc.api.deps.db, 'health_check', { toolId: id });
+    const rows = await waitUntil(
+      () => svc.api.deps.db('health_checks').where({ tool_id: id }).orderBy('id', 'desc'),
+      (r) => r.length > before,
+      'the health check to be written',
+    );
+    t.true(rows[0].passed, String(rows[0].error));
+
+    const listed = await svc.request('POST', '/api/admin/packages', {
+      headers: admin,
+      body: { source: `path:${path.join(FIXTURES_DIR, 'packages', 'mcp-tools')}`, options: ['x'] },
+    });
+    t.is(listed.status, 400, listed.text);
+    t.regex(listed.body.error.message, /applies to packages whose tools are discovered; this one lists its tools/);
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'toolkit-mcp-'));
+    const onServer = await svc.request('POST', '/api/admin/packages', {
+      headers: admin,
+      body: { source: `path:${await mcpFixturePackage(root, 'good')}`, options: ['x'] },
+    });
+    t.is(onServer.status, 400, onServer.text);
+    t.regex(onServer.body.error.message, /applies to packages of JS tools; this is an MCP server/);
+    await fs.rm(root, { recursive: true, force: true });
+  },
+);
 
 test.serial('bad packages without a manifest fail with the reason and leave nothing behind', async (t) => {
   const cases: [string, RegExp][] = [

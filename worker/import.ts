@@ -9,6 +9,7 @@ import path from 'node:path';
 import { parseManifest, type Manifest, type ManifestDefaults } from '../core/packages/manifest.js';
 import { applyDiscovery, placeholderEnv } from '../core/packages/discovery.js';
 import { variablesNamed } from './env-named.js';
+import { planToolkit } from '../core/packages/toolkit.js';
 import { setCompatibility } from '../core/repos/published-packages.js';
 import { compareVersionsDesc, type VersionTool } from '../core/repos/package-versions.js';
 import { knownVersion, recordVersion } from './record-version.js';
@@ -67,6 +68,11 @@ export async function importPackage(
   // MCP servers have an import of their own (worker/mcp-import.ts).
   // The bin's text is read only when the package.json alone does not make it a server.
   const mcp = isMcpServer(installed.packageJson, options.data) || isMcpServer(installed.packageJson, options.data, await binText(installed));
+  const madeWith = options.data.entry !== undefined || options.data.options !== undefined;
+  if (mcp && madeWith) {
+    const why = 'applies to packages of JS tools; this is an MCP server (its command line is `args`)';
+    return invalid(`\`entry\` and \`options\` ${why}`, [{ path: options.data.entry !== undefined ? 'entry' : 'options', message: why }]);
+  }
   if (mcp) return importMcpServer(deps, { ...req, options: options.data }, installed);
   const defaults: ManifestDefaults = {
     category: options.data.category,
@@ -80,12 +86,20 @@ export async function importPackage(
   const parsed = parseManifest(installed.packageJson, defaults);
   if ('errors' in parsed) return invalid(`Invalid package manifest: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);
   let m = parsed.manifest;
+  if (madeWith && !m.discover) {
+    const why = 'applies to packages whose tools are discovered; this one lists its tools';
+    return invalid(`\`entry\` and \`options\` ${why}`, [{ path: options.data.entry !== undefined ? 'entry' : 'options', message: why }]);
+  }
+  // A toolkit made with arguments (core/packages/toolkit.ts): the variables they name are declared.
+  const made = planToolkit(options.data, m.env);
+  m = { ...m, env: [...m.env, ...made.env] };
   const pkgRef: PackageRef = { name: m.name, version: m.version, dir: installed.dir };
   const d = await deps.sandbox.describe(pkgRef, {
     timeoutMs: m.discover ? DISCOVER_TIMEOUT_MS : DESCRIBE_TIMEOUT_MS,
     exportNames: m.tools.map((t) => t.exportName),
     discover: m.discover === true,
     env: placeholderEnv(m.env),
+    ...(made.toolkit ? { toolkit: made.toolkit } : {}),
   });
   if (m.discover) {
     // Nothing is recorded for a package whose tools cannot be found: the import fails with the reason.

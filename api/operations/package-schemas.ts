@@ -21,8 +21,11 @@ export const discoverySchema = z
     tools: z.array(
       z.object({
         name: z.string(),
-        exportName: z.string().meta({ description: 'The export, or `<export>#<key>` for a member of what it yields' }),
-        how: z.enum(['ai-sdk-tool', 'factory', 'factory-record', 'record', 'agentic-function', 'agentic-provider']),
+        exportName: z.string().meta({
+          description:
+            'The export, `<export>#<key>` for a member of what it yields, or for a toolkit (`entry`, `options`) JSON `{"entry"?, "export", "args"?, "key"?}`',
+        }),
+        how: z.enum(['ai-sdk-tool', 'factory', 'factory-record', 'record', 'agentic-function', 'agentic-provider', 'toolkit']),
       }),
     ),
     envRead: z.array(z.string()).meta({ description: 'Credential-like variables the package read while loading' }),

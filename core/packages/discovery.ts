@@ -52,7 +52,8 @@ export function applyDiscovery(
     return {
       error:
         'declares no tools and none were found among its exports: export AI SDK tools ({ description, inputSchema, execute }), ' +
-        `factories returning them, Agentic AIFunctions or AIFunctionsProvider classes, or add a "toolshed" field${why}`,
+        `factories returning them, Agentic AIFunctions or AIFunctionsProvider classes, or add a "toolshed" field; a toolkit made ` +
+        `with arguments imports with \`options\` (and \`entry\` for a subpath such as "./ai-sdk")${why}`,
     };
   }
   const taken = new Set<string>();

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CATEGORIES, type Category, type EnvVarSpec } from '../types.js';
 import type { ErrorDetail } from '../infra/errors.js';
+import { ARG_VARIABLE, toolkitShape } from './toolkit.js';
 
 /** Libraries an MCP server is built with: a package with a bin that depends on one of them is taken for a server. */
 export const MCP_LIBRARIES = [
@@ -97,6 +98,8 @@ export const importOptionsShape = {
   args: z.array(z.string().max(1000)).max(50).optional(),
   network: z.boolean().optional(),
   serverJson: serverJsonSchema.optional(),
+  // A package of JS tools made with arguments, from a subpath (core/packages/toolkit.ts).
+  ...toolkitShape,
 };
 export const importOptionsSchema = z.object(importOptionsShape);
 export type ImportOptions = z.infer<typeof importOptionsSchema>;
@@ -130,7 +133,7 @@ export function serverJsonPackage(json: z.infer<typeof serverJsonSchema>): { nam
  * A declared variable named in an argument (`["--token", "${MONDAY_TOKEN}"]`): each start of the server has the
  * caller's value there (the sandbox's guest puts it in, guest/mcp-pipe.cjs), a placeholder while it is described.
  */
-export const ARG_VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+export { ARG_VARIABLE };
 
 /** Variables one server may declare, its env and those its arguments name together (each `${NAME}` declares one). */
 const MAX_DECLARED = 100;

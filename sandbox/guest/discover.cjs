@@ -7,8 +7,12 @@
 //   record             an exported plain object whose values are tools (locator `<export>#<key>`)
 //   agentic-function   an Agentic AIFunction: a callable with `spec` { name, description, parameters } and `execute`
 //   agentic-provider   an Agentic AIFunctionsProvider class: each of `new Class().functions` (locator `<export>#<name>`)
+//   toolkit            with the import's arguments (a Toolkit's `args`): what an exported function or class makes when
+//                      called with them: a tool, a record of tools, or an instance whose getTools(), `tools` or
+//                      `functions` hold them (PayPal's `new PayPalAgentToolkit({ clientId, … }).getTools()`)
 // A locator (the tool's recorded export name) says how to get the tool back at run time: the factory is called, the
-// class instantiated, with the caller's env set, and the tool's own execute runs.
+// class instantiated, with the caller's env set, and the tool's own execute runs. A tool of a Toolkit (a subpath entry
+// or arguments) has a JSON locator, `{"entry"?, "export", "args"?, "key"?}`, that carries them.
 'use strict';
 const { isToolShaped } = require('./load.cjs');
 
@@ -37,10 +41,17 @@ const JSON_HINT = Symbol.for('toolshed.jsonSchema');
  * @typedef {Function & { spec: { name?: unknown, description?: unknown, parameters?: unknown, strict?: unknown }, inputSchema?: unknown, execute: (input: unknown) => unknown }} AgenticFunction
  */
 /** An Agentic AIFunctionsProvider class. @typedef {new (options?: object) => { functions?: Iterable<unknown> }} ProviderClass */
-/** How a tool was found (see the header; sandbox/types.ts's DiscoveredHow). @typedef {'ai-sdk-tool' | 'factory' | 'factory-record' | 'record' | 'agentic-function' | 'agentic-provider'} How */
+/** How a tool was found (see the header; sandbox/types.ts's DiscoveredHow). @typedef {'ai-sdk-tool' | 'factory' | 'factory-record' | 'record' | 'agentic-function' | 'agentic-provider' | 'toolkit'} How */
+/**
+ * How the import says a package's tools are made (core/packages/toolkit.ts): `entry`, a subpath export read instead of
+ * the main module (`./ai-sdk`); `args`, the arguments its functions and classes are called with (JSON: a string may
+ * name a variable as `${NAME}`, the caller's value when a tool runs, a placeholder while it is described).
+ * @typedef {{ entry?: string, args?: unknown[] }} Toolkit
+ */
+/** A tool's locator, read. @typedef {{ entry?: string, exportName: string, args?: unknown[], key: string | null }} Locator */
 /** One tool of an export: its key in a record or provider (null for the export itself), the tool, and its own name. @typedef {[string | null, FoundTool | undefined, unknown?]} Member */
 /** @typedef {{ how: How | null, members: Member[] }} Expanded */
-/** @typedef {{ locator: string, name: string, how: How | null, tool: FoundTool }} Found */
+/** `keyed`: a member of what the export yields (a record's key, a provider's function). @typedef {{ locator: string, name: string, how: How | null, tool: FoundTool, keyed: boolean }} Found */
 /**
  * The env while describing (watchEnv): `read`, the placeholder names read (reported); `unset`, other unset names read;
  * `named`, unset names a failure named, read as placeholders from then on.
@@ -191,13 +202,114 @@ function construct(Class) {
   }
 }
 
+/** A variable named in a Toolkit's arguments (as in an MCP server's, core/packages/mcp-server.ts ARG_VARIABLE). */
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
 /**
- * The members of what an export yields: [key or null, tool][] and how they were found, or a note why none.
+ * The arguments with each `${NAME}` in their strings replaced by the env's value ('' when unset).
+ * @param {unknown} value
+ * @returns {unknown}
+ */
+function filled(value) {
+  if (typeof value === 'string') return value.replace(VARIABLE, (_, name) => process.env[name] ?? '');
+  if (Array.isArray(value)) return value.map(filled);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, filled(v)]));
+  return value;
+}
+
+/**
+ * What an export makes when called with a Toolkit's arguments: a class is instantiated, a function called, with them.
  * @param {string} name
  * @param {unknown} value
+ * @param {unknown[]} args
+ */
+function madeWith(name, value, args) {
+  const given = /** @type {unknown[]} */ (filled(args));
+  if (isClass(value)) return withDeadline(() => new /** @type {new (...a: unknown[]) => unknown} */ (value)(...given), `new ${name}(…)`);
+  if (typeof value === 'function') return withDeadline(() => value(...given), `${name}(…)`);
+  return Promise.resolve(value);
+}
+
+/**
+ * The tools of a record, or of an array of named tools (an Agentic function's spec name, or a `name`).
+ * @param {unknown} v
+ * @returns {Member[]}
+ */
+function collected(v) {
+  if (isRecordOfTools(v)) return Object.entries(v).map(([k, x]) => [k, asTool(x)]);
+  if (!Array.isArray(v)) return [];
+  return v.flatMap((x) => {
+    const tool = asTool(x);
+    const name = isAgenticFunction(x) ? x.spec.name : x?.name;
+    return tool && typeof name === 'string' && name !== '' ? [/** @type {Member} */ ([name, tool])] : [];
+  });
+}
+
+/**
+ * The tools of what a Toolkit export made: itself as a tool, a record or array of tools, or an instance holding them
+ * (its getTools(), its `tools`, an Agentic provider's `functions`).
+ * @param {any} made
+ * @returns {Promise<Member[]>}
+ */
+async function toolkitMembers(made) {
+  const tool = asTool(made);
+  if (tool) return [[null, tool, isAgenticFunction(made) ? made.spec.name : undefined]];
+  if (made !== null && typeof made === 'object') {
+    if (typeof made.getTools === 'function') return collected(await withDeadline(() => made.getTools(), 'getTools()'));
+    if (isRecordOfTools(made.tools) || Array.isArray(made.tools)) return collected(made.tools);
+    if ('functions' in made) return [...providerFunctions(made)].map(([k, fn]) => /** @type {Member} */ ([k, agenticTool(fn)]));
+  }
+  return collected(made);
+}
+
+/**
+ * The locator of a tool: `export` or `export#key`, or, for a Toolkit with an entry or arguments, JSON carrying them.
+ * @param {Toolkit | undefined} toolkit
+ * @param {string} exportName
+ * @param {string | null} key
+ */
+function locatorOf(toolkit, exportName, key) {
+  if (!toolkit?.entry && !toolkit?.args) return key === null ? exportName : `${exportName}#${key}`;
+  return JSON.stringify({
+    ...(toolkit.entry ? { entry: toolkit.entry } : {}),
+    export: exportName,
+    ...(toolkit.args ? { args: toolkit.args } : {}),
+    ...(key === null ? {} : { key }),
+  });
+}
+
+/**
+ * A locator, read (see locatorOf); throws on a JSON locator that is not one.
+ * @param {string} locator
+ * @returns {Locator}
+ */
+function parseLocator(locator) {
+  if (locator.startsWith('{')) {
+    const o = JSON.parse(locator);
+    if (!o || typeof o.export !== 'string') throw new Error(`not a tool locator: ${locator.slice(0, 200)}`);
+    return {
+      ...(typeof o.entry === 'string' ? { entry: o.entry } : {}),
+      exportName: o.export,
+      ...(Array.isArray(o.args) ? { args: o.args } : {}),
+      key: typeof o.key === 'string' ? o.key : null,
+    };
+  }
+  const exportName = exportOf(locator);
+  return { exportName, key: locator.includes('#') ? locator.slice(exportName.length + 1) : null };
+}
+
+/**
+ * The members of what an export yields: [key or null, tool][] and how they were found, or a note why none. With a
+ * Toolkit's arguments, every exported function and class is called with them (toolkit).
+ * @param {string} name
+ * @param {unknown} value
+ * @param {Toolkit} [toolkit]
  * @returns {Promise<Expanded>}
  */
-async function expand(name, value) {
+async function expand(name, value, toolkit) {
+  if (toolkit?.args && typeof value === 'function' && !isAgenticFunction(value) && !isToolShaped(value)) {
+    return { how: 'toolkit', members: await toolkitMembers(await madeWith(name, value, toolkit.args)) };
+  }
   const direct = asTool(value);
   if (direct)
     return isAgenticFunction(value)
@@ -224,12 +336,13 @@ async function expand(name, value) {
  * @param {string} name
  * @param {unknown} value
  * @param {WatchedEnv | undefined} env
+ * @param {Toolkit} [toolkit]
  * @returns {Promise<Expanded>}
  */
-async function examine(name, value, env) {
+async function examine(name, value, env, toolkit) {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await expand(name, value);
+      return await expand(name, value, toolkit);
     } catch (err) {
       const said = String(/** @type {{ message?: unknown }} */ (err)?.message ?? '');
       const named = env && attempt < RETRIES ? [...env.unset].filter((n) => !env.named.has(n) && new RegExp(`\\b${n}\\b`).test(said)) : [];
@@ -244,9 +357,10 @@ async function examine(name, value, env) {
  * Throws when the package exports too much to examine.
  * @param {Map<string, unknown>} exportsMap
  * @param {WatchedEnv} [env]
+ * @param {Toolkit} [toolkit]
  * @returns {Promise<{ found: Found[], notes: string[] }>}
  */
-async function discoverTools(exportsMap, env) {
+async function discoverTools(exportsMap, env, toolkit) {
   if (exportsMap.size > MAX_EXPORTS) {
     throw new Error(`the package has ${exportsMap.size} exports; at most ${MAX_EXPORTS} are examined when discovering tools`);
   }
@@ -260,7 +374,7 @@ async function discoverTools(exportsMap, env) {
   for (const [name, value] of exportsMap) {
     let r;
     try {
-      r = await examine(name, value, env);
+      r = await examine(name, value, env, toolkit);
     } catch (err) {
       const e = /** @type {{ message?: unknown }} */ (err);
       notes.push(`${name}: ${e && typeof e.message === 'string' ? e.message : String(err)}`);
@@ -270,13 +384,36 @@ async function discoverTools(exportsMap, env) {
       if (!tool || seen.has(tool)) continue;
       seen.add(tool);
       const toolName = key ?? (typeof ownName === 'string' && ownName !== '' ? ownName : name);
-      found.push({ locator: key === null ? name : `${name}#${key}`, name: cleanName(toolName), how: r.how, tool });
+      found.push({ locator: locatorOf(toolkit, name, key), name: cleanName(toolName), how: r.how, tool, keyed: key !== null });
       if (found.length > MAX_TOOLS) throw new Error(`the package yields more than ${MAX_TOOLS} tools`);
     }
   }
-  // A factory whose tool is also exported ready-made (`searchTool` and `createSearchTool()`) is the same tool once.
+  // Nothing found, and functions or classes that take arguments were left uncalled: the import may give them some.
+  if (found.length === 0 && !toolkit?.args) {
+    const takes = [...exportsMap].flatMap(([name, v]) => {
+      if (typeof v !== 'function' || isAgenticFunction(v) || isToolShaped(v)) return [];
+      if (isClass(v)) return [`new ${name}(…)`];
+      return v.length > 0 ? [`${name}(${v.length} argument${v.length === 1 ? '' : 's'})`] : [];
+    });
+    if (takes.length > 0) {
+      const shown = takes.slice(0, 6).join(', ') + (takes.length > 6 ? ', …' : '');
+      notes.push(`exports made with arguments were not called: ${shown}; an import with \`options\` (their arguments) calls them`);
+    }
+  }
+  // A factory whose tool is also exported ready-made (`searchTool` and `createSearchTool()`) is the same tool once; so
+  // is a toolkit's tool made by two exports (@supermemory/tools' `searchMemoriesTool(key)` and `supermemoryTools(key)`),
+  // under its key in the toolkit's record when it has one.
   const ready = new Set(found.filter((f) => f.how === 'ai-sdk-tool').map((f) => f.tool.description));
-  return { found: found.filter((f) => f.how !== 'factory' || !ready.has(f.tool.description)), notes };
+  const inRecords = new Set(found.filter((f) => f.how === 'toolkit' && f.keyed).map((f) => f.tool.description));
+  const made = new Set();
+  const once = found.filter((f) => {
+    if (f.how === 'factory') return !ready.has(f.tool.description);
+    if (f.how !== 'toolkit' || typeof f.tool.description !== 'string' || f.tool.description === '') return true;
+    if (made.has(f.tool.description) || (!f.keyed && inRecords.has(f.tool.description))) return false;
+    made.add(f.tool.description);
+    return true;
+  });
+  return { found: once, notes };
 }
 
 /** @param {unknown} s */
@@ -289,7 +426,8 @@ const cleanName = (s) =>
  * The export a locator starts from.
  * @param {string} locator
  */
-const exportOf = (locator) => (locator.includes('#') ? locator.slice(0, locator.indexOf('#')) : locator);
+const exportOf = (locator) =>
+  locator.startsWith('{') ? parseLocator(locator).exportName : locator.includes('#') ? locator.slice(0, locator.indexOf('#')) : locator;
 
 /**
  * The tool a discovered locator names (see the header), or undefined. A plain export name is first read by
@@ -300,10 +438,10 @@ const exportOf = (locator) => (locator.includes('#') ? locator.slice(0, locator.
  * @returns {Promise<FoundTool | undefined>}
  */
 async function resolveTool(exportsMap, locator, toolFromExport) {
-  const exportName = exportOf(locator);
-  const key = locator.includes('#') ? locator.slice(exportName.length + 1) : null;
+  const { exportName, key, args } = parseLocator(locator);
   const value = exportsMap.get(exportName);
   if (value === undefined) return undefined;
+  if (args) return (await toolkitMembers(await madeWith(exportName, value, args))).find(([k]) => k === key)?.[1];
   if (key === null) {
     const direct = asTool(value) ?? (await toolFromExport(value, { callFactories: 'all' }));
     if (direct || typeof value !== 'function' || isClass(value)) return direct;
@@ -343,4 +481,4 @@ function watchEnv() {
   return env;
 }
 
-module.exports = { discoverTools, resolveTool, exportOf, watchEnv, JSON_HINT, PLACEHOLDER };
+module.exports = { discoverTools, resolveTool, exportOf, parseLocator, watchEnv, JSON_HINT, PLACEHOLDER };

@@ -119,14 +119,49 @@ function resolveEntry(pkgDir, readManifest = readManifestFile) {
 }
 
 /**
+ * The file of one of the package's subpath exports (`./ai-sdk`); throws when its package.json exports none such.
+ * @param {string} pkgDir
+ * @param {string} subpath
+ * @returns {string}
+ */
+function resolveSubpath(pkgDir, subpath) {
+  const exp = readManifestFile(pkgDir).exports;
+  const value = exp && typeof exp === 'object' && !Array.isArray(exp) && Object.hasOwn(exp, subpath) ? exp[subpath] : undefined;
+  const target = pickTarget(value);
+  if (!target) throw new Error(`package.json "exports" has no "${subpath}" entry for node/import/require/default`);
+  const file = path.resolve(pkgDir, target);
+  if (!file.startsWith(`${path.resolve(pkgDir)}${path.sep}`)) throw new Error(`package.json "exports" "${subpath}" points outside the package`);
+  if (!fs.existsSync(file)) throw new Error(`package.json "exports" "${subpath}" points to a missing file: ${target}`);
+  return file;
+}
+
+/** Subpath exports where a package keeps its AI SDK tools when its main module has none (`@supermemory/tools/ai-sdk`). */
+const TOOL_SUBPATHS = ['./ai-sdk', './aisdk', './ai', './vercel', './vercel-ai'];
+
+/**
+ * The first of TOOL_SUBPATHS the package exports, or undefined.
+ * @param {string} pkgDir
+ */
+function toolSubpath(pkgDir) {
+  try {
+    const exp = readManifestFile(pkgDir).exports;
+    if (!exp || typeof exp !== 'object' || Array.isArray(exp)) return undefined;
+    return TOOL_SUBPATHS.find((sub) => Object.hasOwn(exp, sub));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Imports the package with `importFile` and returns a map of export name → exported value; `entryOf` finds the
- * main module (reuse mode caches it).
+ * main module (reuse mode caches it); `subpath`, one of its subpath exports, is read instead when given.
  * @param {string} pkgDir
  * @param {{ importFile: ImportFile, entryOf?: EntryOf }} io
+ * @param {string} [subpath]
  * @returns {Promise<Map<string, unknown>>}
  */
-async function loadExports(pkgDir, { importFile, entryOf = resolveEntry }) {
-  const ns = await importFile(entryOf(pkgDir));
+async function loadExports(pkgDir, { importFile, entryOf = resolveEntry }, subpath) {
+  const ns = await importFile(subpath ? resolveSubpath(pkgDir, subpath) : entryOf(pkgDir));
   /** @type {Map<string, unknown>} */
   const out = new Map();
   for (const [name, value] of Object.entries(ns)) if (name !== 'default') out.set(name, value);
@@ -274,4 +309,4 @@ function schemaOf(tool) {
   return tool.inputSchema !== undefined ? tool.inputSchema : tool.parameters;
 }
 
-module.exports = { readManifestFile, resolveEntry, loadExports, isToolShaped, toolFromExport, toJsonSchema, schemaOf };
+module.exports = { readManifestFile, resolveEntry, loadExports, toolSubpath, isToolShaped, toolFromExport, toJsonSchema, schemaOf };

@@ -5,9 +5,9 @@
 // invalid_params, tool_error, oom, output_too_large.
 'use strict';
 const fs = require('node:fs');
-const { loadExports, toolFromExport, toJsonSchema, schemaOf } = require('./load.cjs');
+const { loadExports, toolSubpath, toolFromExport, toJsonSchema, schemaOf } = require('./load.cjs');
 const { validate } = require('./validate.cjs');
-const { discoverTools, exportOf, JSON_HINT, resolveTool, watchEnv } = require('./discover.cjs');
+const { discoverTools, parseLocator, JSON_HINT, resolveTool, watchEnv } = require('./discover.cjs');
 
 /** @typedef {import('./load.cjs').ImportFile} ImportFile */
 /** @typedef {import('./discover.cjs').FoundTool} FoundTool */
@@ -17,7 +17,7 @@ const { discoverTools, exportOf, JSON_HINT, resolveTool, watchEnv } = require('.
  * (setEnv). runOp reads `op`, and takes the rest as that op's request; an unknown op is a tool_error.
  * @typedef {DescribeRequest | ExecuteRequest | { op?: unknown, [key: string]: unknown }} OpRequest
  */
-/** @typedef {{ op: 'describe', pkgDir: string, exportNames?: string[], discover?: boolean }} DescribeRequest */
+/** @typedef {{ op: 'describe', pkgDir: string, exportNames?: string[], discover?: boolean, toolkit?: import('./discover.cjs').Toolkit }} DescribeRequest */
 /** @typedef {{ op: 'execute', pkgDir: string, exportName: string, params?: unknown, toolCallId?: string }} ExecuteRequest */
 /** @typedef {'load_error' | 'not_found' | 'invalid_params' | 'tool_error' | 'oom' | 'output_too_large'} FailCode */
 /** @typedef {{ ok: false, code: FailCode, error: string, outputJson?: undefined }} Failure */
@@ -96,23 +96,43 @@ const fail = (code, err) => ({ ok: false, code, error: messageOf(err) });
  */
 async function describe(req, io) {
   // Discovery (a package that declares no tools): credential-like env a factory reads gets a placeholder, reported.
-  const watched = req.discover === true ? watchEnv() : undefined;
-  let exportsMap;
-  try {
-    exportsMap = await loadExports(req.pkgDir, io);
-  } catch (err) {
-    return fail('load_error', err);
-  }
-  if (watched) return describeDiscovered(req, io, exportsMap, watched);
+  if (req.discover === true) return describeDiscovered(req, io, watchEnv());
+  // The exports of the main module, or of a subpath a locator names, each loaded once.
+  /** @type {Map<string, Promise<Map<string, unknown>>>} */
+  const loaded = new Map();
+  /** @param {string | undefined} entry */
+  const exportsOf = (entry) => {
+    const key = entry ?? '';
+    if (!loaded.has(key)) loaded.set(key, loadExports(req.pkgDir, io, entry));
+    return /** @type {Promise<Map<string, unknown>>} */ (loaded.get(key));
+  };
   /** @type {DescribedTool[]} */
   const tools = [];
   /** @type {string[]} */
   const missing = [];
   const wanted = Array.isArray(req.exportNames) && req.exportNames.length > 0 ? req.exportNames : undefined;
-  const names = wanted ?? [...exportsMap.keys()];
+  let names;
+  try {
+    names = wanted ?? [...(await exportsOf(undefined)).keys()];
+  } catch (err) {
+    return fail('load_error', err);
+  }
   for (const name of names) {
+    let locator;
+    let exportsMap;
+    try {
+      locator = parseLocator(name);
+    } catch {
+      missing.push(name);
+      continue;
+    }
+    try {
+      exportsMap = await exportsOf(locator.entry);
+    } catch (err) {
+      return fail('load_error', err);
+    }
     // A discovered member (`weatherTools#forecast`, `MathClient#add_numbers`) is found from its export.
-    if (!exportsMap.has(exportOf(name))) {
+    if (!exportsMap.has(locator.exportName)) {
       missing.push(name);
       continue;
     }
@@ -120,7 +140,7 @@ async function describe(req, io) {
     try {
       tool = wanted ? await resolveTool(exportsMap, name, toolFromExport) : await toolFromExport(exportsMap.get(name), { callFactories: 'zero-arity' });
     } catch (err) {
-      if (wanted) return fail('load_error', new Error(`factory export "${name}" threw: ${messageOf(err)}`));
+      if (wanted) return fail('load_error', new Error(`factory export "${locator.exportName}" threw: ${messageOf(err)}`));
       continue;
     }
     if (!tool) {
@@ -137,31 +157,47 @@ async function describe(req, io) {
 }
 
 /**
- * describe for a package without a tool list: every tool found among the exports, with how it was found.
+ * describe for a package without a tool list: every tool found among the exports, with how it was found. The exports
+ * are those of the import's Toolkit entry, else of the main module; when that has none (or none that loads) and the
+ * package exports an AI SDK subpath (`./ai-sdk`), of that.
  * @param {DescribeRequest} req
  * @param {Io} io
- * @param {Map<string, unknown>} exportsMap
  * @param {import('./discover.cjs').WatchedEnv} env
  * @returns {Promise<Described | Failure>}
  */
-async function describeDiscovered(req, io, exportsMap, env) {
-  let found;
-  let notes;
+async function describeDiscovered(req, io, env) {
+  const toolkit = req.toolkit !== null && typeof req.toolkit === 'object' ? req.toolkit : {};
+  /** @param {import('./discover.cjs').Toolkit} tk */
+  const discoverIn = async (tk) => discoverTools(await loadExports(req.pkgDir, io, tk.entry), env, tk);
+  let r;
+  /** @type {unknown} */
+  let failure;
   try {
-    ({ found, notes } = await discoverTools(exportsMap, env));
+    r = await discoverIn(toolkit);
   } catch (err) {
-    return fail('load_error', err);
+    failure = err;
   }
+  const subpath = toolkit.entry ? undefined : toolSubpath(req.pkgDir);
+  if ((!r || r.found.length === 0) && subpath) {
+    try {
+      const other = await discoverIn({ ...toolkit, entry: subpath });
+      const notes = [...(r?.notes ?? []), ...other.notes.map((n) => `${subpath}: ${n}`)];
+      r = { found: other.found.length > 0 || !r ? other.found : r.found, notes };
+    } catch {
+      // the main module's answer (or failure) stands
+    }
+  }
+  if (!r) return fail('load_error', failure);
   /** @type {DescribedTool[]} */
   const tools = [];
-  for (const f of found) {
+  for (const f of r.found) {
     try {
       tools.push({ exportName: f.locator, name: f.name, how: f.how, ...(await schemasOf(f.tool, req.pkgDir, io.importFile)) });
     } catch (err) {
       return fail('load_error', new Error(`cannot read the input schema of "${f.locator}": ${messageOf(err)}`));
     }
   }
-  return { ok: true, tools, missing: [], notes, envRead: [...env.read].sort() };
+  return { ok: true, tools, missing: [], notes: r.notes, envRead: [...env.read].sort() };
 }
 
 /**
@@ -256,19 +292,25 @@ function serialize(output) {
  * @returns {Promise<Executed | Failure>}
  */
 async function execute(req, io) {
+  let locator;
   let exportsMap;
   try {
-    exportsMap = await loadExports(req.pkgDir, io);
+    locator = parseLocator(req.exportName);
+  } catch (err) {
+    return fail('not_found', err);
+  }
+  try {
+    exportsMap = await loadExports(req.pkgDir, io, locator.entry);
   } catch (err) {
     return fail('load_error', err);
   }
-  if (!exportsMap.has(exportOf(req.exportName))) return fail('not_found', new Error(`export "${req.exportName}" not found in the package`));
+  if (!exportsMap.has(locator.exportName)) return fail('not_found', new Error(`export "${locator.exportName}" not found in the package`));
   let tool;
   try {
     // A discovered tool's export name is a locator (discover.cjs): the factory is called, the class made, here.
     tool = await resolveTool(exportsMap, req.exportName, toolFromExport);
   } catch (err) {
-    return fail('load_error', new Error(`factory export "${req.exportName}" threw: ${messageOf(err)}`));
+    return fail('load_error', new Error(`factory export "${locator.exportName}" threw: ${messageOf(err)}`));
   }
   if (!tool) return fail('not_found', new Error(`export "${req.exportName}" is not a tool`));
   let checked;
