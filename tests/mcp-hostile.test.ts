@@ -122,6 +122,20 @@ test('an argument may name a variable (FIXTURE_TOKEN after `--token`): it is dec
   t.is(none.status, 422, 'a call without it is refused before the sandbox');
 });
 
+test("a key the server's code reads only when a tool runs is declared from its code, so the caller's value reaches it", async (t) => {
+  // As @modelcontextprotocol/server-github (GITHUB_PERSONAL_ACCESS_TOKEN): undeclared, a server gets none of a
+  // caller's variables (only declared ones reach it), so the token never reached it.
+  const res = await importMode('instance');
+  t.is(res.status, 201, res.text);
+  const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-instance']);
+  t.like(
+    versions[0].env.find((v: { name: string }) => v.name === 'FIXTURE_LAZY_TOKEN'),
+    { required: false, secret: true, description: "Named in the package's code (process.env); read when a tool runs" },
+  );
+  const run = await execute('instance', 'whoami', {}, { FIXTURE_LAZY_TOKEN: 'lazy-42' });
+  t.is(run.body.result.lazy, '24-yzal', run.text);
+});
+
 test("serverJson: a secret or required argument without a value is the caller's to give: a variable in its place", (t) => {
   const planned = planMcpServer(
     { name: 'x', version: '1.0.0', bin: 'server.js' },

@@ -55,6 +55,26 @@ const formatsPkg = (() => {
   return { name: 'formats', version: '1.0.0', dir };
 })();
 
+/**
+ * A toolkit made with arguments (core/packages/toolkit.ts), beside a tool that is also a function: a class whose
+ * getTools() makes tools with the key it is given, and `echo`, which a toolkit's arguments must not call.
+ */
+const toolkitPkg = (() => {
+  const dir = path.join(cache.dir, 'kit@1.0.0');
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'kit', version: '1.0.0', main: 'index.js' }));
+  fs.writeFileSync(
+    path.join(dir, 'index.js'),
+    `const schema = { type: 'object', properties: { text: { type: 'string' } } };
+exports.echo = Object.assign(() => 'called as a function', { description: 'Echoes', inputSchema: schema, execute: async ({ text }) => text });
+exports.Kit = class Kit {
+  constructor({ key }) { this.key = key; }
+  getTools() { return { shout: { description: 'Shouts', inputSchema: schema, execute: async ({ text }) => ({ text: text.toUpperCase(), key: this.key }) } }; }
+};\n`,
+  );
+  return { name: 'kit', version: '1.0.0', dir };
+})();
+
 for (const kind of ['gvisor', 'process'] as const) {
   const runner = runners[kind];
 
@@ -87,6 +107,33 @@ for (const kind of ['gvisor', 'process'] as const) {
     t.deepEqual(byName.add.inputSchema.required, ['a', 'b']); // AI SDK Schema with a jsonSchema getter
     t.is(byName.makeGreeter.description, 'Greets someone (made by a factory)');
     t.deepEqual(r.missing, []);
+  });
+
+  test(`${kind}: a toolkit locator makes the toolkit with the caller's env; a tool among the exports runs as it is`, async (t) => {
+    const args = [{ key: `\${KIT_KEY}` }];
+    const shout = await runner.execute({
+      pkg: toolkitPkg,
+      exportName: JSON.stringify({ export: 'Kit', args, key: 'shout' }),
+      params: { text: 'hi' },
+      env: { KIT_KEY: 'caller-key' },
+      timeoutMs: 60_000,
+    });
+    t.deepEqual(shout.kind === 'ok' ? shout.output : shout, { text: 'HI', key: 'caller-key' });
+    const echo = await runner.execute({
+      pkg: toolkitPkg,
+      exportName: JSON.stringify({ export: 'echo', args }),
+      params: { text: 'as is' },
+      env: {},
+      timeoutMs: 60_000,
+    });
+    t.deepEqual(echo.kind === 'ok' ? echo.output : echo, 'as is', 'the tool is not called as a toolkit function');
+    const d = await runner.describe(toolkitPkg, {
+      timeoutMs: 60_000,
+      exportNames: [JSON.stringify({ export: 'Kit', args, key: 'shout' }), '{"not":"a locator"}'],
+    });
+    if (d.kind !== 'ok') return t.fail(JSON.stringify(d));
+    t.is(d.tools.length, 1);
+    t.deepEqual(d.missing, ['{"not":"a locator"}']);
   });
 
   test(`${kind}: describe reports missing exports`, async (t) => {

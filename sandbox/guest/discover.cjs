@@ -218,6 +218,13 @@ function filled(value) {
 }
 
 /**
+ * Whether a Toolkit's arguments make something of this export: a function or class that is not itself a tool or an
+ * Agentic function (those are taken as they are, with or without arguments).
+ * @param {unknown} value
+ */
+const madeByArguments = (value) => typeof value === 'function' && !isAgenticFunction(value) && !isToolShaped(value);
+
+/**
  * What an export makes when called with a Toolkit's arguments: a class is instantiated, a function called, with them.
  * @param {string} name
  * @param {unknown} value
@@ -307,7 +314,7 @@ function parseLocator(locator) {
  * @returns {Promise<Expanded>}
  */
 async function expand(name, value, toolkit) {
-  if (toolkit?.args && typeof value === 'function' && !isAgenticFunction(value) && !isToolShaped(value)) {
+  if (toolkit?.args && madeByArguments(value)) {
     return { how: 'toolkit', members: await toolkitMembers(await madeWith(name, value, toolkit.args)) };
   }
   const direct = asTool(value);
@@ -441,7 +448,7 @@ async function resolveTool(exportsMap, locator, toolFromExport) {
   const { exportName, key, args } = parseLocator(locator);
   const value = exportsMap.get(exportName);
   if (value === undefined) return undefined;
-  if (args) return (await toolkitMembers(await madeWith(exportName, value, args))).find(([k]) => k === key)?.[1];
+  if (args && madeByArguments(value)) return (await toolkitMembers(await madeWith(exportName, value, args))).find(([k]) => k === key)?.[1];
   if (key === null) {
     const direct = asTool(value) ?? (await toolFromExport(value, { callFactories: 'all' }));
     if (direct || typeof value !== 'function' || isClass(value)) return direct;
