@@ -17,6 +17,9 @@ import { buildWebForTests, checkAccessibility, launchBrowser, screenshot, signUp
 let svc: Service;
 let browser: Browser;
 
+/** `${NAME}`, as an import's arguments name a caller's variable. */
+const variable = (name: string) => `$\{${name}}`;
+
 const DESKTOP = { width: 1366, height: 900 };
 const PHONE = { width: 390, height: 844 };
 
@@ -155,6 +158,44 @@ test.serial('publish @agentic/calculator from the page: progress, its tools and 
   t.deepEqual(problems, []);
   await context.close();
 });
+
+test.serial(
+  'a toolkit made with arguments: arguments that are not JSON are said by their field; @supermemory/tools publishes with its key as a variable',
+  async (t) => {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    const problems = watchPage(page);
+    const api = watchApi(page);
+    await signUpInBrowser(page, svc.url, 'toolkit1');
+    await nav(page).getByRole('link', { name: 'Publish', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Publish a package' }).waitFor();
+    await page.getByLabel('npm package').fill('@supermemory/tools@2.3.0');
+    await page.getByLabel('Its tools are made with arguments').check();
+    const options = page.getByLabel('Arguments, as a JSON array');
+    await options.fill(`["${variable('SUPERMEMORY_API_KEY')}"`);
+    const before = api.publishes();
+    await page.getByRole('button', { name: 'Publish' }).click();
+    await page.locator('#err-options').waitFor();
+    t.regex(await page.locator('#err-options').innerText(), /^not JSON/);
+    t.is(await options.getAttribute('aria-invalid'), 'true');
+    t.is(api.publishes(), before, 'nothing was sent');
+    await checkAccessibility(t, page, 'toolkit form');
+    await shots(page, 'toolkit-bad-options');
+
+    await options.fill(`["${variable('SUPERMEMORY_API_KEY')}"]`);
+    await page.getByRole('button', { name: 'Publish' }).click();
+    const result = page.getByTestId('publish-result');
+    await result.waitFor({ timeout: 240_000 });
+    const text = await result.innerText();
+    t.regex(text, /7 tools/);
+    t.regex(text, /searchMemories[\s\S]*found as a toolkit made with the import’s arguments \(export supermemoryTools#searchMemories in \.\/ai-sdk\)/);
+    t.is(api.publishes() - before, 1);
+    await shots(page, 'toolkit-published');
+    t.deepEqual(api.refused(), [], 'the page met no 429');
+    t.deepEqual(problems, []);
+    await context.close();
+  },
+);
 
 test.serial('leaving mid-poll stops the polling and coming back shows the result; a failure shows in full; the quota is said in words', async (t) => {
   const context = await browser.newContext({ viewport: DESKTOP });

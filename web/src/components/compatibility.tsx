@@ -159,7 +159,19 @@ const HOW: Record<string, string> = {
   record: 'a record of tools',
   'agentic-function': 'an Agentic AIFunction',
   'agentic-provider': 'an Agentic AIFunctionsProvider class',
+  toolkit: 'a toolkit made with the import’s arguments',
 };
+
+/** A tool's locator in words: `calculator`, `weatherTools#forecast`, or a toolkit's JSON as `AcmeToolkit#get_weather in ./ai-sdk`. */
+function exportWords(locator: string): string {
+  if (!locator.startsWith('{')) return locator;
+  try {
+    const o = JSON.parse(locator) as { export?: unknown; key?: unknown; entry?: unknown };
+    return `${String(o.export)}${typeof o.key === 'string' ? `#${o.key}` : ''}${typeof o.entry === 'string' ? ` in ${o.entry}` : ''}`;
+  } catch {
+    return locator;
+  }
+}
 
 /** How an import found a tool, in words: from the manifest, the MCP server's list, or by discovery (which export, as what). */
 export function howFound(discovery: Discovery | null, tool: string, kind?: string): string {
@@ -167,5 +179,5 @@ export function howFound(discovery: Discovery | null, tool: string, kind?: strin
   if (!discovery) return kind === 'tools' ? 'declared in the package manifest' : 'declared by the package';
   const d = discovery.tools.find((x) => x.name === tool);
   if (!d) return 'found in the package';
-  return `found as ${HOW[d.how] ?? d.how} (export ${d.exportName})`;
+  return `found as ${HOW[d.how] ?? d.how} (export ${exportWords(d.exportName)})`;
 }

@@ -1,6 +1,6 @@
 /**
  * Publish a package (issue 24): a form for POST /api/packages (an npm source, and what the package may not say itself:
- * category, env variables, MCP server options). The request answers at once (`?wait=false`) with the import to
+ * category, env variables, MCP server options, a toolkit's entry and arguments). The request answers at once (`?wait=false`) with the import to
  * follow; its id goes into the address (`/publish?import=<id>`, so a reload keeps following it) and the page polls
  * GET /api/package-imports/:id — every second at first, then less often (up to every 5 s), after a refusal (429)
  * only once its wait is over, and not at all once the import is final or the page is left. Then the result: the
@@ -38,6 +38,9 @@ function fieldErrorsOf(err: unknown): Record<string, string> | undefined {
   return out;
 }
 
+/** `${NAME}`: how an import's arguments name a caller's variable. */
+const variable = (name: string) => `$\{${name}}`;
+
 function FieldError({ id, message }: { id: string; message?: string }) {
   if (!message) return null;
   return (
@@ -56,6 +59,9 @@ export function PublishPage() {
   const [mcp, setMcp] = useState(false);
   const [args, setArgs] = useState('');
   const [network, setNetwork] = useState(false);
+  const [toolkit, setToolkit] = useState(false);
+  const [entry, setEntry] = useState('');
+  const [options, setOptions] = useState('');
   const [fields, setFields] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>();
   const [published, setPublished] = useState<any>();
@@ -75,6 +81,18 @@ export function PublishPage() {
       .split('\n')
       .map((a) => a.trim())
       .filter(Boolean);
+    // A toolkit's arguments are JSON: text that is not is said by its field, and nothing is sent.
+    let optionList: unknown;
+    if (toolkit && options.trim()) {
+      try {
+        optionList = JSON.parse(options);
+      } catch (err) {
+        setFields({ options: `not JSON: ${(err as Error).message}` });
+        sending.current = false;
+        setBusy(false);
+        return;
+      }
+    }
     const body = {
       source: toSource(source),
       ...(category ? { category } : {}),
@@ -89,6 +107,7 @@ export function PublishPage() {
           }
         : {}),
       ...(mcp ? { kind: 'mcp', ...(argList.length ? { args: argList } : {}), ...(network ? { network: true } : {}) } : {}),
+      ...(toolkit && !mcp ? { ...(entry.trim() ? { entry: entry.trim() } : {}), ...(optionList !== undefined ? { options: optionList } : {}) } : {}),
     };
     try {
       const r = await post('/api/packages?wait=false', body);
@@ -109,7 +128,7 @@ export function PublishPage() {
   };
 
   const setRow = (i: number, patch: Partial<EnvRow>) => setEnv((rows) => rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
-  const unplaced = Object.keys(fields).filter((k) => !/^(source|category|kind|network|args(\.\d+)?|env(\.\d+\.\w+)?)$/.test(k));
+  const unplaced = Object.keys(fields).filter((k) => !/^(source|category|kind|network|args(\.\d+)?|env(\.\d+\.\w+)?|entry|options(\.\d+)?)$/.test(k));
   const aria = (key: string) => (fields[key] ? { 'aria-invalid': true, 'aria-describedby': `err-${key.replace(/\./g, '-')}` } : {});
   return (
     <>
@@ -214,6 +233,42 @@ export function PublishPage() {
             <div class="field checkbox">
               <input id="pub-network" type="checkbox" checked={network} onChange={(e) => setNetwork(e.currentTarget.checked)} />
               <label for="pub-network">It needs the network</label>
+            </div>
+          </fieldset>
+        )}
+        {!mcp && (
+          <div class="field checkbox">
+            <input id="pub-toolkit" type="checkbox" checked={toolkit} onChange={(e) => setToolkit(e.currentTarget.checked)} />
+            <label for="pub-toolkit">Its tools are made with arguments</label>
+            <small>
+              (a toolkit class or factory that takes its key as an argument, as <code>@paypal/agent-toolkit</code> or <code>@supermemory/tools</code>)
+            </small>
+          </div>
+        )}
+        {toolkit && !mcp && (
+          <fieldset>
+            <legend>Toolkit</legend>
+            <div class="field">
+              <label for="pub-entry">Subpath export (optional)</label>
+              <input id="pub-entry" class="mono" placeholder="./ai-sdk" value={entry} onInput={(e) => setEntry(e.currentTarget.value)} {...aria('entry')} />
+              <FieldError id="err-entry" message={fields.entry} />
+            </div>
+            <div class="field">
+              <label for="pub-options">Arguments, as a JSON array</label>
+              <textarea
+                id="pub-options"
+                rows={4}
+                class="mono"
+                placeholder={`[{ "apiKey": "${variable('ACME_API_KEY')}" }]`}
+                value={options}
+                onInput={(e) => setOptions(e.currentTarget.value)}
+                {...aria('options')}
+              />
+              <small>
+                Write <code>{variable('NAME')}</code> where a caller's own value goes: each such variable is required of every call, and its value is never
+                stored.
+              </small>
+              <FieldError id="err-options" message={fields.options ?? Object.entries(fields).find(([k]) => k.startsWith('options.'))?.[1]} />
             </div>
           </fieldset>
         )}
