@@ -223,6 +223,7 @@ test.serial(
       [{ entry: '../outside' }, 'entry'],
       [{ entry: 'ai-sdk' }, 'entry'],
       [{ options: [{ deep: [[[[[[[[['x']]]]]]]]] }] }, 'options'],
+      [{ options: [Array.from({ length: 21 }, (_, i) => variable(`KEY_${i}`)).join(' ')] }, 'options'],
     ];
     for (const [extra, path] of refused) {
       const res = await importWith(extra);

@@ -23,6 +23,8 @@ export interface Toolkit {
 
 const MAX_OPTIONS_BYTES = 4096;
 const MAX_DEPTH = 8;
+/** Each is required of every caller: a handful is what a toolkit needs (PayPal's two), 4 KiB could name ~600. */
+const MAX_VARIABLES = 20;
 
 const depthOf = (v: unknown): number =>
   v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v as Record<string, unknown>).map(depthOf)) : 0;
@@ -42,6 +44,7 @@ export const toolkitShape = {
     .max(5)
     .refine((a) => Buffer.byteLength(JSON.stringify(a)) <= MAX_OPTIONS_BYTES, `must be at most ${MAX_OPTIONS_BYTES} bytes of JSON`)
     .refine((a) => depthOf(a) <= MAX_DEPTH, `must nest at most ${MAX_DEPTH} levels`)
+    .refine((a) => optionVariables(a).length <= MAX_VARIABLES, `may name at most ${MAX_VARIABLES} variables`)
     .optional(),
 };
 
