@@ -325,6 +325,16 @@ test('a server that wants the network while starting: the 400 says it was starte
   t.regex(refused.body.error.message, /\(it was started without network: .* imports with `network: true` on a service with SANDBOX_NETWORK=egress\)$/);
 });
 
+test("a server's call that finds no network says the server was imported without `network: true`", async (t) => {
+  // As @modelcontextprotocol/server-github's search_repositories: the hint spoke of a toolshed field, which a server has not.
+  const res = await importMode('calls-out');
+  t.is(res.status, 201, res.text);
+  const run = await execute('calls-out', 'lookup', {});
+  t.is(run.body.error?.code, 'TOOL_ERROR', run.text);
+  t.regex(run.body.error.message, /getaddrinfo \w+ api\.fixture-service\.example/);
+  t.regex(run.body.error.message, /\(the tool ran without network: its MCP server was imported without `network: true`, so its sandbox has none/);
+});
+
 test('a server that exits at start naming no variable: 400 with its error, not the stack frames', async (t) => {
   const refused = await importMode('crashes');
   t.is(refused.status, 400, refused.text);

@@ -23,11 +23,12 @@ export const NETWORK_FAILURE = /\bfetch failed\b|\b(ENOTFOUND|EAI_AGAIN|ENETUNRE
  * Why a tool ran without network, when it did: its package does not declare `network`, or the service gives egress
  * to no sandbox (SANDBOX_NETWORK=none). Undefined when it had egress.
  */
-export type Offline = 'undeclared' | 'service' | undefined;
+export type Offline = 'undeclared' | 'undeclared-mcp' | 'service' | undefined;
 
 const OFFLINE_HINT: Record<Exclude<Offline, undefined>, string> = {
   undeclared:
     ' (the tool ran without network: its package does not declare `network` in its toolshed permissions, so its sandbox has none; see docs/tool-packages.md)',
+  'undeclared-mcp': ' (the tool ran without network: its MCP server was imported without `network: true`, so its sandbox has none; see docs/tool-packages.md)',
   service: ' (the tool ran without network: this service gives no sandbox network, SANDBOX_NETWORK=none)',
 };
 

@@ -59,7 +59,7 @@ export function runInSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxRe
 async function callSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxResult & { kind: string }> {
   const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
   const declared = r.permissions;
-  const offline = declared?.network !== true ? 'undeclared' : deps.config.SANDBOX_NETWORK !== 'egress' ? 'service' : undefined;
+  const offline = declared?.network !== true ? (r.pkg.mcp ? 'undeclared-mcp' : 'undeclared') : deps.config.SANDBOX_NETWORK !== 'egress' ? 'service' : undefined;
   const outcome = await deps.sandbox.execute({
     pkg: r.pkg,
     exportName: r.exportName,
