@@ -107,6 +107,8 @@ test("the server's arguments and declared environment variables are its package'
     environmentVariables: [
       { name: 'FIXTURE_API_KEY', description: 'The key of the fixture service', isRequired: true, isSecret: true },
       { name: 'FIXTURE_REGION', isRequired: false, isSecret: false },
+      // Named in the server's code, read when a tool runs (worker/env-named.ts).
+      { name: 'FIXTURE_LAZY_TOKEN', description: "Named in the package's code (process.env); read when a tool runs", isRequired: false, isSecret: true },
     ],
   });
   t.regex(res.body.server.description, /mcp-registry-good: an MCP server of 3 tools/);
