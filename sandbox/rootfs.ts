@@ -44,7 +44,7 @@ const GLIBC_EXTRAS = ['libresolv.so.2', 'librt.so.1', 'libutil.so.1'];
 const OPENSSL = ['libssl.so.3', 'libcrypto.so.3'];
 
 /** Host paths of the libraries above, beside the libc among `libs`. */
-export function glibcExtras(libs: string[]): string[] {
+export function extraLibraries(libs: string[]): string[] {
   const libc = libs.find((l) => path.basename(l) === 'libc.so.6');
   if (!libc) return [];
   return [...GLIBC_EXTRAS, ...OPENSSL].map((name) => path.join(path.dirname(libc), name)).filter((file) => fs.existsSync(file));
@@ -79,7 +79,7 @@ const HOST_SHELL = '/bin/sh';
 
 export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: SnapshotOptions): string {
   const linked = [...sharedLibraries(nodeBinary), ...sharedLibraries(fs.realpathSync(HOST_SHELL))];
-  const libs = [...new Set([...linked, ...glibcExtras(linked)])];
+  const libs = [...new Set([...linked, ...extraLibraries(linked)])];
   const guestFiles = (fs.readdirSync(GUEST_SOURCE_DIR, { recursive: true }) as string[])
     .filter((f) => fs.statSync(path.join(GUEST_SOURCE_DIR, f)).isFile() && path.basename(f) !== 'tsconfig.json')
     .sort();

@@ -68,11 +68,10 @@ export async function importPackage(
   // MCP servers have an import of their own (worker/mcp-import.ts).
   // The bin's text is read only when the package.json alone does not make it a server.
   const mcp = isMcpServer(installed.packageJson, options.data) || isMcpServer(installed.packageJson, options.data, await binText(installed));
-  const madeWith = options.data.entry !== undefined || options.data.options !== undefined;
-  if (mcp && madeWith) {
-    const why = 'applies to packages of JS tools; this is an MCP server (its command line is `args`)';
-    return invalid(`\`entry\` and \`options\` ${why}`, [{ path: options.data.entry !== undefined ? 'entry' : 'options', message: why }]);
-  }
+  // A toolkit made with arguments (core/packages/toolkit.ts): the field a refusal names, when the request has one.
+  const madeWith = options.data.entry !== undefined ? 'entry' : options.data.options !== undefined ? 'options' : undefined;
+  const notMadeWith = (why: string) => invalid(`\`entry\` and \`options\` ${why}`, [{ path: madeWith!, message: why }]);
+  if (mcp && madeWith) return notMadeWith('applies to packages of JS tools; this is an MCP server (its command line is `args`)');
   if (mcp) return importMcpServer(deps, { ...req, options: options.data }, installed);
   const defaults: ManifestDefaults = {
     category: options.data.category,
@@ -86,11 +85,8 @@ export async function importPackage(
   const parsed = parseManifest(installed.packageJson, defaults);
   if ('errors' in parsed) return invalid(`Invalid package manifest: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, parsed.errors);
   let m = parsed.manifest;
-  if (madeWith && !m.discover) {
-    const why = 'applies to packages whose tools are discovered; this one lists its tools';
-    return invalid(`\`entry\` and \`options\` ${why}`, [{ path: options.data.entry !== undefined ? 'entry' : 'options', message: why }]);
-  }
-  // A toolkit made with arguments (core/packages/toolkit.ts): the variables they name are declared.
+  if (madeWith && !m.discover) return notMadeWith('applies to packages whose tools are discovered; this one lists its tools');
+  // The variables a toolkit's options name are declared.
   const made = planToolkit(options.data, m.env);
   m = { ...m, env: [...m.env, ...made.env] };
   const pkgRef: PackageRef = { name: m.name, version: m.version, dir: installed.dir };

@@ -261,8 +261,9 @@ export function serverSubcommand(printed: string | undefined): string[] | undefi
   const lines = printed.split('\n');
   // The command (after the program's name, if the line starts with it) and whether the rest of its line agrees.
   const command = (names: string, agrees: (rest: string) => boolean) => {
-    for (const line of lines) {
-      const m = new RegExp(`^\\s*(?:[\\w@./-]+\\s+)?(${names})(?:\\s|$)(.*)`, 'i').exec(line);
+    const line = new RegExp(`^\\s*(?:[\\w@./-]+\\s+)?(${names})(?:\\s|$)(.*)`, 'i');
+    for (const text of lines) {
+      const m = line.exec(text);
       if (m && agrees(m[2]!)) return m[1]!.toLowerCase().split(/\s+/);
     }
     return undefined;

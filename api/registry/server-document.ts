@@ -15,6 +15,7 @@ import { mcpTool, mcpToolNames, envHeaderFor } from '../mcp/tools.js';
 import { declaringPackages, toolEnv } from '../../core/tools/tool-env.js';
 import { cutAtWord } from '../../core/text/text-cut.js';
 import { ARG_VARIABLE } from '../../core/packages/mcp-server.js';
+import { variablesIn } from '../../core/packages/toolkit.js';
 
 export const DESCRIPTION_MAX = 100;
 
@@ -102,7 +103,7 @@ type DeclaredEnv = { name: string; description?: string; required: boolean; secr
  * registry's `{MONDAY_TOKEN}` placeholder, described under `variables`.
  */
 function packageArgument(arg: string, env: DeclaredEnv) {
-  const names = [...new Set([...arg.matchAll(ARG_VARIABLE)].map((m) => m[1]))];
+  const names = variablesIn(arg);
   if (names.length === 0) return { type: 'positional', value: arg };
   const variables = Object.fromEntries(
     names.map((n) => {

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CATEGORIES, type Category, type EnvVarSpec } from '../types.js';
 import type { ErrorDetail } from '../infra/errors.js';
-import { ARG_VARIABLE, toolkitShape } from './toolkit.js';
+import { ARG_VARIABLE, toolkitShape, undeclaredArgumentVariables } from './toolkit.js';
 
 /** Libraries an MCP server is built with: a package with a bin that depends on one of them is taken for a server. */
 export const MCP_LIBRARIES = [
@@ -137,13 +137,6 @@ export { ARG_VARIABLE };
 
 /** Variables one server may declare, its env and those its arguments name together (each `${NAME}` declares one). */
 const MAX_DECLARED = 100;
-
-/** The variables the arguments name that are not declared, declared: required and secret (a value on a command line). */
-function argumentVariables(args: string[], env: McpEnvVar[]): McpEnvVar[] {
-  const known = new Set(env.map((v) => v.name));
-  const named = new Set(args.flatMap((a) => [...a.matchAll(ARG_VARIABLE)].map((m) => m[1])));
-  return [...named].filter((n) => !known.has(n)).map((name) => ({ name, required: true, secret: true, description: 'named in an argument of the server' }));
-}
 
 /** The variable a server.json argument the caller must give is read from: its value hint or name (`--api-key` → API_KEY). */
 const variableOf = (a: { name?: string; valueHint?: string; value_hint?: string }) =>
@@ -276,7 +269,8 @@ export function planMcpServer(pkg: Record<string, unknown>, opts: ImportOptions)
   const fromJson = opts.serverJson ? fromServerJson(opts.serverJson) : { args: [], env: [] };
   const args = opts.args ?? fromJson.args;
   const given: McpEnvVar[] = opts.env ?? fromJson.env;
-  const env = [...given, ...argumentVariables(args, given)];
+  // The variables the arguments name that are not declared: required and secret (a value on a command line).
+  const env = [...given, ...undeclaredArgumentVariables(args, given, 'named in an argument of the server')];
   if (env.length > MAX_DECLARED) {
     return { errors: [{ path: 'args', message: `the arguments and env declare ${env.length} variables; at most ${MAX_DECLARED}` }] };
   }

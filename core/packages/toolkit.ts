@@ -44,27 +44,35 @@ export const toolkitShape = {
     .max(5)
     .refine((a) => Buffer.byteLength(JSON.stringify(a)) <= MAX_OPTIONS_BYTES, `must be at most ${MAX_OPTIONS_BYTES} bytes of JSON`)
     .refine((a) => depthOf(a) <= MAX_DEPTH, `must nest at most ${MAX_DEPTH} levels`)
-    .refine((a) => optionVariables(a).length <= MAX_VARIABLES, `may name at most ${MAX_VARIABLES} variables`)
+    .refine((a) => variablesIn(a).length <= MAX_VARIABLES, `may name at most ${MAX_VARIABLES} variables`)
     .optional(),
 };
 
-/** The variables `${NAME}` in the options' strings, in order, once each. */
-export function optionVariables(options: unknown[] | undefined): string[] {
+/** The variables `${NAME}` in the strings of a JSON value (an argument, a list of them), in order, once each. */
+export function variablesIn(value: unknown): string[] {
   const names = new Set<string>();
   const visit = (v: unknown): void => {
     if (typeof v === 'string') for (const m of v.matchAll(ARG_VARIABLE)) names.add(m[1]!);
     else if (v !== null && typeof v === 'object') Object.values(v as Record<string, unknown>).forEach(visit);
   };
-  visit(options);
+  visit(value);
   return [...names];
+}
+
+/**
+ * The variables that arguments name and `declared` does not, declared: required and secret (each call puts its own
+ * value there). An MCP server's `args` and a toolkit's `options` alike.
+ */
+export function undeclaredArgumentVariables(args: unknown, declared: { name: string }[], description: string): EnvVarSpec[] {
+  const known = new Set(declared.map((v) => v.name));
+  return variablesIn(args)
+    .filter((name) => !known.has(name))
+    .map((name) => ({ name, required: true, secret: true, description }));
 }
 
 /** The toolkit the guest is given, and the variables its options name that the env does not declare yet. */
 export function planToolkit(o: { entry?: string; options?: unknown[] }, declared: EnvVarSpec[]): { toolkit?: Toolkit; env: EnvVarSpec[] } {
   if (o.entry === undefined && o.options === undefined) return { env: [] };
-  const known = new Set(declared.map((v) => v.name));
-  const env = optionVariables(o.options)
-    .filter((name) => !known.has(name))
-    .map((name) => ({ name, required: true, secret: true, description: 'named in the options the package is made with' }));
+  const env = undeclaredArgumentVariables(o.options, declared, 'named in the options the package is made with');
   return { toolkit: { ...(o.entry ? { entry: o.entry } : {}), ...(o.options ? { args: o.options } : {}) }, env };
 }

@@ -15,6 +15,7 @@
 // or arguments) has a JSON locator, `{"entry"?, "export", "args"?, "key"?}`, that carries them.
 'use strict';
 const { isToolShaped } = require('./load.cjs');
+const { fillVariables } = require('./variables.cjs');
 
 /** A package exporting more than this is refused rather than scanned (describe must end in bounded time). */
 const MAX_EXPORTS = 1000;
@@ -185,6 +186,13 @@ function providerFunctions(instance) {
 }
 
 /**
+ * An Agentic provider instance's functions as tools, by spec name.
+ * @param {{ functions?: Iterable<unknown> }} instance
+ * @returns {Member[]}
+ */
+const providerMembers = (instance) => [...providerFunctions(instance)].map(([k, fn]) => /** @type {Member} */ ([k, agenticTool(fn)]));
+
+/**
  * An instance of an Agentic client class. Most take an options object with defaults (`new Class()`); some destructure
  * it without one (`new ArXivClient({})`: `new ArXivClient()` is a TypeError), so a TypeError gets one try with `{}`.
  * @param {ProviderClass} Class
@@ -202,16 +210,13 @@ function construct(Class) {
   }
 }
 
-/** A variable named in a Toolkit's arguments (as in an MCP server's, core/packages/mcp-server.ts ARG_VARIABLE). */
-const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
-
 /**
  * The arguments with each `${NAME}` in their strings replaced by the env's value ('' when unset).
  * @param {unknown} value
  * @returns {unknown}
  */
 function filled(value) {
-  if (typeof value === 'string') return value.replace(VARIABLE, (_, name) => process.env[name] ?? '');
+  if (typeof value === 'string') return fillVariables(value, (name) => process.env[name]);
   if (Array.isArray(value)) return value.map(filled);
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, filled(v)]));
   return value;
@@ -264,7 +269,7 @@ async function toolkitMembers(made) {
   if (made !== null && typeof made === 'object') {
     if (typeof made.getTools === 'function') return collected(await withDeadline(() => made.getTools(), 'getTools()'));
     if (isRecordOfTools(made.tools) || Array.isArray(made.tools)) return collected(made.tools);
-    if ('functions' in made) return [...providerFunctions(made)].map(([k, fn]) => /** @type {Member} */ ([k, agenticTool(fn)]));
+    if ('functions' in made) return providerMembers(made);
   }
   return collected(made);
 }
@@ -301,8 +306,8 @@ function parseLocator(locator) {
       key: typeof o.key === 'string' ? o.key : null,
     };
   }
-  const exportName = exportOf(locator);
-  return { exportName, key: locator.includes('#') ? locator.slice(exportName.length + 1) : null };
+  const hash = locator.indexOf('#');
+  return hash === -1 ? { exportName: locator, key: null } : { exportName: locator.slice(0, hash), key: locator.slice(hash + 1) };
 }
 
 /**
@@ -324,14 +329,14 @@ async function expand(name, value, toolkit) {
       : { how: 'ai-sdk-tool', members: [[null, direct]] };
   if (isProviderClass(value)) {
     const instance = await withDeadline(() => construct(value), `new ${name}()`);
-    return { how: 'agentic-provider', members: [...providerFunctions(instance)].map(([k, fn]) => [k, agenticTool(fn)]) };
+    return { how: 'agentic-provider', members: providerMembers(instance) };
   }
-  if (isRecordOfTools(value)) return { how: 'record', members: Object.entries(value).map(([k, v]) => [k, asTool(v)]) };
+  if (isRecordOfTools(value)) return { how: 'record', members: collected(value) };
   if (typeof value === 'function' && !isClass(value) && value.length === 0) {
     const made = await withDeadline(() => value(), `${name}()`);
     const tool = asTool(made);
     if (tool) return { how: 'factory', members: [[null, tool, isAgenticFunction(made) ? made.spec.name : undefined]] };
-    if (isRecordOfTools(made)) return { how: 'factory-record', members: Object.entries(made).map(([k, v]) => [k, asTool(v)]) };
+    if (isRecordOfTools(made)) return { how: 'factory-record', members: collected(made) };
   }
   return { how: null, members: [] };
 }
@@ -430,13 +435,6 @@ const cleanName = (s) =>
     .slice(0, 64);
 
 /**
- * The export a locator starts from.
- * @param {string} locator
- */
-const exportOf = (locator) =>
-  locator.startsWith('{') ? parseLocator(locator).exportName : locator.includes('#') ? locator.slice(0, locator.indexOf('#')) : locator;
-
-/**
  * The tool a discovered locator names (see the header), or undefined. A plain export name is first read by
  * load.cjs's rules (`toolFromExport`); what those do not take (an Agentic function, a factory returning one) is read here.
  * @param {Map<string, unknown>} exportsMap
@@ -488,4 +486,4 @@ function watchEnv() {
   return env;
 }
 
-module.exports = { discoverTools, resolveTool, exportOf, parseLocator, watchEnv, JSON_HINT, PLACEHOLDER };
+module.exports = { discoverTools, resolveTool, parseLocator, watchEnv, JSON_HINT, PLACEHOLDER };

@@ -14,6 +14,7 @@
 'use strict';
 const { spawn } = require('node:child_process');
 const path = require('node:path');
+const { fillVariables } = require('./variables.cjs');
 
 /**
  * An `mcp` request as the host writes it (sandbox/mcp-run.ts, with the package dir): each field is checked where read.
@@ -48,7 +49,7 @@ function launchOf(req) {
   for (const [k, v] of Object.entries(req.env && typeof req.env === 'object' ? req.env : {})) given[k] = String(v);
   // An argument may name a variable (`${MONDAY_TOKEN}`, core/packages/mcp-server.ts): the request's value goes there.
   const args = (Array.isArray(req.args) ? req.args.map(String) : []).map((a) =>
-    a.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name) => (Object.hasOwn(given, name) ? given[name] : '')),
+    fillVariables(a, (name) => (Object.hasOwn(given, name) ? given[name] : undefined)),
   );
   // A .NET server shipped through npm (@azure/mcp) refuses to start without ICU, which the sandbox does not hold;
   // invariant globalization is what its error suggests instead.
