@@ -6,6 +6,7 @@
  * line breaks, pills, "Added", focus, schema labels). Screenshots at 1366×900 and 390×844; axe on every page.
  */
 import test from 'ava';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
@@ -412,6 +413,49 @@ test('smaller things: not-found page, key names and revoke confirmation, plurals
   t.true(await added.isDisabled());
   await checkAccessibility(t, page, 'collection with Added');
   await shots(page, 'use-collection-added');
+  t.deepEqual(problems, []);
+  await context.close();
+});
+
+test("a tool page's curl call runs as copied: a variable the tool needs comes from the caller's shell, a quote in the example survives", async (t) => {
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  const problems = watchPage(page);
+  await page.goto(`${svc.url}/tools/@toolshed-examples/webhook-signer/signPayload`);
+  await heading(page, 'signPayload');
+  const use = page.getByRole('region', { name: 'Use it from code' });
+  t.regex(await use.innerText(), /It needs WEBHOOK_SECRET with each call: set it in your shell first/);
+  const snippet = await use.locator('pre').first().innerText();
+  await shots(page, 'use-tool-curl');
+
+  // The snippet as bash reads it, with `curl` standing in to hand its arguments back (curl itself need not be here);
+  // the request is then made as curl would make it.
+  const shell = (secret: string) =>
+    execFileSync('bash', ['-c', `curl() { printf '%s\\0' "$@"; }\n${snippet}`], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TOOLSHED_API_KEY: owner.key, WEBHOOK_SECRET: secret },
+      encoding: 'utf8',
+    }).split('\0');
+  const args = shell("it's a secret");
+  const url = args[args.indexOf('-X') + 2]!;
+  const headers = Object.fromEntries(args.flatMap((a, i) => (args[i - 1] === '-H' ? [a.split(/:\s*/, 2) as [string, string]] : [])));
+  const body = args[args.indexOf('-d') + 1]!;
+  t.deepEqual(JSON.parse(body).env, { WEBHOOK_SECRET: "it's a secret" }, 'the shell put the secret in, quote and all');
+  t.is(headers.Authorization, `Bearer ${owner.key}`);
+  const res = await fetch(url, { method: 'POST', headers, body });
+  const json = (await res.json()) as any;
+  t.is(res.status, 200, JSON.stringify(json));
+  t.true(json.success, JSON.stringify(json));
+  // The secret reached the tool: another secret signs differently.
+  const again = await fetch(url, { method: 'POST', headers, body: shell('another')[args.indexOf('-d') + 1] });
+  const other = (await again.json()) as any;
+  t.true(other.success, JSON.stringify(other));
+  t.notDeepEqual(other.result, json.result);
+
+  // A tool that needs nothing sends no env.
+  await page.goto(`${svc.url}/tools/@toolshed-examples/text-tools/slugify`);
+  await heading(page, 'slugify');
+  t.notRegex(await use.innerText(), /It needs/);
+  t.notRegex(await use.locator('pre').first().innerText(), /"env"/);
   t.deepEqual(problems, []);
   await context.close();
 });

@@ -16,10 +16,11 @@ export function ToolPage({ slug }: { slug: string }) {
 
 function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
   const origin = window.location.origin;
+  const required: string[] = t.package.envVars.filter((v: any) => v.required).map((v: any) => v.name);
   const curl = `curl -X POST ${origin}/api/tools/execute/${t.slug} \\
   -H "Authorization: Bearer $TOOLSHED_API_KEY" \\
   -H "Content-Type: application/json" \\
-  -d '${JSON.stringify({ params: exampleParams(t.inputSchema) })}'`;
+  -d '${curlBody(exampleParams(t.inputSchema), required)}'`;
   const mcp = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: t.name, arguments: exampleParams(t.inputSchema) } }, null, 2);
   return (
     <article>
@@ -64,6 +65,12 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
       <AddToCollection toolId={t.toolId} />
       <section aria-labelledby="use-h">
         <h2 id="use-h">Use it from code</h2>
+        {required.length > 0 && (
+          <p>
+            It needs {required.map((name, i) => [i > 0 && ', ', <code>{name}</code>])} with each call: set {required.length === 1 ? 'it' : 'them'} in your shell
+            first; the call sends {required.length === 1 ? 'it' : 'them'} as <code>env</code>, used for that run and never stored.
+          </p>
+        )}
         <CodeBlock label="REST (curl)" code={curl} />
         <p>Over MCP: add the tool to a collection; the collection's page gives its endpoint. A call looks like:</p>
         <CodeBlock label="MCP tools/call" code={mcp} />
@@ -239,4 +246,14 @@ function Reviews({ tool, onChange }: { tool: any; onChange: () => void }) {
       )}
     </section>
   );
+}
+
+/**
+ * The body of the curl snippet, for inside single quotes: the example params, and each required variable read from the
+ * caller's shell (`"'"$NAME"'"` closes the quote around it), so a copied call is not refused for a missing variable.
+ */
+function curlBody(params: Record<string, unknown>, required: string[]): string {
+  const env = Object.fromEntries(required.map((name) => [name, `\u0000${name}\u0000`]));
+  const json = JSON.stringify(required.length ? { params, env } : { params }).replaceAll("'", "'\\''");
+  return json.replace(/"\\u0000([A-Za-z_][A-Za-z0-9_]*)\\u0000"/g, `"'"$$$1"'"`);
 }
