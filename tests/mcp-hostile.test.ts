@@ -7,6 +7,7 @@
  */
 import test from 'ava';
 import { serverSubcommand, undeclaredVariables } from '../worker/mcp-import.js';
+import { addressesRead, variablesNamed } from '../worker/env-named.js';
 import { planMcpServer } from '../core/packages/mcp-server.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -106,6 +107,22 @@ test('a server that checks its variables one at a time: each named in turn is de
   t.deepEqual(run.body.result, { text: 'BOTH' }, run.text);
 });
 
+test('a server that wants an address without naming its variable is given those its code reads, and a caller’s address reaches it', async (t) => {
+  // As @tiberriver256/mcp-server-azure-devops ("Organization URL is required"; its code reads AZURE_DEVOPS_ORG_URL):
+  // refused before, though the server starts with any address.
+  const res = await importMode('needs-address');
+  t.is(res.status, 201, res.text);
+  const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-needs-address']);
+  t.like(
+    versions[0].env.find((v: { name: string }) => v.name === 'FIXTURE_ORG_URL'),
+    { required: false, description: 'read by its code: the server would not start without an address' },
+  );
+  const run = await execute('needs-address', 'shout', { text: 'org' }, { FIXTURE_ORG_URL: 'https://dev.example.com/acme' });
+  t.deepEqual(run.body.result, { text: 'ORG' }, run.text);
+  const without = await execute('needs-address', 'shout', { text: 'org' });
+  t.regex(without.text, /Organization URL is required/, 'a call without it meets the server’s own words');
+});
+
 test('an argument may name a variable (FIXTURE_TOKEN after `--token`): it is declared, and each call starts the server with the caller’s value there', async (t) => {
   // As @mondaydotcomorg/monday-api-mcp, which takes its token only as `--token`: before, a token had to be written into
   // the recorded arguments, shared by every caller.
@@ -134,6 +151,41 @@ test("a key the server's code reads only when a tool runs is declared from its c
   );
   const run = await execute('instance', 'whoami', {}, { FIXTURE_LAZY_TOKEN: 'lazy-42' });
   t.is(run.body.result.lazy, '24-yzal', run.text);
+  // A setting of the same service its code reads (as @tiberriver256/mcp-server-azure-devops's AZURE_DEVOPS_AUTH_METHOD
+  // beside AZURE_DEVOPS_PAT) is declared too, not secret, and reaches it.
+  t.like(
+    versions[0].env.find((v: { name: string }) => v.name === 'FIXTURE_VAR'),
+    { required: false, description: "Named in the package's code (process.env); read when a tool runs" },
+  );
+  t.is(versions[0].env.find((v: { name: string }) => v.name === 'FIXTURE_VAR').secret, undefined);
+  const set = await execute('instance', 'whoami', {}, { FIXTURE_VAR: 'pat' });
+  t.is(set.body.result.var, 'tap', set.text);
+});
+
+test('what a package’s code reads: credentials (a personal access token too) first, then settings of the same service; addresses', async (t) => {
+  // As @tiberriver256/mcp-server-azure-devops's code, and a dependency's file that must not be read.
+  const dir = await fs.mkdtemp(path.join(root, 'named-'));
+  await fs.mkdir(path.join(dir, 'dist'));
+  await fs.writeFile(
+    path.join(dir, 'dist', 'index.js'),
+    'const m = process.env.AZURE_DEVOPS_AUTH_METHOD; if (process.env.NODE_ENV) {}\n' +
+      'const c = { url: process.env.AZURE_DEVOPS_ORG_URL, pat: process.env["AZURE_DEVOPS_PAT"], p: process.env.AZURE_DEVOPS_DEFAULT_PROJECT };\n' +
+      'const o = process.env.OTHER_SERVICE_REGION;',
+  );
+  await fs.mkdir(path.join(dir, 'node_modules', 'dep'), { recursive: true });
+  await fs.writeFile(path.join(dir, 'node_modules', 'dep', 'index.js'), 'process.env.AZURE_DEVOPS_FROM_A_DEPENDENCY');
+  t.deepEqual(await variablesNamed(dir), [
+    { name: 'AZURE_DEVOPS_PAT', secret: true },
+    { name: 'AZURE_DEVOPS_AUTH_METHOD', secret: false },
+    { name: 'AZURE_DEVOPS_ORG_URL', secret: false },
+    { name: 'AZURE_DEVOPS_DEFAULT_PROJECT', secret: false },
+  ]);
+  t.deepEqual(
+    (await variablesNamed(dir, ['AZURE_DEVOPS_ORG_URL', 'OTHER_SERVICE_KEY'])).map((v) => v.name),
+    ['AZURE_DEVOPS_PAT', 'AZURE_DEVOPS_AUTH_METHOD', 'AZURE_DEVOPS_DEFAULT_PROJECT', 'OTHER_SERVICE_REGION'],
+    'a known variable is left out, and its service’s settings are in',
+  );
+  t.deepEqual(await addressesRead(dir), ['AZURE_DEVOPS_ORG_URL']);
 });
 
 test("serverJson: a secret or required argument without a value is the caller's to give: a variable in its place", (t) => {
@@ -183,6 +235,23 @@ test('the variables a start-up error names: one is required, several together to
       ['SLACK_BOT_TOKEN', true, true],
       ['SLACK_TEAM_ID', true, false],
     ],
+  );
+  // As @translated/lara-mcp: not a word of the environment; the key id is named beside the key's secret.
+  t.deepEqual(
+    undeclaredVariables('Error: LARA_ACCESS_KEY_ID and LARA_ACCESS_KEY_SECRET must be set when using stdio server', []).map((v) => [
+      v.name,
+      v.required,
+      v.secret ?? false,
+    ]),
+    [
+      ['LARA_ACCESS_KEY_ID', true, true],
+      ['LARA_ACCESS_KEY_SECRET', true, true],
+    ],
+  );
+  t.deepEqual(
+    undeclaredVariables('LARA_API_KEY is missing; see LARA_DOCS_PAGE or OTHER_THING', []).map((v) => v.name),
+    ['LARA_API_KEY', 'LARA_DOCS_PAGE'],
+    'only names of the same service as the credential',
   );
   t.like(undeclaredVariables('No API key provided. Set it in the `AIRTABLE_API_KEY` environment variable', []), [
     { name: 'AIRTABLE_API_KEY', required: true, secret: true },

@@ -109,6 +109,13 @@ test("the server's arguments and declared environment variables are its package'
       { name: 'FIXTURE_REGION', isRequired: false, isSecret: false },
       // Named in the server's code, read when a tool runs (worker/env-named.ts).
       { name: 'FIXTURE_LAZY_TOKEN', description: "Named in the package's code (process.env); read when a tool runs", isRequired: false, isSecret: true },
+      // Settings of the same service its code reads: declared, not secret (else they would never reach it).
+      ...['FIXTURE_VAR', 'FIXTURE_ORG_URL', 'FIXTURE_STRING_INPUT'].map((name) => ({
+        name,
+        description: "Named in the package's code (process.env); read when a tool runs",
+        isRequired: false,
+        isSecret: false,
+      })),
     ],
   });
   t.regex(res.body.server.description, /mcp-registry-good: an MCP server of 3 tools/);

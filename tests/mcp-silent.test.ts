@@ -53,8 +53,9 @@ test('a server that listens on HTTP unless told `--stdio`, imported without argu
   t.deepEqual(versions[0].manifest.mcp.args, ['--stdio']);
   t.deepEqual(
     versions[0].env.map((v: { name: string }) => v.name),
-    // The last is named in the server's code (read when a tool runs), not by its error: declared optional.
-    ['FIXTURE_API_KEY', 'FIXTURE_OAUTH_TOKEN', 'FIXTURE_LAZY_TOKEN'],
+    // Those after the first two are named in the server's code, not by its error (a key read when a tool runs; the
+    // fixture service's settings, `process.env.FIXTURE_…`): declared optional.
+    ['FIXTURE_API_KEY', 'FIXTURE_OAUTH_TOKEN', 'FIXTURE_LAZY_TOKEN', 'FIXTURE_VAR', 'FIXTURE_ORG_URL', 'FIXTURE_STRING_INPUT'],
   );
   const run = await svc.request('POST', '/api/tools/execute/@fixtures/mcp-http-first/shout', {
     body: { params: { text: 'over stdio' }, env: { FIXTURE_API_KEY: 'k-1' } },

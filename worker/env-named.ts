@@ -9,7 +9,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 
 /** As the guest's discovery (sandbox/guest/discover.cjs SECRET_NAME): names that hold a credential. */
-const CREDENTIAL = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|ACCESS_KEY_ID|SECRET_ACCESS_KEY)$/;
+export const CREDENTIAL = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PAT|ACCESS_KEY_ID|SECRET_ACCESS_KEY)$/;
+/** Names that hold the address of a service (`AZURE_DEVOPS_ORG_URL`, `ES_URL`). */
+export const ADDRESS = /_(?:URL|URI|ENDPOINT)$/;
 const NAMED = /process\.env(?:\.([A-Z][A-Z0-9_]*)\b|\[\s*(['"`])([A-Z][A-Z0-9_]*)\2\s*\])/g;
 /** Names a bundled library reads for itself, not the package's credential (dotenv's decryption key). */
 const NOT_THE_PACKAGES = new Set(['DOTENV_KEY']);
@@ -17,24 +19,53 @@ const MAX_ENTRIES = 5000;
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
 const MAX_TOTAL_BYTES = 32 * 1024 * 1024;
 const MAX_NAMES = 8;
+/** How many distinct names are read at most (the first met). */
+const MAX_READ = 256;
 
-/** The credential-like variables named in the package's own .js/.cjs/.mjs files, in the order first met (at most eight). */
-export async function variablesNamed(dir: string): Promise<string[]> {
+/** A variable the package's code names: a credential (a secret), or a setting of the same service. */
+export interface NamedVariable {
+  name: string;
+  secret: boolean;
+}
+
+/**
+ * What callers may need to pass, from the names the package's own files read: credential-like names (secrets) first,
+ * then settings of the same service as one of them or as a `known` variable (`AZURE_DEVOPS_AUTH_METHOD` beside
+ * `AZURE_DEVOPS_PAT`, `ES_USERNAME` beside `ES_PASSWORD`: a server gets only its declared variables, so an undeclared
+ * setting never reached it). At most eight; `known` ones are left out.
+ */
+export async function variablesNamed(dir: string, known: string[] = []): Promise<NamedVariable[]> {
+  const read = (await namesRead(dir)).filter((n) => !known.includes(n));
+  const credentials = read.filter((n) => CREDENTIAL.test(n));
+  const services = new Set([...credentials, ...known].map(serviceOf));
+  const settings = read.filter((n) => !CREDENTIAL.test(n) && services.has(serviceOf(n)));
+  return [...credentials.map((name) => ({ name, secret: true })), ...settings.map((name) => ({ name, secret: false }))].slice(0, MAX_NAMES);
+}
+
+/** The address-like names (`AZURE_DEVOPS_ORG_URL`, `ES_URL`) the package's own files read, in the order first met. */
+export async function addressesRead(dir: string): Promise<string[]> {
+  return (await namesRead(dir)).filter((n) => ADDRESS.test(n));
+}
+
+const serviceOf = (name: string) => name.split('_')[0]!;
+
+/** The names `process.env` is read by in the package's own .js/.cjs/.mjs files, in the order first met. */
+async function namesRead(dir: string): Promise<string[]> {
   const names = new Set<string>();
   const budget = { entries: MAX_ENTRIES, bytes: MAX_TOTAL_BYTES };
   const pending = [dir];
-  while (pending.length > 0 && names.size < MAX_NAMES) {
+  while (pending.length > 0 && names.size < MAX_READ) {
     const at = pending.shift()!;
     const entries = await fs.readdir(at, { withFileTypes: true }).catch(() => []);
     for (const e of entries) {
-      if (--budget.entries < 0 || names.size >= MAX_NAMES) return [...names];
+      if (--budget.entries < 0 || names.size >= MAX_READ) return [...names];
       if (e.name === 'node_modules' || e.name.startsWith('.')) continue;
       const file = path.join(at, e.name);
       if (e.isDirectory()) pending.push(file);
       else if (e.isFile() && /\.[cm]?js$/.test(e.name)) await readNames(file, budget, names);
     }
   }
-  return [...names].slice(0, MAX_NAMES);
+  return [...names].slice(0, MAX_READ);
 }
 
 async function readNames(file: string, budget: { bytes: number }, names: Set<string>): Promise<void> {
@@ -44,6 +75,6 @@ async function readNames(file: string, budget: { bytes: number }, names: Set<str
   const text = await fs.readFile(file, 'utf8').catch(() => '');
   for (const m of text.matchAll(NAMED)) {
     const name = m[1] ?? m[3]!;
-    if (CREDENTIAL.test(name) && !NOT_THE_PACKAGES.has(name)) names.add(name);
+    if (!NOT_THE_PACKAGES.has(name)) names.add(name);
   }
 }

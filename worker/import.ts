@@ -103,7 +103,7 @@ export async function importPackage(
       const why = describeFailure(d, '') ?? 'describing failed';
       return invalid(`Cannot discover the package's tools: ${why}`, [{ path: 'source', message: why }]);
     }
-    const found = applyDiscovery(m, d, await variablesNamed(installed.dir));
+    const found = applyDiscovery(m, d, await variablesNamed(installed.dir, [...m.env.map((v) => v.name), ...(d.envRead ?? [])]));
     if ('error' in found) return invalid(`The package ${found.error}`, [{ path: 'package.json', message: found.error }]);
     m = found.manifest;
   }

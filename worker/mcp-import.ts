@@ -22,7 +22,7 @@ import type { ImportResult } from './import.js';
 import { packageJsonProblems } from '../core/packages/npm-rules.js';
 import { bundleMcpServer, removeMcpBundle } from '../sandbox/mcp-bundle.js';
 import { NETWORK_FAILURE } from './outcomes.js';
-import { variablesNamed } from './env-named.js';
+import { addressesRead, variablesNamed } from './env-named.js';
 import { NAMED_IN_CODE } from '../core/packages/discovery.js';
 
 export async function importMcpServer(
@@ -102,7 +102,10 @@ export async function importMcpServer(
   // more; up to three times, for a server that checks its variables one at a time (@niledatabase/nile-mcp-server:
   // NILE_API_KEY, then NILE_WORKSPACE_SLUG). Callers then pass them per call, as for any declared variable.
   for (let round = 0; round < 3 && d.kind === 'load_error'; round++) {
-    const wanted = undeclaredVariables(d.message, plan.env);
+    let wanted = undeclaredVariables(d.message, plan.env);
+    // One that wants an address without naming its variable (@tiberriver256/mcp-server-azure-devops: "Organization URL
+    // is required") is given the addresses its code reads from the environment (`process.env.AZURE_DEVOPS_ORG_URL`).
+    if (wanted.length === 0 && WANTS_ADDRESS.test(d.message)) wanted = await addressesNamed(installed.dir, plan.env);
     if (wanted.length === 0) break;
     plan = { ...plan, env: [...plan.env, ...wanted] };
     describing = { ...describing, env: placeholderEnv(plan.env) };
@@ -143,9 +146,12 @@ export async function importMcpServer(
         ...(v.description ? { description: v.description } : {}),
       })),
       // What its code names but it did not ask for while starting (server-github reads its token at the first call).
-      ...(await variablesNamed(installed.dir))
-        .filter((n) => !plan.env.some((v) => v.name === n))
-        .map((name) => ({ name, required: false, secret: true, description: NAMED_IN_CODE })),
+      ...(
+        await variablesNamed(
+          installed.dir,
+          plan.env.map((v) => v.name),
+        )
+      ).map(({ name, secret }) => ({ name, required: false, ...(secret ? { secret: true } : {}), description: NAMED_IN_CODE })),
     ],
     tools: d.tools.map((t) => ({
       exportName: t.exportName,
@@ -277,11 +283,27 @@ export function serverSubcommand(printed: string | undefined): string[] | undefi
 /** What a server that listens on HTTP instead of stdio says on stderr (`listening on http://…`, `binding to 0.0.0.0`). */
 const SERVES_HTTP = /\bhttps?:\/\/|\blistening\b|\bbinding to\b|--stdio\b/i;
 
+/** A start-up error about a missing address (`Organization URL is required`, `Elasticsearch URL cannot be empty`). */
+const WANTS_ADDRESS = /\b(?:URL|URI|endpoint)\b[^.\n]{0,60}\b(?:required|missing|empty|not (?:set|provided|given|configured|defined))\b/i;
+
+/**
+ * The address variables (`…_URL`) the package's code reads and the server was not given (at most three, not a
+ * tracer's or a proxy's), with the placeholder while it is described. Optional: which one it wanted is not known (a
+ * call without it meets the server's own words).
+ */
+async function addressesNamed(dir: string, declared: McpEnvVar[]): Promise<McpEnvVar[]> {
+  const names = (await addressesRead(dir)).filter((n) => !declared.some((v) => v.name === n) && !/^OTEL_|PROXY/.test(n));
+  const description = 'read by its code: the server would not start without an address';
+  return names.slice(0, 3).map((name) => ({ name, required: false, description, default: PLACEHOLDER_URL }));
+}
+
 /** Names of credentials and addresses (`…_API_KEY`, `…_TOKEN`, `…_SECRET`, `…_PASSWORD`, `…_URL`) a server's start-up error names. */
-const WANTED_VARIABLE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|URL)\b/g;
+const WANTED_VARIABLE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PAT|URL)\b/g;
 /** Any variable-like name (`UPSTASH_EMAIL`): taken only from an error that speaks of environment variables. */
 const ANY_VARIABLE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g;
 const SPEAKS_OF_ENV = /\benv(?:ironment)?\b/i;
+/** A part of a name that makes its value a secret (`LARA_ACCESS_KEY_ID`). */
+const SECRET_PART = /(?:^|_)(?:KEY|SECRET|TOKEN|PASSWORD|PAT)(?:_|$)/;
 /** Capitalised names in errors that are not variables: Node's error codes (`ERR_…`, `MODULE_NOT_FOUND`). */
 const NOT_A_VARIABLE = /^(?:ERR|NODE|E)_|^MODULE_|_NOT_FOUND$/;
 
@@ -295,7 +317,10 @@ export function undeclaredVariables(message: string, declared: McpEnvVar[]): Mcp
   const known = new Set(declared.map((v) => v.name));
   const credentials = new Set(message.match(WANTED_VARIABLE) ?? []);
   const aboutEnv = SPEAKS_OF_ENV.test(message);
-  const named = (message.match(ANY_VARIABLE) ?? []).filter((n) => credentials.has(n) || (aboutEnv && !NOT_A_VARIABLE.test(n)));
+  // A name beside a credential of the same service (`LARA_ACCESS_KEY_ID and LARA_ACCESS_KEY_SECRET must be set`) is one too.
+  const services = new Set([...credentials].map((n) => n.split('_')[0]));
+  const sibling = (n: string) => services.has(n.split('_')[0]!);
+  const named = (message.match(ANY_VARIABLE) ?? []).filter((n) => credentials.has(n) || ((aboutEnv || sibling(n)) && !NOT_A_VARIABLE.test(n)));
   const names = [...new Set(named)].filter((n) => !known.has(n)).slice(0, 5);
   const at = names.map((n) => new RegExp(`\\b${n}\\b`).exec(message)!.index);
   const among = message.slice(Math.min(...at), Math.max(...at));
@@ -304,6 +329,6 @@ export function undeclaredVariables(message: string, declared: McpEnvVar[]): Mcp
   return names.map((name) =>
     name.endsWith('_URL')
       ? { name, required, description, default: PLACEHOLDER_URL }
-      : { name, required, ...(credentials.has(name) ? { secret: true } : {}), description },
+      : { name, required, ...(credentials.has(name) || SECRET_PART.test(name) ? { secret: true } : {}), description },
   );
 }

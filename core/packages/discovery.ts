@@ -40,12 +40,12 @@ export const NAMED_IN_CODE = "Named in the package's code (process.env); read wh
 
 /**
  * The manifest with the discovered tools (names made unique), and the env the package was seen to read or its code
- * names (`named`: optional secrets, so that callers learn which key to pass).
+ * names (`named`: optional, secrets when credential-like, so that callers learn which key to pass).
  */
 export function applyDiscovery(
   m: Manifest,
   described: { tools: DescribedForDiscovery[]; notes?: string[]; envRead?: string[] },
-  named: string[] = [],
+  named: { name: string; secret: boolean }[] = [],
 ): { manifest: Manifest & { discovery: Discovery } } | { error: string } {
   if (described.tools.length === 0) {
     const why = described.notes?.length ? ` (${described.notes.slice(0, 5).join('; ')})` : '';
@@ -70,7 +70,9 @@ export function applyDiscovery(
   const env: EnvVarSpec[] = [
     ...m.env,
     ...envRead.map((name) => ({ name, required: false, description: 'Read by the package when it loads (found while importing it)' })),
-    ...named.filter((n) => !seen.has(n)).map((name) => ({ name, required: false, secret: true, description: NAMED_IN_CODE })),
+    ...named
+      .filter((n) => !seen.has(n.name))
+      .map(({ name, secret }) => ({ name, required: false, ...(secret ? { secret: true } : {}), description: NAMED_IN_CODE })),
   ];
   const discovery: Discovery = {
     tools: tools.map((t) => ({ name: t.name!, exportName: t.exportName, how: t.how! })),

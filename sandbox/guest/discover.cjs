@@ -23,7 +23,7 @@ const MAX_TOOLS = 200;
 /** How long one factory or constructor may take while describing; a slower one is skipped, with a note. */
 const FACTORY_MS = 5000;
 /** Env names that look like credentials: read while describing, they get a placeholder and are reported. */
-const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|ACCESS_KEY_ID|SECRET_ACCESS_KEY)$/;
+const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PAT|ACCESS_KEY_ID|SECRET_ACCESS_KEY)$/;
 const PLACEHOLDER = 'toolshed-placeholder';
 /** Env names that look like a service's address (SEARXNG_API_BASE_URL): read while describing, a placeholder URL. */
 const URL_NAME = /(^|_)(URL|ENDPOINT)$/;
