@@ -123,6 +123,30 @@ test('a server that wants an address without naming its variable is given those 
   t.regex(without.text, /Organization URL is required/, 'a call without it meets the server’s own words');
 });
 
+test('after either of two ways, what a server names next belongs to one way: optional, and a call the other way is not refused', async (t) => {
+  // As @ivotoby/contentful-management-mcp-server: given placeholders for its token and its private key, it wanted
+  // APP_ID "when using PRIVATE_KEY" (no word of the environment), and the import stopped there.
+  const res = await importMode('either-way');
+  t.is(res.status, 201, res.text);
+  const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-either-way']);
+  t.deepEqual(
+    versions[0].env
+      .filter((v: { description?: string }) => v.description === 'named by the server when it would not start')
+      .map((v: { name: string; required: boolean }) => [v.name, v.required]),
+    [
+      ['FIXTURE_TOKEN', false],
+      ['FIXTURE_PRIVATE_KEY', false],
+      ['FIXTURE_APP_ID', false],
+      ['FIXTURE_SPACE_ID', false],
+    ],
+  );
+  const byToken = await execute('either-way', 'shout', { text: 'token way' }, { FIXTURE_TOKEN: 't-1' });
+  t.deepEqual(byToken.body.result, { text: 'TOKEN WAY' }, byToken.text);
+  const byKey = await execute('either-way', 'shout', { text: 'key way' }, { FIXTURE_PRIVATE_KEY: 'k', FIXTURE_APP_ID: 'a' });
+  t.regex(byKey.text, /FIXTURE_SPACE_ID is required when using FIXTURE_PRIVATE_KEY/, 'the other way half given: the server’s own words');
+  t.like(undeclaredVariables('APP_ID is required when using PRIVATE_KEY', []), [{ name: 'APP_ID', required: true }], 'said to be wanted, alone: required');
+});
+
 test('an argument may name a variable (FIXTURE_TOKEN after `--token`): it is declared, and each call starts the server with the caller’s value there', async (t) => {
   // As @mondaydotcomorg/monday-api-mcp, which takes its token only as `--token`: before, a token had to be written into
   // the recorded arguments, shared by every caller.

@@ -99,10 +99,14 @@ export async function importMcpServer(
   }
   // A server that would not start names the variables it wanted (`AIRTABLE_API_KEY environment variable is required`):
   // those it was not given are declared for it, with a placeholder while it is described, and it is described once
-  // more; up to three times, for a server that checks its variables one at a time (@niledatabase/nile-mcp-server:
+  // more; up to five times, for a server that checks its variables one at a time (@niledatabase/nile-mcp-server:
   // NILE_API_KEY, then NILE_WORKSPACE_SLUG). Callers then pass them per call, as for any declared variable.
-  for (let round = 0; round < 3 && d.kind === 'load_error'; round++) {
-    let wanted = undeclaredVariables(d.message, plan.env);
+  // Once it was given placeholders for either of two ways (`Either CONTENTFUL_MANAGEMENT_ACCESS_TOKEN or PRIVATE_KEY`),
+  // what it names next may belong to one way only (`APP_ID is required when using PRIVATE_KEY`): optional.
+  let eitherWay = false;
+  for (let round = 0; round < 5 && d.kind === 'load_error'; round++) {
+    let wanted = undeclaredVariables(d.message, plan.env, eitherWay);
+    if (wanted.length > 1 && wanted.every((v) => !v.required)) eitherWay = true;
     // One that wants an address without naming its variable (@tiberriver256/mcp-server-azure-devops: "Organization URL
     // is required") is given the addresses its code reads from the environment (`process.env.AZURE_DEVOPS_ORG_URL`).
     if (wanted.length === 0 && WANTS_ADDRESS.test(d.message)) wanted = await addressesNamed(installed.dir, plan.env);
@@ -304,6 +308,9 @@ const ANY_VARIABLE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g;
 const SPEAKS_OF_ENV = /\benv(?:ironment)?\b/i;
 /** A part of a name that makes its value a secret (`LARA_ACCESS_KEY_ID`). */
 const SECRET_PART = /(?:^|_)(?:KEY|SECRET|TOKEN|PASSWORD|PAT)(?:_|$)/;
+/** A name said to be wanted: `APP_ID is required`, `SPACE_ID must be set`, `TEAM_ID is missing`. */
+const SAID_WANTED =
+  /\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\s+(?:is|are|must be)\s+(?:required|missing|empty|not (?:set|defined|provided|given)|set|provided|defined|specified)\b/g;
 /** Capitalised names in errors that are not variables: Node's error codes (`ERR_…`, `MODULE_NOT_FOUND`). */
 const NOT_A_VARIABLE = /^(?:ERR|NODE|E)_|^MODULE_|_NOT_FOUND$/;
 
@@ -311,20 +318,22 @@ const NOT_A_VARIABLE = /^(?:ERR|NODE|E)_|^MODULE_|_NOT_FOUND$/;
  * The variables a server's start-up error names that are not declared yet (at most five), as declarations: required
  * when it names one or names several together (`Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID`: a call without either
  * cannot work); optional when an "or" stands among them (`GITHUB_TOKEN or GH_TOKEN`: a caller passing either must not
- * be refused; the server says what it misses).
+ * be refused; the server says what it misses). All are optional when `optional` (named after an either-or).
  */
-export function undeclaredVariables(message: string, declared: McpEnvVar[]): McpEnvVar[] {
+export function undeclaredVariables(message: string, declared: McpEnvVar[], optional = false): McpEnvVar[] {
   const known = new Set(declared.map((v) => v.name));
   const credentials = new Set(message.match(WANTED_VARIABLE) ?? []);
   const aboutEnv = SPEAKS_OF_ENV.test(message);
-  // A name beside a credential of the same service (`LARA_ACCESS_KEY_ID and LARA_ACCESS_KEY_SECRET must be set`) is one too.
+  // A name beside a credential of the same service (`LARA_ACCESS_KEY_ID and LARA_ACCESS_KEY_SECRET must be set`) is one
+  // too, and so is a name said to be wanted (`APP_ID is required when using PRIVATE_KEY`).
   const services = new Set([...credentials].map((n) => n.split('_')[0]));
   const sibling = (n: string) => services.has(n.split('_')[0]!);
-  const named = (message.match(ANY_VARIABLE) ?? []).filter((n) => credentials.has(n) || ((aboutEnv || sibling(n)) && !NOT_A_VARIABLE.test(n)));
+  const said = new Set([...message.matchAll(SAID_WANTED)].map((m) => m[1]!));
+  const named = (message.match(ANY_VARIABLE) ?? []).filter((n) => credentials.has(n) || ((aboutEnv || sibling(n) || said.has(n)) && !NOT_A_VARIABLE.test(n)));
   const names = [...new Set(named)].filter((n) => !known.has(n)).slice(0, 5);
   const at = names.map((n) => new RegExp(`\\b${n}\\b`).exec(message)!.index);
   const among = message.slice(Math.min(...at), Math.max(...at));
-  const required = names.length === 1 || !/\bor\b|\|/i.test(among);
+  const required = !optional && (names.length === 1 || !/\bor\b|\|/i.test(among));
   const description = 'named by the server when it would not start';
   return names.map((name) =>
     name.endsWith('_URL')
