@@ -184,7 +184,8 @@ export async function openSession(pipe: GuestPipe, timeoutMs: number): Promise<M
       if (violation) return violation;
       const stderr = lastLines(pipe.stderrTail());
       if (exited) {
-        const how = exited.signal ? `signal ${exited.signal}` : `code ${exited.code}`;
+        // 137 is 128 + SIGKILL, as a wrapper reports its child killed for the sandbox's memory.
+        const how = exited.signal ? `signal ${exited.signal}` : exited.code === 137 ? 'code 137: killed, most likely out of memory' : `code ${exited.code}`;
         if (stderr) return `the MCP server exited (${how}): ${stderr}`;
         const printed = firstLines(transport.printedInstead);
         return `the MCP server exited (${how}) without writing anything to stderr${printed ? `; instead of MCP it printed: ${printed}` : ''}`;

@@ -147,6 +147,19 @@ test('after either of two ways, what a server names next belongs to one way: opt
   t.like(undeclaredVariables('APP_ID is required when using PRIVATE_KEY', []), [{ name: 'APP_ID', required: true }], 'said to be wanted, alone: required');
 });
 
+test('a server whose bin only starts a program it ships (its keywords say MCP) imports as an MCP server and runs', async (t) => {
+  // As @digitalocean/mcp (a Go server for each platform): taken for a package of JS tools, "declares no tools".
+  const dir = await mcpFixturePackage(root, 'good', { launched: true });
+  const res = await svc.request('POST', '/api/admin/packages', {
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+    body: { source: `path:${dir}` },
+  });
+  t.is(res.status, 201, res.text);
+  t.is(res.body.data.package.kind, 'mcp');
+  const run = await execute('good', 'shout', { text: 'launched' });
+  t.deepEqual(run.body.result, { text: 'LAUNCHED' }, run.text);
+});
+
 test('an argument may name a variable (FIXTURE_TOKEN after `--token`): it is declared, and each call starts the server with the caller’s value there', async (t) => {
   // As @mondaydotcomorg/monday-api-mcp, which takes its token only as `--token`: before, a token had to be written into
   // the recorded arguments, shared by every caller.
@@ -434,6 +447,12 @@ test('a server that exits at start naming no variable: 400 with its error, not t
   t.is(refused.body.error.code, 'VALIDATION_ERROR');
   t.regex(refused.body.error.message, /Error: cannot read the configuration file config\.json/);
   t.notRegex(refused.body.error.message, /\bat node:internal|Node\.js v\d/);
+});
+
+test('a server killed at start (code 137, as n8n-mcp out of memory): the 400 says so', async (t) => {
+  const refused = await importMode('killed');
+  t.is(refused.status, 400, refused.text);
+  t.regex(refused.body.error.message, /exited \(code 137: killed, most likely out of memory\) without writing anything to stderr/);
 });
 
 test('a server that exits at start with a report over many lines: the 400 reads it from its start, not its closing brackets', async (t) => {

@@ -246,8 +246,9 @@ test.serial(
       [
         ['get_weather', 'toolkit', './ai-sdk'],
         ['send_alert', 'toolkit', './ai-sdk'],
+        ['get_forecast', 'toolkit', './ai-sdk'],
       ],
-      'the subpath was found; weatherTool(…) makes the same tool as the toolkit, which names it',
+      'the subpath was found; weatherTool(…) makes the same tool as the toolkit, which names it; a toolkit’s allTools()',
     );
     for (const tool of res.body.data.tools) t.deepEqual(tool.package.env, ['ACME_API_KEY'], 'the variable the options name is required');
 
@@ -255,6 +256,8 @@ test.serial(
     t.deepEqual(run.body.result, { city: 'Oslo', sky: 'clear', keyLength: 12 }, run.text);
     const other = await execute('@fixtures/discover-toolkit/send_alert', { params: { text: 'storm' }, env: { ACME_API_KEY: 'k2' } });
     t.deepEqual(other.body.result, { sent: 'storm', keyLength: 2 }, 'each call makes the toolkit with its own key');
+    const forecast = await execute('@fixtures/discover-toolkit/get_forecast', { params: { city: 'Oslo' }, env: { ACME_API_KEY: 'k-3' } });
+    t.deepEqual(forecast.body.result, { city: 'Oslo', tomorrow: 'rain', keyLength: 3 }, forecast.text);
     const keyless = await execute('@fixtures/discover-toolkit/get_weather', { params: { city: 'Oslo' } });
     t.is(keyless.status, 422, keyless.text);
     t.is(keyless.body.error.code, 'TOOL_UNAVAILABLE');

@@ -4,8 +4,6 @@
  * A tool description over MAX_TOOL_DESCRIPTION_CHARS refuses the whole import (400, nothing recorded): every list,
  * search answer and MCP `tools/list` carries descriptions, so one huge one would weigh on every reader.
  */
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { parseManifest, type Manifest, type ManifestDefaults } from '../core/packages/manifest.js';
 import { applyDiscovery, placeholderEnv } from '../core/packages/discovery.js';
 import { variablesNamed } from './env-named.js';
@@ -14,14 +12,14 @@ import { setCompatibility } from '../core/repos/published-packages.js';
 import { compareVersionsDesc, type VersionTool } from '../core/repos/package-versions.js';
 import { knownVersion, recordVersion } from './record-version.js';
 import { parseSource } from '../core/packages/source.js';
-import { importOptionsSchema, isMcpServer, serverEntry } from '../core/packages/mcp-server.js';
-import { importMcpServer } from './mcp-import.js';
+import { importOptionsSchema, isMcpServer } from '../core/packages/mcp-server.js';
+import { binText, importMcpServer } from './mcp-import.js';
 import { findLatestVersion, markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { toolIdsByName } from '../core/repos/package-versions.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import type { ErrorDetail } from '../core/infra/errors.js';
 import { scrubHostPaths } from '../core/text/host-paths.js';
-import { installPackage, InstallError, type InstalledPackage } from '../sandbox/packages.js';
+import { installPackage, InstallError } from '../sandbox/packages.js';
 import type { DescribedTool, PackageRef } from '../sandbox/types.js';
 import type { WorkerDeps } from './deps.js';
 import { describeFailure, recordHealth, runHealthExample } from './health.js';
@@ -213,21 +211,4 @@ function toolName(exportName: string, m: Manifest): string {
 
 function invalid(message: string, details: ErrorDetail[]): ImportResult {
   return { ok: false, error: { code: 'VALIDATION_ERROR', message, details } };
-}
-
-/** The first 2 MB of the package's bin (serverEntry), or undefined when it has none or it cannot be read. */
-async function binText(installed: InstalledPackage): Promise<string | undefined> {
-  const bin = serverEntry(installed.packageJson);
-  if (!bin) return undefined;
-  const file = await fs.open(path.join(installed.dir, bin), 'r').catch(() => undefined);
-  if (!file) return undefined;
-  try {
-    const buf = Buffer.alloc(2 * 1024 * 1024);
-    const { bytesRead } = await file.read(buf, 0, buf.length, 0);
-    return buf.subarray(0, bytesRead).toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    await file.close();
-  }
 }

@@ -4,8 +4,19 @@
  * package (its launch in the manifest's `mcp`) and one tool per server tool, named as the server names it. A server
  * that cannot start or list is a 400 naming what it wrote to stderr; nothing is recorded then.
  */
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { Manifest } from '../core/packages/manifest.js';
-import { mcpListingOf, PLACEHOLDER_URL, placeholderEnv, planMcpServer, type ImportOptions, type McpEnvVar } from '../core/packages/mcp-server.js';
+import {
+  binSpeaksMcp,
+  mcpListingOf,
+  PLACEHOLDER_URL,
+  placeholderEnv,
+  planMcpServer,
+  serverEntry,
+  type ImportOptions,
+  type McpEnvVar,
+} from '../core/packages/mcp-server.js';
 import { findLatestVersion, markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
 import { setCompatibility } from '../core/repos/published-packages.js';
 import { compareVersionsDesc, toolIdsByName, type VersionTool } from '../core/repos/package-versions.js';
@@ -42,7 +53,16 @@ export async function importMcpServer(
   // Run in the guest's own process when the server loads that way (a faster start), else as a child `node <bin>`:
   // after a load error, or a time-out (a server that reads stdin other than through `data` events never hears
   // `initialize` in the guest's process; guest/mcp-pipe.cjs).
-  let ref: PackageRef = { name: String(pkg.name), version: String(pkg.version), dir: installed.dir, mcp: { bin: plan.bin, args: plan.args, inGuest: true } };
+  // A bin that only starts a program the package ships (a server written in Go, @digitalocean/mcp) hands that program
+  // its stdio: in the guest's process that would be the guest's own, so it starts as a child from the first.
+  const text = await binText(installed);
+  const launcher = text !== undefined && !binSpeaksMcp(text) && /\bchild_process\b/.test(text);
+  let ref: PackageRef = {
+    name: String(pkg.name),
+    version: String(pkg.version),
+    dir: installed.dir,
+    mcp: { bin: plan.bin, args: plan.args, inGuest: !launcher },
+  };
   const started = performance.now();
   // The bundle (sandbox/mcp-bundle.ts) is made, and the server started from it, while it starts from its bin. A
   // server of one file gets none (nothing to save). The bundle is used only when the server started from it lists
@@ -340,4 +360,21 @@ export function undeclaredVariables(message: string, declared: McpEnvVar[], opti
       ? { name, required, description, default: PLACEHOLDER_URL }
       : { name, required, ...(credentials.has(name) || SECRET_PART.test(name) ? { secret: true } : {}), description },
   );
+}
+
+/** The first 2 MB of the package's bin (serverEntry), or undefined when it has none or it cannot be read. */
+export async function binText(installed: InstalledPackage): Promise<string | undefined> {
+  const bin = serverEntry(installed.packageJson);
+  if (!bin) return undefined;
+  const file = await fs.open(path.join(installed.dir, bin), 'r').catch(() => undefined);
+  if (!file) return undefined;
+  try {
+    const buf = Buffer.alloc(2 * 1024 * 1024);
+    const { bytesRead } = await file.read(buf, 0, buf.length, 0);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } catch {
+    return undefined;
+  } finally {
+    await file.close();
+  }
 }

@@ -139,7 +139,7 @@ const schema = z.object({
   /** An npmrc file for npm's user configuration (registry address, cache), instead of npm's own (~/.npmrc). */
   NPM_USERCONFIG: z.string().optional(),
   /** An npm package's own tarball, and its files unpacked, at most (its dependencies are not counted). */
-  MAX_PACKAGE_TARBALL_MB: intFrom(25),
+  MAX_PACKAGE_TARBALL_MB: intFrom(64),
   MAX_PACKAGE_UNPACKED_MB: intFrom(150),
   /** Executions (queued or running) one caller — a user, or an anonymous client address — may have at once. */
   MAX_ACTIVE_EXECUTIONS: intFrom(20),

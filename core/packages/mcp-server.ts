@@ -203,8 +203,16 @@ export function isMcpServer(pkg: Record<string, unknown>, opts: ImportOptions, b
   if (typeof pkg.mcpName === 'string') return true;
   const builtWith = deps(pkg).some((d) => MCP_LIBRARIES.includes(d));
   if (pkg.bin === undefined) return builtWith && namedAsServer(pkg);
-  return builtWith || (binText !== undefined && binSpeaksMcp(binText));
+  return builtWith || (binText !== undefined && binSpeaksMcp(binText)) || (namedAsServer(pkg) && saysMcp(pkg));
 }
+
+/**
+ * Whether its keywords or description say MCP: with a bin and a server's name, a server written in another language
+ * whose bin starts a binary it ships (@digitalocean/mcp: a Go program for each platform, no MCP library in JS).
+ */
+const saysMcp = (pkg: Record<string, unknown>) =>
+  (Array.isArray(pkg.keywords) && pkg.keywords.some((k) => typeof k === 'string' && /^(mcp|model[- ]context[- ]protocol)$/i.test(k))) ||
+  (typeof pkg.description === 'string' && /(MCP|Model Context Protocol)/.test(pkg.description));
 
 /** A package named as an MCP server (`nile-mcp-server`, `mcp-server-x`, `@scope/mcp`): one started from `main` when it has no bin. */
 const namedAsServer = (pkg: Record<string, unknown>) => typeof pkg.name === 'string' && /(^|[-/_.@])mcp([-_.]|$)/i.test(pkg.name);

@@ -8,7 +8,7 @@
 //   agentic-function   an Agentic AIFunction: a callable with `spec` { name, description, parameters } and `execute`
 //   agentic-provider   an Agentic AIFunctionsProvider class: each of `new Class().functions` (locator `<export>#<name>`)
 //   toolkit            with the import's arguments (a Toolkit's `args`): what an exported function or class makes when
-//                      called with them: a tool, a record of tools, or an instance whose getTools(), `tools` or
+//                      called with them: a tool, a record of tools, or an instance whose getTools() (allTools()), `tools` or
 //                      `functions` hold them (PayPal's `new PayPalAgentToolkit({ clientId, … }).getTools()`)
 // A locator (the tool's recorded export name) says how to get the tool back at run time: the factory is called, the
 // class instantiated, with the caller's env set, and the tool's own execute runs. A tool of a Toolkit (a subpath entry
@@ -257,9 +257,12 @@ function collected(v) {
   });
 }
 
+/** A toolkit instance's methods that give all its tools. */
+const TOOLKIT_METHODS = ['getTools', 'allTools', 'getAllTools'];
+
 /**
  * The tools of what a Toolkit export made: itself as a tool, a record or array of tools, or an instance holding them
- * (its getTools(), its `tools`, an Agentic provider's `functions`).
+ * (its getTools() or allTools(), its `tools`, an Agentic provider's `functions`).
  * @param {any} made
  * @returns {Promise<Member[]>}
  */
@@ -267,7 +270,9 @@ async function toolkitMembers(made) {
   const tool = asTool(made);
   if (tool) return [[null, tool, isAgenticFunction(made) ? made.spec.name : undefined]];
   if (made !== null && typeof made === 'object') {
-    if (typeof made.getTools === 'function') return collected(await withDeadline(() => made.getTools(), 'getTools()'));
+    // getTools() (PayPal), allTools() (Clerk's `createClerkToolkit()`), getAllTools().
+    const method = TOOLKIT_METHODS.find((m) => typeof made[m] === 'function');
+    if (method) return collected(await withDeadline(() => made[method](), `${method}()`));
     if (isRecordOfTools(made.tools) || Array.isArray(made.tools)) return collected(made.tools);
     if ('functions' in made) return providerMembers(made);
   }
