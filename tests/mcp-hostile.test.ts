@@ -8,6 +8,7 @@
 import test from 'ava';
 import { serverSubcommand, undeclaredVariables } from '../worker/mcp-import.js';
 import { addressesRead, variablesNamed } from '../worker/env-named.js';
+import { NETWORK_FAILURE } from '../worker/outcomes.js';
 import { planMcpServer } from '../core/packages/mcp-server.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -439,6 +440,18 @@ test("a server's call that finds no network says the server was imported without
   t.is(run.body.error?.code, 'TOOL_ERROR', run.text);
   t.regex(run.body.error.message, /getaddrinfo \w+ api\.fixture-service\.example/);
   t.regex(run.body.error.message, /\(the tool ran without network: its MCP server was imported without `network: true`, so its sandbox has none/);
+});
+
+test('a request that found no network is recognised in the words of Node, Go and the C library (the hint follows it)', (t) => {
+  for (const said of [
+    'fetch failed',
+    'getaddrinfo EAI_AGAIN api.example.com',
+    'api error: Get "https://api.digitalocean.com/v2/account": dial tcp: lookup api.digitalocean.com on [::1]:53: read udp [::1]:35737->[::1]:53: read: connection refused',
+    'Post "https://x.example/v1": dial tcp: lookup x.example: no such host',
+    'HTTPSConnectionPool: [Errno -3] Temporary failure in name resolution',
+  ])
+    t.true(NETWORK_FAILURE.test(said), said);
+  t.false(NETWORK_FAILURE.test('invalid token: 401 Unauthorized'));
 });
 
 test('a server that exits at start naming no variable: 400 with its error, not the stack frames', async (t) => {

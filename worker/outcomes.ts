@@ -16,8 +16,13 @@ export interface OutcomeMapping {
 /** What an execution that escaped every outcome (a thrown error, not a sandbox outcome) is failed with. */
 export const UNRUNNABLE = { code: 'INTERNAL', message: 'The worker could not run this execution' } as const;
 
-/** What Node says when a request finds no network: undici's fetch, and the resolver's and socket's error codes. */
-export const NETWORK_FAILURE = /\bfetch failed\b|\b(ENOTFOUND|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ECONNREFUSED)\b|getaddrinfo/;
+/**
+ * What a request that finds no network says: Node (undici's fetch, the resolver's and socket's error codes), Go (a
+ * server shipped as a binary, @digitalocean/mcp: `dial tcp: lookup api.digitalocean.com on [::1]:53: … connection
+ * refused`), and the C library's resolver (`Temporary failure in name resolution`).
+ */
+export const NETWORK_FAILURE =
+  /\bfetch failed\b|\b(ENOTFOUND|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ECONNREFUSED)\b|getaddrinfo|\bdial tcp: lookup\b|\bno such host\b|Temporary failure in name resolution|Name or service not known/;
 
 /**
  * Why a tool ran without network, when it did: its package does not declare `network`, or the service gives egress
