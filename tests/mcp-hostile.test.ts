@@ -9,7 +9,7 @@ import test from 'ava';
 import { serverSubcommand, undeclaredVariables } from '../worker/mcp-import.js';
 import { addressesRead, variablesNamed } from '../worker/env-named.js';
 import { NETWORK_FAILURE } from '../worker/outcomes.js';
-import { planMcpServer } from '../core/packages/mcp-server.js';
+import { isMcpServer, planMcpServer } from '../core/packages/mcp-server.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -146,6 +146,17 @@ test('after either of two ways, what a server names next belongs to one way: opt
   const byKey = await execute('either-way', 'shout', { text: 'key way' }, { FIXTURE_PRIVATE_KEY: 'k', FIXTURE_APP_ID: 'a' });
   t.regex(byKey.text, /FIXTURE_SPACE_ID is required when using FIXTURE_PRIVATE_KEY/, 'the other way half given: the server’s own words');
   t.like(undeclaredVariables('APP_ID is required when using PRIVATE_KEY', []), [{ name: 'APP_ID', required: true }], 'said to be wanted, alone: required');
+});
+
+test('a package with a bin and a server’s name is an MCP server when its keywords or description say MCP', (t) => {
+  const launcher = "require('node:child_process').spawn(binary, process.argv.slice(2), { stdio: 'inherit' })";
+  const pkg = (o: Record<string, unknown>) => ({ name: '@digitalocean/mcp', version: '1.0.0', bin: './index.js', ...o });
+  t.true(isMcpServer(pkg({ description: 'DigitalOcean MCP Implementation,' }), {}, launcher));
+  t.true(isMcpServer(pkg({ keywords: ['digitalocean', 'mcp'] }), {}, launcher));
+  t.true(isMcpServer(pkg({ description: 'A Model Context Protocol server' }), {}, launcher));
+  t.false(isMcpServer(pkg({ description: 'Command-line helpers for DOMCPX' }), {}, launcher), 'MCP as a word');
+  t.false(isMcpServer(pkg({ name: 'do-tools', description: 'An MCP server' }), {}, launcher), 'not a server’s name');
+  t.false(isMcpServer(pkg({ description: 'DigitalOcean helpers' }), {}, launcher), 'nothing says MCP');
 });
 
 test('a server whose bin only starts a program it ships (its keywords say MCP) imports as an MCP server and runs', async (t) => {

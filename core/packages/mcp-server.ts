@@ -212,7 +212,7 @@ export function isMcpServer(pkg: Record<string, unknown>, opts: ImportOptions, b
  */
 const saysMcp = (pkg: Record<string, unknown>) =>
   (Array.isArray(pkg.keywords) && pkg.keywords.some((k) => typeof k === 'string' && /^(mcp|model[- ]context[- ]protocol)$/i.test(k))) ||
-  (typeof pkg.description === 'string' && /(MCP|Model Context Protocol)/.test(pkg.description));
+  (typeof pkg.description === 'string' && /\b(MCP|Model Context Protocol)\b/.test(pkg.description));
 
 /** A package named as an MCP server (`nile-mcp-server`, `mcp-server-x`, `@scope/mcp`): one started from `main` when it has no bin. */
 const namedAsServer = (pkg: Record<string, unknown>) => typeof pkg.name === 'string' && /(^|[-/_.@])mcp([-_.]|$)/i.test(pkg.name);
