@@ -210,17 +210,23 @@ export function lastLines(text: string, n = 3): string {
     .map((l) => l.trimEnd())
     .filter((l) => !/^[\s[\]{}(),]*$/.test(l) && !/^\s+at \S/.test(l) && !/^\s*\^+$/.test(l) && !/^Node\.js v\d+/.test(l));
   let from = Math.max(0, said.length - n);
-  for (let i = said.length - 1; i >= 0; i--) {
-    if (/\b(error|exception|fatal)\b/i.test(said[i])) {
-      from = Math.min(from, i);
-      break;
-    }
-  }
+  // A line that is an error (`Error: …`, `TypeError: …`, `fatal: …`) before one that only mentions one: a Go program's
+  // `Error: no current-context is set` is followed by its usage, whose flags speak of "the standard error stream".
+  const isError = (l: string) => /^\s*(?:\w*Error|error|ERROR|fatal|FATAL|panic)(?:\s*\[[^\]]*\])?:/.test(l);
+  const mentionsError = (l: string) => /\b(error|exception|fatal)\b/i.test(l);
+  const at = findLastIndex(said, isError);
+  const mention = at >= 0 ? at : findLastIndex(said, mentionsError);
+  if (mention >= 0) from = Math.min(from, mention);
   return said
     .slice(from)
     .map((l) => l.trim())
     .join(' | ')
     .slice(0, 500);
+}
+
+function findLastIndex<T>(items: T[], test: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (test(items[i]!)) return i;
+  return -1;
 }
 
 const HEAP_OOM = /heap out of memory|Reached heap limit|Allocation failed - process out of memory|FatalProcessOutOfMemory/;

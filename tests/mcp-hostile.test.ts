@@ -432,6 +432,13 @@ test('a server that exits printing something other than MCP on stdout: the 400 q
     "@azure/mcp's `server start`",
   );
   t.is(serverSubcommand('Usage: x [command]\nCommands:\n  mcp  configure MCP clients'), undefined, 'an `mcp` command that is no server');
+  t.deepEqual(
+    serverSubcommand(
+      'Usage: lark-mcp [options] [command]\n\nFeishu/Lark MCP Tool\n\nCommands:\n  whoami                     Print All User Sessions\n  login [options]            Login using OAuth\n  mcp [options]              Start Feishu/Lark MCP Service\n',
+    ),
+    ['mcp'],
+    'an MCP service (@larksuiteoapi/lark-mcp)',
+  );
   t.deepEqual(serverSubcommand('USAGE\n  mcp --help\n  mcp start [--transport stdio]'), ['start'], '`start` before `mcp`');
 });
 
@@ -471,6 +478,31 @@ test('a server that exits at start naming no variable: 400 with its error, not t
   t.is(refused.body.error.code, 'VALIDATION_ERROR');
   t.regex(refused.body.error.message, /Error: cannot read the configuration file config\.json/);
   t.notRegex(refused.body.error.message, /\bat node:internal|Node\.js v\d/);
+});
+
+test('a server that wants its key in words is given the credential its code reads, required, and a caller’s key reaches it', async (t) => {
+  // As @shortcut/mcp ("A Shortcut api token is required"; its code reads SHORTCUT_API_TOKEN): refused before.
+  const dir = await fixturePackage('key-in-words');
+  await fs.writeFile(path.join(dir, 'token.cjs'), 'module.exports = () => process.env.FIXTURE_SERVICE_TOKEN;\n');
+  const res = await svc.request('POST', '/api/admin/packages', {
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+    body: { source: `path:${dir}`, args: ['key-in-words'] },
+  });
+  t.is(res.status, 201, res.text);
+  const versions = await svc.api.deps.db('package_versions').whereRaw("manifest->>'name' = ?", ['@fixtures/mcp-key-in-words']);
+  t.like(
+    versions[0].env.find((v: { name: string }) => v.name === 'FIXTURE_SERVICE_TOKEN'),
+    { required: true, secret: true, description: 'read by its code: the server would not start without its key' },
+  );
+  const run = await execute('key-in-words', 'shout', { text: 'keyed' }, { FIXTURE_SERVICE_TOKEN: 'tok' });
+  t.deepEqual(run.body.result, { text: 'KEYED' }, run.text);
+  t.is((await execute('key-in-words', 'shout', { text: 'x' })).status, 422, 'without it: refused before the sandbox');
+});
+
+test('a server that prints its error and then its usage: the 400 quotes the error', async (t) => {
+  const refused = await importMode('usage-error');
+  t.is(refused.status, 400, refused.text);
+  t.regex(refused.body.error.message, /exited \(code 1\): Error: unable to create kubernetes target provider: no current-context is set/);
 });
 
 test('a server killed at start (code 137, as n8n-mcp out of memory): the 400 says so', async (t) => {

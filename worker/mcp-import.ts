@@ -130,6 +130,9 @@ export async function importMcpServer(
     // One that wants an address without naming its variable (@tiberriver256/mcp-server-azure-devops: "Organization URL
     // is required") is given the addresses its code reads from the environment (`process.env.AZURE_DEVOPS_ORG_URL`).
     if (wanted.length === 0 && WANTS_ADDRESS.test(d.message)) wanted = await addressesNamed(installed.dir, plan.env);
+    // One that wants its key in words (@shortcut/mcp: "A Shortcut api token is required") is given the credentials its
+    // code reads (`process.env.SHORTCUT_API_TOKEN`): required when there is one, else optional (either may do).
+    if (wanted.length === 0 && WANTS_CREDENTIAL.test(d.message)) wanted = await credentialsNamed(installed.dir, plan.env, d.message);
     if (wanted.length === 0) break;
     plan = { ...plan, env: [...plan.env, ...wanted] };
     describing = { ...describing, env: placeholderEnv(plan.env) };
@@ -281,8 +284,9 @@ function invalid(message: string, details: { path: string; message: string }[]):
  * The subcommand that serves MCP on stdio, as arguments, from a usage text a server printed instead of serving: a
  * `start` or `stdio` command in it (`mcp start [--transport stdio|sse] …`, or `start  Run the Model Context Protocol
  * server` under COMMANDS, or commander's `stdio [options]  Start the stdio server`), else a `server start` (@azure/mcp's
- * example `azmcp server start`), else an `mcp` or `serve` command that speaks of an MCP server (shadcn's
- * `mcp [options]  MCP server and configuration commands`), else undefined. A `start` or `stdio` line counts in a text
+ * example `azmcp server start`), else an `mcp` or `serve` command that speaks of an MCP server or service (shadcn's
+ * `mcp [options]  MCP server and configuration commands`, @larksuiteoapi/lark-mcp's `mcp [options]  Start Feishu/Lark
+ * MCP Service`), else undefined. A `start` or `stdio` line counts in a text
  * that says usage or commands, or when it speaks of a server itself; the others only in a usage text.
  */
 export function serverSubcommand(printed: string | undefined): string[] | undefined {
@@ -300,7 +304,10 @@ export function serverSubcommand(printed: string | undefined): string[] | undefi
   };
   return (
     command('start|stdio', (rest) => usage || /\b(?:server|mcp)\b/i.test(rest)) ??
-    (usage ? (command('(?:server|mcp)\\s+(?:start|stdio)', () => true) ?? command('mcp|serve', (rest) => /\bmcp\b.*\bserver\b/i.test(rest))) : undefined)
+    (usage
+      ? (command('(?:server|mcp)\\s+(?:start|stdio)', () => true) ??
+        command('mcp|serve', (rest) => /\bmcp\b.*\bserv(?:er|ice)\b|\bstart\b.*\bmcp\b/i.test(rest)))
+      : undefined)
   );
 }
 
@@ -309,6 +316,33 @@ const SERVES_HTTP = /\bhttps?:\/\/|\blistening\b|\bbinding to\b|--stdio\b/i;
 
 /** A start-up error about a missing address (`Organization URL is required`, `Elasticsearch URL cannot be empty`). */
 const WANTS_ADDRESS = /\b(?:URL|URI|endpoint)\b[^.\n]{0,60}\b(?:required|missing|empty|not (?:set|provided|given|configured|defined))\b/i;
+
+/** A start-up error about a missing key in words (`A Shortcut api token is required`, `No API key provided`). */
+const WANTS_CREDENTIAL =
+  /\b(?:token|api[ _-]?key|key|secret|password|credentials?)\b[^.\n]{0,60}\b(?:required|missing|not (?:set|provided|given|configured|defined|found))\b|\bno (?:api[ _-]?)?(?:token|key|credentials?)\b[^.\n]{0,20}\b(?:provided|given|set|found)\b/i;
+
+/**
+ * The credential-like variables the package's code reads and the server was not given, as declarations: those whose
+ * words the error says (SHORTCUT_API_TOKEN for "A Shortcut api token is required") if any, else all (at most three).
+ */
+async function credentialsNamed(dir: string, declared: McpEnvVar[], message: string): Promise<McpEnvVar[]> {
+  const read = (
+    await variablesNamed(
+      dir,
+      declared.map((v) => v.name),
+    )
+  ).filter((v) => v.secret);
+  const words = new Set(message.toLowerCase().split(/[^a-z0-9]+/));
+  const said = read.filter((v) =>
+    v.name
+      .toLowerCase()
+      .split('_')
+      .every((w) => words.has(w)),
+  );
+  const names = (said.length > 0 ? said : read).slice(0, 3);
+  const description = 'read by its code: the server would not start without its key';
+  return names.map(({ name }) => ({ name, required: names.length === 1, secret: true, description }));
+}
 
 /**
  * The address variables (`…_URL`) the package's code reads and the server was not given (at most three, not a
