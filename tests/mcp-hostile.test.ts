@@ -297,6 +297,15 @@ test('the variables a start-up error names: one is required, several together to
       ['LARA_ACCESS_KEY_SECRET', true, true],
     ],
   );
+  // As @brave/brave-search-mcp-server: its key file beside its key is not taken (a placeholder path is no file), so
+  // the key stays required.
+  t.deepEqual(
+    undeclaredVariables('Error: A Brave API key is required via --brave-api-key, BRAVE_API_KEY, --brave-api-key-file, or BRAVE_API_KEY_FILE.', []).map((v) => [
+      v.name,
+      v.required,
+    ]),
+    [['BRAVE_API_KEY', true]],
+  );
   t.deepEqual(
     undeclaredVariables('LARA_API_KEY is missing; see LARA_DOCS_PAGE or OTHER_THING', []).map((v) => v.name),
     ['LARA_API_KEY', 'LARA_DOCS_PAGE'],

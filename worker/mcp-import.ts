@@ -381,8 +381,10 @@ export function undeclaredVariables(message: string, declared: McpEnvVar[], opti
   // A name beside a credential of the same service (`LARA_ACCESS_KEY_ID and LARA_ACCESS_KEY_SECRET must be set`) is one
   // too, and so is a name said to be wanted (`APP_ID is required when using PRIVATE_KEY`).
   const services = new Set([...credentials].map((n) => n.split('_')[0]));
-  const sibling = (n: string) => services.has(n.split('_')[0]!);
-  const said = new Set([...message.matchAll(SAID_WANTED)].map((m) => m[1]!));
+  // Neither is a file's path (BRAVE_API_KEY_FILE beside BRAVE_API_KEY): a placeholder there is a file that does not exist.
+  const aPath = (n: string) => /_(?:FILE|FILENAME|PATH|DIR|DIRECTORY)$/.test(n);
+  const sibling = (n: string) => services.has(n.split('_')[0]!) && !aPath(n);
+  const said = new Set([...message.matchAll(SAID_WANTED)].map((m) => m[1]!).filter((n) => !aPath(n)));
   const named = (message.match(ANY_VARIABLE) ?? []).filter((n) => credentials.has(n) || ((aboutEnv || sibling(n) || said.has(n)) && !NOT_A_VARIABLE.test(n)));
   const names = [...new Set(named)].filter((n) => !known.has(n)).slice(0, 5);
   const at = names.map((n) => new RegExp(`\\b${n}\\b`).exec(message)!.index);
