@@ -7,6 +7,8 @@
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
@@ -450,6 +452,37 @@ test("a tool page's curl call runs as copied: a variable the tool needs comes fr
   const other = (await again.json()) as any;
   t.true(other.success, JSON.stringify(other));
   t.notDeepEqual(other.result, json.result);
+
+  // An example value of the package's own, with quotes and shell syntax, reaches the tool as written: the shell puts
+  // none of the caller's variables (nor a command's output) into the call.
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'quoting-'));
+  const tricky = `it's $(echo pwned) $HOME "'$TOOLSHED_API_KEY'" \\n`;
+  await fs.writeFile(
+    path.join(dir, 'package.json'),
+    JSON.stringify({
+      name: '@fixtures/quoting',
+      version: '1.0.0',
+      type: 'module',
+      main: 'index.js',
+      toolshed: { category: 'text-analysis', env: [{ name: 'QUOTE_KEY', required: true }], tools: ['say'] },
+    }),
+  );
+  await fs.writeFile(
+    path.join(dir, 'index.js'),
+    `export const say = { description: 'Says the text back.', inputSchema: { type: 'object', properties: { text: { type: 'string', default: ${JSON.stringify(tricky)} } }, required: ['text'] }, execute: async ({ text }) => ({ text, keyLength: process.env.QUOTE_KEY.length }) };\n`,
+  );
+  const imported = await svc.importPackage(`path:${dir}`);
+  t.is(imported.status, 201, imported.text);
+  await page.goto(`${svc.url}/tools/@fixtures/quoting/say`);
+  await heading(page, 'say');
+  const trickySnippet = await use.locator('pre').first().innerText();
+  const trickyArgs = execFileSync('bash', ['-c', `curl() { printf '%s\\0' "$@"; }\n${trickySnippet}`], {
+    env: { PATH: process.env.PATH, HOME: '/home/someone', TOOLSHED_API_KEY: owner.key, QUOTE_KEY: 'abc' },
+    encoding: 'utf8',
+  }).split('\0');
+  const sent = JSON.parse(trickyArgs[trickyArgs.indexOf('-d') + 1]!);
+  t.deepEqual(sent, { params: { text: tricky }, env: { QUOTE_KEY: 'abc' } });
+  await fs.rm(dir, { recursive: true, force: true });
 
   // A tool that needs nothing sends no env.
   await page.goto(`${svc.url}/tools/@toolshed-examples/text-tools/slugify`);

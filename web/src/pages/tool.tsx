@@ -249,11 +249,13 @@ function Reviews({ tool, onChange }: { tool: any; onChange: () => void }) {
 }
 
 /**
- * The body of the curl snippet, for inside single quotes: the example params, and each required variable read from the
- * caller's shell (`"'"$NAME"'"` closes the quote around it), so a copied call is not refused for a missing variable.
+ * The body of the curl snippet, for inside single quotes: the example params (a quote in them closed and reopened),
+ * and each required variable read from the caller's shell (`"'"$NAME"'"`), so a copied call is not refused for a
+ * missing variable. Built beside the params, never by replacing text in them: an example value of the package's own
+ * cannot make the shell put one of the caller's variables into the call.
  */
 function curlBody(params: Record<string, unknown>, required: string[]): string {
-  const env = Object.fromEntries(required.map((name) => [name, `\u0000${name}\u0000`]));
-  const json = JSON.stringify(required.length ? { params, env } : { params }).replaceAll("'", "'\\''");
-  return json.replace(/"\\u0000([A-Za-z_][A-Za-z0-9_]*)\\u0000"/g, `"'"$$$1"'"`);
+  const quoted = JSON.stringify(params).replaceAll("'", "'\\''");
+  const env = required.filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)).map((name) => `"${name}":"'"$${name}"'"`);
+  return env.length ? `{"params":${quoted},"env":{${env.join(',')}}}` : `{"params":${quoted}}`;
 }
