@@ -146,6 +146,8 @@ test('after either of two ways, what a server names next belongs to one way: opt
   const byKey = await execute('either-way', 'shout', { text: 'key way' }, { FIXTURE_PRIVATE_KEY: 'k', FIXTURE_APP_ID: 'a' });
   t.regex(byKey.text, /FIXTURE_SPACE_ID is required when using FIXTURE_PRIVATE_KEY/, 'the other way half given: the server’s own words');
   t.like(undeclaredVariables('APP_ID is required when using PRIVATE_KEY', []), [{ name: 'APP_ID', required: true }], 'said to be wanted, alone: required');
+  t.like(undeclaredVariables('SPACE_ID must be set', []), [{ name: 'SPACE_ID', required: true }]);
+  t.deepEqual(undeclaredVariables('Error: cannot start: DEBUG_MODE is set to verbose', []), [], 'a name said to be set is not wanted');
 });
 
 test('a package with a bin and a server’s name is an MCP server when its keywords or description say MCP', (t) => {

@@ -364,7 +364,7 @@ const SPEAKS_OF_ENV = /\benv(?:ironment)?\b/i;
 const SECRET_PART = /(?:^|_)(?:KEY|SECRET|TOKEN|PASSWORD|PAT)(?:_|$)/;
 /** A name said to be wanted: `APP_ID is required`, `SPACE_ID must be set`, `TEAM_ID is missing`. */
 const SAID_WANTED =
-  /\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\s+(?:is|are|must be)\s+(?:required|missing|empty|not (?:set|defined|provided|given)|set|provided|defined|specified)\b/g;
+  /\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\s+(?:(?:is|are)\s+(?:required|missing|empty|not (?:set|defined|provided|given))|must be\s+(?:set|provided|defined|specified))\b/g;
 /** Capitalised names in errors that are not variables: Node's error codes (`ERR_…`, `MODULE_NOT_FOUND`). */
 const NOT_A_VARIABLE = /^(?:ERR|NODE|E)_|^MODULE_|_NOT_FOUND$/;
 
