@@ -64,13 +64,14 @@ export async function importPackage(
   const known = await knownVersion(deps.db, installed, req.official);
   if (known) return known;
   // MCP servers have an import of their own (worker/mcp-import.ts).
-  // The bin's text is read only when the package.json alone does not make it a server.
-  const mcp = isMcpServer(installed.packageJson, options.data) || isMcpServer(installed.packageJson, options.data, await binText(installed));
+  // The bin's text (read once: the MCP import reads it too) makes a server whose MCP library is not among its dependencies.
+  const bin = await binText(installed);
+  const mcp = isMcpServer(installed.packageJson, options.data, bin);
   // A toolkit made with arguments (core/packages/toolkit.ts): the field a refusal names, when the request has one.
   const madeWith = options.data.entry !== undefined ? 'entry' : options.data.options !== undefined ? 'options' : undefined;
   const notMadeWith = (why: string) => invalid(`\`entry\` and \`options\` ${why}`, [{ path: madeWith!, message: why }]);
   if (mcp && madeWith) return notMadeWith('applies to packages of JS tools; this is an MCP server (its command line is `args`)');
-  if (mcp) return importMcpServer(deps, { ...req, options: options.data }, installed);
+  if (mcp) return importMcpServer(deps, { ...req, options: options.data }, installed, bin);
   const defaults: ManifestDefaults = {
     category: options.data.category,
     env: options.data.env?.map((v) => ({

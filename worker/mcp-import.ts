@@ -40,6 +40,8 @@ export async function importMcpServer(
   deps: WorkerDeps,
   req: { source: string; official: boolean; options: ImportOptions; publishedBy?: string | null },
   installed: InstalledPackage,
+  /** The text of its bin (binText), as the import read it. */
+  text: string | undefined,
 ): Promise<ImportResult> {
   const pkg = installed.packageJson;
   const problems = packageJsonProblems(pkg);
@@ -55,7 +57,6 @@ export async function importMcpServer(
   // `initialize` in the guest's process; guest/mcp-pipe.cjs).
   // A bin that only starts a program the package ships (a server written in Go, @digitalocean/mcp) hands that program
   // its stdio: in the guest's process that would be the guest's own, so it starts as a child from the first.
-  const text = await binText(installed);
   const launcher = text !== undefined && !binSpeaksMcp(text) && /\bchild_process\b/.test(text);
   let ref: PackageRef = {
     name: String(pkg.name),
