@@ -7,8 +7,8 @@ import test from 'ava';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { SOURCE_ROOT as ROOT } from './helpers/source-root.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const ALLOWED: Record<string, { layers: string[]; files?: string[] }> = {
   core: { layers: ['core'] },
   sandbox: { layers: ['sandbox', 'core'] },

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { chromium } from 'playwright-core';
 import { startService, type Service } from './helpers/service.js';
+import { createContractChecker } from './helpers/contract.js';
 import { openApiPath } from '../api/openapi.js';
 import { createApp } from '../api/app.js';
 
@@ -25,6 +26,29 @@ test('the document is valid OpenAPI 3.1', async (t) => {
   t.is(res.body.openapi, '3.1.0');
   const result = await new Validator().validate(res.body);
   t.true(result.valid, JSON.stringify(result.errors, null, 1)?.slice(0, 2000));
+});
+
+test('the check every test response goes through refuses what drifts from the document, down to a nested field', async (t) => {
+  const doc = (await svc.request('GET', '/api/openapi.json')).body;
+  const check = createContractChecker(doc);
+  const res = await fetch(`${svc.url}/api/admin/users`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'contract_probe', tier: 'free' }),
+  });
+  const body = await res.json();
+  const type = res.headers.get('content-type');
+  t.is(res.status, 201);
+  t.is(check('POST', '/api/admin/users', 201, type, body), undefined);
+  const wrongType = structuredClone(body);
+  wrongType.data.user.username = 42;
+  t.regex(check('POST', '/api/admin/users', 201, type, wrongType) ?? '', /body does not match the document: body\/data\/user\/username must be string/);
+  const missing = structuredClone(body);
+  delete missing.data.apiKey;
+  t.regex(check('POST', '/api/admin/users', 201, type, missing) ?? '', /must have required property 'apiKey'/);
+  t.regex(check('POST', '/api/admin/users', 299, type, body) ?? '', /status not declared/);
+  // A second checker of the same document in this process (another service of the file) checks the same way.
+  t.regex(createContractChecker(doc)('POST', '/api/admin/users', 201, type, wrongType) ?? '', /username must be string/);
 });
 
 test('every route the app mounts is in the document, with the same methods', async (t) => {

@@ -13,8 +13,10 @@ import { GVISOR_INSTALL_DOCS, isDebianLike, planPreflight, programsFor, runPrefl
 import { withGeneratedSecrets } from '../core/infra/bootstrap.js';
 import { loadConfig } from '../core/infra/config.js';
 import { createLogger, prettyMessage, resolveLogFormat, type LogFormat } from '../core/infra/logger.js';
+import { SOURCE_ROOT } from './helpers/source-root.js';
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+// Run through tsx from the sources (also when this file runs from the compiled tree).
+const ROOT = SOURCE_ROOT;
 const ALL: Program[] = ['runsc', 'ip', 'nft', 'chromium'];
 
 /** A Debian machine, as root, with apt, that has everything; each test takes away what it is about. */

@@ -12,9 +12,11 @@ import { promisify } from 'node:util';
 import type { Tool } from 'ai';
 import { createRegistryTools, registryExecuteTool, registrySearchTool, RegistryToolError, type RegistryTools } from '../clients/registry-tools/src/index.js';
 import { EXAMPLES_DIR, startService, type Service } from './helpers/service.js';
+import { SOURCE_ROOT } from './helpers/source-root.js';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(new URL('..', import.meta.url).pathname);
+// The package's sources: its example runs through tsx, and tsc builds and npm packs it in place.
+const ROOT = SOURCE_ROOT;
 const PACKAGE_DIR = path.join(ROOT, 'clients/registry-tools');
 const TEXT = '@toolshed-examples/text-tools';
 const SIGNER = '@toolshed-examples/webhook-signer';

@@ -1,13 +1,15 @@
 /**
- * `npm test`: the preflight (runsc, ip, nft and Chromium, installed with apt as root on Debian), then one Postgres for
- * the whole run, the template database migrated once, ava (each test file clones the template), and the last line
- * `N passed, N failed`.
+ * `npm test`: the preflight (runsc, ip, nft and Chromium, installed with apt as root on Debian), the compiled tree
+ * (tests/helpers/compiled-tree.ts: the TypeScript transpiled once, so no test process loads it through tsx), then one
+ * Postgres for the whole run, the template database migrated once, ava in the compiled tree (each test file clones the
+ * template), and the last line `N passed, N failed`. Files are named as in the sources (`npm test -- tests/x.test.ts`).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runPreflight } from '../bin/preflight.js';
+import { buildCompiledTree } from './helpers/compiled-tree.js';
 import { prepareTemplate, startTestServer } from './helpers/postgres.js';
 
 /**
@@ -27,6 +29,9 @@ const WAITING = [
   'tests/sse-streams.test.ts',
 ];
 
+/** A test file's name in the compiled tree: `tests/x.test.ts` is `tests/x.test.js` there. */
+const compiledName = (arg: string) => arg.replace(/\.test\.ts$/, '.test.js');
+
 /** Every test file in one of two lanes: the waiting files, one at a time, and the rest (ava's configured concurrency). */
 async function lanesOf(waiting: string[]): Promise<string[][]> {
   const all = (await fs.readdir('tests', { recursive: true })).map((f) => path.join('tests', f)).filter((f) => f.endsWith('.test.ts'));
@@ -35,9 +40,9 @@ async function lanesOf(waiting: string[]): Promise<string[][]> {
   return [all.filter((f) => !waiting.includes(f)).sort(), ['--concurrency=1', ...waiting]];
 }
 
-/** One ava process; its output goes to ours a whole line at a time (two lanes write beside each other). */
-function runAva(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
-  const child = spawn('npx', ['ava', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** One ava process in the compiled tree; its output goes to ours a whole line at a time (two lanes write beside each other). */
+function runAva(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number; out: string }> {
+  const child = spawn('npx', ['ava', ...args.map(compiledName)], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const relay = (stream: NodeJS.ReadableStream, to: NodeJS.WritableStream) => {
     let partial = '';
@@ -60,6 +65,7 @@ async function main(): Promise<number> {
     console.log('0 passed, 1 failed');
     return 1;
   }
+  const tree = await buildCompiledTree(process.cwd());
   const pg = await startTestServer();
   const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-pkgcache-'));
   await fs.chmod(cacheDir, 0o755);
@@ -81,7 +87,7 @@ async function main(): Promise<number> {
     // two-file lane of the rest, so that their waiting does not hold one of the two CPU-bound slots.
     const args = process.argv.slice(2);
     const lanes = args.length > 0 ? [args] : await lanesOf(WAITING);
-    const outputs = await Promise.all(lanes.map((laneArgs) => runAva(laneArgs, env)));
+    const outputs = await Promise.all(lanes.map((laneArgs) => runAva(laneArgs, env, tree)));
     const out = outputs.map((o) => o.out).join('\n');
     const code = outputs.every((o) => o.code === 0) ? 0 : outputs.find((o) => o.code !== 0)!.code;
     const count = (re: RegExp) => [...out.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);

@@ -15,6 +15,7 @@ import { exampleTools } from '../bench/synthetic-tools.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadMetaTool, plainBm25 } from '../bench/relevance.js';
+import { SOURCE_ROOT } from './helpers/source-root.js';
 
 interface RelevanceQuery {
   q: string;
@@ -62,7 +63,7 @@ test('embedded engine: MRR on the example tools is at least 0.95, and not below 
   t.true(embedded.mrr >= minisearch.mrr, 'embedded ranks at least as well as MiniSearch');
 });
 
-const metatoolDir = resolve(fileURLToPath(new URL('..', import.meta.url)), '../shared/datasets/metatool');
+const metatoolDir = resolve(SOURCE_ROOT, '../shared/datasets/metatool');
 const haveMetaTool = existsSync(join(metatoolDir, 'all_clean_data.csv'));
 
 (haveMetaTool ? test : test.skip)('held-out MetaTool: the embedded engine is ahead of plain BM25 on top-1 and MRR@10', async (t) => {

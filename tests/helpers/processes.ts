@@ -39,8 +39,12 @@ export function serviceEnv(config: Readonly<Config>, databaseUrl: string, extra:
   };
 }
 
+/** Runs from the compiled tree (tests/run.ts compiles it): its JavaScript runs without a loader. */
+const COMPILED = import.meta.url.endsWith('.js');
+
 export function spawnProcess(entry: 'worker/main.ts' | 'api/server.ts', env: Record<string, string>): Child {
-  const p = spawn(process.execPath, ['--import', 'tsx', entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = COMPILED ? [entry.replace(/\.ts$/, '.js')] : ['--import', 'tsx', entry];
+  const p = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   p.stdout!.on('data', (d) => (out += d));
   p.stderr!.on('data', (d) => (out += d));
