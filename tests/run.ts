@@ -104,6 +104,7 @@ async function main(): Promise<number> {
     if (pg.dir) await fs.rm(pg.dir, { recursive: true, force: true });
     await fs.rm(cacheDir, { recursive: true, force: true });
     await fs.rm(rootfsDir, { recursive: true, force: true });
+    await fs.rm(tree, { recursive: true, force: true });
   }
 }
 

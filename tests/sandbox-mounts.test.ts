@@ -48,7 +48,8 @@ test.serial('a graceful stop (SIGTERM) leaves no mount under the data dir', asyn
   await started(w);
   t.true(viewsOf(w).length > 0, 'the running worker has its views mounted');
   const code = await stopProcess(w, 'SIGTERM');
-  t.is(code, 0, w.output().slice(-2000));
+  // The signal too: once (2026-11-27, a full run) the worker ended by a signal right after its start, not reproduced since.
+  t.is(code, 0, `signal ${w.process.signalCode}: ${w.output().slice(-2000)}`);
   t.deepEqual(mountsUnderDataDir(), [], 'no mount is left');
 });
 

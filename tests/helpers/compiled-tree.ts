@@ -1,6 +1,6 @@
 /**
  * The compiled tree `npm test` runs: every TypeScript file of ours transpiled by esbuild (about a second for the
- * whole tree) into `.build/test/`, beside links to everything else, so that each test file's process loads plain
+ * whole tree) into `.build/test-<pid>/`, beside links to everything else, so that each test file's process loads plain
  * JavaScript instead of compiling through tsx's loader thread (3–4 s of CPU per file measured, 2026-11-27, on ~110
  * files). Types are checked by `npm run typecheck`, not here: esbuild only strips them.
  *
@@ -39,14 +39,31 @@ function place(from: string, to: string): void {
   }
 }
 
+/** Whether a process with this pid runs (one of another user counts). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
- * Rebuilds `<root>/.build/test` and returns its path. `ava` (package.json's `ava` key, for running a `.ts` file with
- * tsx) becomes the tree's own configuration for the compiled `.js` test files.
+ * Builds `<root>/.build/test-<pid>` for this run (runs side by side in one checkout each have their own; trees of runs
+ * whose process is gone are removed) and returns its path; the caller removes it. `ava` (package.json's `ava` key, for
+ * running a `.ts` file with tsx) becomes the tree's own configuration for the compiled `.js` test files.
  */
 export async function buildCompiledTree(root: string): Promise<string> {
-  const out = path.join(root, '.build', 'test');
+  const parent = path.join(root, '.build');
+  fs.mkdirSync(parent, { recursive: true });
+  for (const name of fs.readdirSync(parent)) {
+    const pid = /^test-(\d+)$/.exec(name)?.[1];
+    if (pid && !alive(Number(pid))) fs.rmSync(path.join(parent, name), { recursive: true, force: true });
+  }
+  const out = path.join(parent, `test-${process.pid}`);
   fs.rmSync(out, { recursive: true, force: true });
-  fs.mkdirSync(out, { recursive: true });
+  fs.mkdirSync(out);
   // Written by tests, kept where a person looks for them (both git-ignored).
   for (const dir of ['tests/output', 'tests/browser/screenshots']) fs.mkdirSync(path.join(root, dir), { recursive: true });
   const sources: string[] = [];
