@@ -98,7 +98,10 @@ export async function buildCompiledTree(root: string): Promise<string> {
   });
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   const { extensions: _ts, nodeArguments: _tsx, files: _files, ...ava } = pkg.ava;
-  pkg.ava = { ...ava, files: ['tests/**/*.test.js'] };
+  // A larger young generation: a test process allocates much and briefly (boots, requests, parsing), and V8's
+  // scavenges were ~6 % of its CPU. 32 MB semi-spaces cut the CPU of three service files by ~10 % (44.9 → 40.4 s, two
+  // runs each, 2026-11-27); 64 MB did no better.
+  pkg.ava = { ...ava, files: ['tests/**/*.test.js'], nodeArguments: ['--max-semi-space-size=32'] };
   fs.writeFileSync(path.join(out, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
   return out;
 }
