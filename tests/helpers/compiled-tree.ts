@@ -39,6 +39,12 @@ function place(from: string, to: string): void {
   }
 }
 
+/**
+ * A build output beside its own source (`x.js` beside `x.ts`): left out, since esbuild writes the compiled `x.js` at
+ * that place in the tree, which through a hard link would overwrite the file in the repository.
+ */
+const strayOutput = (file: string) => file.endsWith('.js') && fs.existsSync(`${file.slice(0, -3)}.ts`);
+
 /** Whether a process with this pid runs (one of another user counts). */
 function alive(pid: number): boolean {
   try {
@@ -81,7 +87,7 @@ export async function buildCompiledTree(root: string): Promise<string> {
         fs.mkdirSync(to);
         mirror(entryRel);
       } else if (isSource(e.name)) sources.push(from);
-      else if (e.isFile()) place(from, to);
+      else if (e.isFile() && !strayOutput(from)) place(from, to);
       else if (e.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(from), to);
     }
   };
