@@ -29,8 +29,14 @@ const WAITING = [
   'tests/sse-streams.test.ts',
 ];
 
-/** A test file's name in the compiled tree: `tests/x.test.ts` is `tests/x.test.js` there. */
-const compiledName = (arg: string) => arg.replace(/\.test\.ts$/, '.test.js');
+/**
+ * A test file's name in the compiled tree: `tests/x.test.ts` is `tests/x.test.js` there; a path into the repository
+ * given whole is taken relative to it (ava runs in the tree).
+ */
+const compiledName = (arg: string) => {
+  const inRepository = path.isAbsolute(arg) && !path.relative(process.cwd(), arg).startsWith('..');
+  return (inRepository ? path.relative(process.cwd(), arg) : arg).replace(/\.test\.ts$/, '.test.js');
+};
 
 /** Every test file in one of two lanes: the waiting files, one at a time, and the rest (ava's configured concurrency). */
 async function lanesOf(waiting: string[]): Promise<string[][]> {
