@@ -16,11 +16,10 @@ import { build } from 'esbuild';
 
 /** Never mirrored: the tree itself, what git keeps apart, and outputs of other builds. */
 const SKIPPED = new Set(['.build', '.git', 'dist']);
-/**
- * Linked whole: the browser app's sources (bundled by web/build.ts, not loaded), and what tests write for a person to
- * look at (both git-ignored).
- */
-const LINKED = new Set(['web/src', 'tests/output', 'tests/browser/screenshots']);
+/** What tests write for a person to look at (git-ignored): linked, so that it lands in the repository's folders. */
+const WRITTEN = ['tests/output', 'tests/browser/screenshots'];
+/** Linked whole: the browser app's sources (bundled by web/build.ts, not loaded), and what tests write. */
+const LINKED = new Set(['web/src', ...WRITTEN]);
 
 const isSource = (name: string) => name.endsWith('.ts') && !name.endsWith('.d.ts');
 
@@ -70,8 +69,7 @@ export async function buildCompiledTree(root: string): Promise<string> {
   const out = path.join(parent, `test-${process.pid}`);
   fs.rmSync(out, { recursive: true, force: true });
   fs.mkdirSync(out);
-  // Written by tests, kept where a person looks for them (both git-ignored).
-  for (const dir of ['tests/output', 'tests/browser/screenshots']) fs.mkdirSync(path.join(root, dir), { recursive: true });
+  for (const dir of WRITTEN) fs.mkdirSync(path.join(root, dir), { recursive: true });
   const sources: string[] = [];
   // A top-level folder without TypeScript (docs, examples, node_modules) is a symbolic link; inside a folder with
   // some, every file is a file of the tree (a fixture package copied from it is copied, not linked back).
