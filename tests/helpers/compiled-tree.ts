@@ -98,6 +98,8 @@ export async function buildCompiledTree(root: string): Promise<string> {
     platform: 'node',
     target: 'node20',
     sourcemap: 'inline',
+    // The maps name the .ts files and lines; the sources stay in the repository (Node parses each map at load).
+    sourcesContent: false,
     logLevel: 'warning',
   });
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
