@@ -296,7 +296,29 @@ test('search lists tools best first and says when no tool does the job well', as
   await context.close();
 });
 
-test('no page is wider than a phone (390 px): tool input table, keys table, run, chat', async (t) => {
+/**
+ * The pieces of the input table's header and parameter names laid out on more than one line. A header cell, and each
+ * piece of a name between its allowed breaks (after _, between camelCase words), is one text node: broken inside a
+ * word, it has two boxes.
+ */
+async function brokenInsideAWord(page: Page): Promise<string[]> {
+  const table = page.getByRole('table', { name: 'Input parameters' });
+  await table.waitFor();
+  return table.evaluate((el) =>
+    [...el.querySelectorAll('thead th, tbody th')].flatMap((cell) => {
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      const pieces: string[] = [];
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        if (range.getClientRects().length > 1) pieces.push(n.textContent ?? '');
+      }
+      return pieces;
+    }),
+  );
+}
+
+test('no page is wider than a phone (390 px): tool input table, keys table, run, chat; on a wide screen the input table breaks no word', async (t) => {
   const context = await browser.newContext({ viewport: PHONE });
   const page = await context.newPage();
   const problems = watchPage(page);
@@ -339,6 +361,19 @@ test('no page is wider than a phone (390 px): tool input table, keys table, run,
   await screenshot(page, 'use-phone-tool-390');
   await page.setViewportSize(DESKTOP);
   await screenshot(page, 'use-phone-tool-1366');
+  // Wider than a phone the table is a table: its header words and parameter names stay whole ("Nam e", "paylo ad" were).
+  const broken = await brokenInsideAWord(page);
+  for (const [tool, width] of [
+    ['monitoring-tools/slaDowntime', 1366],
+    ['monitoring-tools/slaDowntime', 800],
+    ['webhook-signer/signPayload', 800],
+  ] as const) {
+    await page.setViewportSize({ width, height: 900 });
+    await go(page, `/tools/@toolshed-examples/${tool}`);
+    await heading(page, tool.split('/')[1]!);
+    broken.push(...(await brokenInsideAWord(page)).map((piece) => `${tool} at ${width}: ${piece}`));
+  }
+  t.deepEqual(broken, [], 'no header word or name piece on two lines');
   await page.setViewportSize(PHONE);
 
   await go(page, '/settings');

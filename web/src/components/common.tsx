@@ -167,6 +167,15 @@ export function CodeBlock({ code, label }: { code: string; label: string }) {
   );
 }
 
+/**
+ * An identifier (a parameter name, an error code) that may wrap only where a person would break it: after `_`, `-` or
+ * `.`, and between a lower-case letter and an upper-case one (camelCase), never inside a word.
+ */
+export function Breakable({ text }: { text: string }) {
+  const parts = text.replace(/[_.-]|[a-z0-9](?=[A-Z])/g, '$&\u0000').split('\u0000');
+  return <>{parts.map((p, i) => (i < parts.length - 1 ? [p, <wbr />] : p))}</>;
+}
+
 export const formatDate = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 
 export function toolHref(slugOrPkg: string, name?: string) {

@@ -3,7 +3,7 @@
  * (GET /api/tools/:id/stats), and its calls per day over 30 days as an inline SVG bar chart (failures stacked in red).
  */
 import { get } from '../api.js';
-import { ErrorMessage, plural, useAsync } from './common.js';
+import { Breakable, ErrorMessage, plural, useAsync } from './common.js';
 
 const WINDOW_LABEL: Record<string, string> = { '24h': '24 hours', '7d': '7 days', '30d': '30 days' };
 const pct = (r: number | null) => (r === null ? '—' : `${(Math.floor(r * 1000) / 10).toString()}%`);
@@ -53,7 +53,7 @@ function Figures({ stats }: { stats: any }) {
                   : w.topErrors.map((e: any, i: number) => (
                       <span>
                         {i > 0 && ', '}
-                        <Code code={e.code} />
+                        <Breakable text={e.code} />
                         {'\u00a0'}×{e.count}
                       </span>
                     ))}
@@ -65,12 +65,6 @@ function Figures({ stats }: { stats: any }) {
       <DailyChart days={stats.daily} />
     </>
   );
-}
-
-/** An error code that may wrap after its underscores only (EXECUTION_ / TIMEOUT), never inside a word. */
-function Code({ code }: { code: string }) {
-  const parts = code.split('_');
-  return <>{parts.map((p, i) => (i < parts.length - 1 ? [`${p}_`, <wbr />] : p))}</>;
 }
 
 /** Calls per day, oldest first: a bar each, its failed part on top in red; the same figures in the caption. */

@@ -3,6 +3,7 @@
  * select for enums, JSON text for objects and arrays). Values are read back into params of the right types.
  */
 import { useId } from 'preact/hooks';
+import { Breakable } from './common.js';
 
 export interface JsonSchema {
   type?: string | string[];
@@ -157,7 +158,9 @@ export function SchemaTable({ schema }: { schema: JsonSchema }) {
         {props.map(([name, s]) => (
           <tr>
             <th scope="row">
-              <code>{name}</code>
+              <code>
+                <Breakable text={name} />
+              </code>
             </th>
             <td data-label="Type">{describeType(s)}</td>
             <td data-label="Required">{required.has(name) ? 'yes' : 'no'}</td>
