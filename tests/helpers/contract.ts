@@ -31,7 +31,7 @@ export function createContractChecker(doc: Json) {
   let shared = byDocument.get(text);
   if (!shared) {
     // validateSchema off: checking the document against JSON Schema's meta-schema compiled that meta-schema in every
-    // process (~0.2 s); the document itself is checked whole by openapi.test.ts.
+    // process (adding the document: 140-206 ms with it, 68-74 without); openapi.test.ts checks the document whole.
     const ajv = new Ajv2020({ strict: false, allErrors: false, inlineRefs: false, validateSchema: false });
     (addFormats as unknown as (a: Ajv2020) => void)(ajv);
     ajv.addSchema(JSON.parse(text), 'openapi');

@@ -144,7 +144,7 @@ export function SchemaTable({ schema }: { schema: JsonSchema }) {
   if (props.length === 0) return <p class="muted">No parameters.</p>;
   const required = new Set(schema.required ?? []);
   return (
-    <table class="stack">
+    <table class="stack schema">
       <caption class="visually-hidden">Input parameters</caption>
       <thead>
         <tr>
