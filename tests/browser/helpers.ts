@@ -73,6 +73,18 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
+/** The texts of the elements `selector` finds whose visible text lies on more than one line. */
+export async function onSeveralLines(page: Page, selector: string): Promise<string[]> {
+  return page.locator(selector).evaluateAll((els) =>
+    els.flatMap((el) => {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const tops = new Set([...range.getClientRects()].filter((r) => r.width > 1).map((r) => Math.round(r.top)));
+      return tops.size > 1 ? [el.textContent ?? ''] : [];
+    }),
+  );
+}
+
 export const PASSWORD = 'a long enough password';
 
 /** Signs up through the form and waits until the header shows the user. */

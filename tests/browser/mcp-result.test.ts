@@ -9,7 +9,7 @@ import test from 'ava';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { FIXTURES_DIR, type Service } from '../helpers/service.js';
-import { screenshot, signUpInBrowser, startWebService, watchPage } from './helpers.js';
+import { onSeveralLines, screenshot, signUpInBrowser, startWebService, watchPage } from './helpers.js';
 
 const MODULES = path.resolve(new URL('../../node_modules', import.meta.url).pathname);
 let svc: Service;
@@ -93,6 +93,23 @@ test("a tool's long name and long description fit a phone: the name breaks, a li
   await page.getByText('THE LAST LINE OF THE DESCRIPTION.').waitFor();
   await screenshot(page, 'long-names-tool-390');
   t.is(await page.evaluate(() => document.documentElement.scrollWidth), 390, 'the tool page is no wider than the phone');
+});
+
+test('the packages list on a wide screen: a version stays whole beside a long package name', async (t) => {
+  const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+  const broken: string[] = [];
+  for (const width of [1366, 1100, 900, 700]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(`${svc.url}/packages`);
+    const table = page.getByRole('table', { name: 'All packages' });
+    await table.getByRole('link', { name: '@modelcontextprotocol/server-everything' }).waitFor();
+    // server-everything's calendar version broke as "2026.8.3 / 1" when any cell could break anywhere.
+    broken.push(...(await onSeveralLines(page, 'td[data-label="Version"]')).map((v) => `${v} at ${width}`));
+    const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+    if (scroll > width) broken.push(`the page is ${scroll} px wide at ${width}`);
+  }
+  t.deepEqual(broken, []);
+  await page.close();
 });
 
 test("a collection's MCP endpoint URL gets a phone's whole width, not a sliver beside its label", async (t) => {

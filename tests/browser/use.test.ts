@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
-import { buildWebForTests, checkAccessibility, launchBrowser, screenshot, signUpInBrowser, watchPage, write } from './helpers.js';
+import { buildWebForTests, checkAccessibility, launchBrowser, onSeveralLines, screenshot, signUpInBrowser, watchPage, write } from './helpers.js';
 
 let svc: Service;
 let browser: Browser;
@@ -324,7 +324,7 @@ test('no page is wider than a phone (390 px): tool input table, keys table, run,
   const problems = watchPage(page);
   await signUpInBrowser(page, svc.url, 'phoneuser');
   // Two keys in the table, one revoked.
-  for (const name of ['laptop', 'ci runner']) await write(page, 'POST', '/api/keys', { name });
+  for (const name of ['laptop', 'ci runner', 'production-deployment-key-for-the-nightly-scheduler']) await write(page, 'POST', '/api/keys', { name });
   const { col, pass } = await collectionWithScenarios(page, 'Phone');
   const run = (await write(page, 'POST', `/api/scenarios/${pass.id}/run`, {})).data;
   const agent = (await write(page, 'POST', '/api/agents', { name: 'Pocket', collectionIds: [col.id] })).data;
@@ -385,6 +385,8 @@ test('no page is wider than a phone (390 px): tool input table, keys table, run,
   await screenshot(page, 'use-phone-settings-390');
   await page.setViewportSize(DESKTOP);
   await screenshot(page, 'use-phone-settings-1366');
+  // Beside a long key name, each Revoke button still reads as one word ("Revok / e" was), and a key's prefix keeps its "…".
+  t.deepEqual(await onSeveralLines(page, 'table button, td[data-label="Key"]'), [], 'Revoke and the key on one line at 1366');
   t.deepEqual(problems, []);
   await context.close();
 });
