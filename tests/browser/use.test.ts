@@ -323,7 +323,7 @@ test('no page is wider than a phone (390 px): tool input table, keys table, run,
   const page = await context.newPage();
   const problems = watchPage(page);
   await signUpInBrowser(page, svc.url, 'phoneuser');
-  // Two keys in the table, one revoked.
+  // Three keys in the table, one with a long name (the Revoke buttons beside it are checked at 1366 below).
   for (const name of ['laptop', 'ci runner', 'production-deployment-key-for-the-nightly-scheduler']) await write(page, 'POST', '/api/keys', { name });
   const { col, pass } = await collectionWithScenarios(page, 'Phone');
   const run = (await write(page, 'POST', `/api/scenarios/${pass.id}/run`, {})).data;
