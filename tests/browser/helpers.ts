@@ -73,15 +73,25 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
-/** The texts of the elements `selector` finds whose visible text lies on more than one line. */
-export async function onSeveralLines(page: Page, selector: string): Promise<string[]> {
-  return page.locator(selector).evaluateAll((els) =>
-    els.flatMap((el) => {
-      const range = document.createRange();
-      range.selectNodeContents(el);
-      const tops = new Set([...range.getClientRects()].filter((r) => r.width > 1).map((r) => Math.round(r.top)));
-      return tops.size > 1 ? [el.textContent ?? ''] : [];
-    }),
+/**
+ * What the elements `selector` finds lay out on more than one line: each element's whole text, or with `by: 'text'`
+ * each of its text nodes alone (a name split by <wbr> is several nodes, so only a piece broken inside a word counts).
+ */
+export async function onSeveralLines(page: Page, selector: string, by: 'element' | 'text' = 'element'): Promise<string[]> {
+  return page.locator(selector).evaluateAll(
+    (els, by) =>
+      els.flatMap((el) => {
+        const nodes: Node[] = [];
+        if (by === 'element') nodes.push(el);
+        else for (let w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), n = w.nextNode(); n; n = w.nextNode()) nodes.push(n);
+        return nodes.flatMap((node) => {
+          const range = document.createRange();
+          range.selectNodeContents(node);
+          const tops = new Set([...range.getClientRects()].filter((r) => r.width > 1).map((r) => Math.round(r.top)));
+          return tops.size > 1 ? [node.textContent ?? ''] : [];
+        });
+      }),
+    by,
   );
 }
 

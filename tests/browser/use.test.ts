@@ -296,26 +296,10 @@ test('search lists tools best first and says when no tool does the job well', as
   await context.close();
 });
 
-/**
- * The pieces of the input table's header and parameter names laid out on more than one line. A header cell, and each
- * piece of a name between its allowed breaks (after _, between camelCase words), is one text node: broken inside a
- * word, it has two boxes.
- */
+/** The input table's header words and parameter-name pieces laid out on two lines (none should be). */
 async function brokenInsideAWord(page: Page): Promise<string[]> {
-  const table = page.getByRole('table', { name: 'Input parameters' });
-  await table.waitFor();
-  return table.evaluate((el) =>
-    [...el.querySelectorAll('thead th, tbody th')].flatMap((cell) => {
-      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-      const pieces: string[] = [];
-      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-        const range = document.createRange();
-        range.selectNodeContents(n);
-        if (range.getClientRects().length > 1) pieces.push(n.textContent ?? '');
-      }
-      return pieces;
-    }),
-  );
+  await page.getByRole('table', { name: 'Input parameters' }).waitFor();
+  return onSeveralLines(page, 'table.schema thead th, table.schema tbody th', 'text');
 }
 
 test('no page is wider than a phone (390 px): tool input table, keys table, run, chat; on a wide screen the input table breaks no word', async (t) => {
