@@ -54,8 +54,9 @@ let axeSource: Promise<string> | undefined;
 export async function checkAccessibility(t: ExecutionContext, page: Page, label: string): Promise<void> {
   axeSource ??= fs.readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
   const source = await axeSource;
-  // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not apply to it.
-  await page.evaluate(source);
+  // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not apply to it; once per
+  // document (the app moves between its pages without a reload, and each evaluation parses axe's 0.5 MB again).
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(source);
   const violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] = await page.evaluate(async () => {
     const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
     return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => ({ target: n.target })) }));
