@@ -6,13 +6,14 @@ import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../core/infra/embedded-postgres.js';
 import { migrateAll } from '../core/infra/bootstrap.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
-import { killAll, serviceEnv, spawnProcess, stopProcess, until } from './helpers/processes.js';
+import { type Child, killAll, serviceEnv, spawnProcess, stopProcess, until as untilBare } from './helpers/processes.js';
 
 // Restarts under load: the database (its own server here, so that other test files are not disturbed) and the API
 // process. Clients get a result or a clean 504 with the id; every execution ends terminal; waiting works afterwards.
 let pgDir: string;
 let pgServer: EmbeddedServer;
 let svc: Service;
+let worker: Child;
 const SLOW = '@fixtures/nul-tools/slow';
 const FINAL = ['succeeded', 'failed', 'timed_out'];
 
@@ -26,7 +27,7 @@ test.before(async () => {
     database: { url: pgServer.url(), drop: async () => undefined },
     env: { EXECUTION_TIMEOUT_MS: '20000' },
   });
-  spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { EXECUTION_TIMEOUT_MS: '20000' }));
+  worker = spawnProcess('worker/main.ts', serviceEnv(svc.config, svc.databaseUrl, { EXECUTION_TIMEOUT_MS: '20000' }));
   const imp = await svc.importPackage(`path:${path.join(FIXTURES_DIR, 'security', 'nul-tools')}`);
   if (imp.status !== 201) throw new Error(imp.text);
 });
@@ -36,6 +37,22 @@ test.after.always(async () => {
   await pgServer?.stop();
   if (pgDir) await fs.rm(pgDir, { recursive: true, force: true });
 });
+
+/**
+ * `until`, whose time-out also says whether the worker process still runs and what it said last (warnings, errors,
+ * anything not a log line, such as a crash's stack): an execution here that never ends is the worker's doing.
+ */
+const until = <T>(fn: () => Promise<T | undefined | null | false>, ms: number, what: string): Promise<T> =>
+  untilBare(fn, ms, what).catch((err: Error) => {
+    const p = worker?.process;
+    const state = !p ? 'not started' : p.exitCode !== null || p.signalCode !== null ? `exited (${p.exitCode ?? p.signalCode})` : 'running';
+    const said = (worker?.output() ?? '')
+      .split('\n')
+      .filter((l) => /"level":(40|50|60)/.test(l) || (l.trim() !== '' && !l.startsWith('{')))
+      .slice(-8)
+      .map((l) => l.slice(0, 400));
+    throw new Error(`${err.message}; the worker process is ${state}; its last warnings, errors and other output:\n${said.join('\n')}`);
+  });
 
 const db = () => svc.api.deps.db;
 const allFinal = async (ids: string[]) => {
@@ -181,4 +198,26 @@ test.serial('a graceful stop (SIGTERM) of an API process answers a waiting clien
   );
   t.deepEqual(done.result, { waited: 6002 });
   t.is(done.attempts, 1, 'ran once: a client that polls has no reason to send it again');
+});
+
+test.serial('Graphile cannot write a finished job away and ends its pool: the worker starts a new one and takes jobs again', async (t) => {
+  // The moment a database outage can hit: the tool has finished and its result is stored, and Graphile's write that
+  // deletes the job fails (here: its table is renamed away meanwhile). Graphile then ends its pool ("queue is in an
+  // inconsistent state"), while the process lives on and beats as alive.
+  const first = await svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { body: { params: { ms: 3003 } } });
+  t.is(first.status, 202, first.text);
+  const firstId = first.body.data.executionId as string;
+  await until(async () => (await db()('executions').where({ id: firstId }).first())?.status === 'running', 60_000, 'the execution to run');
+  await db().raw('alter table graphile_worker._private_jobs rename to _private_jobs_away');
+  try {
+    await until(async () => (await db()('executions').where({ id: firstId }).first())?.status === 'succeeded', 60_000, 'the result to be stored');
+    await until(async () => worker.output().includes('Failed to complete jobs'), 60_000, "Graphile's failed write");
+  } finally {
+    await db().raw('alter table graphile_worker._private_jobs_away rename to _private_jobs');
+  }
+  // A synchronous call is answered: a job runner takes jobs again (before the fix, none ever did: a 504 after the wait).
+  const next = await svc.request('POST', `/api/tools/execute/${SLOW}`, { body: { params: { ms: 10 } } });
+  t.is(next.status, 200, next.text);
+  t.deepEqual(next.body.result, { waited: 10 });
+  t.regex(worker.output(), /the job runner stopped by itself; starting a new one/);
 });

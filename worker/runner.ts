@@ -18,7 +18,8 @@ const SHUTDOWN_ABORT_MS = 5000;
 
 export interface WorkerHandle {
   id: string;
-  runner: Runner;
+  /** Graphile's runner now (a new one replaces a pool that ended by itself). */
+  readonly runner: Runner;
   stop(): Promise<void>;
 }
 
@@ -95,32 +96,74 @@ export async function startWorker(deps: WorkerDeps, connectionString: string, op
       message,
     );
   };
-  const runner = await run({
-    connectionString,
-    concurrency: Math.max(1, deps.config.WORKER_CONCURRENCY),
-    taskList: tasks,
-    parsedCronItems: opts.cron === false ? [] : parseCrontab(CRONTAB),
-    noHandleSignals: true,
-    // A stop waits this long for running jobs, then aborts them (helpers.abortSignal: tool runs, health checks and the
-    // npm poll end promptly), well within the process's own stop deadline (STOP_DEADLINE_MS).
-    gracefulShutdownAbortTimeout: SHUTDOWN_ABORT_MS,
-    // Unbatched, Graphile writes a job's completion (or failure) without waiting for it, and a stop does not wait
-    // for that write either: a job that finished just before a stop stayed in the queue and ran again. Batched
-    // (with no delay), the stop flushes them before it returns.
-    preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
-    pollInterval: 1000,
-    logger: new GraphileLogger(logFactory),
-  });
+  const startRunner = () =>
+    run({
+      connectionString,
+      concurrency: Math.max(1, deps.config.WORKER_CONCURRENCY),
+      taskList: tasks,
+      parsedCronItems: opts.cron === false ? [] : parseCrontab(CRONTAB),
+      noHandleSignals: true,
+      // A stop waits this long for running jobs, then aborts them (helpers.abortSignal: tool runs, health checks and the
+      // npm poll end promptly), well within the process's own stop deadline (STOP_DEADLINE_MS).
+      gracefulShutdownAbortTimeout: SHUTDOWN_ABORT_MS,
+      // Unbatched, Graphile writes a job's completion (or failure) without waiting for it, and a stop does not wait
+      // for that write either: a job that finished just before a stop stayed in the queue and ran again. Batched
+      // (with no delay), the stop flushes them before it returns.
+      preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+      pollInterval: 1000,
+      logger: new GraphileLogger(logFactory),
+    });
+  let runner = await startRunner();
+  let stopping = false;
+  let restartTimer: NodeJS.Timeout | undefined;
+  // Graphile ends its pool by itself when it cannot write a job's completion or failure (the database went away at
+  // that moment): "queue is in an inconsistent state; aborting". The process would keep beating as alive and never
+  // take a job again, so a pool that ends while we are not stopping is replaced, retrying while the database is away.
+  // The job whose completion was lost stays locked until its lease lapses; the reaper then frees it, as after a killed
+  // worker (its task finds its work already recorded).
+  const watch = (r: Runner) => {
+    void r.promise.then(
+      () => replace(r, undefined),
+      (err: Error) => replace(r, err),
+    );
+  };
+  const replace = (ended: Runner, err: Error | undefined, attempt = 0): void => {
+    if (stopping || ended !== runner) return;
+    if (attempt === 0) deps.logger.error({ err: err?.message }, 'the job runner stopped by itself; starting a new one');
+    restartTimer = setTimeout(
+      () => {
+        if (stopping) return;
+        startRunner().then(
+          (next) => {
+            if (stopping) return void next.stop().catch(() => undefined);
+            runner = next;
+            watch(next);
+            deps.logger.info('a new job runner started');
+          },
+          (startErr: Error) => {
+            deps.logger.warn({ err: startErr.message }, 'starting a new job runner failed; trying again');
+            replace(ended, startErr, attempt + 1);
+          },
+        );
+      },
+      Math.min(30_000, 500 * 2 ** Math.min(attempt, 6)),
+    );
+  };
+  watch(runner);
   await beat();
   // The npm poller (NPM_POLL_INTERVAL_MINUTES; off at 0) reschedules itself; a starting worker makes sure it is scheduled.
   await scheduleNpmPoll(deps, 'preserve_run_at');
   return {
     id,
-    runner,
+    get runner() {
+      return runner;
+    },
     async stop() {
+      stopping = true;
+      clearTimeout(restartTimer);
       clearInterval(timer);
       clearInterval(reaper);
-      await runner.stop();
+      await runner.stop().catch((err: Error) => deps.logger.warn({ err: err.message }, 'the job runner had already stopped'));
       // Every task has returned: what is still locked in our name had its completion or failure lost with the stop.
       await releaseOwnJobs(deps.db, [...leased.keys()]).catch((err) => deps.logger.warn({ err: err.message }, 'could not release own jobs at stop'));
       await failOwnRunning(deps.db, id);
