@@ -1,4 +1,5 @@
 import test from 'ava';
+import { getEventListeners } from 'node:events';
 import path from 'node:path';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 import { parseSse } from './helpers/sse.js';
@@ -35,6 +36,18 @@ test('execute runs the tool in a sandbox and returns its output', async (t) => {
   t.truthy(stored.body.data.completedAt);
   const tool = await svc.request('GET', '/api/tools/@toolshed-examples/text-tools/slugify');
   t.true(tool.body.data.executionCount >= 1, 'executionCount counts it');
+});
+
+test.serial("synchronous calls leave no listener behind on the API's shutdown signal (each wait used to add one for good)", async (t) => {
+  // The signal lives as long as the process: a listener left per waiting call (one per 3 s recheck) grew without
+  // bound in a long-running API, and Node warned of a leak after ten.
+  const listeners = () => getEventListeners(svc.api.deps.shutdown, 'abort').length;
+  const before = listeners();
+  for (const text of ['one', 'two', 'three']) {
+    const res = await execute('@toolshed-examples/text-tools/slugify', { params: { text } });
+    t.is(res.status, 200, res.text);
+  }
+  t.is(listeners(), before);
 });
 
 test.serial('params are validated against the JSON Schema before anything is queued (400 with details)', async (t) => {

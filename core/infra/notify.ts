@@ -113,14 +113,18 @@ export function createNotifier(connectionString: string, logger?: Logger): Notif
             return hit;
           }
           let timer: NodeJS.Timeout | undefined;
+          let onAbort: (() => void) | undefined;
           try {
             return await new Promise<string | undefined>((resolve) => {
               wake = resolve;
               timer = setTimeout(() => resolve(undefined), timeoutMs);
-              signal?.addEventListener('abort', () => resolve(undefined), { once: true });
+              onAbort = () => resolve(undefined);
+              signal?.addEventListener('abort', onAbort, { once: true });
             });
           } finally {
             clearTimeout(timer);
+            // The caller's signal outlives this wait (a request's, over several rechecks): leave no listener on it.
+            if (onAbort) signal?.removeEventListener('abort', onAbort);
             unsubscribe();
           }
         },
