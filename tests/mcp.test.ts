@@ -1,5 +1,6 @@
 import test from 'ava';
 import crypto from 'node:crypto';
+import { getEventListeners } from 'node:events';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -105,6 +106,22 @@ test('names: deeper clashes fall back to the full package name; the result does 
   const names = (tools: ToolRow[]) => [...mcpToolNames(tools)].map(([name, tool]) => `${name}=${tool.id.slice(-1)}`);
   t.deepEqual(names(set), ['a_tools__fetch=1', 'b_tools__fetch=2', 'other__fetch=3', 'parse=4']);
   t.deepEqual(names([...set].reverse()), names(set));
+});
+
+test.serial("tools/call leaves nothing behind on the API's shutdown signal (Node 20's AbortSignal.any kept a reference per call)", async (t) => {
+  const shutdown = svc.api.deps.shutdown;
+  // Node's own bookkeeping of the signals derived from it (never shrinks in Node 20), and plain listeners.
+  const dependants = () => {
+    const key = Object.getOwnPropertySymbols(shutdown).find((s) => s.description === 'kDependantSignals');
+    return key ? ((shutdown as unknown as Record<symbol, Set<unknown> | undefined>)[key]?.size ?? 0) : 0;
+  };
+  const held = () => [dependants(), getEventListeners(shutdown, 'abort').length];
+  const c = await makeCollection(alice, { name: 'Signal check' }, [`${TEXT}::slugify`]);
+  const { client } = await connect(mcpPath(alice.username, c.uid), { authorization: `Bearer ${alice.key}` });
+  const before = held();
+  for (const text of ['one', 'two', 'three']) t.falsy((await call(client, 'slugify', { text })).isError);
+  t.deepEqual(held(), before);
+  await client.close();
 });
 
 test('tools/call: the output equals what execute (25) returns; the execution is recorded', async (t) => {

@@ -4,6 +4,7 @@
  * tool result with `isError` (renderMcp), so that an agent reads what went wrong. Env values never appear in a message.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { anySignal } from 'any-signal';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../../core/infra/errors.js';
@@ -47,6 +48,8 @@ export async function callCollectionTool(
   const { env, ambiguous } = envForTool(tool, givenEnvFromHeaders(c.headers, tools.values()), declarers);
   if (ambiguous.length > 0) return errorResult(ambiguityMessage(ambiguous, (pkg, name) => envHeaderName(name, pkg)));
   let execution: ExecutionRow;
+  // any-signal, not AbortSignal.any: Node 20's keeps a reference on the shutdown signal for every call, for good.
+  const signal = c.signal ? anySignal([c.signal, c.deps.shutdown]) : undefined;
   try {
     execution = await runTool(
       c.deps,
@@ -58,12 +61,14 @@ export async function callCollectionTool(
         origin: 'mcp',
         limit: { client: c.client, maxActive: c.deps.config.MAX_ACTIVE_EXECUTIONS },
       },
-      { signal: c.signal ? AbortSignal.any([c.signal, c.deps.shutdown]) : c.deps.shutdown },
+      { signal: signal ?? c.deps.shutdown },
     );
   } catch (err) {
     if (err instanceof AppError && err.status < 500) return refusal(err, tool, env, declarers);
     c.deps.logger.error({ err, toolId: tool.id }, 'mcp tools/call failed');
     throw new McpError(ErrorCode.InternalError, 'Internal error');
+  } finally {
+    signal?.clear();
   }
   await c.deps.learning.use(c.caller?.userId, tool.id);
   return renderMcp(execution);

@@ -4,6 +4,7 @@
  * and answers with the judged run, `?wait=false` answers 202 at once. A run is visible to whoever can see its
  * scenario, and to the user who started it. Errors in shape B.
  */
+import { anySignal } from 'any-signal';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
@@ -77,7 +78,9 @@ export const scenarioRunOperations: Operation[] = [
       }
       const { run, quotaRemaining: remaining } = await startRun(deps.db, deps.config, caller, scenario.id, sealedEnv);
       if (query.wait === 'false') return reply(202, { success: true, data: { runId: run.id, status: run.status, quotaRemaining: remaining } });
-      const current = await waitForRun(deps, run.id, deps.config.EXECUTION_WAIT_MS, AbortSignal.any([clientGone(ctx), deps.shutdown]));
+      // any-signal, not AbortSignal.any: Node 20's keeps a reference on the shutdown signal for every call, for good.
+      const signal = anySignal([clientGone(ctx), deps.shutdown]);
+      const current = await waitForRun(deps, run.id, deps.config.EXECUTION_WAIT_MS, signal).finally(() => signal.clear());
       return reply(isFinalRun(current) ? 200 : 202, { success: true, data: toRunRecord(current, remaining) });
     },
   }),

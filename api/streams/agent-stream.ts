@@ -5,6 +5,7 @@
  * so as it happens: `tools.discovered`, `tool.started`, `tool.completed`, `message.delta` as text arrives, then
  * `done` { usage }; on failure `error` { code, message } then `done`. No event carries an env value.
  */
+import { anySignal } from 'any-signal';
 import type { Context } from 'koa';
 import type { AppDeps } from '../deps.js';
 import { openSse } from './sse.js';
@@ -106,7 +107,8 @@ export async function streamAgent(ctx: Context, deps: AppDeps, req: AgentStreamR
   const secrets = allEnvValues(req.env);
   const sse = openSse(ctx, deps.config);
   // The client going away or the server stopping ends the agent: no further model step or tool call.
-  const signal = AbortSignal.any([sse.signal, deps.shutdown]);
+  // any-signal, not AbortSignal.any: Node 20's keeps a reference on the shutdown signal for every stream, for good.
+  const signal = anySignal([sse.signal, deps.shutdown]);
   const limit = { client: callerIdentity(ctx), maxActive: deps.config.MAX_ACTIVE_EXECUTIONS };
   // Every event passes through the redaction of the request's env values, whatever a model or tool put in it.
   const send: Send = (event, data) => sse.send(event, redactSecrets(data, secrets));
@@ -135,6 +137,7 @@ export async function streamAgent(ctx: Context, deps: AppDeps, req: AgentStreamR
       send('done', { usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } });
     }
   } finally {
+    signal.clear();
     sse.close();
   }
 }
