@@ -55,6 +55,16 @@ const until = <T>(fn: () => Promise<T | undefined | null | false>, ms: number, w
   });
 
 const db = () => svc.api.deps.db;
+/** The execution's row once it has `status` (waited for up to 60 s). */
+const executionIn = (id: string, status: string, what: string) =>
+  until(
+    async () => {
+      const row = await db()('executions').where({ id }).first();
+      return row?.status === status ? row : undefined;
+    },
+    60_000,
+    what,
+  );
 const allFinal = async (ids: string[]) => {
   const rows = await db()('executions').whereIn('id', ids).select('status');
   return rows.length === ids.length && rows.every((r) => FINAL.includes(r.status));
@@ -188,14 +198,7 @@ test.serial('a graceful stop (SIGTERM) of an API process answers a waiting clien
   t.is(answer.status, 504, JSON.stringify(answer.body));
   t.is(answer.body.executionId, id, 'the client can poll it elsewhere');
   t.true(Date.now() - stoppedAt < 5_000, 'answered at once, not after the grace period');
-  const done = await until(
-    async () => {
-      const row = await db()('executions').where({ id }).first();
-      return row?.status === 'succeeded' ? row : undefined;
-    },
-    60_000,
-    'the execution to complete',
-  );
+  const done = await executionIn(id, 'succeeded', 'the execution to complete');
   t.deepEqual(done.result, { waited: 6002 });
   t.is(done.attempts, 1, 'ran once: a client that polls has no reason to send it again');
 });
@@ -211,19 +214,12 @@ test.serial('Graphile cannot write a finished job away and ends its pool: the wo
     const first = await svc.request('POST', `/api/tools/execute/${SLOW}?wait=false`, { body: { params: { ms: 3003 + attempt } } });
     t.is(first.status, 202, first.text);
     const id = first.body.data.executionId as string;
-    const running = await until(
-      async () => {
-        const row = await db()('executions').where({ id }).first();
-        return row?.status === 'running' ? row : undefined;
-      },
-      60_000,
-      'the execution to run',
-    );
+    const running = await executionIn(id, 'running', 'the execution to run');
     await db().raw('alter table graphile_worker._private_jobs rename to _private_jobs_away');
     try {
       caught = (await db().raw('select 1 from graphile_worker._private_jobs_away where id = ?', [running.job_id])).rows.length === 1;
       if (!caught) continue;
-      await until(async () => (await db()('executions').where({ id }).first())?.status === 'succeeded', 60_000, 'the result to be stored');
+      await executionIn(id, 'succeeded', 'the result to be stored');
       await until(async () => worker.output().includes('Failed to complete jobs'), 60_000, "Graphile's failed write");
     } finally {
       await db().raw('alter table graphile_worker._private_jobs_away rename to _private_jobs');
