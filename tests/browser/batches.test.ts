@@ -97,8 +97,9 @@ test('generate scenarios, run them all three times, follow the batch to its matr
   await page.getByRole('button', { name: 'Run all' }).click();
   await page.waitForURL((u) => /\/scenario-batches\/[0-9a-f-]+$/.test(u.pathname) && !u.pathname.endsWith(firstBatch));
   await page.getByTestId('batch-summary').waitFor({ timeout: 180_000 });
-  const caption = page.locator('#trend-cap');
-  await caption.waitFor();
+  // The trend is read again once the batch is done; until that answer arrives the page still shows the one before.
+  const caption = page.locator('#trend-cap', { hasText: /last 2 finished batches/ });
+  await caption.waitFor({ timeout: 30_000 });
   t.regex(await caption.innerText(), /last 2 finished batches/);
   await page.getByRole('link', { name: /Compare with the batch before/ }).click();
   await page.getByRole('heading', { level: 1, name: 'Two batches side by side' }).waitFor();
