@@ -36,8 +36,8 @@ test.before(async () => {
     '1.0.0': await folder('1.0.0', 'a'.repeat(size)),
     '2.0.0': await folder('2.0.0', crypto.randomBytes(size)),
   });
-  registry.publish('1.0.0');
-  registry.publish('2.0.0');
+  await registry.publish('1.0.0');
+  await registry.publish('2.0.0');
   svc = await startService({ env: { NPM_USERCONFIG: registry.npmrc, MAX_PACKAGE_TARBALL_MB: '1', MAX_PACKAGE_UNPACKED_MB: '1' } });
 });
 test.after.always(async () => {

@@ -24,7 +24,7 @@ let bob: { id: string; username: string; key: string };
 test.before(async () => {
   const folder = (v: number) => path.join(FIXTURES_DIR, 'packages', `versioned-v${v}`);
   registry = await startNpmRegistry(PKG, { '1.0.0': folder(1), '2.0.0': folder(2), '1.1.0': folder(1.1) });
-  registry.publish('1.0.0');
+  await registry.publish('1.0.0');
   // The poller runs every 1.2 s; it finds nothing new until the registry publishes 2.0.0.
   svc = await startService({ env: { NPM_USERCONFIG: registry.npmrc, NPM_POLL_INTERVAL_MINUTES: '0.02' } });
   alice = await svc.createUser();
@@ -52,7 +52,7 @@ test.serial('the poller imports a new version; both stay runnable; pinned refere
   pinned = await svc.createCollection(alice.key, { name: 'Pins count' }, [`${PKG}@1.0.0/count`]);
 
   // A new version appears on the registry: the poller (not a request) imports it.
-  registry.publish('2.0.0');
+  await registry.publish('2.0.0');
   const polled = await until(
     async () => {
       const row = await svc.api.deps
@@ -189,7 +189,7 @@ test.serial('re-importing a known version (the latest or an older one) changes n
 
 test.serial('the latest is the highest version imported, not the last: an older version imported later is only recorded', async (t) => {
   // 1.1.0 appears on the registry after 2.0.0 (a backport): the poller does not follow it (it is below the latest)…
-  registry.publish('1.1.0');
+  await registry.publish('1.1.0');
   const res = await svc.request('POST', '/api/packages', { key: alice.key, body: { source: `npm:${PKG}@1.1.0` } });
   t.is(res.status, 201, res.text);
   t.like(res.body.data.package, { name: PKG, version: '1.1.0' }, 'the answer describes the version published');
