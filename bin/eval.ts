@@ -91,8 +91,16 @@ function rateArg(name: string, v: string | undefined, fallback: number): number 
 
 const pct = (r: number | null) => (r === null ? '-' : `${Math.round(r * 1000) / 10}%`);
 
-/** XML 1.0 cannot carry most control characters, even escaped. */
+/** XML 1.0 cannot carry most control characters, even escaped (`&#1;` is not well-formed either): they become U+FFFD. */
 const xmlText = (s: string) => s.replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '\uFFFD');
+
+/** Every string of the document (names, ids, attribute values and text alike) made fit for XML 1.0. */
+function xmlSafe(v: unknown): unknown {
+  if (typeof v === 'string') return xmlText(v);
+  if (Array.isArray(v)) return v.map(xmlSafe);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, xmlSafe(x)]));
+  return v;
+}
 
 export interface ScenarioReport extends ScenarioStats {
   name: string;
@@ -136,7 +144,9 @@ export function junitReport(collection: string, batchId: string, scenarios: Scen
       },
     },
   };
-  return new XMLBuilder({ ignoreAttributes: false, format: true, suppressEmptyNode: true, suppressBooleanAttributes: false, processEntities: true }).build(doc);
+  return new XMLBuilder({ ignoreAttributes: false, format: true, suppressEmptyNode: true, suppressBooleanAttributes: false, processEntities: true }).build(
+    xmlSafe(doc),
+  );
 }
 
 async function scenarioNamesOf(api: Client, collectionId: string): Promise<Map<string, string>> {
