@@ -9,14 +9,22 @@
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ErrorDetail } from '../core/infra/errors.js';
 import { installManifest, packageJsonProblems } from '../core/packages/npm-rules.js';
-import { copyFolder, extractTarball, secureTree } from '../core/packages/package-files.js';
+import { copyFolder, extractTarball, overLimits, PackageLimitError, secureTree, treeUsage, type TreeLimits } from '../core/packages/package-files.js';
+import { DEFAULT_MAX_PACKAGE_FILES, DEFAULT_MAX_PACKAGE_INSTALLED_MB } from '../core/infra/config.js';
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+/**
+ * npm's output is held in memory: `npm pack --json` lists every file of the package (about 100 bytes each), so the
+ * bound is far above what MAX_PACKAGE_FILES lets through (execFile's default, 1 MiB, failed a package of 15,000 files).
+ */
+const NPM_OUTPUT_MAX_BYTES = 256 * 1024 * 1024;
+const run = (file: string, args: string[], opts: Parameters<typeof execFileAsync>[2] = {}) =>
+  execFileAsync(file, args, { maxBuffer: NPM_OUTPUT_MAX_BYTES, ...opts, encoding: 'utf8' });
 const MARKER = '.toolshed-installed';
 // allow-*=none: npm itself refuses git, URL, tarball-file and folder dependencies anywhere in the tree, so a registry
 // package cannot pull one in transitively (our own check only sees the package's direct dependencies).
@@ -28,6 +36,11 @@ export type InstallSource = { kind: 'npm'; name: string; range: string } | { kin
 export interface InstalledPackage {
   dir: string;
   packageJson: Record<string, unknown>;
+  /**
+   * What the install was made from: an npm tarball's `sha512-<base64>` (checked against the registry's dist.integrity),
+   * a folder's tree hash `sha256-<base64>`. The cache directory is named by it, and its marker file records it.
+   */
+  integrity: string;
 }
 
 export class InstallError extends Error {
@@ -78,8 +91,8 @@ async function readPackageJson(dir: string, shownAs = dir): Promise<Record<strin
 }
 
 /** Moves a finished, secured staging directory into place; a concurrent install of the same key wins harmlessly. */
-async function publish(staging: string, target: string): Promise<void> {
-  await fs.writeFile(path.join(staging, MARKER), new Date().toISOString(), { mode: 0o644 });
+async function publish(staging: string, target: string, integrity: string): Promise<void> {
+  await fs.writeFile(path.join(staging, MARKER), JSON.stringify({ integrity, installedAt: new Date().toISOString() }), { mode: 0o644 });
   await fs.rename(staging, target).catch(async (err: NodeJS.ErrnoException) => {
     await fs.rm(staging, { recursive: true, force: true });
     if (!existsSync(path.join(target, MARKER))) throw err;
@@ -170,12 +183,26 @@ export interface NpmOptions {
   /** The package's own tarball and its unpacked files, at most (a larger one is refused: a 400 naming the size). */
   maxTarballBytes?: number;
   maxUnpackedBytes?: number;
+  /** The package as installed, its dependencies included: entries and bytes at most (MAX_PACKAGE_FILES, MAX_PACKAGE_INSTALLED_MB). */
+  maxFiles?: number;
+  maxInstalledBytes?: number;
+}
+
+function treeLimits(npm: NpmOptions): TreeLimits {
+  return { maxFiles: npm.maxFiles ?? DEFAULT_MAX_PACKAGE_FILES, maxBytes: npm.maxInstalledBytes ?? DEFAULT_MAX_PACKAGE_INSTALLED_MB * 1024 * 1024 };
+}
+
+/** Refuses a package whose installed tree (dependencies included) is over MAX_PACKAGE_FILES or MAX_PACKAGE_INSTALLED_MB. */
+async function checkInstalled(dir: string, shownAs: string, npm: NpmOptions): Promise<void> {
+  const { entries, bytes } = await treeUsage(dir);
+  const message = overLimits(entries, bytes, treeLimits(npm), `${shownAs} with its dependencies`);
+  if (message) throw new InstallError(message, true, [{ path: 'source', message }]);
 }
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 /** Refuses a packed package over the size limits (npm pack reports both sizes). */
-function checkSizes(name: string, packed: { version: string; size?: number; unpackedSize?: number }, npm: NpmOptions): void {
+function checkSizes(name: string, packed: { version: string; size?: number; unpackedSize?: number; entryCount?: number }, npm: NpmOptions): void {
   const over = (what: string, size: number | undefined, limit: number | undefined, setting: string) => {
     if (limit === undefined || size === undefined || size <= limit) return;
     const message = `${name}@${packed.version}: ${what} is ${mib(size)}, over the limit of ${mib(limit)} (${setting})`;
@@ -183,6 +210,29 @@ function checkSizes(name: string, packed: { version: string; size?: number; unpa
   };
   over('its tarball', packed.size, npm.maxTarballBytes, 'MAX_PACKAGE_TARBALL_MB');
   over('its unpacked size', packed.unpackedSize, npm.maxUnpackedBytes, 'MAX_PACKAGE_UNPACKED_MB');
+  const maxFiles = treeLimits(npm).maxFiles!;
+  if (packed.entryCount !== undefined && packed.entryCount > maxFiles) {
+    const message = `${name}@${packed.version}: it has ${packed.entryCount} files, over the limit of ${maxFiles} (MAX_PACKAGE_FILES)`;
+    throw new InstallError(message, true, [{ path: 'source', message }]);
+  }
+}
+
+/**
+ * npm refused to read the tarball (its tar stops past a thousandfold inflation: a decompression bomb; or the archive
+ * is corrupt), or listed more files than its output may hold: the package's problem, a 400 naming it.
+ */
+function refuseHostileArchive(err: unknown, spec: string): void {
+  const e = err as { code?: unknown; stderr?: string };
+  const said = String(e.stderr ?? '');
+  let message: string | undefined;
+  if (e.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER')
+    message = `${spec}: npm's listing of its files is over ${mib(NPM_OUTPUT_MAX_BYTES)}: it has far more files than MAX_PACKAGE_FILES allows`;
+  else if (/decompression ratio exceeded/.test(said)) message = `${spec}: its tarball inflates over 1000-fold (a decompression bomb), which is refused`;
+  else if (/TAR_ABORT|TAR_BAD_ARCHIVE|zlib:/.test(said)) {
+    const why = npmErrorText(err);
+    message = `${spec}: its tarball cannot be unpacked: ${why}`;
+  }
+  if (message) throw new InstallError(message, true, [{ path: 'source', message }]);
 }
 
 export function npmEnv(npm: NpmOptions = {}): NodeJS.ProcessEnv {
@@ -200,8 +250,8 @@ function firstLine(err: unknown): string {
   return (e.stderr || e.message || String(err)).split('\n').find((l) => l.trim() && !l.includes('nodedir')) ?? 'unknown error';
 }
 
-/** Content hash of a tree: file paths and contents, and link paths and targets (links are installed as links). */
-async function hashFolder(dir: string): Promise<string> {
+/** Content hash of a tree (SHA-256): file paths and contents, and link paths and targets (links are installed as links). */
+async function hashFolder(dir: string): Promise<Buffer> {
   const h = crypto.createHash('sha256');
   const walk = async (d: string) => {
     const entries = (await fs.readdir(d, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
@@ -219,12 +269,40 @@ async function hashFolder(dir: string): Promise<string> {
     }
   };
   await walk(dir);
-  return h.digest('hex').slice(0, 12);
+  return h.digest();
 }
 
-/** Unpacks an npm tarball into `dir` safely, or throws a user error naming the entries it refused. */
-export async function unpackTarball(file: string, dir: string): Promise<void> {
-  refuseIf(await extractTarball(file, dir), 'the package archive has entries that cannot be installed');
+/** The hex digest of an integrity string (`sha512-<base64>`), cut to `length` characters: a cache entry's suffix. */
+function digestHex(integrity: string, length: number): string {
+  return Buffer.from(integrity.slice(integrity.indexOf('-') + 1), 'base64')
+    .toString('hex')
+    .slice(0, length);
+}
+
+/**
+ * Whether `dir` is an install made from the bytes of `integrity` (its marker records them): a run checks this before
+ * it mounts the directory, so a cache entry swapped or rewritten under a recorded version is refused, not run.
+ */
+export async function verifyInstalled(dir: string, integrity: string): Promise<boolean> {
+  const marker = await fs.readFile(path.join(dir, MARKER), 'utf8').catch(() => '');
+  try {
+    return (JSON.parse(marker) as { integrity?: unknown }).integrity === integrity;
+  } catch {
+    return false;
+  }
+}
+
+/** Unpacks an npm tarball into `dir` safely, or throws a user error naming the entries it refused or the limit it is over. */
+export async function unpackTarball(file: string, dir: string, npm: NpmOptions = {}, shownAs = 'the package'): Promise<void> {
+  let problems: ErrorDetail[];
+  try {
+    problems = await extractTarball(file, dir, treeLimits(npm));
+  } catch (err) {
+    if (!(err instanceof PackageLimitError)) throw err;
+    const message = `${shownAs}: ${err.message}`;
+    throw new InstallError(message, true, [{ path: 'source', message }]);
+  }
+  refuseIf(problems, 'the package archive has entries that cannot be installed');
 }
 
 export async function installFromPath(cacheDir: string, dir: string, npm: NpmOptions = {}): Promise<InstalledPackage> {
@@ -248,15 +326,67 @@ export async function installFromPath(cacheDir: string, dir: string, npm: NpmOpt
     refuseIf(await secureTree(staging), 'the package folder has entries that cannot be installed');
     const pkg = await readPackageJson(staging, dir);
     refuseIf(packageJsonProblems(pkg), 'invalid package.json');
-    const target = cachePath(cacheDir, String(pkg.name), String(pkg.version), `+${await hashFolder(staging)}`);
-    if (existsSync(path.join(target, MARKER))) return { dir: target, packageJson: pkg };
+    const tree = await hashFolder(staging);
+    const integrity = `sha256-${tree.toString('base64')}`;
+    const target = cachePath(cacheDir, String(pkg.name), String(pkg.version), `+${tree.toString('hex').slice(0, 12)}`);
+    if (existsSync(path.join(target, MARKER))) {
+      // An entry installed before markers recorded integrity is named by the same tree hash: it learns its integrity.
+      if (!(await verifyInstalled(target, integrity))) await fs.writeFile(path.join(target, MARKER), JSON.stringify({ integrity }), { mode: 0o644 });
+      return { dir: target, packageJson: pkg, integrity };
+    }
     await installDependencies(cacheDir, staging, pkg, npm);
+    await checkInstalled(staging, `${String(pkg.name)}@${String(pkg.version)}`, npm);
     refuseIf(await secureTree(staging), 'the installed dependencies have entries that cannot be installed');
-    await publish(staging, target);
-    return { dir: target, packageJson: pkg };
+    await publish(staging, target, integrity);
+    return { dir: target, packageJson: pkg, integrity };
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
   }
+}
+
+/** npm's codes for a fetch that may work when tried again. */
+const TRANSIENT = /\b(?:ECONNRESET|ETIMEDOUT|ECONNREFUSED|EAI_AGAIN|ESOCKETTIMEDOUT|EPIPE|E5\d\d)\b/;
+
+/**
+ * `npm pack` of one spec, its JSON on stdout. npm's own retries are off: it retries a tarball that fails its
+ * integrity check too, for over two minutes, so a registry entry whose bytes are not its dist.integrity would hold the
+ * import that long before its 400. A transient network failure is tried again here, twice.
+ */
+async function npmPack(spec: string, cwd: string, npm: NpmOptions): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const args = ['pack', '--json', '--ignore-scripts', '--loglevel=error', '--fetch-retries=0', '--', spec];
+      return (await run('npm', args, { cwd, timeout: 120_000, env: npmEnv(npm) })).stdout;
+    } catch (err) {
+      if (attempt >= 3 || !TRANSIENT.test(String((err as { stderr?: string }).stderr ?? ''))) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+    }
+  }
+}
+
+/** The tarball's `sha512-<base64>` digest, the form of the registry's dist.integrity. */
+async function tarballIntegrity(file: string): Promise<string> {
+  const h = crypto.createHash('sha512');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return `sha512-${h.digest('base64')}`;
+}
+
+/** npm refused a tarball whose bytes are not the ones the registry's dist.integrity names: a 400 naming both. */
+function refuseIntegrityMismatch(err: unknown, spec: string): void {
+  const said = String((err as { stderr?: string }).stderr ?? '');
+  if (!/EINTEGRITY/.test(said)) return;
+  const [, wanted, got] = said.match(/wanted (\S+) but got (\S+?)\.?(?:\s|$)/) ?? [];
+  const message = wanted
+    ? `${spec}: the tarball's bytes (${got}) are not the ones the registry's dist.integrity names (${wanted})`
+    : `${spec}: the tarball's bytes are not the ones the registry's dist.integrity names`;
+  throw new InstallError(message, true, [{ path: 'source', message }]);
+}
+
+/** The tarball must be the package it was fetched as: its package.json's name and version, the requested ones. */
+function refuseOtherIdentity(pkg: Record<string, unknown>, name: string, version: string): void {
+  if (pkg.name === name && pkg.version === version) return;
+  const message = `the tarball of ${name}@${version} says it is ${String(pkg.name)}@${String(pkg.version)} in its package.json; a package must be published under its own name and version`;
+  throw new InstallError(message, true, [{ path: 'package.json.name', message }]);
 }
 
 export async function installFromNpm(cacheDir: string, name: string, range: string, npm: NpmOptions = {}): Promise<InstalledPackage> {
@@ -265,31 +395,34 @@ export async function installFromNpm(cacheDir: string, name: string, range: stri
   try {
     let packed: { filename: string; version: string; size?: number; unpackedSize?: number }[];
     try {
-      const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--loglevel=error', '--', `${name}@${range}`], {
-        cwd: staging,
-        timeout: 120_000,
-        env: npmEnv(npm),
-      });
-      packed = JSON.parse(stdout);
+      packed = JSON.parse(await npmPack(`${name}@${range}`, staging, npm));
     } catch (err) {
+      refuseIntegrityMismatch(err, `${name}@${range}`);
+      refuseHostileArchive(err, `${name}@${range}`);
       const msg = firstLine(err);
       throw new InstallError(`cannot fetch ${name}@${range} from npm: ${msg}`, /E404|ETARGET|No match|not found/i.test(msg));
     }
     const { filename, version } = packed[0];
     checkSizes(name, packed[0], npm);
-    const target = cachePath(cacheDir, name, version);
-    if (existsSync(path.join(target, MARKER))) return { dir: target, packageJson: await readPackageJson(target) };
+    // npm checked the tarball against the registry's dist.integrity (EINTEGRITY above); the install is named and
+    // marked by the same digest of the bytes it was made from, taken here from the file itself.
+    const tarball = path.join(staging, path.basename(filename));
+    const integrity = await tarballIntegrity(tarball);
+    const target = cachePath(cacheDir, name, version, `+${digestHex(integrity, 16)}`);
+    if (existsSync(path.join(target, MARKER))) return { dir: target, packageJson: await readPackageJson(target), integrity };
     const pkgDir = path.join(staging, 'package');
     await fs.mkdir(pkgDir);
-    await unpackTarball(path.join(staging, path.basename(filename)), pkgDir);
+    await unpackTarball(tarball, pkgDir, npm, `${name}@${version}`);
     const pkg = await readPackageJson(pkgDir, `${name}@${version}`);
     refuseIf(packageJsonProblems(pkg), 'invalid package.json');
+    refuseOtherIdentity(pkg, name, version);
     await installDependencies(cacheDir, pkgDir, pkg, npm);
+    await checkInstalled(pkgDir, `${name}@${version}`, npm);
     refuseIf(await secureTree(pkgDir), 'the installed dependencies have entries that cannot be installed');
     const finalStaging = `${staging}-pkg`;
     await fs.rename(pkgDir, finalStaging);
-    await publish(finalStaging, target);
-    return { dir: target, packageJson: pkg };
+    await publish(finalStaging, target, integrity);
+    return { dir: target, packageJson: pkg, integrity };
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
   }

@@ -9,6 +9,11 @@ export interface PackageRef {
   version: string;
   /** Absolute path of the installed package directory (contains package.json and node_modules, if any). */
   dir: string;
+  /**
+   * The integrity of the bytes the version was recorded from (package_versions.integrity): a run refuses a directory
+   * whose install marker names other bytes (sandbox/packages.ts verifyInstalled). Null or absent: recorded before.
+   */
+  integrity?: string | null;
   /** Set for an MCP server: the package is run as a server (see mcp-run.ts), its tools are the server's tools. */
   mcp?: McpLaunch;
 }

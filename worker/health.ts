@@ -19,7 +19,13 @@ export const BROKEN_AFTER_FAILURES = 3;
 const CHECK_TIMEOUT_MS = 20_000;
 
 export function packageRefOf(t: ToolRow): PackageRef {
-  return { name: t.package_name, version: t.package_version, dir: t.package_install_path, ...(t.package_mcp ? { mcp: t.package_mcp } : {}) };
+  return {
+    name: t.package_name,
+    version: t.package_version,
+    dir: t.package_install_path,
+    integrity: t.package_integrity,
+    ...(t.package_mcp ? { mcp: t.package_mcp } : {}),
+  };
 }
 
 /** Runs the tool's health example (if any) and says what failed, or null when it passed. */

@@ -8,14 +8,12 @@ import { parseManifest, type Manifest, type ManifestDefaults } from '../core/pac
 import { applyDiscovery, placeholderEnv } from '../core/packages/discovery.js';
 import { variablesNamed } from './env-named.js';
 import { planToolkit } from '../core/packages/toolkit.js';
-import { setCompatibility } from '../core/repos/published-packages.js';
-import { compareVersionsDesc, type VersionTool } from '../core/repos/package-versions.js';
-import { knownVersion, recordVersion } from './record-version.js';
+import type { VersionTool } from '../core/repos/package-versions.js';
+import { checkBeforeDescribing, recordImport } from './record-version.js';
+import { refreshToolRisks } from '../core/repos/tool-risks.js';
 import { parseSource } from '../core/packages/source.js';
 import { importOptionsSchema, isMcpServer } from '../core/packages/mcp-server.js';
 import { binText, importMcpServer } from './mcp-import.js';
-import { findLatestVersion, markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
-import { toolIdsByName } from '../core/repos/package-versions.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import type { ErrorDetail } from '../core/infra/errors.js';
 import { scrubHostPaths } from '../core/text/host-paths.js';
@@ -30,7 +28,7 @@ const DISCOVER_TIMEOUT_MS = 60_000;
 
 export type ImportResult =
   | { ok: true; packageId: string; toolIds: string[] }
-  | { ok: false; error: { code: 'VALIDATION_ERROR' | 'INTERNAL'; message: string; details?: ErrorDetail[] } };
+  | { ok: false; error: { code: 'VALIDATION_ERROR' | 'FORBIDDEN' | 'CONFLICT' | 'INTERNAL'; message: string; details?: ErrorDetail[] } };
 
 /**
  * `options`: what the request said beyond its source (core/packages/mcp-server.ts ImportOptions): `category` and `env`
@@ -60,8 +58,8 @@ export async function importPackage(
     deps.logger.error({ err: (err as Error).message, source: req.source }, 'package install failed');
     return { ok: false, error: { code: 'INTERNAL', message: (err as Error).message } };
   }
-  // A version recorded already, from the same files, is not imported again: nothing changes.
-  const known = await knownVersion(deps.db, installed, req.official);
+  // A version recorded already is not imported again (from other bytes it is refused), nor a name another user owns.
+  const known = await checkBeforeDescribing(deps.db, installed, req);
   if (known) return known;
   // MCP servers have an import of their own (worker/mcp-import.ts).
   // The bin's text (read once: the MCP import reads it too) makes a server whose MCP library is not among its dependencies.
@@ -135,57 +133,18 @@ export async function importPackage(
       broken: broken(t),
     };
   });
-  const version = {
-    version: m.version,
-    source: req.source,
-    install_path: installed.dir,
+  const recorded = await recordImport(deps.db, {
     manifest: m,
-    env: m.env,
-    tools: snapshot,
-    import_error: loadError,
-    published_by: req.publishedBy ?? null,
-  };
-
-  const { packageId, toolIds, latest } = await deps.db.transaction(async (trx) => {
-    // The latest version is the highest imported (by semver), not the last: an older one is only recorded.
-    const current = await findLatestVersion(trx, m.name);
-    if (current && compareVersionsDesc(m.version, current.version) > 0) {
-      await recordVersion(trx, { ...version, package_id: current.id }, undefined);
-      return { packageId: current.id, toolIds: await toolIdsByName(trx, current.id, snapshot), latest: false };
-    }
-    const pkg = await upsertPackage(trx, m, {
-      source: req.source,
-      official: req.official,
-      installPath: installed.dir,
-      importError: loadError,
-      publishedBy: req.publishedBy ?? null,
-    });
-    const ids: string[] = [];
-    for (const [i, t] of m.tools.entries()) {
-      const v = snapshot[i];
-      ids.push(
-        await upsertTool(trx, pkg.id, {
-          name: v.name,
-          exportName: t.exportName,
-          description: v.description,
-          inputSchema: v.inputSchema,
-          outputSchema: v.outputSchema,
-          permissions: t.permissions ?? null,
-          healthExample: t.healthExample ?? null,
-          brokenReason: v.broken,
-        }),
-      );
-    }
-    // Compared with the version below it; collections following the latest move (or are held, when it breaks them).
-    await setCompatibility(trx, pkg.id, await recordVersion(trx, { ...version, package_id: pkg.id }, current?.version));
-    await markRemovedTools(
-      trx,
-      pkg.id,
-      snapshot.map((t) => t.name),
-      m.version,
-    );
-    return { packageId: pkg.id, toolIds: ids, latest: true };
+    source: req.source,
+    official: req.official,
+    publishedBy: req.publishedBy ?? null,
+    installed,
+    importError: loadError,
+    snapshot,
   });
+  if (!recorded.ok) return recorded;
+  const { packageId, toolIds, latest } = recorded;
+  if (latest) await refreshToolRisks(deps.db, packageId); // hidden instructions in its descriptions (core/packages/poisoning.ts)
   // An older version's tools are not the tools rows' (those describe the latest): their health stays the latest's.
   if (!latest) return { ok: true, packageId, toolIds };
 

@@ -17,11 +17,9 @@ import {
   type ImportOptions,
   type McpEnvVar,
 } from '../core/packages/mcp-server.js';
-import { findLatestVersion, markRemovedTools, upsertPackage, upsertTool } from '../core/repos/packages.js';
-import { setCompatibility } from '../core/repos/published-packages.js';
-import { compareVersionsDesc, toolIdsByName, type VersionTool } from '../core/repos/package-versions.js';
-import { recordVersion } from './record-version.js';
-import { saveMcpListing } from '../core/repos/health-checks.js';
+import type { VersionTool } from '../core/repos/package-versions.js';
+import { recordImport } from './record-version.js';
+import { refreshToolRisks } from '../core/repos/tool-risks.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import { scrubHostPaths } from '../core/text/host-paths.js';
 import type { ToolPermissions } from '../core/packages/manifest.js';
@@ -200,57 +198,20 @@ export async function importMcpServer(
     healthExample: null,
     broken: null,
   }));
-  const version = {
-    version: manifest.version,
-    source: req.source,
-    install_path: installed.dir,
+  const recorded = await recordImport(deps.db, {
     manifest,
-    env: manifest.env,
-    tools: snapshot,
-    import_error: null,
-    published_by: req.publishedBy ?? null,
-  };
-  const { packageId, toolIds, latest } = await deps.db.transaction(async (trx) => {
-    // As for every package (worker/import.ts): the highest version is the latest; an older one is only recorded.
-    const current = await findLatestVersion(trx, manifest.name);
-    if (current && compareVersionsDesc(manifest.version, current.version) > 0) {
-      await recordVersion(trx, { ...version, package_id: current.id }, undefined);
-      return { packageId: current.id, toolIds: await toolIdsByName(trx, current.id, snapshot), latest: false };
-    }
-    const row = await upsertPackage(trx, manifest, {
-      source: req.source,
-      official: req.official,
-      installPath: installed.dir,
-      importError: null,
-      publishedBy: req.publishedBy ?? null,
-    });
-    const ids: string[] = [];
-    for (const t of snapshot) {
-      ids.push(
-        await upsertTool(trx, row.id, {
-          name: t.name,
-          exportName: t.exportName,
-          description: t.description,
-          inputSchema: t.inputSchema,
-          outputSchema: t.outputSchema,
-          permissions: t.permissions as ToolPermissions,
-          healthExample: null,
-          brokenReason: null,
-        }),
-      );
-    }
-    // A new version is compared with the one below it, as for every package (worker/import.ts).
-    await setCompatibility(trx, row.id, await recordVersion(trx, { ...version, package_id: row.id }, current?.version));
+    source: req.source,
+    official: req.official,
+    publishedBy: req.publishedBy ?? null,
+    installed,
+    importError: null,
+    snapshot,
     // What the health checks compare the next tools/list with (worker/health.ts checkMcpServer).
-    await saveMcpListing(trx, row.id, mcpListingOf(d.tools));
-    await markRemovedTools(
-      trx,
-      row.id,
-      d.tools.map((t) => t.exportName),
-      manifest.version,
-    );
-    return { packageId: row.id, toolIds: ids, latest: true };
+    mcpListing: mcpListingOf(d.tools),
   });
+  if (!recorded.ok) return recorded;
+  const { packageId, toolIds, latest } = recorded;
+  if (latest) await refreshToolRisks(deps.db, packageId); // hidden instructions in its descriptions (core/packages/poisoning.ts)
   if (!latest) return { ok: true, packageId, toolIds };
   // The server started and listed these tools: that is their health check at import.
   const durationMs = performance.now() - started;

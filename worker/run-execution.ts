@@ -10,6 +10,7 @@ import { redactSecrets } from '../core/executions/executions.js';
 import type { ToolPermissions } from '../core/packages/manifest.js';
 import { finishExecution, type ExecutionRow } from '../core/repos/executions.js';
 import { TRENDING_WEIGHTS } from '../core/tools/scoring.js';
+import { verifyInstalled } from '../sandbox/packages.js';
 import type { PackageRef } from '../sandbox/types.js';
 import type { WorkerDeps } from './deps.js';
 import { mapOutcome, type OutcomeMapping } from './outcomes.js';
@@ -56,7 +57,17 @@ export function runInSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxRe
   });
 }
 
+/** A run of a recorded version checks that the install it mounts was made from that version's bytes. */
+const NOT_RECORDED_BYTES = {
+  code: 'SANDBOX_ERROR',
+  message: 'The installed package is not the one recorded for this version (its install marker names other bytes); it was not run',
+} as const;
+
 async function callSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxResult & { kind: string }> {
+  if (r.pkg.integrity && !(await verifyInstalled(r.pkg.dir, r.pkg.integrity))) {
+    deps.logger.error({ package: `${r.pkg.name}@${r.pkg.version}` }, 'refused to run an install whose marker names other bytes than the recorded version');
+    return { mapped: { status: 'failed', error: NOT_RECORDED_BYTES, retry: false }, durationMs: 0, kind: 'integrity' };
+  }
   const timeoutMs = deps.config.EXECUTION_TIMEOUT_MS;
   const declared = r.permissions;
   const offline = declared?.network !== true ? (r.pkg.mcp ? 'undeclared-mcp' : 'undeclared') : deps.config.SANDBOX_NETWORK !== 'egress' ? 'service' : undefined;

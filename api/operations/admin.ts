@@ -7,8 +7,9 @@ import { errors } from '../../core/infra/errors.js';
 import { createUserWithKey, newUserSchema } from '../../core/auth/create-account.js';
 import { CATEGORIES, TIERS } from '../../core/types.js';
 import { findUserByUsername, type UserRow } from '../../core/repos/users.js';
-import { findPackage } from '../../core/repos/packages.js';
+import { findPackage, transferPackage } from '../../core/repos/packages.js';
 import { listPackageTools } from '../../core/repos/tools.js';
+import { findPackageByName } from '../../core/repos/published-packages.js';
 import { requestImport } from '../../core/packages/request-import.js';
 import { sourceSchema } from '../../core/packages/source.js';
 import { importOptionsShape, serverJsonPackage } from '../../core/packages/mcp-server.js';
@@ -28,7 +29,13 @@ const createdUserSchema = z.object({
 });
 
 const importedSchema = z.object({
-  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES), kind: packageKindSchema }),
+  package: z.object({
+    name: z.string(),
+    version: z.string(),
+    category: z.enum(CATEGORIES),
+    kind: packageKindSchema,
+    publisher: z.string().nullable().meta({ description: "Username of the package's publisher; null for a package the admin imported" }),
+  }),
   tools: z.array(toolListItemSchema),
   discovery: discoverySchema,
 });
@@ -81,7 +88,7 @@ export const adminOperations: Operation[] = [
     summary: 'Imports a tool package (npm or a local directory) and answers with its tools',
     body: importBody,
     responses: { 201: ok(importedSchema), 202: ok(pendingImportSchema) },
-    errors: BODY,
+    errors: [...BODY, 409],
     handler: async (_ctx, deps, { body }) => {
       const { source, official, ...options } = body;
       const fromJson = body.serverJson ? serverJsonPackage(body.serverJson) : undefined;
@@ -91,14 +98,34 @@ export const adminOperations: Operation[] = [
       if (imp.status !== 'succeeded') return reply(202, { success: true, data: { importId: imp.id, status: imp.status } });
       const pkg = (await findPackage(deps.db, imp.package_id!))!;
       const tools = await listPackageTools(deps.db, pkg.id);
+      const publisher = (await findPackageByName(deps.db, pkg.name))?.publisher_username ?? null;
       return reply(201, {
         success: true,
         data: {
-          package: { name: pkg.name, version: pkg.version, category: pkg.category, kind: kindOf(pkg) },
+          package: { name: pkg.name, version: pkg.version, category: pkg.category, kind: kindOf(pkg), publisher },
           tools: tools.map(toToolListItem),
           discovery: discoveryOf(pkg),
         },
       });
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'admin.transferPackage',
+    method: 'post',
+    path: '/api/admin/packages/*name/transfer',
+    summary: "Gives a package name to another owner: only they (or the admin) record its versions from then on",
+    description:
+      'A package name belongs to whoever first published it (an official one to the admin). `to`: the new owner\'s username, or null for the admin. Its recorded versions keep who published each.',
+    params: z.object({ name: z.string().min(1).max(214).meta({ description: 'npm package name (`@scope/name` or `name`)' }) }),
+    body: z.object({ to: z.string().min(1).max(100).nullable().meta({ description: "The new owner's username; null: the admin" }) }).strict(),
+    responses: { 200: ok(z.object({ name: z.string(), publisher: z.string().nullable() })) },
+    errors: [...BODY, 404],
+    handler: async (_ctx, deps, { params, body }) => {
+      const user = body.to === null ? null : await findUserByUsername(deps.db, body.to);
+      if (user === undefined) throw errors.notFound('User', body.to!);
+      if (!(await transferPackage(deps.db, params.name, user?.id ?? null))) throw errors.notFound('Package', params.name);
+      return { success: true, data: { name: params.name, publisher: user?.username ?? null } };
     },
   }),
 ];

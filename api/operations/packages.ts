@@ -5,7 +5,7 @@
  * (POST /api/admin/packages).
  */
 import { z } from 'zod';
-import { AppError, errors } from '../../core/infra/errors.js';
+import { errors } from '../../core/infra/errors.js';
 import { scrubHostPaths } from '../../core/text/host-paths.js';
 import { requestImport } from '../../core/packages/request-import.js';
 import { parseSource, sourceSchema } from '../../core/packages/source.js';
@@ -13,7 +13,6 @@ import { findImport, type PackageImportRow } from '../../core/repos/package-impo
 import type { Knex } from 'knex';
 import { findPackage, type PackageRow } from '../../core/repos/packages.js';
 import {
-  countImportsSince,
   findPackageByName,
   listPackagesPublishedBy,
   listPublishedPackages,
@@ -100,7 +99,13 @@ const importStatus = z.object({
 });
 const publishedSchema = z.object({
   importId: uuid.nullable().meta({ description: 'null when this exact version was imported already: nothing was done' }),
-  package: z.object({ name: z.string(), version: z.string(), category: z.enum(CATEGORIES), kind: packageKindSchema }),
+  package: z.object({
+    name: z.string(),
+    version: z.string(),
+    category: z.enum(CATEGORIES),
+    kind: packageKindSchema,
+    publisher: z.string().nullable().meta({ description: "Username of the package's publisher; null for a package the admin imported" }),
+  }),
   tools: z.array(toolListItemSchema),
   discovery: discoverySchema,
 });
@@ -190,19 +195,20 @@ async function importStatusOf(deps: { db: Knex }, imp: PackageImportRow): Promis
 /** The published package: at `version` when it names a recorded version other than the latest, else the latest. */
 async function publishedData(deps: { db: Knex }, pkg: PackageRow, importId: string | null, version?: string): Promise<z.infer<typeof publishedSchema>> {
   const tools = await listPackageTools(deps.db, pkg.id);
+  const publisher = (await findPackageByName(deps.db, pkg.name))?.publisher_username ?? null;
   const v = version && version !== pkg.version ? await findPackageVersion(deps.db, pkg.id, version) : undefined;
   if (v) {
     const category = pkg.category as z.infer<typeof packageSummary>['category'];
     return {
       importId,
-      package: { name: pkg.name, version: v.version, category, kind: kindOf(v) },
+      package: { name: pkg.name, version: v.version, category, kind: kindOf(v), publisher },
       tools: versionOf(pkg, v, tools).tools,
       discovery: discoveryOf(v),
     };
   }
   return {
     importId,
-    package: { name: pkg.name, version: pkg.version, category: pkg.category as z.infer<typeof packageSummary>['category'], kind: kindOf(pkg) },
+    package: { name: pkg.name, version: pkg.version, category: pkg.category as z.infer<typeof packageSummary>['category'], kind: kindOf(pkg), publisher },
     tools: tools.map(toToolListItem),
     discovery: discoveryOf(pkg),
   };
@@ -220,12 +226,12 @@ export const packageOperations: Operation[] = [
     path: '/api/packages',
     summary: 'Publishes an npm package: imports it as a job (201 with its tools, or 202 with the import to follow)',
     description:
-      'Any key may publish. A package someone else published is theirs: 403. Re-importing a version already imported changes nothing. Counts toward PUBLISH_DAILY_QUOTA imports per user per 24 hours (429 QUOTA_EXCEEDED).',
+      'Any key may publish. A package name belongs to whoever first published it (an official one to the admin): anyone else gets 403, checked by the name the tarball records. The tarball must be the requested package: its package.json name and version the requested ones, its bytes the registry\'s dist.integrity, else 400. Re-importing a version already recorded answers from the record and changes nothing; an import that fetches other bytes for a recorded version is 409. Counts toward PUBLISH_DAILY_QUOTA imports per user per 24 hours (429 QUOTA_EXCEEDED).',
     auth: 'key',
     query: publishQuery,
     body: publishBody,
     responses: { 201: ok(publishedSchema), 202: ok(pendingSchema) },
-    errors: [...BODY, 403, 429],
+    errors: [...BODY, 403, 409, 429],
     handler: async (ctx, deps, { body, query }) => {
       const caller = requireCaller(ctx);
       const source = parseSource(body.source);
@@ -238,14 +244,10 @@ export const packageOperations: Operation[] = [
       if (existing && (await findPackageVersion(deps.db, existing.id, source.range))) {
         return reply(201, { success: true, data: await publishedData(deps, existing, null, source.range) });
       }
-      const since = new Date(Date.now() - DAY_MS);
-      const used = await countImportsSince(deps.db, caller.userId, since);
-      if (used >= deps.config.PUBLISH_DAILY_QUOTA) {
-        throw new AppError('QUOTA_EXCEEDED', 429, `Daily package import quota (${deps.config.PUBLISH_DAILY_QUOTA}) exhausted`);
-      }
       const { source: _source, ...options } = body;
       const waitMs = query.wait === 'false' ? 0 : PUBLISH_WAIT_MS;
-      const imp = await requestImport(deps, { source: body.source, official: false, options, requestedBy: caller.userId }, waitMs);
+      const quota = { limit: deps.config.PUBLISH_DAILY_QUOTA, since: new Date(Date.now() - DAY_MS) };
+      const imp = await requestImport(deps, { source: body.source, official: false, options, requestedBy: caller.userId, quota }, waitMs);
       if (imp.status === 'failed') throw importFailure(imp.error!);
       if (imp.status !== 'succeeded') return reply(202, { success: true, data: { importId: imp.id, status: imp.status } });
       const pkg = (await findPackage(deps.db, imp.package_id!))!;

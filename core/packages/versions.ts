@@ -29,6 +29,7 @@ export function toolAtVersion(tool: ToolRow, v: PackageVersionRow): ToolRow | un
     health_error: t.broken,
     package_version: v.version,
     package_install_path: v.install_path,
+    package_integrity: v.integrity,
     package_env: v.env,
     package_mcp: ((v.manifest as { mcp?: unknown } | null)?.mcp ?? null) as ToolRow['package_mcp'],
   };

@@ -121,6 +121,8 @@ export interface ClaimedExecution extends ExecutionRow {
   package_name: string | null;
   package_version: string | null;
   package_install_path: string | null;
+  /** The integrity of the bytes that version was recorded from (null: recorded before integrity was kept). */
+  package_integrity: string | null;
   /** An MCP server's launch (packages.manifest.mcp), null for other packages. */
   package_mcp: { bin: string; args: string[] } | null;
   /** The tool's declared permissions (network, secrets…); null when undeclared. */
@@ -136,7 +138,7 @@ export async function markExecutionRunning(db: Db, id: string, workerId: string)
        returning *)
      select u.*, coalesce(vt.tool->>'exportName', t.export_name) as tool_export_name,
             coalesce(vt.tool->'permissions', t.permissions) as tool_permissions, p.name as package_name,
-            coalesce(v.version, p.version) as package_version, coalesce(v.install_path, p.install_path) as package_install_path,
+            coalesce(v.version, p.version) as package_version, coalesce(v.install_path, p.install_path) as package_install_path, v.integrity as package_integrity,
             coalesce(v.manifest, p.manifest)->'mcp' as package_mcp, pg_notify('toolshed_jobs', ${notifyPayload('running')}) as notified
        from u left join tools t on t.id = u.tool_id left join packages p on p.id = t.package_id
        -- The version the execution was queued for (a pinned reference's, or the latest then): its install and export.

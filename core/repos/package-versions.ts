@@ -25,6 +25,8 @@ export interface PackageVersionRow {
   version: string;
   source: string;
   install_path: string;
+  /** The integrity of the bytes the version was installed from (null: recorded before integrity was kept). */
+  integrity: string | null;
   manifest: { format?: string; mcp?: unknown; discovery?: unknown } | null;
   env: EnvVarSpec[];
   tools: VersionTool[];
@@ -49,13 +51,17 @@ export function compareVersionsDesc(a: string, b: string): number {
   return a < b ? 1 : a > b ? -1 : 0;
 }
 
-/** Records a version, or replaces what is recorded for it (a path: folder re-imported with other content). */
+/**
+ * Records a new version. A recorded version never changes (worker/record-version.ts refuses one from other bytes
+ * under a lock on the package's name): a second insert of the same version is an error, never a merge.
+ */
 export async function savePackageVersion(db: Db, v: NewPackageVersion): Promise<PackageVersionRow> {
   const row = {
     package_id: v.package_id,
     version: v.version,
     source: v.source,
     install_path: v.install_path,
+    integrity: v.integrity,
     manifest: JSON.stringify(v.manifest ?? {}),
     env: JSON.stringify(v.env ?? []),
     tools: JSON.stringify(v.tools),
@@ -63,12 +69,7 @@ export async function savePackageVersion(db: Db, v: NewPackageVersion): Promise<
     compatibility: v.compatibility === null ? null : JSON.stringify(v.compatibility),
     published_by: v.published_by,
   };
-  const { published_by: _keep, ...merge } = row;
-  const [saved] = await db('package_versions')
-    .insert(row)
-    .onConflict(['package_id', 'version'])
-    .merge({ ...merge, imported_at: db.fn.now() })
-    .returning('*');
+  const [saved] = await db('package_versions').insert(row).returning('*');
   return saved;
 }
 

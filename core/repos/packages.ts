@@ -123,6 +123,35 @@ export async function markRemovedTools(db: Db, packageId: string, keep: string[]
     .update({ health_status: 'BROKEN', health_error: `not declared by version ${version}`, updated_at: db.fn.now() });
 }
 
+/** Who a package name belongs to (`published_by`, null: the admin), with its id and latest version. */
+export interface PackageOwner {
+  id: string;
+  version: string;
+  published_by: string | null;
+  publisher_username: string | null;
+}
+
+export async function findPackageOwner(db: Db, name: string): Promise<PackageOwner | undefined> {
+  return db('packages as p')
+    .leftJoin('users as u', 'u.id', 'p.published_by')
+    .where('p.name', name)
+    .first('p.id', 'p.version', 'p.published_by', 'u.username as publisher_username');
+}
+
+/**
+ * Serialises the imports of one package name for the rest of the transaction: two first imports of a new name by
+ * different users cannot both record it, and two imports of one version cannot both save it.
+ */
+export async function lockPackageName(db: Db, name: string): Promise<void> {
+  await db.raw('select pg_advisory_xact_lock(hashtextextended(?, 43))', [`package:${name}`]);
+}
+
+/** Gives a package name to another owner (a username's id; null: the admin). Undefined when there is no such package. */
+export async function transferPackage(db: Db, name: string, to: string | null): Promise<string | undefined> {
+  const [row] = await db('packages').where({ name }).update({ published_by: to, updated_at: db.fn.now() }).returning('id');
+  return row?.id;
+}
+
 /** The package's id and latest version, by name (an import decides whether its version becomes the latest). */
 export async function findLatestVersion(db: Db, name: string): Promise<{ id: string; version: string } | undefined> {
   return db('packages').where({ name }).first('id', 'version');

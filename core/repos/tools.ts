@@ -9,6 +9,7 @@ import type { SearchDocument } from '../search/engine.js';
 import { schemaText } from '../search/analyzer.js';
 import { findPackageVersion } from './package-versions.js';
 import { toolAtVersion } from '../packages/versions.js';
+import type { ToolRisk } from '../packages/poisoning.js';
 
 export interface ToolRow {
   id: string;
@@ -34,6 +35,10 @@ export interface ToolRow {
   updated_at: Date;
   /** Its MCP server's tools/list changed within the version (ToolsChanged), until the package is imported again. */
   tools_changed: ToolsChanged | null;
+  /** Hidden instructions found in its descriptions (core/packages/poisoning.ts); null before the check ran. */
+  risks: ToolRisk[] | null;
+  /** When the admin cleared them as a false alarm (they are not served then); null otherwise. */
+  risks_cleared_at: Date | null;
   // from packages
   package_name: string;
   package_version: string;
@@ -41,6 +46,8 @@ export interface ToolRow {
   package_env: EnvVarSpec[];
   package_official: boolean;
   package_install_path: string;
+  /** The integrity of the bytes its version was recorded from (null: recorded before integrity was kept). */
+  package_integrity: string | null;
   /** An MCP server's launch (packages.manifest.mcp: bin, args, network); null for other packages. */
   package_mcp: { bin: string; args: string[]; network?: boolean } | null;
 }
@@ -55,7 +62,11 @@ const COLUMNS = [
   'p.install_path as package_install_path',
 ];
 /** COLUMNS and an MCP server's launch (ToolRow.package_mcp). */
-const columns = (db: Db) => [...COLUMNS, db.raw(`p.manifest->'mcp' as package_mcp`)];
+const columns = (db: Db) => [
+  ...COLUMNS,
+  db.raw(`p.manifest->'mcp' as package_mcp`),
+  db.raw('(select pv.integrity from package_versions pv where pv.package_id = p.id and pv.version = p.version) as package_integrity'),
+];
 
 export function toolsQuery(db: Db) {
   return db('tools as t').join('packages as p', 'p.id', 't.package_id');
@@ -155,7 +166,7 @@ export async function updateTool(db: Db, id: string, patch: Partial<Omit<ToolRow
 export async function refreshQualityScore(db: Db, toolId: string): Promise<void> {
   const t = await db('tools').where({ id: toolId }).first();
   if (!t) return;
-  const score = qualityScore({
+  const base = qualityScore({
     description: t.description,
     inputSchema: t.input_schema,
     healthStatus: t.health_status,
@@ -163,6 +174,9 @@ export async function refreshQualityScore(db: Db, toolId: string): Promise<void>
     ratingCount: t.rating_count,
     executionCount: t.execution_count,
   });
+  // A tool flagged for hidden instructions ranks below its peers (core/packages/poisoning.ts), until cleared.
+  const flagged = !t.risks_cleared_at && Array.isArray(t.risks) && t.risks.length > 0;
+  const score = flagged ? Math.round(base * 50) / 100 : base;
   if (score !== t.quality_score) await db('tools').where({ id: toolId }).update({ quality_score: score });
 }
 

@@ -55,6 +55,7 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
           name: execution.package_name!,
           version: execution.package_version!,
           dir: execution.package_install_path!,
+          integrity: execution.package_integrity,
           ...(execution.package_mcp ? { mcp: execution.package_mcp } : {}),
         },
         exportName: execution.tool_export_name,
