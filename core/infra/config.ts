@@ -18,6 +18,9 @@ const commaList = () =>
     );
 
 const intFrom = (def: number) => z.coerce.number().int().nonnegative().default(def);
+/** Defaults of MAX_PACKAGE_FILES and MAX_PACKAGE_INSTALLED_MB (the installer's own, when it is given none). */
+export const DEFAULT_MAX_PACKAGE_FILES = 50_000;
+export const DEFAULT_MAX_PACKAGE_INSTALLED_MB = 1024;
 
 /** LLM_PRICES: USD per million tokens, per model id (`{ "gpt-4o-mini": { "inputPerMTok": 0.15, "outputPerMTok": 0.6 } }`). */
 const pricesSchema = z.record(z.string().min(1), z.object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }).strict());
@@ -105,6 +108,12 @@ const schema = z.object({
   /** 0 means unlimited (the default for enterprise). */
   RATE_LIMIT_ENTERPRISE_MINUTE: intFrom(0),
   RATE_LIMIT_ENTERPRISE_DAY: intFrom(0),
+  /**
+   * The web app's own reads (GET/HEAD signed in by the session cookie, never by a key): a budget per user apart from
+   * the tier's API budget, sized for a person clicking fast, so browsing never meets the API clients' limit. 0: none.
+   */
+  RATE_LIMIT_SESSION_READ_MINUTE: intFrom(600),
+  RATE_LIMIT_SESSION_READ_DAY: intFrom(20000),
   PACKAGE_CACHE_DIR: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `auto`: readable lines on a terminal, JSON lines otherwise (files, pipes, tests, CI). */
@@ -141,6 +150,12 @@ const schema = z.object({
   /** An npm package's own tarball, and its files unpacked, at most (its dependencies are not counted). */
   MAX_PACKAGE_TARBALL_MB: intFrom(64),
   MAX_PACKAGE_UNPACKED_MB: intFrom(150),
+  /**
+   * A package as installed, its dependencies included: files (and directories, links) at most, and megabytes at most.
+   * Over them (or a tarball that inflates a thousandfold and more, a decompression bomb): a 400 naming the limit.
+   */
+  MAX_PACKAGE_FILES: intFrom(DEFAULT_MAX_PACKAGE_FILES),
+  MAX_PACKAGE_INSTALLED_MB: intFrom(DEFAULT_MAX_PACKAGE_INSTALLED_MB),
   /** Executions (queued or running) one caller — a user, or an anonymous client address — may have at once. */
   MAX_ACTIVE_EXECUTIONS: intFrom(20),
   /** Collections one user may own; tools one collection may hold (the next create or add is a 409). */

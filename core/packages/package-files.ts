@@ -5,23 +5,50 @@
  * by path; the caller refuses the package when anything was.
  */
 import fs from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import { createReadStream, type Stats } from 'node:fs';
 import path from 'node:path';
 import * as tar from 'tar';
 import type { ErrorDetail } from '../infra/errors.js';
 
 const TAR_TYPES = new Set(['File', 'OldFile', 'ContiguousFile', 'Directory', 'SymbolicLink', 'Link']);
 
+/** Entries (files, directories, links) and bytes a package may hold as installed (MAX_PACKAGE_FILES, MAX_PACKAGE_INSTALLED_MB). */
+export interface TreeLimits {
+  maxFiles?: number;
+  maxBytes?: number;
+}
+
+/** A package over a bound: its message names the limit and the setting. */
+export class PackageLimitError extends Error {}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** Entries and bytes against the limits: the first one over, as a message naming it, or null. */
+export function overLimits(entries: number, bytes: number, limits: TreeLimits, what: string): string | null {
+  if (limits.maxFiles !== undefined && entries > limits.maxFiles)
+    return `${what} has over ${limits.maxFiles} files and directories, the limit (MAX_PACKAGE_FILES)`;
+  if (limits.maxBytes !== undefined && bytes > limits.maxBytes) return `${what} is over ${mib(limits.maxBytes)}, the limit (MAX_PACKAGE_INSTALLED_MB)`;
+  return null;
+}
+
+/** node-tar's bound on how much an archive may inflate (its `maxDecompressionRatio` default): beyond it, a bomb. */
+const MAX_INFLATION = 1000;
+
 /**
  * Unpacks an npm tarball (its top folder stripped, as npm does) into `dir`. node-tar runs in-process with a filter, so
  * entries are judged before anything is written: GNU tar as root would keep owners and modes and create device nodes.
+ * Entries and their declared sizes are counted as their headers are read: past `limits` (or past a thousandfold
+ * inflation, a decompression bomb) it stops at once and throws a PackageLimitError, having written nothing more.
  */
-export async function extractTarball(file: string, dir: string): Promise<ErrorDetail[]> {
+export async function extractTarball(file: string, dir: string, limits: TreeLimits = {}): Promise<ErrorDetail[]> {
   const problems: ErrorDetail[] = [];
   const refuse = (p: string, message: string) => (problems.push({ path: p, message }), false);
-  await tar.x({
-    file,
+  let entries = 0;
+  let bytes = 0;
+  let over: PackageLimitError | undefined;
+  const unpack = new tar.Unpack({
     cwd: dir,
+    maxDecompressionRatio: MAX_INFLATION,
     strip: 1,
     // node-tar defaults to keeping the archive's uid/gid when run as root.
     preserveOwner: false,
@@ -33,6 +60,13 @@ export async function extractTarball(file: string, dir: string): Promise<ErrorDe
     },
     filter: (p, entry) => {
       const e = entry as tar.ReadEntry;
+      if (over) return false;
+      const tooMuch = overLimits(++entries, (bytes += e.size ?? 0), limits, 'the package');
+      if (tooMuch) {
+        over = new PackageLimitError(tooMuch);
+        unpack.abort(over);
+        return false;
+      }
       if (!TAR_TYPES.has(e.type)) return refuse(p, `is a ${e.type} entry; only files, directories and links are installed`);
       if (path.posix.isAbsolute(p) || p.split(/[\\/]/).includes('..'))
         return refuse(p, 'has an absolute path or a `..` segment, which would escape the package');
@@ -47,8 +81,42 @@ export async function extractTarball(file: string, dir: string): Promise<ErrorDe
       return true;
     },
   });
+  const input = createReadStream(file);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      unpack.on('error', reject);
+      unpack.on('close', () => resolve());
+      input.on('error', reject);
+      input.pipe(unpack);
+    });
+  } catch (err) {
+    if (over) throw over;
+    const message = (err as Error).message;
+    if (/max decompression ratio exceeded/.test(message))
+      throw new PackageLimitError(`the package's tarball inflates over ${MAX_INFLATION}-fold (a decompression bomb), which is refused`);
+    // A corrupt or truncated archive is the package's problem, named as node-tar says it.
+    return [{ path: 'tarball', message: `cannot be unpacked: ${message}` }];
+  } finally {
+    input.destroy();
+  }
   if (problems.length > 0) return problems;
   return secureTree(dir);
+}
+
+/** Entries (files, directories, links) under `root`, and the bytes of its files, links not followed. */
+export async function treeUsage(root: string): Promise<{ entries: number; bytes: number }> {
+  let entries = 0;
+  let bytes = 0;
+  const visit = async (d: string): Promise<void> => {
+    for (const e of await fs.readdir(d, { withFileTypes: true })) {
+      entries++;
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) await visit(p);
+      else if (e.isFile()) bytes += (await fs.lstat(p)).size;
+    }
+  };
+  await visit(root);
+  return { entries, bytes };
 }
 
 /** Copies a package folder, links as links (verbatim, never followed), refusing device files, fifos and sockets. */

@@ -42,6 +42,14 @@ export async function updatePackageFlags(db: Db, id: string, patch: { hidden?: b
   await db('packages').where({ id }).update(set);
 }
 
+/**
+ * Serialises a user's imports for the rest of the transaction, so the daily quota is counted and taken at once: two
+ * parallel publishes cannot both see the last free import.
+ */
+export async function lockImportQuota(db: Db, userId: string): Promise<void> {
+  await db.raw('select pg_advisory_xact_lock(hashtextextended(?, 43))', [`import-quota:${userId}`]);
+}
+
 /** Imports a user requested since `since` (the daily publish quota counts them, failed ones too; not the npm poller's). */
 export async function countImportsSince(db: Db, userId: string, since: Date): Promise<number> {
   const row = await db('package_imports').where('requested_by', userId).where('polled', false).where('created_at', '>=', since).count('* as n').first();
