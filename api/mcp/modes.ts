@@ -11,6 +11,8 @@ import { rankDocuments } from '../../core/search/embedded.js';
 import type { SearchEngine } from '../../core/search/engine.js';
 import type { UsageSource } from '../../core/search/usage.js';
 import { mcpTool } from './tools.js';
+import { riskyLast } from '../../core/search/risky-last.js';
+import { servedRisks } from '../../core/repos/tool-risks.js';
 import { callCollectionTool, type CallContext } from './call.js';
 import { isPlainObject } from '../../core/text/plain-object.js';
 
@@ -23,11 +25,17 @@ const DEFAULT_RESULTS = 5;
 const MAX_RESULTS = 20;
 const MAX_QUERY = 1000;
 
-/** The two meta-tools; call_tool's hints are the most cautious of the collection's tools'. */
+/**
+ * The two meta-tools. call_tool's hints are the collection's tools' taken together, each only as far as they declare
+ * it: read-only (idempotent) when every tool says so, not when one says not, else left out; destructive when one says
+ * so, not when every tool says not, else left out; open-world when one has network.
+ */
 export function metaTools(named: Map<string, ToolRow>): Tool[] {
-  const defs = [...named].map(([name, t]) => mcpTool(name, t));
-  const every = (k: 'readOnlyHint' | 'idempotentHint') => defs.every((d) => d.annotations?.[k] === true);
-  const some = (k: 'destructiveHint' | 'openWorldHint') => defs.some((d) => d.annotations?.[k] !== false);
+  const defs = [...named].map(([name, t]) => mcpTool(name, t).annotations ?? {});
+  const every = (k: 'readOnlyHint' | 'idempotentHint') => (defs.every((d) => d[k] === true) ? true : defs.some((d) => d[k] === false) ? false : undefined);
+  const some = (k: 'destructiveHint') => (defs.some((d) => d[k] === true) ? true : defs.every((d) => d[k] === false) ? false : undefined);
+  const hints = { readOnlyHint: every('readOnlyHint'), destructiveHint: some('destructiveHint'), idempotentHint: every('idempotentHint') };
+  const declared = Object.fromEntries(Object.entries(hints).filter(([, v]) => v !== undefined));
   return [
     {
       name: SEARCH_TOOL,
@@ -57,12 +65,7 @@ export function metaTools(named: Map<string, ToolRow>): Tool[] {
         required: ['name'],
         additionalProperties: false,
       },
-      annotations: {
-        readOnlyHint: every('readOnlyHint'),
-        destructiveHint: some('destructiveHint'),
-        idempotentHint: every('idempotentHint'),
-        openWorldHint: some('openWorldHint'),
-      },
+      annotations: { ...declared, openWorldHint: defs.some((d) => d.openWorldHint === true) },
     },
   ];
 }
@@ -76,10 +79,10 @@ export async function searchTools(named: Map<string, ToolRow>, query: string, li
   const nameOf = new Map([...named].map(([name, t]) => [t.id, name]));
   const docs = [...named.values()].map(searchDocumentOf);
   const ranked = search.rankAmong ? await search.rankAmong(docs, query) : rankDocuments(docs, query, undefined, usage);
-  return ranked.slice(0, limit).map((h) => {
-    const name = nameOf.get(h.id)!;
-    return mcpTool(name, named.get(name)!);
-  });
+  const rows = ranked.map((h) => named.get(nameOf.get(h.id)!)!);
+  return riskyLast(rows, (t) => servedRisks(t).length > 0)
+    .slice(0, limit)
+    .map((t) => mcpTool(nameOf.get(t.id)!, t));
 }
 
 function invalid(message: string): never {

@@ -9,6 +9,7 @@ import type { ToolRow } from '../../core/repos/tools.js';
 import { uniqueToolNames } from '../../core/tools/tool-names.js';
 import { countJsonTokens } from '../../core/text/tokens.js';
 import type { GivenEnv } from '../../core/tools/tool-env.js';
+import { servedRisks } from '../../core/repos/tool-risks.js';
 
 /** MCP tool names: 1–128 letters, digits, `_`, `-` and `.`; clashes resolved by the shared rules (core/tools/tool-names.ts). */
 export function mcpToolNames(tools: ToolRow[]): Map<string, ToolRow> {
@@ -23,24 +24,23 @@ function inputSchemaOf(t: ToolRow): Tool['inputSchema'] {
 }
 
 /**
- * MCP tool annotations from the package's declared permissions. A tool that does not declare `network` runs in a
- * sandbox without any (api → worker → sandbox enforce it) and with a fresh tmp: it cannot change anything outside
- * itself, so it is read-only, not destructive, idempotent and closed-world — facts, not hints. A tool with network
- * gets what its package declares, else the protocol's cautious defaults (may write, may destroy, not idempotent).
+ * MCP tool annotations: only what the package or its MCP server declared (a manifest's permissions; a server's own
+ * annotations, kept as permissions at import: worker/mcp-import.ts), each hint left out when nothing declares it;
+ * `openWorldHint` is whether the tool has network. A tool flagged for hidden instructions (core/packages/poisoning.ts)
+ * is never served with `readOnlyHint`: some clients run read-only tools without asking.
  */
-export function annotationsOf(t: Pick<ToolRow, 'permissions'>): NonNullable<Tool['annotations']> {
+export function annotationsOf(t: Pick<ToolRow, 'permissions'> & Partial<Pick<ToolRow, 'risks' | 'risks_cleared_at'>>): NonNullable<Tool['annotations']> {
   const p = t.permissions ?? {};
-  if (!p.network) return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-  const readOnly = p.readOnly === true;
-  return {
-    readOnlyHint: readOnly,
-    destructiveHint: readOnly ? false : (p.destructive ?? true),
-    idempotentHint: p.idempotent ?? readOnly,
-    openWorldHint: true,
-  };
+  const a: NonNullable<Tool['annotations']> = {};
+  if (typeof p.readOnly === 'boolean' && servedRisks(t).length === 0) a.readOnlyHint = p.readOnly;
+  if (typeof p.destructive === 'boolean') a.destructiveHint = p.destructive;
+  if (typeof p.idempotent === 'boolean') a.idempotentHint = p.idempotent;
+  a.openWorldHint = p.network === true;
+  return a;
 }
 
 export function mcpTool(name: string, t: ToolRow): Tool {
+  const risks = servedRisks(t);
   return {
     name,
     title: `${t.package_name}/${t.name}`,
@@ -48,6 +48,7 @@ export function mcpTool(name: string, t: ToolRow): Tool {
     inputSchema: inputSchemaOf(t),
     ...(t.output_schema?.type === 'object' ? { outputSchema: t.output_schema as Tool['outputSchema'] } : {}),
     annotations: annotationsOf(t),
+    ...(risks.length > 0 ? { _meta: { risks } } : {}),
   };
 }
 

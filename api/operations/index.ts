@@ -17,6 +17,7 @@ import { mcpOperations } from './mcp.js';
 import { agentOperations } from './agents.js';
 import { healthOperations } from './health.js';
 import { adminOperations } from './admin.js';
+import { toolRiskOperations } from './tool-risks.js';
 import { operatorOperations } from './operator.js';
 import { keyOperations } from './keys.js';
 import { toolDetailOperations, toolOperations } from './tools.js';
@@ -47,6 +48,7 @@ const DECLARED: Operation[] = [
   ...agentOperations,
   ...healthOperations,
   ...adminOperations,
+  ...toolRiskOperations,
   ...operatorOperations,
   ...packageOperations,
   ...keyOperations,

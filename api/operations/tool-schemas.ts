@@ -8,6 +8,8 @@ import { annotationsOf, toolTokenCount } from '../mcp/tools.js';
 import { CATEGORIES, HEALTH_STATUSES } from '../../core/types.js';
 import { scrubHostPaths } from '../../core/text/host-paths.js';
 import type { ToolRow } from '../../core/repos/tools.js';
+import { servedRisks } from '../../core/repos/tool-risks.js';
+import { RISK_KINDS } from '../../core/packages/poisoning.js';
 
 export function averageRating(sum: number, count: number): number | null {
   return count === 0 ? null : Math.round((sum / count) * 100) / 100;
@@ -28,6 +30,10 @@ export const toolListItemSchema = z.object({
   }),
   averageRating: z.number().nullable(),
   ratingCount: z.number().int(),
+  risks: z.array(z.object({ kind: z.enum(RISK_KINDS), detail: z.string() })).meta({
+    description:
+      'Hidden instructions found in its descriptions at import (invisible or tag Unicode, instructions aimed at the model, sensitive data asked for, another tool shadowed; docs/security.md); [] when none or cleared by the admin',
+  }),
 });
 
 export const toolDetailSchema = toolListItemSchema.extend({
@@ -66,8 +72,16 @@ export const toolDetailSchema = toolListItemSchema.extend({
     .nullable()
     .meta({ description: "What the package declares the tool does (null: nothing declared, so no network and every env var of the package's `env`)" }),
   annotations: z
-    .object({ readOnlyHint: z.boolean(), destructiveHint: z.boolean(), idempotentHint: z.boolean(), openWorldHint: z.boolean() })
-    .meta({ description: 'The MCP tool annotations clients see for this tool, derived from its permissions' }),
+    .object({
+      readOnlyHint: z.boolean().optional(),
+      destructiveHint: z.boolean().optional(),
+      idempotentHint: z.boolean().optional(),
+      openWorldHint: z.boolean(),
+    })
+    .meta({
+      description:
+        'The MCP tool annotations clients see: only the hints its package or server declares (none: left out), openWorldHint from network; never readOnlyHint for a tool with risks',
+    }),
   package: toolListItemSchema.shape.package.extend({
     version: z.string(),
     official: z.boolean(),
@@ -86,6 +100,7 @@ export function toToolListItem(t: ToolRow): z.infer<typeof toolListItemSchema> {
     package: { npmPackageName: t.package_name, category: t.package_category, env: (t.package_env ?? []).filter((v) => v.required).map((v) => v.name) },
     averageRating: averageRating(t.rating_sum, t.rating_count),
     ratingCount: t.rating_count,
+    risks: servedRisks(t),
   };
 }
 
