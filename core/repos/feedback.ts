@@ -89,32 +89,41 @@ export async function listReviews(db: Db, toolId: string, limit: number, offset:
 }
 
 /**
- * Tool ids with their summed event weight over the period, best first (limit + 1 rows). A user's collection adds of
+ * Tool ids with their summed event weight over the period, best first (limit rows). A user's collection adds of
  * one tool count once per period (the heaviest), however often they were removed and added again; so do a caller's
  * executions of one tool (1 if any succeeded, else 0.25), however often they were repeated: trending counts callers,
- * not calls.
+ * not calls. A period is whole UTC hours, the current one included (day: 24, week: 168, month: 720; all: every hour).
+ * Read from the rollups the tool_events trigger keeps (migrations/20261206040001): at most tools × hours rows of
+ * trending_hourly, or one row per tool of trending_totals for `all`, never the events. `at` (tests) ends the period
+ * later than now, as if time had passed with no new event.
  */
-export async function trendingScores(db: Db, f: { period: TrendingPeriod; category?: Category; limit: number }): Promise<{ tool_id: string; score: number }[]> {
+export async function trendingScores(
+  db: Db,
+  f: { period: TrendingPeriod; category?: Category; limit: number; at?: Date },
+): Promise<{ tool_id: string; score: number }[]> {
   const days = TRENDING_PERIODS[f.period];
-  // One weight per event, except one per (tool, user) for a user's collection adds and one per (tool, caller) for a
-  // caller's executions.
-  const events = db('tool_events as e')
-    .select('e.tool_id', db.raw('max(e.weight) as weight'))
-    .groupBy(
-      'e.tool_id',
-      db.raw(`case when e.kind = 'collection_add' and e.user_id is not null then 'u' || e.user_id::text
-                   when e.kind in ('execution_succeeded', 'execution_failed') and e.caller is not null then 'x' || e.caller
-                   else 'e' || e.id::text end`),
-    );
-  if (days !== null) events.where('e.created_at', '>=', db.raw(`now() - interval '${days} days'`));
-  const q = db
-    .from(events.as('e'))
-    .join('tools as t', 't.id', 'e.tool_id')
+  const q =
+    days === null
+      ? db('trending_totals as x').select('x.tool_id', db.raw('x.score::float8 as score')).where('x.score', '>', 0)
+      : db('trending_hourly as x')
+          .select('x.tool_id', db.raw('sum(x.score)::float8 as score'))
+          .where(
+            'x.hour',
+            '>',
+            db.raw(`date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC') - make_interval(hours => ?)`, [f.at?.toISOString() ?? null, days * 24]),
+          )
+          .groupBy('x.tool_id')
+          .havingRaw('sum(x.score) > 0');
+  q.join('tools as t', 't.id', 'x.tool_id')
     .join('packages as p', 'p.id', 't.package_id')
-    .groupBy('e.tool_id')
-    .select('e.tool_id', db.raw('sum(e.weight)::float8 as score'))
-    .orderBy([{ column: 'score', order: 'desc' }, { column: 'e.tool_id' }])
+    .orderBy([{ column: 'score', order: 'desc' }, { column: 'x.tool_id' }])
     .limit(f.limit);
   if (f.category) q.where('p.category', f.category);
   return q;
+}
+
+/** Deletes trending hours older than the longest period (30 days) and a day of margin; answers how many. */
+export async function deleteTrendingHoursBefore(db: Db, hours: number): Promise<number> {
+  const { rowCount } = await db.raw(`delete from trending_hourly where hour < date_trunc('hour', now(), 'UTC') - make_interval(hours => ?)`, [hours]);
+  return rowCount ?? 0;
 }
