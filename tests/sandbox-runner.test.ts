@@ -352,6 +352,17 @@ test('gvisor reuse: one sandbox serves a key, each execution in a fresh context 
   t.is(runner.reuse?.held('key-a'), 1);
 });
 
+test("gvisor reuse: a value stashed on Node's shared globals (Buffer, URL, their prototypes) is not seen by the caller's next execution", async (t) => {
+  const runner = reuseRunner();
+  t.teardown(() => runner.close());
+  const sandbox = await sandboxOf(runner, 'key-stash');
+  const first = await inReuse(runner, 'key-stash', 'stash', { secret: 'secret-of-call-1' });
+  t.like(first, { kind: 'ok', output: { seen: {}, works: true } }, JSON.stringify(first));
+  const second = await inReuse(runner, 'key-stash', 'stash', { secret: 'secret-of-call-2' });
+  t.like(second, { kind: 'ok', output: { seen: {}, stored: 0, works: true } }, JSON.stringify(second));
+  t.is(await sandboxOf(runner, 'key-stash'), sandbox, 'both ran in one sandbox');
+});
+
 test('gvisor reuse: keys never share a sandbox', async (t) => {
   const runner = reuseRunner();
   t.teardown(() => runner.close());

@@ -30,16 +30,68 @@ const PER_CONTEXT = new Set([
   'clearImmediate',
 ]);
 
+/** @type {WeakSet<object>} */
+const hardened = new WeakSet();
+/** @type {Set<unknown> | undefined} */
+let unfrozen;
+/**
+ * Host objects left as they are: the host realm's Object.prototype and Function.prototype (which everything inherits
+ * from) and its errors, whose prototypes' `name` and `message` Node's own code overrides by assignment on instances.
+ * @param {Set<string>} bare
+ */
+function unfrozenHostObjects(bare) {
+  unfrozen ??= new Set([Object.prototype, Function.prototype]);
+  for (const name of bare) {
+    const v = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (globalThis))[name];
+    if (/Error$/.test(name) && typeof v === 'function') unfrozen.add(v).add(v.prototype);
+  }
+  return unfrozen;
+}
+/**
+ * Freezes a shared Node global, and everything its data properties and prototypes lead to (save the host objects
+ * above): one execution cannot stash a value on `Buffer`, `URL.prototype` or `Uint8Array` for the next one to read.
+ * @param {unknown} root
+ */
+function harden(root) {
+  const stack = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if ((typeof v !== 'object' && typeof v !== 'function') || v === null || hardened.has(v) || unfrozen?.has(v)) continue;
+    hardened.add(v);
+    stack.push(Object.getPrototypeOf(v));
+    for (const key of Reflect.ownKeys(v)) {
+      const d = Object.getOwnPropertyDescriptor(v, key);
+      if (d && 'value' in d) stack.push(d.value);
+    }
+    Object.freeze(v);
+  }
+  return root;
+}
+
 /** @type {PropertyDescriptorMap | undefined} */
 let nodeGlobals;
-/** Descriptors of Node's globals that a bare context lacks, read once per sandbox. */
+/**
+ * Descriptors of Node's globals that a bare context lacks, read once per sandbox. Their objects are shared by every
+ * context of the sandbox, so they are frozen (harden); a lazily loaded one (Node defines fetch & co. as getters) is
+ * frozen when first read.
+ */
 function nodeGlobalDescriptors() {
   if (!nodeGlobals) {
     /** @type {Set<string>} */
     const bare = new Set(vm.runInNewContext('Object.getOwnPropertyNames(globalThis)'));
+    unfrozenHostObjects(bare);
     nodeGlobals = {};
     for (const name of Object.getOwnPropertyNames(globalThis)) {
-      if (!bare.has(name) && !PER_CONTEXT.has(name)) nodeGlobals[name] = /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(globalThis, name));
+      if (bare.has(name) || PER_CONTEXT.has(name)) continue;
+      const d = /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(globalThis, name));
+      if ('value' in d) harden(d.value);
+      else if (d.get) {
+        const get = d.get;
+        d.get = function () {
+          return harden(get.call(this));
+        };
+      }
+      nodeGlobals[name] = d;
     }
   }
   return nodeGlobals;
