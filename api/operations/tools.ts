@@ -17,6 +17,8 @@ import { listToolIds } from '../../core/repos/tool-list.js';
 import { sevenDayTotals } from './tool-reliability.js';
 import { type CallTotals, successRate } from '../../core/repos/tool-stats.js';
 import { GOOD_MATCH, coverageOf } from '../../core/search/match.js';
+import { riskyLast } from '../../core/search/risky-last.js';
+import { servedRisks } from '../../core/repos/tool-risks.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 import type { AppDeps } from '../deps.js';
 
@@ -152,7 +154,10 @@ export const toolOperations: Operation[] = [
       deps.learning.search(callerOf(ctx)?.userId, query.q);
       const result = await deps.search.search({ q: query.q, category: query.category, limit: query.limit });
       const ids = result.hits.map((h) => h.id);
-      const tools = inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN');
+      const tools = riskyLast(
+        inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN'),
+        (t) => servedRisks(t).length > 0,
+      );
       const rewritten = result.rewrittenQuery === undefined ? {} : { rewrittenQuery: result.rewrittenQuery };
       const totalsById = await sevenDayTotals(
         deps,
