@@ -101,7 +101,7 @@ test('a collection is a server: name, remote, headers, version, ≤100-character
   t.is(detail.tokenCount, slugify.tokenCount);
   const col = (await svc.request('GET', '/api/collections/writer-kit', { key: ada.key })).body.data;
   t.is(col.tokenCount, meta.tokenCount);
-  t.deepEqual(slugify.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  t.deepEqual(slugify.annotations, { readOnlyHint: true, idempotentHint: true, openWorldHint: false }, 'what its manifest declares, no more');
   t.like(
     meta.tools.find((x: any) => x.name === 'signPayload'),
     { permissions: { secrets: ['WEBHOOK_SECRET'] }, requiredEnv: ['WEBHOOK_SECRET'] },

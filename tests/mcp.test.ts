@@ -375,15 +375,14 @@ test('a body the transport never sees (not JSON, not UTF-8, another media type, 
   t.is(badKey.body.error.code, 'UNAUTHORIZED');
 });
 
-test('annotations: from the declared permissions; without network a tool is read-only and closed-world', async (t) => {
+test('annotations: only what the package declares (nothing declared: no hint), openWorldHint from network', async (t) => {
   const c = await makeCollection(alice, { name: 'Annotated' }, [`${TEXT}::slugify`, `${FIX}::shout`, `${FIX}::explode`]);
   const { client } = await connect(mcpPath(alice.username, c.uid));
   const { tools } = await client.listTools();
   const byName = new Map(tools.map((x) => [x.name, x]));
-  const closed = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-  t.deepEqual(byName.get('slugify')?.annotations, closed);
-  t.deepEqual(byName.get('explode')?.annotations, closed, 'undeclared: no network, so the same facts');
-  t.deepEqual(byName.get('shout')?.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
+  t.deepEqual(byName.get('slugify')?.annotations, { readOnlyHint: true, idempotentHint: true, openWorldHint: false }, 'as its manifest declares');
+  t.deepEqual(byName.get('explode')?.annotations, { openWorldHint: false }, 'nothing declared: no hint, though it has no network');
+  t.deepEqual(byName.get('shout')?.annotations, { readOnlyHint: true, openWorldHint: true }, 'what its manifest declares');
   await client.close();
 });
 
@@ -391,11 +390,11 @@ test('REST tool detail shows the declared permissions, the MCP annotations and t
   const shout = await svc.request('GET', `/api/tools/${FIX}/shout`);
   t.is(shout.status, 200);
   t.deepEqual(shout.body.data.permissions, { network: true, readOnly: true });
-  t.deepEqual(shout.body.data.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
+  t.deepEqual(shout.body.data.annotations, { readOnlyHint: true, openWorldHint: true });
   t.like(shout.body.data.outputSchema, { type: 'object', required: ['text', 'letters'] });
   const explode = await svc.request('GET', `/api/tools/${FIX}/explode`);
   t.is(explode.body.data.permissions, null, 'nothing declared');
-  t.deepEqual(explode.body.data.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  t.deepEqual(explode.body.data.annotations, { openWorldHint: false });
   t.is(explode.body.data.outputSchema, null);
 });
 

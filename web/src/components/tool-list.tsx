@@ -1,5 +1,6 @@
 /** A list of tools as search results and trending lists show them. */
 import { HealthBadge, Rating, toolHref } from './common.js';
+import { RiskBadge, type ToolRisk } from './risks.js';
 
 export interface ToolItem {
   id: string;
@@ -11,6 +12,7 @@ export interface ToolItem {
   averageRating: number | null;
   ratingCount: number;
   trendingScore?: number;
+  risks?: ToolRisk[];
 }
 
 export function ToolList({ tools, empty = 'No tools found.' }: { tools: ToolItem[]; empty?: string }) {
@@ -27,7 +29,7 @@ export function ToolList({ tools, empty = 'No tools found.' }: { tools: ToolItem
           </p>
           <p class="desc">{t.description}</p>
           <p class="meta">
-            <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} />
+            <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} /> <RiskBadge risks={t.risks} />
             {t.package.env.length > 0 && <span class="muted"> · needs {t.package.env.join(', ')}</span>}
           </p>
         </li>

@@ -9,6 +9,7 @@ import { CATEGORIES } from '../../../core/types.js';
 import { get, qs } from '../api.js';
 import { HealthBadge, Rating, Show, toolHref, useAsync } from '../components/common.js';
 import { ToolList, type ToolItem } from '../components/tool-list.js';
+import { RiskBadge } from '../components/risks.js';
 import { navigate, useLoc } from '../router.js';
 
 export function SearchForm({ initial = '' }: { initial?: string }) {
@@ -142,7 +143,7 @@ function RankedList({ tools }: { tools: RankedTool[] }) {
             </p>
             <p class="desc">{t.description}</p>
             <p class="meta">
-              <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} />
+              <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} /> <RiskBadge risks={t.risks} />
               {t.package.env.length > 0 && <span class="muted"> · needs {t.package.env.join(', ')}</span>}
             </p>
           </div>
