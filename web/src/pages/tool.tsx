@@ -4,6 +4,7 @@ import { get, post, slugPath } from '../api.js';
 import { CodeBlock, ErrorMessage, formatDate, HealthBadge, plural, Rating, Show, useAsync } from '../components/common.js';
 import { CompatibilityNote, currentVersionOf } from '../components/compatibility.js';
 import { Reliability } from '../components/reliability.js';
+import { RiskWarning } from '../components/risks.js';
 import { exampleParams, SchemaTable } from '../components/schema-form.js';
 import { packageHref } from './publish.js';
 import { useSession } from '../session.js';
@@ -40,6 +41,7 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
           </span>
         </p>
       </header>
+      <RiskWarning risks={t.risks} />
       <p class="lead">{t.description}</p>
       <VersionNotes tool={t} />
       {t.healthError && <p class="error">Health check: {t.healthError}</p>}
