@@ -14,7 +14,7 @@ const ERROR_A = z.object({
   error: z.object({
     code: z.string().meta({
       description:
-        'VALIDATION_ERROR, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, CONFLICT, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, TOOL_UNAVAILABLE, RATE_LIMITED, INTERNAL, SERVICE_UNAVAILABLE, EXECUTION_TIMEOUT, …',
+        'VALIDATION_ERROR, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, CONFLICT, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, TOOL_UNAVAILABLE, RATE_LIMITED, INTERNAL, SERVICE_UNAVAILABLE, EXECUTION_TIMEOUT, GONE, …',
     }),
     message: z.string(),
     details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
@@ -43,6 +43,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'No such resource (or a private one of someone else)',
   405: 'Method not allowed on this path',
   409: 'Conflict with an existing resource',
+  410: 'Past its retention: its params and result (or transcript) were deleted (`GONE`, shape A)',
   413: 'Body, params or result over 1 MiB',
   415: 'Body is not JSON',
   422: 'The tool cannot run (BROKEN, or required env missing)',
@@ -140,6 +141,8 @@ function errorSchema(op: Operation, status: number): Json {
   if (status === 401) return either;
   // The per-key rate limit (A) or, where declared, the daily run quota (B).
   if (status === 429) return op.errors.includes(429) ? either : ref('ErrorA');
+  // Past its retention: GONE is shape A everywhere (the contract's Retention).
+  if (status === 410) return ref('ErrorA');
   // On a write: the owner check (B), or a cookie session's write without its CSRF token (authentication's, A).
   if (status === 403 && op.method !== 'get') return either;
   return ref('ErrorB');

@@ -23,7 +23,7 @@ const SHAPE_B_WORDS: Record<number, string> = {
 };
 
 /** Errors that keep shape A even on scenario routes. */
-const ALWAYS_A = new Set(['RATE_LIMITED']);
+const ALWAYS_A = new Set(['RATE_LIMITED', 'GONE']);
 
 export function errorMiddleware(logger: Logger, shapeOf: (ctx: Context, status: number) => string | undefined = () => undefined) {
   return async (ctx: Context, next: Next) => {

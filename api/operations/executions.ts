@@ -84,6 +84,11 @@ function eventsOf(e: ExecutionRow): StreamEvent[] {
 async function loadVisibleExecution(ctx: Context, deps: AppDeps, id: string): Promise<ExecutionRow> {
   const e = await findExecution(deps.db, id);
   if (!e || (e.user_id && e.user_id !== callerOf(ctx)?.userId)) throw errors.notFound('Execution', id);
+  if (e.purged_at) {
+    throw errors.gone(
+      `Execution '${id}' finished more than ${deps.config.RETENTION_RESULTS_DAYS} days ago; its params and result were deleted (RETENTION_RESULTS_DAYS)`,
+    );
+  }
   return e;
 }
 
@@ -136,7 +141,7 @@ export const executionOperations: Operation[] = [
     summary: 'One execution: its status, and its result or error once final',
     params: idParams,
     responses: { 200: ok(executionSchema) },
-    errors: [...REQUEST, 404],
+    errors: [...REQUEST, 404, 410],
     handler: async (ctx, deps, { params }) => ({ success: true, data: toExecution(await loadVisibleExecution(ctx, deps, params.id)) }),
   }),
   defineOperation({
@@ -148,7 +153,7 @@ export const executionOperations: Operation[] = [
     summary: "An execution's status changes as server-sent events, replaying what already happened",
     params: idParams,
     responses: { 200: { stream: executionEvents, description: '`status` when queued, running and final, then `done`' } },
-    errors: [...REQUEST, 404],
+    errors: [...REQUEST, 404, 410],
     handler: async (ctx, deps, { params }) => {
       await loadVisibleExecution(ctx, deps, params.id);
       await streamDerived(ctx, deps, params.id, async () => eventsOf((await findExecution(deps.db, params.id))!));

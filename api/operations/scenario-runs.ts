@@ -23,7 +23,8 @@ import {
 import { pageOf, paging } from '../validate.js';
 import { callerOf, requireCaller } from '../middleware/auth.js';
 import { runEvents, streamDerived } from '../streams/run-events.js';
-import { findRun, isFinalRun, listRuns } from '../../core/repos/scenario-runs.js';
+import { findRun, isFinalRun, listRuns, type RunRow } from '../../core/repos/scenario-runs.js';
+import { errors } from '../../core/infra/errors.js';
 import { quotaRemaining } from '../../core/scenarios/scenario-quota.js';
 import { loadVisibleRun, sealRunEnv, startBatch, startRun, waitForRun } from '../../core/scenarios/scenario-runs.js';
 import { loadCollectionTools } from '../../core/agents/agent-tools.js';
@@ -114,10 +115,10 @@ export const scenarioRunOperations: Operation[] = [
     errorShape: 'B',
     params: idParams,
     responses: { 200: ok(runRecordSchema) },
-    errors: [400, 404],
+    errors: [400, 404, 410],
     handler: async (ctx, deps, { params }) => {
       const caller = callerOf(ctx);
-      const run = await loadVisibleRun(deps.db, params.id, caller);
+      const run = notPurged(deps, await loadVisibleRun(deps.db, params.id, caller));
       return { success: true, data: toRunRecord(run, await remainingFor(deps, caller)) };
     },
   }),
@@ -137,11 +138,21 @@ export const scenarioRunOperations: Operation[] = [
           '`step` and `tool.completed` per tool call in the order they happened, then `verdict` (or `error`) and `done` with the run record; the stream ends after `done`. Resumable with Last-Event-ID.',
       },
     },
-    errors: [400, 404],
+    errors: [400, 404, 410],
     handler: async (ctx, deps, { params }) => {
-      const run = await loadVisibleRun(deps.db, params.id, callerOf(ctx));
+      const run = notPurged(deps, await loadVisibleRun(deps.db, params.id, callerOf(ctx)));
       await streamDerived(ctx, deps, run.id, async () => runEvents((await findRun(deps.db, run.id))!));
       return HANDLED;
     },
   }),
 ];
+
+/** A run whose transcript retention deleted answers 410 GONE (shape A, the contract's Retention) naming it. */
+function notPurged(deps: AppDeps, run: RunRow): RunRow {
+  if (run.purged_at) {
+    throw errors.gone(
+      `Scenario run '${run.id}' finished more than ${deps.config.RETENTION_TRANSCRIPTS_DAYS} days ago; its transcript was deleted (RETENTION_TRANSCRIPTS_DAYS)`,
+    );
+  }
+  return run;
+}

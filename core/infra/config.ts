@@ -190,6 +190,12 @@ const schema = z.object({
    * `closed` (nobody; accounts come from the admin endpoint or CLI). Unset: `closed` when NODE_ENV=production, else `open`.
    */
   SIGNUP: z.enum(['open', 'invite', 'closed']).optional(),
+  /** Retention (core/repos/retention.ts): days an execution's params and result are kept once final (then 410 GONE). */
+  RETENTION_RESULTS_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /** Days a scenario run's transcript (its steps) is kept once final. */
+  RETENTION_TRANSCRIPTS_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  /** Days raw trending events are kept (trending reads its rollups; at least the longest period, 30 days). */
+  RETENTION_EVENTS_DAYS: z.coerce.number().int().min(31).max(3650).default(35),
   /** Browser sessions last this many days from sign-in. */
   SESSION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   /** Sign-in attempts per 15 minutes, per account and per client address. */

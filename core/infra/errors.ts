@@ -16,7 +16,8 @@ export type ErrorCode =
   | 'QUOTA_EXCEEDED'
   | 'INTERNAL'
   | 'SERVICE_UNAVAILABLE'
-  | 'EXECUTION_TIMEOUT';
+  | 'EXECUTION_TIMEOUT'
+  | 'GONE';
 
 export interface ErrorDetail {
   path: string;
@@ -75,6 +76,8 @@ export const errors = {
     new AppError('EXECUTION_TIMEOUT', 504, 'The execution did not finish in time; poll it by its id', undefined, {
       executionId,
     }),
+  /** Kept for a configured time only (retention): it existed, and what was asked for is deleted. */
+  gone: (message: string) => new AppError('GONE', 410, message),
   internal: (message = 'Internal server error') => new AppError('INTERNAL', 500, message),
   /** The database is unreachable (a restart, a failover): nothing was done, and the same request may be sent again. */
   unavailable: (retryAfterSeconds = 5) =>

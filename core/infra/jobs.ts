@@ -16,6 +16,7 @@ export const TASKS = {
   scenario_run: z.object({ runId: z.string().uuid(), sealedEnv: z.string().optional(), trace: jobTraceSchema.optional() }),
   sweep_sessions: z.object({}),
   sweep_tool_stats: z.object({}),
+  sweep_retention: z.object({}),
   npm_poll: z.object({}),
 } as const;
 

@@ -30,6 +30,8 @@ export interface ExecutionRow {
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
+  /** Set when retention emptied its params and result (core/repos/retention.ts): its poll answers 410. */
+  purged_at?: Date | null;
 }
 
 export const FINAL_STATUSES: ExecutionStatus[] = ['succeeded', 'failed', 'timed_out'];

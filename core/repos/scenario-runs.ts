@@ -61,6 +61,8 @@ export interface RunRow {
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
+  /** Set when retention emptied its transcript (core/repos/retention.ts): its poll answers 410. */
+  purged_at?: Date | null;
   /** The attempt that owns the run while it is running (claimRun counts them). */
   attempt: number;
 }

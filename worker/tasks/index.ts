@@ -8,6 +8,7 @@ import { executeToolTask } from './execute-tool.js';
 import { scenarioRunTask } from './scenario-run.js';
 import { sweepSessionsTask } from './sweep-sessions.js';
 import { sweepToolStatsTask } from './sweep-tool-stats.js';
+import { sweepRetentionTask } from './sweep-retention.js';
 import { npmPollTask } from './npm-poll.js';
 import { tracedTask } from '../traced-task.js';
 
@@ -19,6 +20,7 @@ export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<Tas
     scenario_run: scenarioRunTask(deps, () => workerId),
     sweep_sessions: sweepSessionsTask(deps),
     sweep_tool_stats: sweepToolStatsTask(deps),
+    sweep_retention: sweepRetentionTask(deps),
     npm_poll: npmPollTask(deps),
   };
   // Each job under the request that queued it: its request id in the log lines, its span in the trace.
@@ -26,4 +28,9 @@ export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<Tas
 }
 
 /** Periodic jobs (Graphile crontab syntax). */
-export const CRONTAB = ['0 */6 * * * health_check ?max=1 {}', '17 * * * * sweep_sessions ?max=1 {}', '41 3 * * * sweep_tool_stats ?max=1 {}'].join('\n');
+export const CRONTAB = [
+  '0 */6 * * * health_check ?max=1 {}',
+  '17 * * * * sweep_sessions ?max=1 {}',
+  '41 3 * * * sweep_tool_stats ?max=1 {}',
+  '23 * * * * sweep_retention ?max=1 {}',
+].join('\n');
