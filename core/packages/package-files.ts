@@ -31,40 +31,58 @@ export function overLimits(entries: number, bytes: number, limits: TreeLimits, w
   return null;
 }
 
-/** node-tar's bound on how much an archive may inflate (its `maxDecompressionRatio` default): beyond it, a bomb. */
+/** How much an archive may inflate (its files' declared sizes over the tarball's size): beyond it, a bomb. */
 const MAX_INFLATION = 1000;
+/** Problems collected at most (a stream of garbage would give one per 512 bytes). */
+const MAX_PROBLEMS = 1000;
 
 /**
  * Unpacks an npm tarball (its top folder stripped, as npm does) into `dir`. node-tar runs in-process with a filter, so
  * entries are judged before anything is written: GNU tar as root would keep owners and modes and create device nodes.
- * Entries and their declared sizes are counted as their headers are read: past `limits` (or past a thousandfold
- * inflation, a decompression bomb) it stops at once and throws a PackageLimitError, having written nothing more.
+ * Entries and their declared sizes are counted as their headers are read: past `limits`, or past a thousandfold
+ * inflation of the tarball (a decompression bomb), it stops reading, lets what it wrote settle, writes nothing more and
+ * throws a PackageLimitError.
  */
 export async function extractTarball(file: string, dir: string, limits: TreeLimits = {}): Promise<ErrorDetail[]> {
   const problems: ErrorDetail[] = [];
   const refuse = (p: string, message: string) => (problems.push({ path: p, message }), false);
+  const packed = Math.max(1, (await fs.stat(file)).size);
+  const input = createReadStream(file);
   let entries = 0;
   let bytes = 0;
-  let over: PackageLimitError | undefined;
+  /** Why unpacking stopped early: no more input, every further entry skipped. */
+  let stopped: Error | undefined;
+  const stop = (why: Error) => {
+    if (stopped) return;
+    stopped = why;
+    input.unpipe(unpack);
+    input.destroy();
+    // Ended from outside node-tar's own write loop; entries it began finish before it closes.
+    setImmediate(() => unpack.end());
+  };
   const unpack = new tar.Unpack({
     cwd: dir,
-    maxDecompressionRatio: MAX_INFLATION,
+    // Its own ratio check aborts without waiting for writes in flight; ours (declared sizes, below) comes first.
+    maxDecompressionRatio: MAX_INFLATION * 10,
     strip: 1,
     // node-tar defaults to keeping the archive's uid/gid when run as root.
     preserveOwner: false,
     onwarn: (code, message, data) => {
       // node-tar skips (and warns about) entries it judges unsafe, e.g. a relative link leading out; skipped is refused.
-      if (code === 'TAR_ENTRY_INFO') return;
+      if (code === 'TAR_ENTRY_INFO' || stopped) return;
       const entry = data.entry as { path?: string } | undefined;
       problems.push({ path: String(entry?.path ?? data.path ?? 'tarball'), message });
+      if (problems.length >= MAX_PROBLEMS) stop(new Error('too many problems'));
     },
     filter: (p, entry) => {
       const e = entry as tar.ReadEntry;
-      if (over) return false;
-      const tooMuch = overLimits(++entries, (bytes += e.size ?? 0), limits, 'the package');
+      if (stopped) return false;
+      bytes += e.size ?? 0;
+      const tooMuch =
+        overLimits(++entries, bytes, limits, 'the package') ??
+        (bytes / packed > MAX_INFLATION ? `the package's tarball inflates over ${MAX_INFLATION}-fold (a decompression bomb), which is refused` : null);
       if (tooMuch) {
-        over = new PackageLimitError(tooMuch);
-        unpack.abort(over);
+        stop(new PackageLimitError(tooMuch));
         return false;
       }
       if (!TAR_TYPES.has(e.type)) return refuse(p, `is a ${e.type} entry; only files, directories and links are installed`);
@@ -81,16 +99,15 @@ export async function extractTarball(file: string, dir: string, limits: TreeLimi
       return true;
     },
   });
-  const input = createReadStream(file);
   try {
     await new Promise<void>((resolve, reject) => {
-      unpack.on('error', reject);
+      // Once stopped, node-tar's complaint about the input cut short is expected; it still closes.
+      unpack.on('error', (err) => (stopped ? undefined : reject(err)));
       unpack.on('close', () => resolve());
-      input.on('error', reject);
+      input.on('error', (err) => (stopped ? undefined : reject(err)));
       input.pipe(unpack);
     });
   } catch (err) {
-    if (over) throw over;
     const message = (err as Error).message;
     if (/max decompression ratio exceeded/.test(message))
       throw new PackageLimitError(`the package's tarball inflates over ${MAX_INFLATION}-fold (a decompression bomb), which is refused`);
@@ -99,6 +116,7 @@ export async function extractTarball(file: string, dir: string, limits: TreeLimi
   } finally {
     input.destroy();
   }
+  if (stopped instanceof PackageLimitError) throw stopped;
   if (problems.length > 0) return problems;
   return secureTree(dir);
 }

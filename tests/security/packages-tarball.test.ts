@@ -153,3 +153,45 @@ test('links that stay inside the package are kept', async (t) => {
   t.is(await fs.readFile(path.join(dest, 'index.js'), 'utf8'), 'export const x = 1;\n');
   t.is(await fs.readFile(path.join(dest, 'lib/again.js'), 'utf8'), 'export const x = 1;\n');
 });
+
+// Bounds (issue 43 item 5): our own unpacking counts entries and declared sizes as it reads each header, and stops.
+async function unpackWith(root: string, bytes: Buffer, npm: Parameters<typeof unpackTarball>[2]): Promise<{ dest: string; error?: unknown }> {
+  const file = path.join(root, 'bounded.tgz');
+  await fs.writeFile(file, bytes);
+  const dest = path.join(root, 'bounded', 'package');
+  await fs.mkdir(dest, { recursive: true });
+  try {
+    await unpackTarball(file, dest, npm, 'bounded@1.0.0');
+    return { dest };
+  } catch (error) {
+    return { dest, error };
+  }
+}
+
+test('unpacking stops at MAX_PACKAGE_FILES and MAX_PACKAGE_INSTALLED_MB, naming the limit, before writing past it', async (t) => {
+  const root = await scratch(t);
+  const many = tarball([{ path: 'package/package.json', body: '{}' }, ...Array.from({ length: 50 }, (_, i) => ({ path: `package/f${i}.js`, body: 'x' }))]);
+  const files = await unpackWith(root, many, { maxFiles: 10 });
+  t.true(files.error instanceof InstallError && files.error.userError, String(files.error));
+  t.regex((files.error as Error).message, /^bounded@1\.0\.0: the package has over 10 files and directories, the limit \(MAX_PACKAGE_FILES\)/);
+  t.true((await fs.readdir(files.dest)).length <= 10, 'nothing past the limit is written');
+
+  const big = tarball([
+    { path: 'package/package.json', body: '{}' },
+    { path: 'package/big.bin', body: 'y'.repeat(2 * 1024 * 1024) },
+  ]);
+  await fs.rm(path.join(root, 'bounded'), { recursive: true, force: true });
+  const bytes = await unpackWith(root, big, { maxInstalledBytes: 1024 * 1024 });
+  t.regex(String((bytes.error as Error)?.message), /bounded@1\.0\.0: the package is over 1\.0 MiB, the limit \(MAX_PACKAGE_INSTALLED_MB\)/);
+  t.false(existsSync(path.join(bytes.dest, 'big.bin')), 'the file over the limit is never written');
+});
+
+test('a tarball inflating over 1000-fold is refused as a decompression bomb, not a 500', async (t) => {
+  const root = await scratch(t);
+  const header = Buffer.alloc(512);
+  new Header({ path: 'package/zeros.bin', type: 'File', mode: 0o644, size: 64 * 1024 * 1024, mtime: new Date(0) }).encode(header, 0);
+  const bomb = zlib.gzipSync(Buffer.concat([header, Buffer.alloc(64 * 1024 * 1024), Buffer.alloc(1024)]), { level: 9 });
+  const { error } = await unpackWith(root, bomb, {});
+  t.true(error instanceof InstallError && error.userError, String(error));
+  t.regex((error as Error).message, /bounded@1\.0\.0: the package's tarball inflates over 1000-fold \(a decompression bomb\)/);
+});
