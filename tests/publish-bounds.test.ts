@@ -9,6 +9,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { installPackage, InstallError } from '../sandbox/packages.js';
 import { startScratchRegistry, type ScratchRegistry } from './helpers/npm-registry.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 
@@ -115,4 +116,27 @@ test('a genuine package of 15,000 files imports and runs', async (t) => {
   const run = await svc.request('POST', '/api/tools/execute/bounds-large/noop', { body: { params: {} } });
   t.is(run.status, 200, run.text);
   t.deepEqual(run.body.result, { ok: true });
+});
+
+test('the installed tree is bounded with its dependencies: MAX_PACKAGE_FILES and MAX_PACKAGE_INSTALLED_MB name the limit', async (t) => {
+  // A folder shipping its own node_modules (installed as shipped): 30 small dependency files, 2 MiB in one of them.
+  const folder = path.join(root, 'with-deps');
+  await fs.mkdir(path.join(folder, 'node_modules', 'dep'), { recursive: true });
+  await fs.writeFile(path.join(folder, 'package.json'), JSON.stringify(manifest('bounds-deps')));
+  await fs.writeFile(path.join(folder, 'index.js'), INDEX);
+  for (let i = 0; i < 30; i++) await fs.writeFile(path.join(folder, 'node_modules', 'dep', `f${i}.js`), `module.exports = ${i};\n`);
+  await fs.writeFile(path.join(folder, 'node_modules', 'dep', 'big.bin'), Buffer.alloc(2 * 1024 * 1024, 1));
+  const cache = path.join(root, 'cache');
+  const files = await installPackage(cache, { kind: 'path', dir: folder }, { maxFiles: 20 }).catch((e: unknown) => e);
+  t.true(files instanceof InstallError && files.userError, String(files));
+  t.regex((files as Error).message, /bounds-deps@1\.0\.0 with its dependencies has over 20 files and directories, the limit \(MAX_PACKAGE_FILES\)/);
+  const bytes = await installPackage(cache, { kind: 'path', dir: folder }, { maxInstalledBytes: 1024 * 1024 }).catch((e: unknown) => e);
+  t.regex(String((bytes as Error).message), /bounds-deps@1\.0\.0 with its dependencies is over 1\.0 MiB, the limit \(MAX_PACKAGE_INSTALLED_MB\)/);
+  t.deepEqual(
+    (await fs.readdir(cache)).filter((e) => !e.startsWith('.')),
+    [],
+    'nothing installed',
+  );
+  const ok = await installPackage(cache, { kind: 'path', dir: folder }, {});
+  t.true(ok.dir.startsWith(cache), 'within the default limits it installs');
 });
