@@ -260,9 +260,8 @@ function shadowing(l: Located, own: ReadonlySet<string>, otherNames: ReadonlySet
     for (const m of sentence.matchAll(/`([\w.-]{2,64})`|'([\w.-]{2,64})'|"([\w.-]{2,64})"|\b([A-Za-z][\w-]{3,63})\b/g)) {
       const n = m[1] ?? m[2] ?? m[3] ?? m[4];
       if (!n || own.has(n) || !otherNames.has(n)) continue;
-      // A plain word (`search`) counts only quoted or called a tool; a distinctive name anywhere.
-      const after = sentence.slice((m.index ?? 0) + m[0].length);
-      if (m[4] && !isDistinctiveName(n) && !/^\s*(?:tool|function)\b/i.test(after)) continue;
+      // A plain word (`search`) counts only quoted ("the web search tool" is a phrase); a distinctive name anywhere.
+      if (m[4] && !isDistinctiveName(n)) continue;
       risks.push({
         kind: 'tool-shadowing',
         detail: `names another tool, "${n}", in an instruction in ${l.where}: ${quote(sentence, m.index ?? 0, m[0].length)}`,
