@@ -6,7 +6,8 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
-import { collectionListItemSchema, toCollectionListItem } from './collections.js';
+import { ownedCollectionListItemSchema, toCollectionListItem } from './collections.js';
+import { collectionNotices } from '../../core/collections/collections.js';
 import { defineOperation, HANDLED, type Operation } from './define.js';
 import { ok, okMessage, okPage, timestamp, uuid } from './envelope.js';
 import { pageOf, paging } from '../validate.js';
@@ -265,13 +266,15 @@ export const authOperations: Operation[] = [
     summary: "The caller's own collections, private ones included, last changed first",
     auth: 'key',
     query: pageQuery,
-    responses: { 200: okPage(collectionListItemSchema) },
+    responses: { 200: okPage(ownedCollectionListItemSchema) },
     errors: [400],
     handler: async (ctx, deps, { query }) => {
       const caller = requireCaller(ctx);
       const page = pageOf(await listCollectionsOwnedBy(deps.db, caller.userId, query), query.limit, query.offset);
       ctx.set('Cache-Control', 'no-store');
-      return { success: true, data: page.items.map(toCollectionListItem), pagination: page.pagination };
+      // Each with its notices (held entries: a query only for a collection that has one).
+      const notices = await Promise.all(page.items.map((c) => collectionNotices(deps.db, c)));
+      return { success: true, data: page.items.map((c, i) => ({ ...toCollectionListItem(c), notices: notices[i] })), pagination: page.pagination };
     },
   }),
   defineOperation({

@@ -20,6 +20,7 @@ import {
   UID_MAX,
   UID_MIN,
   UID_PATTERN,
+  acceptNotice,
   addToolToCollection,
   collectionNotices,
   collectionTools,
@@ -53,6 +54,26 @@ export const collectionListItemSchema = z.object({
   owner: z.object({ id: uuid, name: z.string().nullable(), username: z.string() }),
 });
 
+const changeSchema = z.object({
+  tool: z.string().meta({ description: "'' for a change of the package itself (its env)" }),
+  path: z.string(),
+  change: z.string(),
+  breaking: z.boolean(),
+  needsReview: z.boolean(),
+});
+
+/** A package's entries held on an older version (SPEC, Trust): until the owner accepts `to`. */
+export const noticeSchema = z.object({
+  package: z.string(),
+  from: z.string().meta({ description: 'The version the entries stay on (what the MCP endpoint serves)' }),
+  to: z.string().meta({ description: 'The latest version, which has changes that need review' }),
+  tools: z.array(z.string()).meta({ description: "The collection's tools of the package held on `from`" }),
+  changes: z.array(changeSchema).meta({ description: 'What in `to` needs review: descriptions, annotations, permissions, env, tools, breaking schemas' }),
+});
+
+/** The caller's own collections (GET /api/auth/me/collections): each with its notices. */
+export const ownedCollectionListItemSchema = collectionListItemSchema.extend({ notices: z.array(noticeSchema) });
+
 /** A tool of a collection: the contract's `{ id, name, description }` plus what a client needs to call or remove it. */
 const collectionToolSchema = z.object({
   id: uuid,
@@ -78,16 +99,8 @@ export const collectionDetailSchema = collectionListItemSchema.extend({
     .meta({ description: 'How the MCP endpoint offers the tools when the request has no `?mode`: `all`, or `search` (search_tools + call_tool)' }),
   likedByMe: z.boolean().optional().meta({ description: 'Only when the request carried a key' }),
   notices: z
-    .array(
-      z.object({
-        package: z.string(),
-        tool: z.string(),
-        heldVersion: z.string().meta({ description: 'The version the entry stays on' }),
-        latestVersion: z.string().meta({ description: 'The latest version, which breaks the tool' }),
-        changes: z.array(z.object({ tool: z.string(), path: z.string(), change: z.string(), breaking: z.boolean() })),
-      }),
-    )
-    .meta({ description: 'Entries that follow the latest version but stay on an older one because the latest breaks their tool' }),
+    .array(noticeSchema)
+    .meta({ description: 'Packages whose entries follow the latest version but stay on an older one: the latest has a change that needs review' }),
 });
 
 export function toCollectionListItem(c: CollectionRow): z.infer<typeof collectionListItemSchema> {
@@ -169,6 +182,12 @@ const patchBody = z
   .refine((b) => Object.keys(b).length > 0, 'give at least one of name, description, isPublic, mcpMode');
 const addToolBody = z
   .object({ toolId: z.string().min(1).max(500).meta({ description: 'Tool id, `<package>::<tool>`, or slug; `<package>@<version>::<tool>` pins a version' }) })
+  .strict();
+const acceptBody = z
+  .object({
+    package: z.string().min(1).max(214).meta({ description: 'The package of the notice' }),
+    to: z.string().min(1).max(256).meta({ description: "The notice's `to`: the version the owner reviewed and accepts" }),
+  })
   .strict();
 const toolParams = uidParams.extend({ toolId: z.string().meta({ description: 'Tool id, `<package>::<tool>`, or slug' }) });
 
@@ -289,6 +308,23 @@ export const collectionOperations: Operation[] = [
       const tool = await loadTool(deps, params.toolId);
       if (!(await deleteCollectionTool(deps.db, c.id, tool.id))) throw errors.notFound(`Tool '${params.toolId}' in collection '${c.uid}'`);
       return { success: true, message: `Tool '${tool.package_name}/${tool.name}' removed from collection '${c.uid}'` };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'collections.acceptNotice',
+    method: 'post',
+    path: '/api/collections/:uid/notices/accept',
+    summary: "Accepts a package's notice (owner only): its held entries move to the latest version, `to`",
+    auth: 'key',
+    params: uidParams,
+    body: acceptBody,
+    responses: { 200: ok(collectionDetailSchema) },
+    errors: [...BODY, 403, 404, 409],
+    handler: async (ctx, deps, { params, body }) => {
+      const c = await loadOwnedCollection(deps.db, params.uid, caller(ctx));
+      await acceptNotice(deps.db, c, body.package, body.to);
+      return { success: true, data: await detailFor(deps, c.id, caller(ctx)) };
     },
   }),
   defineOperation({

@@ -22,6 +22,7 @@ import {
 import { listPackageTools, type ToolRow } from '../../core/repos/tools.js';
 import { findPackageVersion, listPackageVersions, setVersionDeprecated, type PackageVersionRow } from '../../core/repos/package-versions.js';
 import { toolAtVersion } from '../../core/packages/versions.js';
+import { withReview, type Compatibility } from '../../core/packages/compatibility.js';
 import type { Context } from 'koa';
 import { CATEGORIES } from '../../core/types.js';
 import { requireCaller } from '../middleware/auth.js';
@@ -65,8 +66,9 @@ const compatibilitySchema = z
   .object({
     from: z.string(),
     to: z.string(),
-    compatible: z.boolean(),
-    changes: z.array(z.object({ tool: z.string(), path: z.string(), change: z.string(), breaking: z.boolean() })),
+    compatible: z.boolean().meta({ description: 'No change breaks callers (schemas, tools removed, network gained)' }),
+    needsReview: z.boolean().meta({ description: 'Some change is not a compatible schema change: followers stay on their version until accepted' }),
+    changes: z.array(z.object({ tool: z.string(), path: z.string(), change: z.string(), breaking: z.boolean(), needsReview: z.boolean() })),
   })
   .nullable()
   .meta({ description: 'This version compared with the one it replaced (null for the first version imported)' });
@@ -150,7 +152,7 @@ function versionOf(p: PackageRow, v: PackageVersionRow, tools: ToolRow[]): z.inf
     importedAt: new Date(v.imported_at).toISOString(),
     publisher: v.publisher_username ?? null,
     deprecated: v.deprecated,
-    compatibility: (v.compatibility ?? null) as z.infer<typeof compatibilitySchema>,
+    compatibility: withReview((v.compatibility ?? null) as Compatibility | null),
     tools: v.tools.flatMap((vt) => {
       const row = byName.get(vt.name);
       const at = row && toolAtVersion(row, v);
@@ -226,7 +228,7 @@ export const packageOperations: Operation[] = [
     path: '/api/packages',
     summary: 'Publishes an npm package: imports it as a job (201 with its tools, or 202 with the import to follow)',
     description:
-      'Any key may publish. A package name belongs to whoever first published it (an official one to the admin): anyone else gets 403, checked by the name the tarball records. The tarball must be the requested package: its package.json name and version the requested ones, its bytes the registry\'s dist.integrity, else 400. Re-importing a version already recorded answers from the record and changes nothing; an import that fetches other bytes for a recorded version is 409. Counts toward PUBLISH_DAILY_QUOTA imports per user per 24 hours (429 QUOTA_EXCEEDED).',
+      "Any key may publish. A package name belongs to whoever first published it (an official one to the admin): anyone else gets 403, checked by the name the tarball records. The tarball must be the requested package: its package.json name and version the requested ones, its bytes the registry's dist.integrity, else 400. Re-importing a version already recorded answers from the record and changes nothing; an import that fetches other bytes for a recorded version is 409. Counts toward PUBLISH_DAILY_QUOTA imports per user per 24 hours (429 QUOTA_EXCEEDED).",
     auth: 'key',
     query: publishQuery,
     body: publishBody,

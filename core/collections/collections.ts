@@ -14,6 +14,7 @@ import {
   isUuid,
   listHeldEntries,
   lockAndCountCollectionTools,
+  setHeldVersion,
   lockAndCountOwnedCollections,
   takenUids,
   toggleLike,
@@ -24,6 +25,7 @@ import type { ToolRow } from '../repos/tools.js';
 import { atEntryVersions, toolChanges } from '../packages/versions.js';
 import type { SchemaChange } from '../packages/compatibility.js';
 import { findPackageVersions } from '../repos/package-versions.js';
+import { lockPackageName } from '../repos/packages.js';
 import type { ToolCache } from '../tools/tool-cache.js';
 import type { Caller } from '../types.js';
 
@@ -159,18 +161,20 @@ export async function collectionTools(deps: { tools: ToolCache; db: Knex }, c: C
 
 export interface CollectionNotice {
   package: string;
-  tool: string;
-  /** The version the entry stays on. */
-  heldVersion: string;
-  /** The latest version, which the entry did not move to. */
-  latestVersion: string;
-  /** What in the latest version breaks the tool (core/packages/compatibility.ts). */
+  /** The version the entries stay on. */
+  from: string;
+  /** The latest version, which the entries did not move to. */
+  to: string;
+  /** The collection's tools of the package held on `from`. */
+  tools: string[];
+  /** What in `to` needs review for those tools, and the package's own changes (tool ''): core/packages/compatibility.ts. */
   changes: SchemaChange[];
 }
 
 /**
- * What the owner of a collection is told: for each entry that follows the latest version but is held on an older
- * one, the package, both versions and the breaking changes. No query when no entry is held.
+ * What the owner of a collection is told: for each package whose entries follow the latest version but are held on
+ * an older one (a change that needs review came), the package, both versions, its held tools and the changes that
+ * need review. No query when no entry is held.
  */
 export async function collectionNotices(db: Knex, c: CollectionRow): Promise<CollectionNotice[]> {
   if (!c.tool_versions?.some((v, i) => v !== null && !c.tool_pinned?.[i])) return [];
@@ -182,11 +186,37 @@ export async function collectionNotices(db: Knex, c: CollectionRow): Promise<Col
       { packageId: h.package_id, version: h.latest_version },
     ]),
   );
-  return held.flatMap((h) => {
+  const notices = new Map<string, CollectionNotice & { seen: Set<string> }>();
+  for (const h of held) {
     const from = versions.get(`${h.package_id}@${h.held_version}`);
     const to = versions.get(`${h.package_id}@${h.latest_version}`);
-    if (!from || !to) return [];
-    const changes = toolChanges(h.tool_name, from, to).filter((ch) => ch.breaking);
-    return [{ package: h.package_name, tool: h.tool_name, heldVersion: h.held_version, latestVersion: h.latest_version, changes }];
+    if (!from || !to || from.version === to.version) continue;
+    const key = `${h.package_name}@${h.held_version}`;
+    let n = notices.get(key);
+    if (!n) notices.set(key, (n = { package: h.package_name, from: from.version, to: to.version, tools: [], changes: [], seen: new Set() }));
+    n.tools.push(h.tool_name);
+    for (const ch of toolChanges(h.tool_name, from, to)) {
+      const id = JSON.stringify(ch);
+      if (!ch.needsReview || n.seen.has(id)) continue;
+      n.seen.add(id);
+      n.changes.push(ch);
+    }
+  }
+  return [...notices.values()].map(({ seen: _seen, ...n }) => n);
+}
+
+/**
+ * The owner accepts a package's notice: its held entries follow the latest version again (they are on `to`). Under
+ * the lock the recorder takes on the package's name, so no newer version can slip in between: when the latest is
+ * no longer `to`, a 409 says which it is (the owner reviews that one); no held entry of the package, a 404.
+ */
+export async function acceptNotice(db: Knex, c: CollectionRow, pkg: string, to: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    await lockPackageName(trx, pkg);
+    const held = (await listHeldEntries(trx, c.id)).filter((h) => h.package_name === pkg && h.held_version !== h.latest_version);
+    if (held.length === 0) throw errors.notFound(`A notice for package '${pkg}' in collection '${c.uid}'`);
+    const latest = held[0].latest_version;
+    if (latest !== to) throw errors.conflict(`The latest version of '${pkg}' is ${latest}, not ${to}: review the notice for ${latest} and accept that`);
+    for (const h of held) await setHeldVersion(trx, c.id, h.tool_id, null);
   });
 }

@@ -35,19 +35,24 @@ export function toolAtVersion(tool: ToolRow, v: PackageVersionRow): ToolRow | un
   };
 }
 
-/** What changed for one tool between two versions (every change; `breaking` marks those that break callers). */
+/**
+ * What changed for one tool between two versions, with the package's own changes (its env: tool ''); `breaking` marks
+ * those that break callers, `needsReview` those a follower does not move over (core/packages/compatibility.ts).
+ */
 export function toolChanges(tool: string, from: PackageVersionRow, to: PackageVersionRow): SchemaChange[] {
-  const pick = (v: PackageVersionRow) => v.tools.filter((t: VersionTool) => t.name === tool);
-  return compareVersions({ version: from.version, tools: pick(from) }, { version: to.version, tools: pick(to) }).changes;
+  const pick = (v: PackageVersionRow) => ({ version: v.version, tools: v.tools.filter((t: VersionTool) => t.name === tool), env: v.env ?? [] });
+  return compareVersions(pick(from), pick(to)).changes;
 }
 
 /**
  * Where a collection's entry that follows the latest version goes when `next` becomes the latest: it moves when
- * `next` is compatible for its tool with the version it is on (`current`), and is held on `current` otherwise.
+ * nothing of `next` needs review for its tool against the version it is on (`current`): only compatible schema
+ * changes. It is held on `current` otherwise (a breaking schema change, a description, annotation or permission
+ * changed, network or secrets gained, env added, the tool removed) until its owner accepts the change.
  * Returns the version to hold it on, or null to follow the latest.
  */
 export function heldVersionFor(tool: string, current: PackageVersionRow, next: PackageVersionRow): string | null {
-  return toolChanges(tool, current, next).some((c) => c.breaking) ? current.version : null;
+  return toolChanges(tool, current, next).some((c) => c.needsReview) ? current.version : null;
 }
 
 /**
