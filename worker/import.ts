@@ -10,7 +10,6 @@ import { variablesNamed } from './env-named.js';
 import { planToolkit } from '../core/packages/toolkit.js';
 import type { VersionTool } from '../core/repos/package-versions.js';
 import { checkBeforeDescribing, recordImport } from './record-version.js';
-import { refreshToolRisks } from '../core/repos/tool-risks.js';
 import { parseSource } from '../core/packages/source.js';
 import { importOptionsSchema, isMcpServer } from '../core/packages/mcp-server.js';
 import { binText, importMcpServer } from './mcp-import.js';
@@ -52,6 +51,8 @@ export async function importPackage(
       userconfig: deps.config.NPM_USERCONFIG,
       maxTarballBytes: deps.config.MAX_PACKAGE_TARBALL_MB * 1024 * 1024,
       maxUnpackedBytes: deps.config.MAX_PACKAGE_UNPACKED_MB * 1024 * 1024,
+      maxFiles: deps.config.MAX_PACKAGE_FILES,
+      maxInstalledBytes: deps.config.MAX_PACKAGE_INSTALLED_MB * 1024 * 1024,
     });
   } catch (err) {
     if (err instanceof InstallError && err.userError) return invalid(err.message, err.details ?? [{ path: 'source', message: err.message }]);
@@ -144,7 +145,6 @@ export async function importPackage(
   });
   if (!recorded.ok) return recorded;
   const { packageId, toolIds, latest } = recorded;
-  if (latest) await refreshToolRisks(deps.db, packageId); // hidden instructions in its descriptions (core/packages/poisoning.ts)
   // An older version's tools are not the tools rows' (those describe the latest): their health stays the latest's.
   if (!latest) return { ok: true, packageId, toolIds };
 

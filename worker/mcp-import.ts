@@ -19,7 +19,6 @@ import {
 } from '../core/packages/mcp-server.js';
 import type { VersionTool } from '../core/repos/package-versions.js';
 import { recordImport } from './record-version.js';
-import { refreshToolRisks } from '../core/repos/tool-risks.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import { scrubHostPaths } from '../core/text/host-paths.js';
 import type { ToolPermissions } from '../core/packages/manifest.js';
@@ -211,7 +210,6 @@ export async function importMcpServer(
   });
   if (!recorded.ok) return recorded;
   const { packageId, toolIds, latest } = recorded;
-  if (latest) await refreshToolRisks(deps.db, packageId); // hidden instructions in its descriptions (core/packages/poisoning.ts)
   if (!latest) return { ok: true, packageId, toolIds };
   // The server started and listed these tools: that is their health check at import.
   const durationMs = performance.now() - started;

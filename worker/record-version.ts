@@ -29,6 +29,7 @@ import {
 } from '../core/repos/package-versions.js';
 import { findPackageOwner, lockPackageName, markRemovedTools, upsertPackage, upsertTool, type PackageOwner } from '../core/repos/packages.js';
 import { setCompatibility } from '../core/repos/published-packages.js';
+import { refreshToolRisks } from '../core/repos/tool-risks.js';
 import type { Db } from '../core/infra/db.js';
 import type { McpListing } from '../core/packages/mcp-server.js';
 import type { InstalledPackage } from '../sandbox/packages.js';
@@ -167,6 +168,8 @@ async function recordNew(trx: Db, r: ImportRecord, owner: PackageOwner | undefin
     r.snapshot.map((t) => t.name),
     m.version,
   );
+  // Hidden instructions in the tools' descriptions and annotations (core/packages/poisoning.ts), with the rest.
+  await refreshToolRisks(trx, pkg.id);
   return { ok: true, packageId: pkg.id, toolIds, latest: true };
 }
 

@@ -114,9 +114,9 @@ export const adminOperations: Operation[] = [
     id: 'admin.transferPackage',
     method: 'post',
     path: '/api/admin/packages/*name/transfer',
-    summary: "Gives a package name to another owner: only they (or the admin) record its versions from then on",
+    summary: 'Gives a package name to another owner: only they (or the admin) record its versions from then on',
     description:
-      'A package name belongs to whoever first published it (an official one to the admin). `to`: the new owner\'s username, or null for the admin. Its recorded versions keep who published each.',
+      "A package name belongs to whoever first published it (an official one to the admin). `to`: the new owner's username, or null for the admin. Its recorded versions keep who published each.",
     params: z.object({ name: z.string().min(1).max(214).meta({ description: 'npm package name (`@scope/name` or `name`)' }) }),
     body: z.object({ to: z.string().min(1).max(100).nullable().meta({ description: "The new owner's username; null: the admin" }) }).strict(),
     responses: { 200: ok(z.object({ name: z.string(), publisher: z.string().nullable() })) },
