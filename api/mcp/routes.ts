@@ -21,6 +21,7 @@ import { ENV_HEADER, mcpTool, mcpToolNames } from './tools.js';
 import { callCollectionTool, type CallContext } from './call.js';
 import { callMetaTool, metaTools, MCP_MODES, type McpMode } from './modes.js';
 import { versionOf } from '../registry/server-document.js';
+import { isModernMcpRequest, serveModernMcpRequest } from './era-2026.js';
 
 /** The collection, if the caller may use it: public ones are open, private ones need the owner's key (else 404). */
 async function loadMcpCollection(ctx: Context, deps: AppDeps): Promise<CollectionRow> {
@@ -83,6 +84,10 @@ export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void
     'X-Tool-Env-* headers',
   );
   const c = await loadMcpCollection(ctx, deps);
+  // A 2026-07-28 request (its `_meta` envelope or header) is served by the 2.x SDK (api/mcp/era-2026.ts).
+  if (await isModernMcpRequest(ctx)) {
+    return serveModernMcpRequest(ctx, deps, c, { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers }, modeOf(ctx, c));
+  }
   const invalid = invalidParams(ctx.request.body);
   if (invalid) {
     ctx.body = invalid;
