@@ -14,6 +14,8 @@ import path from 'node:path';
 import { startService, type Service } from './helpers/service.js';
 
 const LIMIT = 1000;
+/** The web app's own reads (signed in by the session cookie) have a budget of their own. */
+const SESSION_LIMIT = 2000;
 const UNLIMITED = '2147483647';
 const ASSET = '/assets/app-3f2a9c.js';
 let svc: Service;
@@ -28,7 +30,14 @@ test.before(async () => {
   await fs.writeFile(path.join(webDir, 'assets', 'app-3f2a9c.js'), 'console.log("toolshed");\n');
   svc = await startService({
     worker: false,
-    env: { WEB_DIR: webDir, TRUST_PROXY: '1', RATE_LIMIT_FREE_MINUTE: String(LIMIT), RATE_LIMIT_FREE_DAY: '100000', SIGNUP: 'open' },
+    env: {
+      WEB_DIR: webDir,
+      TRUST_PROXY: '1',
+      RATE_LIMIT_FREE_MINUTE: String(LIMIT),
+      RATE_LIMIT_FREE_DAY: '100000',
+      RATE_LIMIT_SESSION_READ_MINUTE: String(SESSION_LIMIT),
+      SIGNUP: 'open',
+    },
   });
   const owner = await svc.createUser({ tier: 'enterprise' });
   const c = await svc.createCollection(owner.key, { name: 'Headers' });
@@ -142,7 +151,7 @@ test("a response that spends no budget reports the caller's as it stands, and sp
   }
 });
 
-test("a signed-in browser's page and assets report its user's budget, not its address's", async (t) => {
+test("a signed-in browser's page and assets report the budget its reads spend (the app's own), not its address's", async (t) => {
   const address = newAddress();
   const signup = await fetch(`${svc.url}/api/auth/signup`, {
     method: 'POST',
@@ -155,12 +164,12 @@ test("a signed-in browser's page and assets report its user's budget, not its ad
     .find((c) => c.startsWith('toolshed_session='))!
     .split(';')[0]!;
   const headers = { cookie, 'x-forwarded-for': address };
-  // The user's window: three charged reads. The address spent one point (the sign-up).
+  // The session's read window: three charged reads. The address spent one point (the sign-up).
   let opened: Budget | undefined;
   for (let i = 0; i < 3; i++) opened = await get('/api/auth/me', headers);
-  t.is(opened!.remaining, String(LIMIT - 3));
+  t.like(opened, { limit: String(SESSION_LIMIT), remaining: String(SESSION_LIMIT - 3) });
   for (const p of ['/', '/collections', ASSET, '/health']) {
-    t.like(await get(p, headers), { limit: String(LIMIT), remaining: String(LIMIT - 3), reset: opened!.reset }, p);
+    t.like(await get(p, headers), { limit: String(SESSION_LIMIT), remaining: String(SESSION_LIMIT - 3), reset: opened!.reset }, p);
   }
 });
 

@@ -25,10 +25,16 @@ import { addressBucket, callerIdentity } from './identity.js';
  */
 export const UNLIMITED = 2_147_483_647;
 
+/**
+ * Whose limits a count is taken under: a tier's (API calls: keys, anonymous addresses, a session's writes), or
+ * `session-read`, the web app's own reads by a signed-in browser (RATE_LIMIT_SESSION_READ_*).
+ */
+export type Budget = Tier | 'session-read';
+
 export interface RateLimiter {
-  consume(identity: string, tier: Tier): Promise<RateDecision>;
+  consume(identity: string, tier: Budget): Promise<RateDecision>;
   /** The minute window of `identity` as it stands, spending nothing. */
-  peek(identity: string, tier: Tier): Promise<RateDecision>;
+  peek(identity: string, tier: Budget): Promise<RateDecision>;
   close(): Promise<void>;
 }
 
@@ -60,8 +66,10 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-function limitsOf(config: Config, tier: Tier): { minute: number; day: number } {
+function limitsOf(config: Config, tier: Budget): { minute: number; day: number } {
   switch (tier) {
+    case 'session-read':
+      return { minute: config.RATE_LIMIT_SESSION_READ_MINUTE, day: config.RATE_LIMIT_SESSION_READ_DAY };
     case 'free':
       return { minute: config.RATE_LIMIT_FREE_MINUTE, day: config.RATE_LIMIT_FREE_DAY };
     case 'pro':
@@ -89,7 +97,7 @@ export function createRateLimiter(config: Config, connectionString: string): Rat
   const queued = new Map<string, Waiter[]>();
   const running = new Set<string>();
 
-  const take = async (group: string, identity: string, tier: Tier, waiters: Waiter[]): Promise<void> => {
+  const take = async (group: string, identity: string, tier: Budget, waiters: Waiter[]): Promise<void> => {
     const { minute, day } = limitsOf(config, tier);
     const now = Date.now();
     const windows = (Object.keys(WINDOWS) as (keyof typeof WINDOWS)[]).filter((w) => (w === 'minute' ? minute : day) > 0);
@@ -172,7 +180,7 @@ export function createRateLimiter(config: Config, connectionString: string): Rat
  * Takes one point of `identity`'s budget and says so in the X-RateLimit-* headers; over a limit, a 429 (shape A
  * everywhere, scenario routes included).
  */
-export async function charge(ctx: Context, limiter: RateLimiter, identity: string, tier: Tier): Promise<void> {
+export async function charge(ctx: Context, limiter: RateLimiter, identity: string, tier: Budget): Promise<void> {
   const d = await limiter.consume(identity, tier);
   setHeaders(ctx, d);
   if (!d.allowed) {
@@ -187,13 +195,22 @@ function setHeaders(ctx: Context, d: Pick<RateDecision, 'limit' | 'remaining' | 
   ctx.set('X-RateLimit-Reset', String(d.resetAt));
 }
 
+const SESSION_READS = new Set(['GET', 'HEAD']);
+const sessionReadIdentity = (userId: string) => `session-read:${userId}`;
+
 export function rateLimitMiddleware(limiter: RateLimiter) {
   return async (ctx: Context, next: Next) => {
     // The operator (admin token) and the health probe are not limited (rateLimitHeaders reports their budget); every
     // other request is, whatever its path (a path that matches no route still costs a point, so no spelling of a
     // path is a free request). A request with a bad credential was charged to its address before its 401 (auth.ts).
     if (ctx.state.admin === true || ctx.path === '/health') return next();
-    const caller = ctx.state.caller as { tier: Tier } | undefined;
+    const caller = ctx.state.caller as { tier: Tier; userId: string } | undefined;
+    // The web app's own reads, signed in by the session cookie (session.ts sets `session` only for a request without
+    // an Authorization header, so no key reaches this budget): a budget of their own, apart from the API's.
+    if (caller && ctx.state.session && SESSION_READS.has(ctx.method)) {
+      await charge(ctx, limiter, sessionReadIdentity(caller.userId), 'session-read');
+      return next();
+    }
     // One budget per user, shared by all of their keys (so minting keys buys nothing), or per client address.
     await charge(ctx, limiter, callerIdentity(ctx), caller?.tier ?? 'free');
     return next();
@@ -205,14 +222,15 @@ export function rateLimitMiddleware(limiter: RateLimiter) {
  * and assets are served before it; a request refused before it): the key's user, the admin token, the signed-in
  * browser's user, or the client address. Nothing is refused or charged here: an unknown key or cookie is anonymous.
  */
-async function uncharged(ctx: Context, deps: AppDeps): Promise<{ admin: true } | { caller: Caller | undefined }> {
+async function uncharged(ctx: Context, deps: AppDeps): Promise<{ admin: true } | { caller: Caller | undefined; session?: true }> {
   if (ctx.state.admin === true) return { admin: true };
-  if (ctx.state.caller) return { caller: ctx.state.caller as Caller };
+  if (ctx.state.caller) return { caller: ctx.state.caller as Caller, ...(ctx.state.session ? { session: true as const } : {}) };
   const token = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1];
   if (token && API_KEY_PATTERN.test(token)) return { caller: await deps.callers.get(hashApiKey(token)) };
   if (token && deps.config.ADMIN_TOKEN && safeEqual(token, deps.config.ADMIN_TOKEN)) return { admin: true };
   const cookie = ctx.get('authorization') ? undefined : ctx.cookies.get(SESSION_COOKIE);
-  return { caller: cookie ? (await findSessionCaller(deps.db, cookie))?.caller : undefined };
+  const caller = cookie ? (await findSessionCaller(deps.db, cookie))?.caller : undefined;
+  return caller ? { caller, session: true } : { caller: undefined };
 }
 
 /**
@@ -232,8 +250,10 @@ export function rateLimitHeaders(deps: AppDeps) {
       who = { caller: undefined };
     }
     if ('admin' in who) return setHeaders(ctx, { limit: null, remaining: null, resetAt: minuteEnd });
-    const tier = who.caller?.tier ?? 'free';
-    const identity = who.caller ? `user:${who.caller.userId}` : `ip:${addressBucket(ctx.ip)}`;
+    // A signed-in browser's page reports the budget its reads spend (the web app's own); a key's, its user's.
+    const session = who.caller && 'session' in who && SESSION_READS.has(ctx.method);
+    const tier: Budget = session ? 'session-read' : (who.caller?.tier ?? 'free');
+    const identity = who.caller ? (session ? sessionReadIdentity(who.caller.userId) : `user:${who.caller.userId}`) : `ip:${addressBucket(ctx.ip)}`;
     try {
       setHeaders(ctx, await deps.rateLimiter.peek(identity, tier));
     } catch {

@@ -150,10 +150,11 @@ function BatchView({ b, live, finished }: { b: any; live: Record<string, Cell>; 
     [b.collectionId],
   );
   const history = useAsync(async () => historyOf(b.collectionId, 20), [b.collectionId, b.done]);
-  // The batch before this one (completed), for regressions.
+  // The batch before this one (completed), for regressions: the API's base (`:id`) is the older batch, its head
+  // (`:otherId`) this one, so a scenario that passed before and fails now is a regression, not an improvement.
   const previous = b.done ? history.data?.find((h) => h.id !== b.batchId && h.completedAt && new Date(h.createdAt) < new Date(b.createdAt)) : undefined;
   const compare = useAsync(
-    async () => (previous ? (await get(`/api/scenario-batches/${b.batchId}/compare/${previous.id}`)).data : null),
+    async () => (previous ? (await get(`/api/scenario-batches/${previous.id}/compare/${b.batchId}`)).data : null),
     [b.batchId, previous?.id],
   );
   const changeOf = new Map<string, string>(((compare.data?.scenarios ?? []) as any[]).map((s) => [s.scenarioId, s.change]));
@@ -349,8 +350,16 @@ function TrendChart({ points, current }: { points: any[]; current: string }) {
   );
 }
 
+/**
+ * `/scenario-batches/:id/compare/:other`: the two batches in time order whichever way the address names them — the
+ * older is the API's base ("Before"), the newer its head ("After").
+ */
 export function ComparePage({ id, other }: { id: string; other: string }) {
-  const cmp = useAsync(async () => (await get(`/api/scenario-batches/${id}/compare/${other}`)).data, [id, other]);
+  const cmp = useAsync(async () => {
+    const first = (await get(`/api/scenario-batches/${other}/compare/${id}`)).data;
+    if (new Date(first.base.createdAt) <= new Date(first.head.createdAt)) return first;
+    return (await get(`/api/scenario-batches/${id}/compare/${other}`)).data;
+  }, [id, other]);
   return (
     <Show value={cmp}>
       {(c) => {
@@ -361,21 +370,22 @@ export function ComparePage({ id, other }: { id: string; other: string }) {
             <header class="page-head">
               <h1>Two batches side by side</h1>
               <p class="pkg">
-                <a href={`/scenario-batches/${c.head.id}`}>{formatDate(c.head.createdAt)}</a> ({pct(c.head.passRate)}) against{' '}
+                After: <a href={`/scenario-batches/${c.head.id}`}>{formatDate(c.head.createdAt)}</a> ({pct(c.head.passRate)}), against before:{' '}
                 <a href={`/scenario-batches/${c.base.id}`}>{formatDate(c.base.createdAt)}</a> ({pct(c.base.passRate)})
               </p>
             </header>
             <p class="lead" data-testid="compare-summary">
               {plural(c.totals.regressions, 'regression')}, {plural(c.totals.improvements, 'improvement')}, {c.totals.flaky} flaky, {c.totals.unchanged}{' '}
-              unchanged
+              unchanged{c.totals.added ? `, ${c.totals.added} added` : ''}
+              {c.totals.removed ? `, ${c.totals.removed} removed` : ''}
             </p>
             <table>
               <caption class="visually-hidden">Each scenario's pass rate in both batches</caption>
               <thead>
                 <tr>
                   <th scope="col">Scenario</th>
-                  <th scope="col">Before</th>
-                  <th scope="col">After</th>
+                  <th scope="col">Before ({formatDate(c.base.createdAt)})</th>
+                  <th scope="col">After ({formatDate(c.head.createdAt)})</th>
                   <th scope="col">Change</th>
                 </tr>
               </thead>

@@ -3,7 +3,7 @@
  * configurations; its scenarios (list, create).
  */
 import { useState } from 'preact/hooks';
-import { del, get, patch, post, qs } from '../api.js';
+import { del, get, patch, post, qs, slugPath } from '../api.js';
 import { CodeBlock, CopyButton, ErrorMessage, plural, Show, toolHref, useAsync } from '../components/common.js';
 import { navigate } from '../router.js';
 import { useSession } from '../session.js';
@@ -50,9 +50,13 @@ function CollectionView({ c, reload }: { c: any; reload: () => void }) {
         ) : (
           <ul class="plain">
             {c.tools.map((t: any) => (
-              <li class="row">
+              <li class="row" data-tool={t.toolId}>
                 <a href={toolHref(t.slug ?? t.id)}>{t.name}</a>
                 <span class="muted">{t.description}</span>
+                <span class="tool-version" data-testid="tool-version">
+                  v{t.version} · {t.pinned ? 'pinned' : 'follows the latest'}
+                </span>
+                {owner && <PinVersion t={t} base={base} onChange={reload} onError={setError} />}
                 {owner && (
                   <button type="button" class="secondary small" onClick={act(() => del(`${base}/tools/${encodeURIComponent(t.id)}`))}>
                     Remove<span class="visually-hidden"> {t.name}</span>
@@ -68,6 +72,59 @@ function CollectionView({ c, reload }: { c: any; reload: () => void }) {
       <ScenarioList collection={c} owner={owner} />
       {owner && <EditCollection c={c} base={base} onSaved={reload} />}
     </article>
+  );
+}
+
+/** `@scope/pkg` of a collection entry's `toolId` (`<package>[@<version>]::<tool>`). */
+function packageOf(toolId: string): string {
+  const pkg = toolId.slice(0, toolId.lastIndexOf('::'));
+  const at = pkg.lastIndexOf('@');
+  return at > 0 ? pkg.slice(0, at) : pkg;
+}
+
+/**
+ * The owner's choice of the version an entry runs: the latest (followed), or one recorded version that declares the
+ * tool (pinned). The API pins an entry when it is added by a versioned reference, so a change removes the entry and
+ * adds it again (it moves to the end of the list); if the add is refused, the entry is put back as it was.
+ */
+function PinVersion({ t, base, onChange, onError }: { t: any; base: string; onChange: () => void; onError: (e: unknown) => void }) {
+  const pkg = packageOf(t.toolId);
+  const versions = useAsync(async () => (await get(`/api/packages/${slugPath(pkg)}`)).data.versions as any[], [pkg]);
+  const [busy, setBusy] = useState(false);
+  const choices = (versions.data ?? []).filter((v) => (v.tools as any[]).some((x) => x.name === t.name)).map((v) => v.version as string);
+  const ref = (version: string) => (version === '' ? `${pkg}::${t.name}` : `${pkg}@${version}::${t.name}`);
+  const change = async (version: string) => {
+    onError(undefined);
+    setBusy(true);
+    const before = t.pinned ? t.version : '';
+    try {
+      await del(`${base}/tools/${encodeURIComponent(t.id)}`);
+      try {
+        await post(`${base}/tools`, { toolId: ref(version) });
+      } catch (err) {
+        await post(`${base}/tools`, { toolId: ref(before) }).catch(() => undefined);
+        throw err;
+      }
+    } catch (err) {
+      onError(err);
+    } finally {
+      setBusy(false);
+      onChange();
+    }
+  };
+  const id = `pin-${t.id}`;
+  return (
+    <span class="pin">
+      <label for={id} class="visually-hidden">
+        Version of {t.name}
+      </label>
+      <select id={id} value={t.pinned ? t.version : ''} disabled={busy || !versions.data} onChange={(e) => change(e.currentTarget.value)}>
+        <option value="">Follow the latest</option>
+        {choices.map((v) => (
+          <option value={v}>Pin {v}</option>
+        ))}
+      </select>
+    </span>
   );
 }
 

@@ -54,7 +54,8 @@ export function CollectionsPage() {
 function CreateCollection() {
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
-  const [isPublic, setIsPublic] = useState(true);
+  // Private unless its owner chooses otherwise: a new collection is seen by no one else until they tick the box.
+  const [isPublic, setIsPublic] = useState(false);
   const [error, setError] = useState<unknown>();
   const submit = async (e: Event) => {
     e.preventDefault();

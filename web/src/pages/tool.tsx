@@ -5,7 +5,7 @@ import { CodeBlock, ErrorMessage, formatDate, HealthBadge, plural, Rating, Show,
 import { CompatibilityNote, currentVersionOf } from '../components/compatibility.js';
 import { Reliability } from '../components/reliability.js';
 import { RiskWarning } from '../components/risks.js';
-import { exampleParams, SchemaTable } from '../components/schema-form.js';
+import { exampleParams, initialValues, readParams, SchemaTable, type FieldValues } from '../components/schema-form.js';
 import { packageHref } from './publish.js';
 import { useSession } from '../session.js';
 import { TryIt } from './try-it.js';
@@ -18,11 +18,16 @@ export function ToolPage({ slug }: { slug: string }) {
 function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
   const origin = window.location.origin;
   const required: string[] = t.package.envVars.filter((v: any) => v.required).map((v: any) => v.name);
+  const [values, setValues] = useState<FieldValues>(() => initialValues(t.inputSchema));
+  // The call sends what the Try it form holds (as Run would); a required field the form leaves empty gets the
+  // example's placeholder, and the whole example stands in while the form cannot be read.
+  const read = readParams(t.inputSchema, values);
+  const params = { ...exampleParams(t.inputSchema), ...('params' in read ? read.params : {}) };
+  // No Authorization header: the route runs anonymous calls (counted per address); a key is optional (see below).
   const curl = `curl -X POST ${origin}/api/tools/execute/${t.slug} \\
-  -H "Authorization: Bearer $TOOLSHED_API_KEY" \\
   -H "Content-Type: application/json" \\
-  -d '${curlBody(exampleParams(t.inputSchema), required)}'`;
-  const mcp = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: t.name, arguments: exampleParams(t.inputSchema) } }, null, 2);
+  -d '${curlBody(params, required)}'`;
+  const mcp = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: t.name, arguments: params } }, null, 2);
   return (
     <article>
       <header class="page-head">
@@ -42,10 +47,18 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
         </p>
       </header>
       <RiskWarning risks={t.risks} />
-      <p class="lead">{t.description}</p>
-      <VersionNotes tool={t} />
-      {t.healthError && <p class="error">Health check: {t.healthError}</p>}
-      <Reliability toolId={t.id} />
+      {/* What a person came to do first: on a wide screen, Try it beside the description; on a phone, right after it. */}
+      <div class="tool-top">
+        <div class="tool-about">
+          <p class="lead">{t.description}</p>
+          <VersionNotes tool={t} />
+          {t.healthError && <p class="error">Health check: {t.healthError}</p>}
+        </div>
+        <TryIt slug={t.slug} schema={t.inputSchema} envVars={t.package.envVars} values={values} setValues={setValues} />
+        <div class="tool-perms">
+          <Permissions tool={t} />
+        </div>
+      </div>
       <section aria-labelledby="schema-h">
         <h2 id="schema-h">Input</h2>
         <SchemaTable schema={t.inputSchema} />
@@ -61,9 +74,7 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
             ))}
           </ul>
         )}
-        <Permissions tool={t} />
       </section>
-      <TryIt slug={t.slug} schema={t.inputSchema} envVars={t.package.envVars} />
       <AddToCollection toolId={t.toolId} />
       <section aria-labelledby="use-h">
         <h2 id="use-h">Use it from code</h2>
@@ -73,10 +84,17 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
             first; the call sends {required.length === 1 ? 'it' : 'them'} as <code>env</code>, used for that run and never stored.
           </p>
         )}
+        <p data-testid="curl-note">
+          The call below sends what the Try it form holds (an example value where a required field is empty)
+          {'error' in read ? `; the example instead, until the form is fixed: ${read.error}` : ''}. Headers: <code>Content-Type: application/json</code> is
+          required (the body is JSON). <code>Authorization: Bearer $TOOLSHED_API_KEY</code> is optional: without it the call is anonymous and counts against
+          your address's limit; with your key it counts against your account's (and the execution is recorded as yours).
+        </p>
         <CodeBlock label="REST (curl)" code={curl} />
         <p>Over MCP: add the tool to a collection; the collection's page gives its endpoint. A call looks like:</p>
         <CodeBlock label="MCP tools/call" code={mcp} />
       </section>
+      <Reliability toolId={t.id} />
       <Reviews tool={t} onChange={reload} />
     </article>
   );
@@ -107,18 +125,32 @@ function VersionNotes({ tool: t }: { tool: any }) {
   );
 }
 
-/** What the tool may do, as the sandbox enforces it and as MCP clients are told (its annotations). */
+/**
+ * What the tool may do: network and secrets as the sandbox enforces them, and only what its package or MCP server
+ * declares of the rest (its manifest's permissions, or the server's annotations, kept in `permissions`). Nothing is
+ * inferred: a tool without network may still write files or change what it is given, so an undeclared hint says
+ * "not declared" rather than guess.
+ */
 function Permissions({ tool: t }: { tool: any }) {
-  const a = t.annotations;
-  const secrets: string[] | undefined = t.permissions?.secrets;
+  const p: { readOnly?: boolean; destructive?: boolean; idempotent?: boolean; network?: boolean; secrets?: string[] } = t.permissions ?? {};
+  const hint = (label: string, value: boolean | undefined, yes: string, no: string) => (
+    <li data-hint={label}>
+      {label}: {value === undefined ? <span class="muted">not declared</span> : <>{value ? yes : no} (declared)</>}
+    </li>
+  );
   return (
     <>
-      <h3>What it may do</h3>
+      <h2 class="h3">What it may do</h2>
       <ul aria-label="What it may do">
-        <li>{a.openWorldHint ? 'Network access: declared (reaches the public internet)' : 'Network access: none (the sandbox has no network)'}</li>
-        <li>{a.readOnlyHint ? 'Read-only' : a.destructiveHint ? 'May change or delete things' : 'May change things (not destructively)'}</li>
-        <li>{a.idempotentHint ? 'Idempotent: calling it again with the same input changes nothing more' : 'Not idempotent'}</li>
-        {secrets && <li>Secrets it is given: {secrets.length ? secrets.map((s) => <code key={s}>{s} </code>) : 'none'}</li>}
+        <li>
+          {p.network
+            ? 'Network access: declared (it may reach the public internet where this service allows egress)'
+            : 'Network access: none (the sandbox gives it no network)'}
+        </li>
+        {hint('Read-only', p.readOnly, 'yes, it changes nothing', 'no, it may change things')}
+        {hint('Destructive', p.readOnly ? false : p.destructive, 'yes, it may delete or overwrite things', 'no')}
+        {hint('Idempotent', p.idempotent, 'yes, calling it again with the same input changes nothing more', 'no')}
+        {p.secrets && <li>Secrets it is given: {p.secrets.length ? p.secrets.map((s) => <code key={s}>{s} </code>) : 'none'}</li>}
         <li class="muted">Its definition costs {t.tokenCount} tokens of a model's context.</li>
       </ul>
     </>

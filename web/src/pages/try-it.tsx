@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { post, slugPath, stream } from '../api.js';
 import { ErrorMessage } from '../components/common.js';
-import { initialValues, readParams, SchemaFields, type FieldValues, type JsonSchema } from '../components/schema-form.js';
+import { readParams, SchemaFields, type FieldValues, type JsonSchema } from '../components/schema-form.js';
 
 interface EnvVar {
   name: string;
@@ -21,8 +21,20 @@ interface Execution {
   executionTimeMs?: number;
 }
 
-export function TryIt({ slug, schema, envVars }: { slug: string; schema: JsonSchema; envVars: EnvVar[] }) {
-  const [values, setValues] = useState<FieldValues>(() => initialValues(schema));
+/** The form's values live with the tool page, which builds its curl call from them (what Run sends, curl sends). */
+export function TryIt({
+  slug,
+  schema,
+  envVars,
+  values,
+  setValues,
+}: {
+  slug: string;
+  schema: JsonSchema;
+  envVars: EnvVar[];
+  values: FieldValues;
+  setValues: (v: FieldValues) => void;
+}) {
   const [env, setEnv] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
