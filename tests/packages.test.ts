@@ -13,7 +13,7 @@ const fixture = (name: string) => `path:${path.join(FIXTURES_DIR, 'packages', na
 test('importing a folder records the package and its tools, health-checked', async (t) => {
   const res = await svc.importPackage(fixture('missing-export'));
   t.is(res.status, 201, res.text);
-  t.deepEqual(res.body.data.package, { name: '@fixtures/missing-export', version: '1.0.0', category: 'automation', kind: 'tools' });
+  t.deepEqual(res.body.data.package, { name: '@fixtures/missing-export', version: '1.0.0', category: 'automation', kind: 'tools', publisher: null });
   const byName = Object.fromEntries(res.body.data.tools.map((x: { name: string }) => [x.name, x]));
   t.is(byName.present.healthStatus, 'HEALTHY');
   t.is(byName.present.description, 'Doubles a number; used to test that the present export imports healthy.');
