@@ -102,7 +102,11 @@ test.serial('a version reports its compatibility with the one before it', async 
   const res = await svc.request('GET', `/api/packages/${PKG}/versions/2.0.0`);
   t.is(res.status, 200, res.text);
   t.like(res.body.data, { name: PKG, version: '2.0.0', latest: true, compatibility: { from: '1.0.0', to: '2.0.0', compatible: false } });
-  t.deepEqual(changesOf(res.body.data.compatibility.changes), ['!greet input.lang required property added', 'count input.trim optional property added']);
+  t.deepEqual(changesOf(res.body.data.compatibility.changes), [
+    '!greet input.lang required property added',
+    'greet description description changed: "Greets someone by name." → "Greets someone by name, in a language."',
+    'count input.trim optional property added',
+  ]);
   const first = (await svc.request('GET', `/api/packages/${PKG}/versions/1.0.0`)).body.data;
   t.like(first, { version: '1.0.0', latest: false, compatibility: null });
   t.deepEqual(first.tools.find((x: { name: string }) => x.name === 'greet').package, { npmPackageName: PKG, category: 'text-analysis', env: [] });
@@ -112,8 +116,11 @@ test.serial('a collection following the latest stays on a version that the new o
   const held = await collection(following.uid);
   t.like(held.tools[0], { name: 'greet', version: '1.0.0', pinned: false, toolId: `${PKG}@1.0.0::greet` });
   t.is(held.notices.length, 1);
-  t.like(held.notices[0], { package: PKG, tool: 'greet', heldVersion: '1.0.0', latestVersion: '2.0.0' });
-  t.deepEqual(changesOf(held.notices[0].changes), ['!greet input.lang required property added']);
+  t.like(held.notices[0], { package: PKG, from: '1.0.0', to: '2.0.0', tools: ['greet'] });
+  t.deepEqual(changesOf(held.notices[0].changes), [
+    '!greet input.lang required property added',
+    'greet description description changed: "Greets someone by name." → "Greets someone by name, in a language."',
+  ]);
   const moved = await collection(compatible.uid);
   t.like(moved.tools[0], { name: 'count', version: '2.0.0', pinned: false, toolId: `${PKG}::count` });
   t.deepEqual(moved.notices, []);

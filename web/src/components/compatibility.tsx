@@ -58,6 +58,15 @@ const code = (s: string) => <code>{s}</code>;
 
 /** One change in words: "required property `x` added to `search`", "`lookup` removed". */
 export function describeChange(c: SchemaChange): ComponentChildren {
+  // The package's own change (env), and a tool's description or permissions: the change says it all.
+  if (c.tool === '') return <>the package: {c.change}</>;
+  if (c.path === 'description' || c.path.startsWith('permissions.')) {
+    return (
+      <>
+        {code(c.tool)}: {c.change}
+      </>
+    );
+  }
   if (c.path === '') {
     if (c.change === 'tool removed') return <>tool {code(c.tool)} removed</>;
     if (c.change === 'tool added') return <>tool {code(c.tool)} added</>;
@@ -138,7 +147,7 @@ export function CompatibilityNote({ compat, tool, version }: { compat: Compatibi
         <ul class="changes">
           {changes.map((c) => (
             <li class={c.breaking ? 'breaking' : ''}>
-              {describeChange(c)} <span class="muted">({c.breaking ? 'breaking' : 'compatible'})</span>
+              {describeChange(c)} <span class="muted">({c.breaking ? 'breaking' : c.needsReview ? 'needs review' : 'compatible'})</span>
             </li>
           ))}
         </ul>
