@@ -52,6 +52,7 @@ test.serial('past its retention an execution answers 410 GONE naming it; counts,
     caller: 'ip:10.0.0.1',
     created_at: db.raw(`now() - interval '40 days'`),
   });
+  await db('health_checks').insert({ tool_id: tool.id, passed: true, duration_ms: 5, checked_at: db.raw(`now() - interval '40 days'`) });
   const before = await figures();
 
   await enqueue(db, 'sweep_retention', {});
@@ -62,6 +63,7 @@ test.serial('past its retention an execution answers 410 GONE naming it; counts,
     'the events',
   );
 
+  t.is(Number((await db('health_checks').where('checked_at', '<', db.raw(`now() - interval '35 days'`)).count('* as n'))[0].n), 0, 'old health checks');
   const gone = await svc.request('GET', `/api/executions/${old}`);
   t.is(gone.status, 410);
   t.is(gone.body.success, false);

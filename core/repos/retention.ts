@@ -3,7 +3,7 @@
  * statement, oldest first), so that a sweep never holds a long transaction or many locks. An execution's params and
  * result and a scenario run's transcript (steps) are emptied and the row marked purged_at (its poll answers 410 GONE);
  * raw trending events are deleted (trending reads its rollups, migrations/20261206040001); trending hours older than
- * the longest period are deleted. Counts, statistics and trending come from counters and rollups, never these.
+ * the longest period and health-check records older than the events' retention are deleted. Counts, statistics and trending come from counters and rollups, never these.
  */
 import type { Db } from '../infra/db.js';
 
@@ -39,6 +39,16 @@ export async function deleteEventsBatch(db: Db, days: number, rows = RETENTION_B
   const r = await db.raw(
     `delete from tool_events where id in (
        select id from tool_events where created_at < now() - make_interval(days => ?) order by created_at limit ?)`,
+    [days, Math.min(rows, RETENTION_BATCH_ROWS)],
+  );
+  return r.rowCount ?? 0;
+}
+
+/** Deletes up to RETENTION_BATCH_ROWS health-check records older than `days` days (nothing reads them back). */
+export async function deleteHealthChecksBatch(db: Db, days: number, rows = RETENTION_BATCH_ROWS): Promise<number> {
+  const r = await db.raw(
+    `delete from health_checks where id in (
+       select id from health_checks where checked_at < now() - make_interval(days => ?) order by checked_at limit ?)`,
     [days, Math.min(rows, RETENTION_BATCH_ROWS)],
   );
   return r.rowCount ?? 0;
@@ -82,5 +92,6 @@ export async function sweepRetention(db: Db, days: RetentionDays, maxBatches = 1
     scenarioRuns: await drain(() => purgeRunTranscriptsBatch(db, days.RETENTION_TRANSCRIPTS_DAYS)),
     events: await drain(() => deleteEventsBatch(db, days.RETENTION_EVENTS_DAYS)),
     trendingHours: await drain(() => deleteTrendingHoursBatch(db)),
+    healthChecks: await drain(() => deleteHealthChecksBatch(db, days.RETENTION_EVENTS_DAYS)),
   };
 }
