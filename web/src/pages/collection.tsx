@@ -5,6 +5,7 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, qs, slugPath } from '../api.js';
 import { CodeBlock, CopyButton, ErrorMessage, plural, Show, toolHref, useAsync } from '../components/common.js';
+import { describeChange, type SchemaChange } from '../components/compatibility.js';
 import { navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { ScenarioList } from './scenarios.js';
@@ -43,6 +44,7 @@ function CollectionView({ c, reload }: { c: any; reload: () => void }) {
         )}
       </header>
       <ErrorMessage error={error} />
+      <Notices c={c} owner={owner} base={base} act={act} />
       <section aria-labelledby="tools-h">
         <h2 id="tools-h">Tools</h2>
         {c.tools.length === 0 ? (
@@ -73,6 +75,47 @@ function CollectionView({ c, reload }: { c: any; reload: () => void }) {
       {owner && <EditCollection c={c} base={base} onSaved={reload} />}
     </article>
   );
+}
+
+/**
+ * Packages whose new version has changes that need review (SPEC, Trust): the collection stays on the version it has
+ * (what its MCP endpoint serves) and says what changed; its owner accepts, which moves the entries to the latest.
+ */
+function Notices({ c, owner, base, act }: { c: any; owner: boolean; base: string; act: (fn: () => Promise<unknown>) => () => Promise<void> }) {
+  if (!c.notices?.length) return null;
+  return (
+    <section aria-labelledby="notices-h" class="notice version-held" data-testid="collection-notices">
+      <h2 id="notices-h">Changes to review</h2>
+      {(c.notices as CollectionNotice[]).map((n) => (
+        <div class="held-package" data-package={n.package}>
+          <p>
+            <strong>{n.package}</strong> {n.to} changes what {plural(n.tools.length, 'tool')} ({n.tools.join(', ')}) would do or tell the model, so this
+            collection stays on {n.from}
+            {owner ? ' until you accept it' : ' until its owner accepts it'}:
+          </p>
+          <ul class="changes">
+            {n.changes.map((ch) => (
+              <li class={ch.breaking ? 'breaking' : ''}>{describeChange(ch)}</li>
+            ))}
+          </ul>
+          {owner && (
+            <button type="button" onClick={act(() => post(`${base}/notices/accept`, { package: n.package, to: n.to }))}>
+              Accept {n.to}
+              <span class="visually-hidden"> of {n.package}</span>
+            </button>
+          )}
+        </div>
+      ))}
+    </section>
+  );
+}
+
+interface CollectionNotice {
+  package: string;
+  from: string;
+  to: string;
+  tools: string[];
+  changes: SchemaChange[];
 }
 
 /** `@scope/pkg` of a collection entry's `toolId` (`<package>[@<version>]::<tool>`). */
