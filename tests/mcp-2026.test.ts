@@ -1,4 +1,5 @@
 import test from 'ava';
+import crypto from 'node:crypto';
 import path from 'node:path';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,12 +16,15 @@ let owner: { key: string; username: string };
 let url: URL;
 let privateUrl: URL;
 const TEXT = '@toolshed-examples/text-tools';
+const SIGNER = '@toolshed-examples/webhook-signer';
 const MODERN = '2026-07-28';
 
 test.before(async () => {
   svc = await startService({ sandbox: 'process' });
-  const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, 'text-tools')}`);
-  if (res.status !== 201) throw new Error(`import: ${res.text}`);
+  for (const dir of ['text-tools', 'webhook-signer']) {
+    const res = await svc.importPackage(`path:${path.join(EXAMPLES_DIR, dir)}`);
+    if (res.status !== 201) throw new Error(`import ${dir}: ${res.text}`);
+  }
   owner = await svc.createUser({ username: 'era_owner' });
   const c = await svc.createCollection(owner.key, { name: 'Both eras', description: 'Slugs for every client', isPublic: true }, [`${TEXT}::slugify`]);
   url = new URL(`${svc.url}/api/mcp/${owner.username}/${c.uid}/http`);
@@ -96,6 +100,9 @@ test('2026-07-28: tools/list carries resultType and ttlMs, the same tools as the
   t.is(list.response.result.resultType, 'complete');
   t.is(list.response.result.ttlMs, 60_000);
   t.is(list.response.result.cacheScope, 'public');
+  // The list is one page: a cursor it never gave is invalid params.
+  const bogus = await t.throwsAsync(client.listTools({ cursor: 'bogus' }));
+  t.regex(bogus!.message, /cursor/);
   await client.close();
 });
 
@@ -111,6 +118,22 @@ test("2026-07-28: tools/call runs the collection's tool in the sandbox", async (
   const err = await t.throwsAsync(client.callTool({ name: 'nope', arguments: {} }));
   t.regex(err!.message, /Unknown tool 'nope'/);
   await client.close();
+});
+
+test('2026-07-28: the X-Tool-Env-* headers give a tool its env, as in the 2025 era; without them the error names the header', async (t) => {
+  const c = await svc.createCollection(owner.key, { name: 'Signer eras', isPublic: true }, [`${SIGNER}::signPayload`]);
+  const signer = new URL(`${svc.url}/api/mcp/${owner.username}/${c.uid}/http`);
+  const bare = await modernClient(signer);
+  const refused = (await bare.client.callTool({ name: 'signPayload', arguments: { payload: 'hello' } })) as CallToolResult;
+  t.true(refused.isError);
+  t.regex(textOf(refused), /X-Tool-Env-WEBHOOK_SECRET/);
+  await bare.client.close();
+  const secret = 'era-secret-value';
+  const given = await modernClient(signer, { 'X-Tool-Env-WEBHOOK_SECRET': secret });
+  const signed = (await given.client.callTool({ name: 'signPayload', arguments: { payload: 'hello' } })) as CallToolResult;
+  t.falsy(signed.isError, textOf(signed));
+  t.is(JSON.parse(textOf(signed)).digest, crypto.createHmac('sha256', secret).update('hello').digest('hex'));
+  await given.client.close();
 });
 
 test('2026-07-28: a private collection needs its key in this era too; the cache scope is private', async (t) => {

@@ -11,7 +11,7 @@
 import type { Context } from 'koa';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createMcpHandler, isLegacyRequest, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import type { AppDeps } from '../deps.js';
 import { collectionTools } from '../../core/collections/collections.js';
 import type { CollectionRow } from '../../core/repos/collections.js';
@@ -29,13 +29,14 @@ import { callMetaTool, metaTools, type McpMode } from './modes.js';
 export const TOOLS_LIST_TTL_MS = 60_000;
 
 /** The HTTP request as the web-standard `Request` the SDK reads (the body is Koa's parsed one, given beside it). */
-function webRequest(ctx: Context, signal: AbortSignal): Request {
+function webRequest(ctx: Context, signal?: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(ctx.req.headers)) {
     if (value === undefined || name === 'content-length' || name === 'transfer-encoding' || name === 'connection') continue;
     for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
   }
-  return new Request(ctx.href, { method: ctx.method, headers, body: JSON.stringify(ctx.request.body ?? null), signal });
+  // Without a signal it is only classified (from the parsed body given beside it): no body to serialize.
+  return new Request(ctx.href, { method: ctx.method, headers, ...(signal ? { body: JSON.stringify(ctx.request.body ?? null), signal } : {}) });
 }
 
 /**
@@ -44,7 +45,7 @@ function webRequest(ctx: Context, signal: AbortSignal): Request {
  */
 export async function isModernMcpRequest(ctx: Context): Promise<boolean> {
   if (ctx.method !== 'POST' || ctx.request.body === undefined) return false;
-  return !(await isLegacyRequest(webRequest(ctx, new AbortController().signal), ctx.request.body));
+  return !(await isLegacyRequest(webRequest(ctx), ctx.request.body));
 }
 
 /** One collection as a 2026-era server: the same tools and calls as the 2025 era's. */
@@ -62,7 +63,12 @@ function modernCollectionServer(deps: AppDeps, c: CollectionRow, call: Omit<Call
   const tools = () => (named ??= collectionTools(deps, c).then(mcpToolNames));
   const listed = async (): Promise<Tool[]> =>
     (mode === 'search' ? metaTools(await tools()) : [...(await tools())].map(([name, t]) => mcpTool(name, t))) as Tool[];
-  server.setRequestHandler('tools/list', async () => ({ tools: await listed() }));
+  server.setRequestHandler('tools/list', async (req) => {
+    // The whole list is one page: no cursor was ever given, so any cursor is not one of ours.
+    if (req.params?.cursor !== undefined)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid params: cursor: tools/list has one page; this cursor was not given by it');
+    return { tools: await listed() };
+  });
   server.setRequestHandler('tools/call', async (req, extra) => {
     const { name, arguments: args } = req.params;
     const result = (await (mode === 'search' ? callMetaTool : callCollectionTool)(
