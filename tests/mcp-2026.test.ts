@@ -164,6 +164,12 @@ test('2026-07-28 on the wire: server/discover with the version header and envelo
   const mismatch = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } }, { 'Mcp-Method': 'tools/call' });
   t.is(mismatch.status, 400);
   t.truthy(((await mismatch.json()) as any).error);
+  // The 2026 header without the envelope: invalid params, not the old "Unsupported protocol version".
+  const bare = await post({ jsonrpc: '2.0', id: 3, method: 'server/discover', params: {} }, { 'Mcp-Method': 'server/discover' });
+  t.is(bare.status, 400);
+  const bareBody = (await bare.json()) as any;
+  t.is(bareBody.error.code, -32602);
+  t.notRegex(bareBody.error.message, /Unsupported protocol version/);
 });
 
 for (const version of ['2025-03-26', '2025-06-18', '2025-11-25']) {
