@@ -8,6 +8,8 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { EXAMPLES_DIR, FIXTURES_DIR, type Service } from '../helpers/service.js';
@@ -280,4 +282,77 @@ test.serial('a tool page puts Try it within the first screen: beside the descrip
   await checkAccessibility(t, page, 'tool page');
   await shots(page, 'tool-first-screen');
   await context.close();
+});
+
+test.serial('Try it takes an array of objects: items added as groups of fields, run, and listed by path in the input table', async (t) => {
+  // server-memory's create_entities shape: entities: [{ name, entityType, observations: string[] }].
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'nested-'));
+  await fs.writeFile(
+    path.join(dir, 'package.json'),
+    JSON.stringify({
+      name: '@fixtures/nested',
+      version: '1.0.0',
+      type: 'module',
+      main: 'index.js',
+      toolshed: { category: 'data-processing', tools: ['createEntities'] },
+    }),
+  );
+  const schema = {
+    type: 'object',
+    properties: {
+      entities: {
+        type: 'array',
+        description: 'Entities to create',
+        items: {
+          type: 'object',
+          properties: { name: { type: 'string' }, entityType: { type: 'string' }, observations: { type: 'array', items: { type: 'string' } } },
+          required: ['name', 'entityType', 'observations'],
+        },
+      },
+    },
+    required: ['entities'],
+  };
+  await fs.writeFile(
+    path.join(dir, 'index.js'),
+    `export const createEntities = { description: 'Creates entities.', inputSchema: ${JSON.stringify(schema)}, execute: async ({ entities }) => ({ created: entities }) };\n`,
+  );
+  const imported = await svc.importPackage(`path:${dir}`);
+  t.is(imported.status, 201, imported.text);
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  const problems = watchPage(page);
+  await page.goto(`${svc.url}/tools/@fixtures/nested/createEntities`);
+  await page.getByRole('heading', { level: 1, name: 'createEntities' }).waitFor();
+  const rows = await page.getByRole('table', { name: 'Input parameters' }).locator('tbody th').allInnerTexts();
+  t.deepEqual(
+    rows.map((r) => r.replace(/\s/g, '')),
+    ['entities', 'entities[].name', 'entities[].entityType', 'entities[].observations'],
+  );
+  const first = page.getByRole('group', { name: 'entities 1' });
+  await first.getByLabel(/^name/).fill('Ada');
+  await first.getByLabel(/^entityType/).fill('person');
+  await first.getByLabel(/^observations/).fill('wrote the first program\nliked poetry');
+  await page.getByRole('button', { name: 'Add to entities' }).click();
+  const second = page.getByRole('group', { name: 'entities 2' });
+  await second.getByLabel(/^name/).fill('Analytical Engine');
+  await second.getByLabel(/^entityType/).fill('machine');
+  await second.getByLabel(/^observations/).fill('["never built"]');
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+  const result = page.getByTestId('execution-result');
+  await result.waitFor({ timeout: 60_000 });
+  t.regex(await result.locator('h3').innerText(), /succeeded/);
+  t.deepEqual(JSON.parse(await result.locator('pre').first().innerText()), {
+    created: [
+      { name: 'Ada', entityType: 'person', observations: ['wrote the first program', 'liked poetry'] },
+      { name: 'Analytical Engine', entityType: 'machine', observations: ['never built'] },
+    ],
+  });
+  // The curl call holds the same.
+  const snippet = await page.getByRole('region', { name: 'Use it from code' }).locator('pre').first().innerText();
+  t.regex(snippet, /"observations":\["wrote the first program","liked poetry"\]/);
+  await checkAccessibility(t, page, 'nested form');
+  await shots(page, 'tool-nested');
+  t.deepEqual(problems, []);
+  await context.close();
+  await fs.rm(dir, { recursive: true, force: true });
 });

@@ -370,8 +370,8 @@ export function ComparePage({ id, other }: { id: string; other: string }) {
             <header class="page-head">
               <h1>Two batches side by side</h1>
               <p class="pkg">
-                After: <a href={`/scenario-batches/${c.head.id}`}>{formatDate(c.head.createdAt)}</a> ({pct(c.head.passRate)}), against before:{' '}
-                <a href={`/scenario-batches/${c.base.id}`}>{formatDate(c.base.createdAt)}</a> ({pct(c.base.passRate)})
+                Before: <a href={`/scenario-batches/${c.base.id}`}>{formatDate(c.base.createdAt)}</a> ({pct(c.base.passRate)}) · After:{' '}
+                <a href={`/scenario-batches/${c.head.id}`}>{formatDate(c.head.createdAt)}</a> ({pct(c.head.passRate)})
               </p>
             </header>
             <p class="lead" data-testid="compare-summary">
