@@ -10,6 +10,7 @@ import { requestId } from './middleware/request-id.js';
 import { traceRequests } from './middleware/tracing.js';
 import { canonicalRequest } from './middleware/canonical.js';
 import { authMiddleware } from './middleware/auth.js';
+import { mcpOrigin } from './middleware/mcp-origin.js';
 import { sessionMiddleware } from './middleware/session.js';
 import { rateLimitHeaders, rateLimitMiddleware } from './middleware/rate-limit.js';
 import { jsonBody } from './middleware/body.js';
@@ -18,6 +19,7 @@ import { OPERATIONS } from './operations/index.js';
 import { mountOperations } from './operations/define.js';
 import { docsRoutes } from './docs-page.js';
 import { httpMetrics, metricsEnabled, metricsRoute } from './middleware/metrics.js';
+import { mcpChallenge, oauthRoutes, protectedResourceRoutes } from './oauth/provider.js';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY > 0, maxIpsCount: deps.config.TRUST_PROXY });
@@ -43,6 +45,13 @@ export function createApp(deps: AppDeps): Koa {
   app.use(metricsRoute(deps.metrics, deps.config));
   // The web app's pages and hashed assets: static files, served before authentication and rate limits.
   app.use(webApp(deps.config.WEB_DIR));
+  // MCP authorization (OAuth 2.1, api/oauth/): the 401 challenge on MCP URLs, the protected resource metadata, and the
+  // authorization server under /oauth/ (oidc-provider, which authenticates its own requests).
+  app.use(mcpChallenge(deps));
+  app.use(protectedResourceRoutes(deps));
+  app.use(oauthRoutes(deps));
+  // Before authentication: a browser's preflight carries no credentials, and a foreign Origin is refused first.
+  app.use(mcpOrigin(deps.config.MCP_ALLOWED_ORIGINS));
   app.use(authMiddleware(deps));
   app.use(sessionMiddleware(deps));
   app.use(rateLimitMiddleware(deps.rateLimiter));

@@ -78,7 +78,7 @@ test('a collection is a server: name, remote, headers, version, ≤100-character
   t.is(server.remotes.length, 1);
   const remote = server.remotes[0];
   t.is(remote.type, 'streamable-http');
-  t.is(remote.url, `${svc.url}/api/mcp/ada/writer-kit/http`);
+  t.is(remote.url, `${svc.url}/api/mcp/ada/writer-kit/mcp`);
   const auth = remote.headers.find((h: any) => h.name === 'Authorization');
   t.like(auth, { isSecret: true, isRequired: false });
   const secretHeader = remote.headers.find((h: any) => h.name === 'X-Tool-Env-WEBHOOK_SECRET');

@@ -13,6 +13,8 @@ import type { ExecutionRow } from '../../core/repos/executions.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 import type { Caller } from '../../core/types.js';
 import { envHeaderFor, envHeaderName, givenEnvFromHeaders } from './tools.js';
+import { validateAgainstSchema } from '../../core/tools/json-schema.js';
+import { isPlainObject } from '../../core/text/plain-object.js';
 import { ambiguityMessage, declaringPackages, envForTool, toolEnv } from '../../core/tools/tool-env.js';
 
 export interface CallContext {
@@ -71,5 +73,40 @@ export async function callCollectionTool(
     signal?.clear();
   }
   await c.deps.learning.use(c.caller?.userId, tool.id);
-  return renderMcp(execution);
+  return tool.package_mcp ? asServerGaveIt(renderMcp(execution), execution, tool) : renderMcp(execution);
+}
+
+/** MCP content block types a server's result may hold (text, image, audio, resource_link, embedded resource). */
+const CONTENT_TYPES = new Set(['text', 'image', 'audio', 'resource_link', 'resource']);
+const isContentBlocks = (v: unknown): v is CallToolResult['content'] =>
+  Array.isArray(v) && v.every((b) => isPlainObject(b) && typeof b.type === 'string' && CONTENT_TYPES.has(b.type));
+
+/**
+ * An imported MCP server's result as the server gave it (SPEC "Reach: MCP clients"). The execution's result is its
+ * `structuredContent` when it sent one, else `{ content }` (worker side: sandbox/mcp-client.ts): content blocks go back
+ * as they are (images, audio, resource links, embedded resources), with no `structuredContent`; a structured result is
+ * served as `structuredContent` only when the tool declares an `outputSchema` and the result fits it, beside its JSON
+ * text (the block servers send for clients that read only text). A result that does not fit the schema is an error.
+ */
+function asServerGaveIt(rendered: CallToolResult, e: Pick<ExecutionRow, 'status' | 'result'>, tool: ToolRow): CallToolResult {
+  if (rendered.isError || e.status !== 'succeeded') return rendered;
+  const { structuredContent: _, ...rest } = rendered;
+  const output = e.result;
+  if (tool.output_schema) {
+    const wrong = validateAgainstSchema(tool.output_schema, output, 'structuredContent');
+    if (wrong.length === 0 && isPlainObject(output)) return { ...rest, structuredContent: output };
+    const why =
+      wrong.length > 0
+        ? wrong
+            .slice(0, 3)
+            .map((w) => `${w.path} ${w.message}`)
+            .join('; ')
+        : 'it is not an object';
+    return errorResult(
+      `The MCP server's result does not match the tool's output schema: ${why}`,
+      (rendered._meta?.['toolshed/executionId'] as string) ?? undefined,
+    );
+  }
+  if (isPlainObject(output) && Object.keys(output).length === 1 && isContentBlocks(output.content)) return { ...rest, content: output.content };
+  return rest;
 }

@@ -24,12 +24,14 @@ const params = z.object({
   slug: z.string().meta({ description: "The collection's uid" }),
 });
 
-const base = { tag: 'MCP', path: '/api/mcp/:username/:slug/http', auth: 'public', errorShape: 'A', params } as const;
+/** The canonical URL ends in `/mcp` (what clients and the MCP Inspector expect); the first one, `/http`, stays. */
+export const MCP_PATHS = { mcp: '/api/mcp/:username/:slug/mcp', http: '/api/mcp/:username/:slug/http' } as const;
+const base = { tag: 'MCP', path: MCP_PATHS.mcp, auth: 'public', errorShape: 'A', params } as const;
 const notAllowed = {
   raw: { contentType: 'application/json', schema: jsonRpcError, description: 'Stateless endpoint: POST JSON-RPC messages (`Allow: POST`)' },
 };
 
-export const mcpOperations: Operation[] = [
+const canonical: Operation[] = [
   defineOperation({
     ...base,
     id: 'mcp.message',
@@ -95,4 +97,10 @@ export const mcpOperations: Operation[] = [
       return HANDLED;
     },
   }),
+];
+
+/** The same operations on the `/http` URL (ids suffixed `Http`), so that collections added to clients before keep working. */
+export const mcpOperations: Operation[] = [
+  ...canonical,
+  ...canonical.map((op) => ({ ...op, id: `${op.id}Http`, path: MCP_PATHS.http, summary: `${op.summary} (the first URL form, \`/http\`)` })),
 ];

@@ -196,7 +196,7 @@ export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: Tool
       title: c.name.slice(0, DESCRIPTION_MAX),
       description: shortDescription(c, tools.length),
       version: versionOf(c.revision),
-      remotes: [{ type: 'streamable-http', url: `${ctx.baseUrl}/api/mcp/${c.owner_username}/${c.uid}/http`, headers }],
+      remotes: [{ type: 'streamable-http', url: `${ctx.baseUrl}/api/mcp/${c.owner_username}/${c.uid}/mcp`, headers }],
       ...mcpPackages(tools),
     },
     _meta: {

@@ -122,6 +122,12 @@ const schema = z.object({
    * How many reverse proxies in front of the API append to X-Forwarded-For: the client address is the entry that
    * many hops from the right. `false`/0 ignores the header; `true` means 1.
    */
+  /**
+   * Origins (`https://app.example`, comma-separated) whose browser pages may call the MCP endpoints: they get CORS
+   * answers; a request with any other `Origin` header is a 403 (none by default; requests without `Origin`, as
+   * non-browser clients send them, are served).
+   */
+  MCP_ALLOWED_ORIGINS: commaList().pipe(z.array(z.url().transform((u) => new URL(u).origin))),
   TRUST_PROXY: z
     .string()
     .default('false')

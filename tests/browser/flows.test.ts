@@ -138,7 +138,7 @@ test('collection, tools, MCP URL, a scenario with a live verdict; a second user 
 
   await page.getByRole('button', { name: 'Copy URL' }).click();
   const url = await page.evaluate(() => navigator.clipboard.readText());
-  t.is(url, `${svc.url}/api/mcp/grace/writing-helpers/http`);
+  t.is(url, `${svc.url}/api/mcp/grace/writing-helpers/mcp`);
   await page.getByText('Cursor (.cursor/mcp.json)').click();
   await checkAccessibility(t, page, 'collection');
   await screenshot(page, 'collection');
