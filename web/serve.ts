@@ -33,7 +33,7 @@ const ASSET = /^\/assets\/[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9]+)+$/;
 
 /** Client-side routes: each answers with index.html and the app renders the page. */
 const PAGE =
-  /^\/(?:|search|login|signup|settings|agents|agents\/[^/]+|collections|scenarios|tools\/.+|collections\/[^/]+(?:\/scenarios)?|scenarios\/[^/]+|scenario-runs\/[^/]+|scenario-batches\/[^/]+(?:\/compare\/[^/]+)?|publish|packages|packages\/.+|operator)\/?$/;
+  /^\/(?:|search|login|signup|settings|agents|agents\/[^/]+|collections|scenarios|tools\/.+|collections\/[^/]+(?:\/scenarios)?|scenarios\/[^/]+|scenario-runs\/[^/]+|scenario-batches\/[^/]+(?:\/compare\/[^/]+)?|publish|packages|packages\/.+|operator|consent\/[A-Za-z0-9_-]+)\/?$/;
 
 function secureHeaders(ctx: Context) {
   ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
@@ -73,6 +73,6 @@ export function webApp(webDir: string) {
     if (PAGE.test(ctx.path)) return page(ctx);
     await next();
     const browser = (ctx.get('accept') || '').includes('text/html');
-    if (ctx.status === 404 && ctx.body == null && browser && !/^\/(?:api|assets|v0\.1|docs)(?:\/|$)/.test(ctx.path)) await page(ctx, 404);
+    if (ctx.status === 404 && ctx.body == null && browser && !/^\/(?:api|assets|v0\.1|docs|oauth|\.well-known)(?:\/|$)/.test(ctx.path)) await page(ctx, 404);
   };
 }

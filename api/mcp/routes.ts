@@ -23,11 +23,20 @@ import { callMetaTool, metaTools, MCP_MODES, type McpMode } from './modes.js';
 import { versionOf } from '../registry/server-document.js';
 import { isModernMcpRequest, serveModernMcpRequest } from './era-2026.js';
 
-/** The collection, if the caller may use it: public ones are open, private ones need the owner's key (else 404). */
+/**
+ * The collection, if the caller may use it: public ones are open, private ones need the owner's key or an OAuth token.
+ * Without credentials, an unknown collection and a private one answer alike — 401 with the OAuth challenge
+ * (api/oauth/provider.ts) — so that no name can be probed; only an authenticated caller who may not see it gets 404.
+ */
 async function loadMcpCollection(ctx: Context, deps: AppDeps): Promise<CollectionRow> {
   const { username, slug } = ctx.params as { username: string; slug: string };
   const c = await findCollectionOfUser(deps.db, username, slug);
-  if (!c || (!c.is_public && !isOwner(c, callerOf(ctx)))) throw errors.notFound('Collection', `${username}/${slug}`);
+  const caller = callerOf(ctx);
+  if (!c || (!c.is_public && !isOwner(c, caller))) {
+    ctx.state.authError = true;
+    if (!caller) throw errors.unauthorized('This collection needs credentials: sign in with OAuth, or send an API key as Bearer');
+    throw errors.notFound('Collection', `${username}/${slug}`);
+  }
   return c;
 }
 

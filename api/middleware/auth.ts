@@ -1,7 +1,8 @@
 /**
  * Authentication: `Authorization: Bearer <token>`. The token is classified once, whatever the path: an API key
  * (`tsk_…`, looked up by hash) makes `ctx.state.caller`; the operator's ADMIN_TOKEN makes `ctx.state.admin`; anything
- * else is a 401 in shape A. No decision here depends on the path, so no spelling of a path can change it.
+ * else is a 401 in shape A. No decision here depends on the path, so no spelling of a path can change it — except for
+ * an OAuth access token, which acts as its user only on the collection MCP URL it was issued for (RFC 8707).
  * A rejected credential costs a point of the client address's anonymous budget first (with the X-RateLimit-*
  * headers), so guessing keys is rate limited like any other request, and its 429 comes before the 401.
  * Authorization is the handlers' own: requireCaller / requireAdmin, and owner checks in core.
@@ -13,6 +14,7 @@ import type { Caller } from '../../core/types.js';
 import type { AppDeps } from '../deps.js';
 import { charge } from './rate-limit.js';
 import { callerIdentity } from './identity.js';
+import { oauthCaller } from '../oauth/provider.js';
 
 function bearer(ctx: Context): string | null | undefined {
   const header = ctx.get('authorization');
@@ -39,6 +41,13 @@ export function authMiddleware(deps: AppDeps) {
     }
     if (deps.config.ADMIN_TOKEN && safeEqual(token, deps.config.ADMIN_TOKEN)) {
       ctx.state.admin = true;
+      return next();
+    }
+    // An OAuth access token (api/oauth/provider.ts): valid only on the collection MCP URL it was issued for.
+    const oauth = await oauthCaller(deps, ctx, token);
+    if (oauth?.refused) return reject(ctx, oauth.refused);
+    if (oauth?.caller) {
+      ctx.state.caller = oauth.caller;
       return next();
     }
     return reject(ctx, 'Unknown or revoked API key');

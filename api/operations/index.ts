@@ -20,6 +20,7 @@ import { adminOperations } from './admin.js';
 import { toolRiskOperations } from './tool-risks.js';
 import { operatorOperations } from './operator.js';
 import { keyOperations } from './keys.js';
+import { oauthOperations } from './oauth.js';
 import { toolDetailOperations, toolOperations } from './tools.js';
 import { reviewOperations } from './reviews.js';
 import { toolStatsOperations } from './tool-stats.js';
@@ -52,6 +53,7 @@ const DECLARED: Operation[] = [
   ...operatorOperations,
   ...packageOperations,
   ...keyOperations,
+  ...oauthOperations,
   ...executionOperations,
   ...toolOperations,
   ...reviewOperations,

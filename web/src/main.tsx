@@ -12,6 +12,7 @@ import { CollectionsPage } from './pages/collections.js';
 import { CollectionPage } from './pages/collection.js';
 import { ScenarioPage } from './pages/scenarios.js';
 import { SettingsPage } from './pages/settings.js';
+import { ConsentPage } from './pages/consent.js';
 import { LoginPage, SignupPage } from './pages/auth.js';
 import { AgentPage, AgentsPage } from './pages/agents.js';
 import { RunPage } from './pages/run.js';
@@ -50,6 +51,10 @@ function Page({ path, user, loaded }: { path: string; user: User | null; loaded:
   if (path === '/login') return <LoginPage />;
   if (path === '/signup') return <SignupPage />;
   if (path === '/settings') return signedIn(loaded, user, path, 'manage your account', () => <SettingsPage />);
+  if ((m = path.match(/^\/consent\/([^/]+)\/?$/))) {
+    const uid = dec(m[1]);
+    return signedIn(loaded, user, path, 'sign in an MCP client', () => <ConsentPage uid={uid} />);
+  }
   if (path === '/agents') return signedIn(loaded, user, path, 'make and chat with agents', () => <AgentsPage />);
   if ((m = path.match(/^\/agents\/([^/]+)\/?$/))) {
     const id = dec(m[1]);
@@ -77,6 +82,7 @@ const TITLES: [RegExp, string][] = [
   [/^\/agents\/.+/, 'Agent'],
   [/^\/agents/, 'Agents'],
   [/^\/settings/, 'Account'],
+  [/^\/consent\//, 'Sign in an MCP client'],
   [/^\/packages\/.+/, 'Package'],
   [/^\/packages/, 'Packages'],
   [/^\/publish/, 'Publish a package'],

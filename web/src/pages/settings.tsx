@@ -1,4 +1,7 @@
-/** Account settings: API keys (create — shown once —, list with last use, revoke), tier and quotas, sign-out. */
+/**
+ * Account settings: API keys (create — shown once —, list with last use, revoke), the MCP clients signed in with OAuth
+ * (list, revoke), tier and quotas, sign-out.
+ */
 import { useState } from 'preact/hooks';
 import { del, get, post } from '../api.js';
 import { CopyButton, ErrorMessage, formatDate, Show, useAsync } from '../components/common.js';
@@ -32,6 +35,18 @@ export function SettingsPage() {
     try {
       await del(`/api/keys/${k.id}`);
       keys.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const grants = useAsync(async () => (await get('/api/auth/me/oauth-grants')).data as any[], []);
+  const clientName = (g: any) => g.client.name ?? g.client.id;
+  const revokeGrant = async (g: any) => {
+    if (!confirm(`Revoke the sign-in of “${clientName(g)}”? It stops working at once; signing in again asks you again.`)) return;
+    setError(undefined);
+    try {
+      await del(`/api/auth/me/oauth-grants/${encodeURIComponent(g.id)}`);
+      grants.reload();
     } catch (err) {
       setError(err);
     }
@@ -130,6 +145,49 @@ export function SettingsPage() {
               </tbody>
             </table>
           )}
+        </Show>
+      </section>
+      <section aria-labelledby="grants-h">
+        <h2 id="grants-h">MCP clients signed in</h2>
+        <p>MCP clients you approved with OAuth: each may use the listed collections as you until you revoke it.</p>
+        <Show value={grants}>
+          {(list) =>
+            list.length === 0 ? (
+              <p class="muted">None.</p>
+            ) : (
+              <table class="stack">
+                <caption class="visually-hidden">MCP clients signed in</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Client</th>
+                    <th scope="col">Collections</th>
+                    <th scope="col">Approved</th>
+                    <th scope="col">
+                      <span class="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((g) => (
+                    <tr>
+                      <th scope="row">{clientName(g)}</th>
+                      <td data-label="Collections">
+                        {g.resources.map((r: string) => (
+                          <div class="mono">{r}</div>
+                        ))}
+                      </td>
+                      <td data-label="Approved">{formatDate(g.createdAt)}</td>
+                      <td>
+                        <button type="button" class="danger small" onClick={() => revokeGrant(g)}>
+                          Revoke<span class="visually-hidden"> client {clientName(g)}</span>
+                        </button>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )
+          }
         </Show>
       </section>
       <section aria-labelledby="out-h">
