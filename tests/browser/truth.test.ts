@@ -121,13 +121,16 @@ test.serial('the comparison runs from the older batch to the newer: an added sce
   t.is(await row(kept.id).getAttribute('data-change'), 'regression');
   const cells = await row(kept.id).locator('td').allInnerTexts();
   t.deepEqual(cells.slice(0, 2), ['100%', '0%'], 'Before holds the older batch (passed), After the newer (failed)');
-  const headers = await page.locator('thead th').allInnerTexts();
   const firstAt = (await (await page.request.get(`${svc.url}/api/scenario-batches/${first}`)).json()).data.createdAt;
   const when = await page.evaluate((iso) => new Date(iso).toLocaleString(), firstAt);
-  t.true(headers[1]!.startsWith('Before') && headers[1]!.includes(when), `"Before" is the first batch's: ${headers[1]}`);
+  const head = await page.locator('.page-head .pkg').innerText();
+  t.true(head.startsWith(`Before: ${when} (100%) · After:`), `"Before" is the first batch: ${head}`);
   t.regex(await page.getByTestId('compare-summary').innerText(), /1 regression, 0 improvements.*1 added/);
   await checkAccessibility(t, page, 'compare');
   await shots(page, 'compare');
+  await page.setViewportSize(PHONE);
+  t.true((await page.evaluate(() => document.documentElement.scrollWidth)) <= PHONE.width, 'the comparison fits a phone');
+  t.deepEqual(await brokenWords(page, 'td .badge'), [], 'a change stays one word');
   t.deepEqual(problems, []);
   await context.close();
 });

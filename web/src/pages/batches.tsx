@@ -384,8 +384,8 @@ export function ComparePage({ id, other }: { id: string; other: string }) {
               <thead>
                 <tr>
                   <th scope="col">Scenario</th>
-                  <th scope="col">Before ({formatDate(c.base.createdAt)})</th>
-                  <th scope="col">After ({formatDate(c.head.createdAt)})</th>
+                  <th scope="col">Before</th>
+                  <th scope="col">After</th>
                   <th scope="col">Change</th>
                 </tr>
               </thead>
