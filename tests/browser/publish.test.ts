@@ -308,7 +308,7 @@ test.serial('your packages: hide and show; a package page and a tool page say co
   t.regex(await compat.innerText(), /2\.0\.0 against 1\.0\.0:\s*✗\s*breaking/);
   t.regex(await compat.innerText(), /required property country added to geocode \(breaking\)/);
   t.regex(await compat.innerText(), /tool reverse removed \(breaking\)/);
-  t.regex(await compat.innerText(), /tool suggest added \(compatible\)/);
+  t.regex(await compat.innerText(), /tool suggest added \(needs review\)/);
   t.regex(await page.locator('dl.facts').innerText(), /the operator/);
   await shots(page, 'package-compat');
   // The older version's tools link their pinned reference (it runs that version).

@@ -66,6 +66,19 @@ const CASES: Case[] = [
   { method: 'DELETE', path: () => '/api/collections/mx-public', expect: W(401, 403) },
   { method: 'DELETE', path: () => '/api/collections/mx-private', expect: W(401, 404) },
   { method: 'POST', path: () => '/api/collections/mx-private/like', expect: W(401, 404) },
+  // Accepting a held version's notice (issue 43 item 3) is the owner's change.
+  {
+    method: 'POST',
+    path: () => '/api/collections/mx-public/notices/accept',
+    body: () => ({ package: '@fixtures/nul-tools', to: '1.0.0' }),
+    expect: W(401, 403),
+  },
+  {
+    method: 'POST',
+    path: () => '/api/collections/mx-private/notices/accept',
+    body: () => ({ package: '@fixtures/nul-tools', to: '1.0.0' }),
+    expect: W(401, 404),
+  },
   { method: 'GET', path: () => `/api/mcp/${owner.username}/mx-private/http`, expect: { anonymous: 404, other: 404, admin: 404 } },
   {
     method: 'POST',
