@@ -180,7 +180,7 @@ async function main() {
     out.p50_ratio = Object.fromEntries(Object.keys(fresh).map((k) => [k, Math.round((seeded[k]!.p50 / fresh[k]!.p50) * 100) / 100]));
 
     const t1 = performance.now();
-    const swept = { executions: 0, scenarioRuns: 0, events: 0, trendingHours: 0, healthChecks: 0 };
+    const swept = { executions: 0, scenarioRuns: 0, events: 0, trendingHours: 0, trendingDays: 0, healthChecks: 0 };
     for (;;) {
       const r = await sweepRetention(db, svc.config);
       for (const k of Object.keys(swept) as (keyof typeof swept)[]) swept[k] += r[k];

@@ -1,5 +1,5 @@
 /** tool_ratings, tool_reviews and tool_events: what users say about tools, and the events trending sums. */
-import type { Db } from '../infra/db.js';
+import type { Db, Knex } from '../infra/db.js';
 import type { Category } from '../types.js';
 import { TRENDING_PERIODS, type TrendingPeriod } from '../tools/scoring.js';
 
@@ -93,8 +93,8 @@ export async function listReviews(db: Db, toolId: string, limit: number, offset:
  * one tool count once per period (the heaviest), however often they were removed and added again; so do a caller's
  * executions of one tool (1 if any succeeded, else 0.25), however often they were repeated: trending counts callers,
  * not calls. A period is whole UTC hours, the current one included (day: 24, week: 168, month: 720; all: every hour).
- * Read from the rollups the tool_events trigger keeps (migrations/20261206040001): at most tools × hours rows of
- * trending_hourly, or one row per tool of trending_totals for `all`, never the events. `at` (tests) ends the period
+ * Read from the rollups the tool_events trigger keeps (migrations/20261206040001, …004): at most tools × (days + 48)
+ * rows of trending_daily and trending_hourly, or one row per tool of trending_totals for `all`, never the events. `at` (tests) ends the period
  * later than now, as if time had passed with no new event.
  */
 export async function trendingScores(
@@ -102,18 +102,36 @@ export async function trendingScores(
   f: { period: TrendingPeriod; category?: Category; limit: number; at?: Date },
 ): Promise<{ tool_id: string; score: number }[]> {
   const days = TRENDING_PERIODS[f.period];
-  const q =
-    days === null
-      ? db('trending_totals as x').select('x.tool_id', db.raw('x.score::float8 as score')).where('x.score', '>', 0)
-      : db('trending_hourly as x')
-          .select('x.tool_id', db.raw('sum(x.score)::float8 as score'))
-          .where(
-            'x.hour',
-            '>',
-            db.raw(`date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC') - make_interval(hours => ?)`, [f.at?.toISOString() ?? null, days * 24]),
-          )
-          .groupBy('x.tool_id')
-          .havingRaw('sum(x.score) > 0');
+  let q: Knex.QueryBuilder;
+  if (days === null) {
+    q = db('trending_totals as x').select('x.tool_id', db.raw('x.score::float8 as score')).where('x.score', '>', 0);
+  } else {
+    // The period's hours (start … h): the first, partial day's and the current day's from trending_hourly, the whole
+    // days between from trending_daily (the same sums by day).
+    const bounds = db.raw(
+      `(select h, start, date_trunc('day', start - interval '1 hour', 'UTC') + interval '24 hours' as full_from, date_trunc('day', h, 'UTC') as full_to
+          from (select h, h - make_interval(hours => ?) as start
+                  from (select date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC') as h) b0) b1) as b`,
+      [days * 24 - 1, f.at?.toISOString() ?? null],
+    );
+    const parts = db
+      .select('x.tool_id', 'x.score')
+      .from('trending_hourly as x')
+      .join(bounds, (j) => j.on(db.raw('x.hour >= b.start and x.hour < least(b.full_from, b.full_to)')))
+      .unionAll((u) =>
+        u
+          .select('x.tool_id', 'x.score')
+          .from('trending_hourly as x')
+          .join(bounds, (j) => j.on(db.raw('x.hour >= b.full_to and x.hour <= b.h'))),
+      )
+      .unionAll((u) =>
+        u
+          .select('y.tool_id', 'y.score')
+          .from('trending_daily as y')
+          .join(bounds, (j) => j.on(db.raw('y.day >= b.full_from and y.day < b.full_to'))),
+      );
+    q = db.from(parts.as('x')).select('x.tool_id', db.raw('sum(x.score)::float8 as score')).groupBy('x.tool_id').havingRaw('sum(x.score) > 0');
+  }
   q.join('tools as t', 't.id', 'x.tool_id')
     .join('packages as p', 'p.id', 't.package_id')
     .orderBy([{ column: 'score', order: 'desc' }, { column: 'x.tool_id' }])

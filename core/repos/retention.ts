@@ -67,6 +67,16 @@ export async function deleteTrendingHoursBatch(db: Db, rows = RETENTION_BATCH_RO
   return r.rowCount ?? 0;
 }
 
+export async function deleteTrendingDaysBatch(db: Db, rows = RETENTION_BATCH_ROWS): Promise<number> {
+  const r = await db.raw(
+    `delete from trending_daily where (day, tool_id) in (
+       select day, tool_id from trending_daily where day < date_trunc('day', now(), 'UTC') - make_interval(hours => ?)
+        order by day limit ?)`,
+    [TRENDING_KEPT_HOURS + 24, Math.min(rows, RETENTION_BATCH_ROWS)],
+  );
+  return r.rowCount ?? 0;
+}
+
 export interface RetentionDays {
   RETENTION_RESULTS_DAYS: number;
   RETENTION_TRANSCRIPTS_DAYS: number;
@@ -92,6 +102,7 @@ export async function sweepRetention(db: Db, days: RetentionDays, maxBatches = 1
     scenarioRuns: await drain(() => purgeRunTranscriptsBatch(db, days.RETENTION_TRANSCRIPTS_DAYS)),
     events: await drain(() => deleteEventsBatch(db, days.RETENTION_EVENTS_DAYS)),
     trendingHours: await drain(() => deleteTrendingHoursBatch(db)),
+    trendingDays: await drain(() => deleteTrendingDaysBatch(db)),
     healthChecks: await drain(() => deleteHealthChecksBatch(db, days.RETENTION_EVENTS_DAYS)),
   };
 }
