@@ -59,6 +59,12 @@ test('the collection page names the change that holds it, and the owner accepts 
   const v2 = await write(page, 'POST', '/api/packages', { source: `npm:${PKG}@2.0.0` });
   t.truthy(v2.data, JSON.stringify(v2));
 
+  // The owner's list says it too.
+  await page.goto(`${svc.url}/collections`);
+  const mine = page.getByRole('region', { name: 'Your collections' }).getByTestId('collection-notice-count');
+  await mine.waitFor();
+  t.regex((await mine.textContent()) ?? '', /Changes to review: held-web-tools 2\.0\.0/);
+
   await page.goto(`${svc.url}/collections/${c.data.uid}`);
   const notice = page.getByTestId('collection-notices');
   await notice.waitFor();

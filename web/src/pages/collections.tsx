@@ -18,6 +18,11 @@ function CollectionCards({ list, empty }: { list: any[]; empty: string }) {
             by {c.owner.username} · {c.isPublic ? 'public' : 'private'}
           </p>
           {c.description && <p>{c.description}</p>}
+          {c.notices?.length > 0 && (
+            <p class="notice" data-testid="collection-notice-count">
+              Changes to review: {c.notices.map((n: { package: string; to: string }) => `${n.package} ${n.to}`).join(', ')} (staying on the version it has)
+            </p>
+          )}
           <p class="meta">
             {plural(c.toolCount, 'tool')} · {plural(c.likeCount, 'like')}
           </p>
