@@ -97,7 +97,7 @@ export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void
   if (await isModernMcpRequest(ctx)) {
     return serveModernMcpRequest(ctx, deps, c, { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers }, modeOf(ctx, c));
   }
-  const invalid = invalidParams(ctx.request.body);
+  const invalid = invalidParams(ctx.request.body) ?? cursorOrTask(ctx.request.body);
   if (invalid) {
     ctx.body = invalid;
     return;
@@ -117,6 +117,22 @@ export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void
     }
     deps.logger.error({ err, reqId: ctx.state.requestId }, 'mcp request failed after the response started');
   }
+}
+
+/**
+ * `tools/list` is one page (a collection's tools fit): no cursor was ever given out, so any cursor is bogus, -32602 as
+ * the specification says. A 2025-11-25 `task` on `tools/call` (task-augmented execution, which this endpoint does not
+ * offer) is dropped, and the call served as a plain one: the SDK would answer it -32603.
+ */
+function cursorOrTask(body: unknown): object | undefined {
+  const msg = body as { method?: unknown; id?: unknown; params?: Record<string, unknown> };
+  if (msg?.method === 'tools/call' && msg.params && typeof msg.params === 'object' && 'task' in msg.params) delete msg.params.task;
+  if (msg?.method !== 'tools/list' || msg.id === undefined || msg.params?.cursor === undefined) return undefined;
+  return {
+    jsonrpc: '2.0',
+    id: msg.id,
+    error: { code: -32602, message: 'Invalid params: cursor: unknown cursor (tools/list is one page; list again without one)' },
+  };
 }
 
 /** The requests our server handles, by method: their params are checked here, before the SDK sees them. */
