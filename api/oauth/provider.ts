@@ -106,6 +106,7 @@ function configuration(deps: AppDeps, origin: string, secrets: Secrets): Configu
       return caller ? { accountId: id, claims: async () => ({ sub: id, preferred_username: caller.username }) } : undefined;
     },
     claims: { openid: ['sub'], profile: ['preferred_username'] },
+    // `mcp` is also the resource server's scope (getResourceServerInfo); listed here, clients may register with it.
     scopes: ['openid', 'offline_access', MCP_SCOPE],
     responseTypes: ['code'],
     pkce: { required: () => true },

@@ -135,7 +135,7 @@ export const oauthOperations: Operation[] = [
         if (missing) throw errors.notFound('Collection', missing.url);
         if (described.resources.length === 0) throw errors.validation('The request names no resource: an MCP client must ask for a collection MCP URL');
         const grant = new provider.Grant({ accountId: caller.userId, clientId: d.params.client_id });
-        const oidcScopes = described.scopes.filter((s) => s === 'openid' || s === 'offline_access');
+        const oidcScopes = described.scopes.filter((s) => s === 'openid' || s === 'offline_access' || s === MCP_SCOPE);
         if (oidcScopes.length) grant.addOIDCScope(oidcScopes.join(' '));
         for (const r of described.resources) grant.addResourceScope(r.url, MCP_SCOPE);
         result = { login: { accountId: caller.userId }, consent: { grantId: await grant.save() } };

@@ -14,7 +14,10 @@ export interface OAuthPayload {
 }
 
 /** An artifact is found only until it expires. */
-const live = (db: Db) => (q: ReturnType<Db>) => q.where((w) => w.whereNull('expires_at').orWhere('expires_at', '>', db.fn.now()));
+const live =
+  (db: Db, column = 'expires_at') =>
+  (q: ReturnType<Db>) =>
+    q.where((w) => w.whereNull(column).orWhere(column, '>', db.fn.now()));
 
 export async function upsertOAuthModel(db: Db, name: string, id: string, payload: OAuthPayload, expiresInSeconds: number | undefined): Promise<void> {
   const row = {
@@ -69,7 +72,10 @@ export interface OAuthGrantRow {
 
 /** A user's live grants, newest first, each with its client's name (when the client is still registered). */
 export async function listOAuthGrants(db: Db, userId: string): Promise<OAuthGrantRow[]> {
-  const rows = await live(db)(db('oauth_models as g').where({ 'g.name': 'Grant', 'g.account_id': userId }))
+  const rows = await live(
+    db,
+    'g.expires_at',
+  )(db('oauth_models as g').where({ 'g.name': 'Grant', 'g.account_id': userId }))
     .leftJoin('oauth_models as c', (j) => j.on('c.name', '=', db.raw("'Client'")).andOn('c.id', '=', db.raw("g.payload->>'clientId'")))
     .orderBy('g.created_at', 'desc')
     .select('g.id', 'g.payload', 'g.created_at', 'g.expires_at', db.raw("c.payload->>'client_name' as client_name"));
