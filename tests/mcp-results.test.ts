@@ -5,6 +5,8 @@
  */
 import test from 'ava';
 import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -145,4 +147,27 @@ test('a bogus tools/list cursor is -32602; tools/call with a 2025-11-25 task is 
   const r = await task.json();
   t.falsy(r.error, JSON.stringify(r));
   t.deepEqual(r.result.content, [{ type: 'text', text: 'Echo: as a task' }]);
+});
+
+const INSPECTOR = path.join(MODULES, '@modelcontextprotocol/inspector-cli/build/index.js');
+/**
+ * The CLI picks its package.json by `fs.existsSync('../package.json')` (relative to the working directory) and then
+ * imports that path relative to its module: it runs from its own build folder.
+ */
+const inspector = async (...args: string[]) =>
+  JSON.parse((await promisify(execFile)(process.execPath, [INSPECTOR, url, ...args], { timeout: 60_000, cwd: path.dirname(INSPECTOR) })).stdout);
+
+test('the MCP Inspector CLI lists and calls tools over the /mcp URL (its transport told from the URL alone)', async (t) => {
+  const listed = await inspector('--method', 'tools/list');
+  t.true(
+    listed.tools.some((x: { name: string }) => x.name === 'get-tiny-image'),
+    JSON.stringify(listed).slice(0, 300),
+  );
+  const called = await inspector('--method', 'tools/call', '--tool-name', 'get-tiny-image');
+  t.deepEqual(
+    called.content.map((b: { type: string }) => b.type),
+    ['text', 'image', 'text'],
+  );
+  const echoed = await inspector('--method', 'tools/call', '--tool-name', 'echo', '--tool-arg', 'message=from the inspector');
+  t.deepEqual(echoed.content, [{ type: 'text', text: 'Echo: from the inspector' }]);
 });
