@@ -231,7 +231,7 @@ function AddTools({ base, have, onAdded }: { base: string; have: Set<string>; on
 }
 
 function McpSection({ c }: { c: any }) {
-  const url = `${window.location.origin}/api/mcp/${c.owner.username}/${c.uid}/http`;
+  const url = `${window.location.origin}/api/mcp/${c.owner.username}/${c.uid}/mcp`;
   const name = `toolshed-${c.uid}`;
   const auth = c.isPublic ? undefined : { Authorization: 'Bearer YOUR_TOOLSHED_API_KEY' };
   const claude = {
