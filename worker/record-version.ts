@@ -181,7 +181,7 @@ async function recordVersion(db: Db, v: Omit<NewPackageVersion, 'compatibility'>
   const others = (await listPackageVersions(db, v.package_id)).filter((o) => o.version !== v.version);
   // The version just below this one (by semver): the one it is compared with.
   const below = others.find((o) => compareVersionsDesc(o.version, v.version) > 0);
-  const compatibility = below ? compareVersions(below, { version: v.version, tools: v.tools }) : null;
+  const compatibility = below ? compareVersions(below, v) : null;
   const saved = await savePackageVersion(db, { ...v, compatibility });
   if (previousLatest !== undefined && previousLatest !== v.version) await moveFollowers(db, saved, others, previousLatest);
   return compatibility;
