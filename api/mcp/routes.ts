@@ -34,7 +34,7 @@ async function loadMcpCollection(ctx: Context, deps: AppDeps): Promise<Collectio
   const caller = callerOf(ctx);
   if (!c || (!c.is_public && !isOwner(c, caller))) {
     ctx.state.authError = true;
-    if (!caller) throw errors.unauthorized('This collection needs credentials: sign in with OAuth, or send an API key as Bearer');
+    if (!caller && ctx.state.admin !== true) throw errors.unauthorized('This collection needs credentials: sign in with OAuth, or send an API key as Bearer');
     throw errors.notFound('Collection', `${username}/${slug}`);
   }
   return c;
