@@ -46,7 +46,8 @@ const canonical: Operation[] = [
         raw: {
           contentType: 'application/json',
           schema: z.union([jsonRpcResult, jsonRpcError]),
-          description: "The JSON-RPC response (`tools/call`: the tool output as text content, an imported MCP server's content blocks as it gave them; `isError` on failure)",
+          description:
+            "The JSON-RPC response (`tools/call`: the tool output as text content, an imported MCP server's content blocks as it gave them; `isError` on failure)",
         },
       },
       202: { raw: { contentType: 'application/json', description: 'A notification or response accepted; no body' } },
