@@ -51,7 +51,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(protectedResourceRoutes(deps));
   app.use(oauthRoutes(deps));
   // Before authentication: a browser's preflight carries no credentials, and a foreign Origin is refused first.
-  app.use(mcpOrigin(deps.config.MCP_ALLOWED_ORIGINS));
+  app.use(mcpOrigin([...deps.config.MCP_ALLOWED_ORIGINS, ...(deps.config.PUBLIC_URL ? [new URL(deps.config.PUBLIC_URL).origin] : [])]));
   app.use(authMiddleware(deps));
   app.use(sessionMiddleware(deps));
   app.use(rateLimitMiddleware(deps.rateLimiter));

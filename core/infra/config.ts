@@ -123,8 +123,8 @@ const schema = z.object({
    * many hops from the right. `false`/0 ignores the header; `true` means 1.
    */
   /**
-   * Origins (`https://app.example`, comma-separated) whose browser pages may call the MCP endpoints: they get CORS
-   * answers; a request with any other `Origin` header is a 403 (none by default; requests without `Origin`, as
+   * Origins (`https://app.example`, comma-separated) whose browser pages may call the MCP endpoints, besides
+   * PUBLIC_URL's own (the service's pages): they get CORS answers; a request with any other `Origin` header is a 403 (none by default; requests without `Origin`, as
    * non-browser clients send them, are served).
    */
   MCP_ALLOWED_ORIGINS: commaList().pipe(z.array(z.url().transform((u) => new URL(u).origin))),
