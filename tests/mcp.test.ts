@@ -185,14 +185,14 @@ test('env: a missing variable is named (never a value); X-Tool-Env-* headers rea
   t.false(svc.logs().includes(secret), 'no log line holds the secret');
 });
 
-test("private collection: 404 without a key or with another user's key; works with the owner's key", async (t) => {
+test("private collection: 401 (the OAuth challenge) without credentials, 404 with another user's key; works with the owner's key", async (t) => {
   const c = await makeCollection(alice, { name: 'Private tools', isPublic: false }, [`${TEXT}::slugify`]);
   const p = mcpPath(alice.username, c.uid);
-  for (const headers of [{}, { authorization: `Bearer ${bob.key}` }] as Record<string, string>[]) {
-    const err = await t.throwsAsync(connect(p, headers), { instanceOf: StreamableHTTPError });
-    t.is(err!.code, 404);
-    t.regex(err!.message, /not found/);
-  }
+  const anonymous = await t.throwsAsync(connect(p, {}), { instanceOf: StreamableHTTPError });
+  t.is(anonymous!.code, 401);
+  const other = await t.throwsAsync(connect(p, { authorization: `Bearer ${bob.key}` }), { instanceOf: StreamableHTTPError });
+  t.is(other!.code, 404);
+  t.regex(other!.message, /not found/);
   const { client } = await connect(p, { authorization: `Bearer ${alice.key}` });
   t.deepEqual(
     (await client.listTools()).tools.map((x) => x.name),
@@ -204,15 +204,22 @@ test("private collection: 404 without a key or with another user's key; works wi
   t.is(revoked!.code, 401);
 });
 
-test("unknown user or collection is a 404; the URL's username must own the collection", async (t) => {
+test("unknown user or collection is a 404 to a signed-in caller (401 without credentials, as a private one); the URL's username must own the collection", async (t) => {
   const c = await makeCollection(alice, { name: 'Owned by alice' }, []);
   for (const p of [mcpPath('nobody-here', c.uid), mcpPath(alice.username, 'no-such-collection'), mcpPath(bob.username, c.uid)]) {
     const res = await svc.request('POST', p, {
+      key: bob.key,
       body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
       headers: { accept: 'application/json, text/event-stream' },
     });
     t.is(res.status, 404, p);
     t.is(res.body.error.code, 'NOT_FOUND');
+    const anonymous = await svc.request('POST', p, {
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      headers: { accept: 'application/json, text/event-stream' },
+    });
+    t.is(anonymous.status, 401, p);
+    t.regex(anonymous.headers.get('www-authenticate') ?? '', /^Bearer resource_metadata="/);
   }
   const upper = await connect(mcpPath(alice.username.toUpperCase(), c.uid));
   t.deepEqual((await upper.client.listTools()).tools, [], 'usernames are case-insensitive');
@@ -362,6 +369,7 @@ test('a body the transport never sees (not JSON, not UTF-8, another media type, 
   const unknown = await svc.request('POST', mcpPath(alice.username, 'no-such-collection'), { rawBody: '{', headers: json });
   t.is(unknown.status, 400, 'the body is read first');
   const missing = await svc.request('POST', mcpPath(alice.username, 'no-such-collection'), {
+    key: alice.key,
     headers: { accept: 'application/json, text/event-stream' },
     body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
   });

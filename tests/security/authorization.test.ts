@@ -79,12 +79,13 @@ const CASES: Case[] = [
     body: () => ({ package: '@fixtures/nul-tools', to: '1.0.0' }),
     expect: W(401, 404),
   },
-  { method: 'GET', path: () => `/api/mcp/${owner.username}/mx-private/http`, expect: { anonymous: 404, other: 404, admin: 404 } },
+  // Without credentials a private collection is 401 with the OAuth challenge (as an unknown one is); 404 to others.
+  { method: 'GET', path: () => `/api/mcp/${owner.username}/mx-private/http`, expect: { anonymous: 401, other: 404, admin: 404 } },
   {
     method: 'POST',
     path: () => `/api/mcp/${owner.username}/mx-private/http`,
     body: () => ({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    expect: { anonymous: 404, other: 404, admin: 404 },
+    expect: { anonymous: 401, other: 404, admin: 404 },
   },
   { method: 'GET', path: () => '/api/collections/mx-private/scenarios', expect: { anonymous: 404, other: 404, admin: 404 } },
   { method: 'GET', path: () => '/api/collections/mx-private/scenario-batches', expect: { anonymous: 404, other: 404, admin: 404 } },
@@ -131,7 +132,7 @@ const CASES: Case[] = [
     method: 'POST',
     path: () => `/api/mcp/${owner.username}/mx-private/http?mode=search`,
     body: () => ({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    expect: { anonymous: 404, other: 404, admin: 404 },
+    expect: { anonymous: 401, other: 404, admin: 404 },
   },
   // Publishing: a package is its publisher's to hide, deprecate and import versions of; an import is its requester's.
   { method: 'PATCH', path: () => '/api/packages/@fixtures/nul-tools', body: () => ({ hidden: true, deprecated: 'pwned' }), expect: W(401, 403) },
