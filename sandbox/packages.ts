@@ -281,9 +281,12 @@ function digestHex(integrity: string, length: number): string {
 
 /**
  * Whether `dir` is an install made from the bytes of `integrity` (its marker records them): a run checks this before
- * it mounts the directory, so a cache entry swapped or rewritten under a recorded version is refused, not run.
+ * it mounts the directory, so a cache entry swapped or rewritten under a recorded version is refused, not run. A
+ * directory that is not there at all is not judged here (true): the sandbox fails to mount it, a failure of ours that
+ * is retried, as when a shared cache is briefly unreachable.
  */
 export async function verifyInstalled(dir: string, integrity: string): Promise<boolean> {
+  if (!existsSync(dir)) return true;
   const marker = await fs.readFile(path.join(dir, MARKER), 'utf8').catch(() => '');
   try {
     return (JSON.parse(marker) as { integrity?: unknown }).integrity === integrity;
