@@ -88,8 +88,10 @@ export const oauthOperations: Operation[] = [
     auth: 'public',
     params: uidParams,
     responses: { 303: { raw: { contentType: 'text/html', description: 'To `/consent/<uid>`' } } },
-    errors: REQUEST,
-    handler: async (ctx, _deps, { params }) => {
+    errors: [...REQUEST, 404],
+    handler: async (ctx, deps, { params }) => {
+      // Only the browser that started the request is forwarded; anyone else (an unknown, expired or forwarded link) is 404.
+      await interactionOf(ctx, deps, params.uid);
       ctx.set('Cache-Control', 'no-store');
       ctx.status = 303;
       ctx.redirect(`/consent/${params.uid}`);

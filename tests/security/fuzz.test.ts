@@ -112,6 +112,12 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/api/keys', body: () => ({ name: 'k' }) },
   { method: 'GET', path: '/api/keys' },
   { method: 'DELETE', path: '/api/keys/:id', real: { id: () => [ids.bobKey] } },
+  // MCP sign-in (OAuth): a made-up interaction is 404 (never another's), a made-up grant too.
+  { method: 'GET', path: '/api/auth/oauth/interactions/:uid' },
+  { method: 'GET', path: '/api/auth/oauth/interactions/:uid/details' },
+  { method: 'POST', path: '/api/auth/oauth/interactions/:uid/consent', body: () => ({ approve: true }) },
+  { method: 'GET', path: '/api/auth/me/oauth-grants' },
+  { method: 'DELETE', path: '/api/auth/me/oauth-grants/:id' },
   { method: 'POST', path: '/api/tools/execute/*slug', real: { slug: ref }, query: ['wait'], body: () => ({ params: { ms: 1 }, env: { A: 'b' } }) },
   { method: 'POST', path: '/api/tools/execute/*slug', real: { slug: ref }, body: () => ({ prompt: 'wait 1 ms', parameters: { ms: 1 } }) },
   { method: 'GET', path: '/api/executions/:id', real: { id: () => [ids.execution] } },
