@@ -17,6 +17,8 @@ export function averageRating(sum: number, count: number): number | null {
 
 export const category = z.enum(CATEGORIES);
 
+const riskList = z.array(z.object({ kind: z.enum(RISK_KINDS), detail: z.string() }));
+
 export const toolListItemSchema = z.object({
   id: uuid,
   name: z.string(),
@@ -30,13 +32,14 @@ export const toolListItemSchema = z.object({
   }),
   averageRating: z.number().nullable(),
   ratingCount: z.number().int(),
-  risks: z.array(z.object({ kind: z.enum(RISK_KINDS), detail: z.string() })).meta({
+  risks: riskList.optional().meta({
     description:
-      'Hidden instructions found in its descriptions at import (invisible or tag Unicode, instructions aimed at the model, sensitive data asked for, another tool shadowed; docs/security.md); [] when none or cleared by the admin',
+      "Hidden instructions found in its descriptions at import (invisible or tag Unicode, instructions aimed at the model, sensitive data asked for, another tool shadowed; docs/security.md); left out of list items when none (the contract's item shape), [] on the record",
   }),
 });
 
 export const toolDetailSchema = toolListItemSchema.extend({
+  risks: riskList.meta({ description: 'Hidden instructions found in its descriptions at import (docs/security.md); [] when none or cleared by the admin' }),
   slug: z.string().meta({ description: '`<package>/<tool>`' }),
   toolId: z.string().meta({ description: '`<package>::<tool>`' }),
   inputSchema: z.record(z.string(), z.unknown()).meta({ description: "The tool's input as JSON Schema" }),
@@ -100,7 +103,7 @@ export function toToolListItem(t: ToolRow): z.infer<typeof toolListItemSchema> {
     package: { npmPackageName: t.package_name, category: t.package_category, env: (t.package_env ?? []).filter((v) => v.required).map((v) => v.name) },
     averageRating: averageRating(t.rating_sum, t.rating_count),
     ratingCount: t.rating_count,
-    risks: servedRisks(t),
+    ...(servedRisks(t).length > 0 ? { risks: servedRisks(t) } : {}),
   };
 }
 
@@ -108,6 +111,7 @@ export function toToolDetail(t: ToolRow): z.infer<typeof toolDetailSchema> {
   const item = toToolListItem(t);
   return {
     ...item,
+    risks: servedRisks(t),
     slug: `${t.package_name}/${t.name}`,
     toolId: `${t.package_name}::${t.name}`,
     inputSchema: t.input_schema,
