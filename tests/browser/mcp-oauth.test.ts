@@ -225,7 +225,7 @@ test.serial(
   },
 );
 
-test.serial('denying on the consent page gives the client access_denied and no grant', async (t) => {
+test.serial('denying on the consent page gives the client access_denied and no grant; the consent link is worthless in another browser', async (t) => {
   const { context, key } = await signedUp('denier');
   const c = await svc.createCollection(key, { name: 'Kept', isPublic: false });
   const provider = new TestProvider();
@@ -236,7 +236,13 @@ test.serial('denying on the consent page gives the client access_denied and no g
     { instanceOf: UnauthorizedError },
   );
   const page = await context.newPage();
-  const back = await consent(page, provider.authorizationUrl!, false);
+  // The consent link is bound to the browser that started the request: someone else signed in gets 404.
+  const { context: elsewhere } = await signedUp('forwarded-to');
+  const back = await consent(page, provider.authorizationUrl!, false, async () => {
+    const uid = new URL(page.url()).pathname.split('/').at(-1)!;
+    t.is((await elsewhere.request.get(`${svc.url}/api/auth/oauth/interactions/${uid}/details`)).status(), 404);
+    t.is((await elsewhere.request.get(`${svc.url}/api/auth/oauth/interactions/${uid}`, { maxRedirects: 0 })).status(), 404);
+  });
   t.is(back.get('error'), 'access_denied');
   t.is(back.get('code'), null);
   const list = await context.request.get(`${svc.url}/api/auth/me/oauth-grants`);
