@@ -86,6 +86,14 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/health', query: ['verbose'] },
   { method: 'POST', path: '/api/admin/users', admin: true, body: () => ({ username: 'fuzzer', name: 'F', tier: 'pro' }) },
   { method: 'POST', path: '/api/admin/packages', admin: true, body: () => ({ source: 'path:/nonexistent/fuzz', official: true }) },
+  {
+    method: 'POST',
+    path: '/api/admin/packages/*name/transfer',
+    admin: true,
+    real: { name: () => ['no-such-package'] },
+    body: () => ({ to: null }),
+  },
+  { method: 'POST', path: '/api/admin/tools/:id/risks/clear', admin: true, real: { id: () => ['00000000-0000-4000-8000-000000000000'] } },
   // Publishing: a path: source is refused before anything is queued (a real npm import per fuzz case would be slow).
   {
     method: 'POST',
@@ -143,6 +151,20 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/api/collections/:uid/tools', real: { uid: () => ['fuzz-add', ids.bobPrivate] }, body: () => ({ toolId: TOOL }) },
   { method: 'DELETE', path: '/api/collections/:uid/tools/*toolId', real: { uid: () => ['fuzz-add', ids.bobPrivate], toolId: ref } },
   { method: 'POST', path: '/api/collections/:uid/like', real: { uid: () => ['fuzz-tools', ids.bobPrivate] } },
+  {
+    method: 'POST',
+    path: '/api/collections/:uid/notices/accept',
+    real: { uid: () => ['fuzz-tools', ids.bobPrivate] },
+    body: () => ({ package: '@fixtures/nul-tools', to: '1.0.0' }),
+  },
+  { method: 'GET', path: '/api/mcp/:username/:slug/mcp', real: { username: () => [alice.username], slug: () => ['fuzz-tools'] } },
+  { method: 'DELETE', path: '/api/mcp/:username/:slug/mcp', real: { username: () => [alice.username], slug: () => ['fuzz-tools'] } },
+  {
+    method: 'POST',
+    path: '/api/mcp/:username/:slug/mcp',
+    real: { username: () => [alice.username, bob.username], slug: () => ['fuzz-tools', 'bob-hidden'] },
+    body: () => ({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+  },
   { method: 'GET', path: '/api/mcp/:username/:slug/http', real: { username: () => [alice.username], slug: () => ['fuzz-tools'] } },
   { method: 'DELETE', path: '/api/mcp/:username/:slug/http', real: { username: () => [alice.username], slug: () => ['fuzz-tools'] } },
   {
