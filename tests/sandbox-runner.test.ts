@@ -94,6 +94,7 @@ for (const kind of ['gvisor', 'process'] as const) {
       'readEnv',
       'sandboxStart',
       'sleep',
+      'stash',
       'tmpRead',
       'tmpWrite',
     ]);
