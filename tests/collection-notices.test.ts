@@ -151,11 +151,17 @@ test.serial('a description rewritten into an instruction to the model is held; M
     held.notices[0].changes.map((c: { path: string; change: string }) => `${c.path}: ${c.change}`),
     [`description: description changed: "${V1_DESCRIPTION}" → ${JSON.stringify(INJECTED)}`],
   );
-  t.is((await listed(uid)).description, V1_DESCRIPTION);
+  const servedHeld = await listed(uid);
+  t.is(servedHeld.description, V1_DESCRIPTION);
+  // The held version is served with its own texts' risks (none), not the latest's.
+  t.is(servedHeld._meta?.risks, undefined, JSON.stringify(servedHeld._meta));
 
   t.is((await accept(uid, alice.key, { package: 'review-description', to: '2.0.0' })).status, 200);
   t.like((await detail(uid)).tools[0], { version: '2.0.0', description: INJECTED });
-  t.is((await listed(uid)).description, INJECTED);
+  const served = await listed(uid);
+  t.is(served.description, INJECTED);
+  t.true(Array.isArray(served._meta?.risks) && (served._meta.risks as unknown[]).length > 0, 'the accepted version carries its risks');
+  t.not(served.annotations?.readOnlyHint, true, 'and is never served as read-only');
 });
 
 test.serial('a new required env variable is held until accepted', async (t) => {

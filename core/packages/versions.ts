@@ -6,6 +6,7 @@ import type { Db } from '../infra/db.js';
 import { findPackageVersions, type PackageVersionRow, type VersionTool } from '../repos/package-versions.js';
 import type { ToolRow } from '../repos/tools.js';
 import type { ToolPermissions } from './manifest.js';
+import { toolRisks } from './poisoning.js';
 import { compareVersions, type SchemaChange } from './compatibility.js';
 
 /**
@@ -30,6 +31,9 @@ export function toolAtVersion(tool: ToolRow, v: PackageVersionRow): ToolRow | un
     package_version: v.version,
     package_install_path: v.install_path,
     package_integrity: v.integrity,
+    // The risks of this version's own texts, not the latest's (the admin's clearing is the latest's texts').
+    risks: toolRisks({ name: t.name, description: t.description, inputSchema: t.inputSchema }),
+    risks_cleared_at: null,
     package_env: v.env,
     package_mcp: ((v.manifest as { mcp?: unknown } | null)?.mcp ?? null) as ToolRow['package_mcp'],
   };
