@@ -596,7 +596,10 @@ test('declared secrets: a tool gets only the env it declares', async (t) => {
 
 test("search mode: an identified caller's search_tools then call_tool is a vote for the tool (learning from use); an anonymous one is not", async (t) => {
   const c = await makeCollection(bob, { name: 'Learning over MCP' }, [`${TEXT}::slugify`, `${TEXT}::convertCase`]);
-  const slugId = (await svc.api.deps.db('tools').where({ name: 'slugify' }).first()).id as string;
+  // Two packages have a slugify (text-tools and mcp-tools): the one the collection holds is text-tools'.
+  const slugId = (
+    await svc.api.deps.db('tools as t').join('packages as p', 'p.id', 't.package_id').where({ 't.name': 'slugify', 'p.name': TEXT }).first('t.id')
+  ).id as string;
   const votesOf = async (caller: string) => (await svc.api.deps.db('search_usage').where({ tool_id: slugId, caller }).select('term')).map((r) => r.term).sort();
 
   const { client } = await connect(`${mcpPath(bob.username, c.uid)}?mode=search`, { authorization: `Bearer ${bob.key}` });
