@@ -2,7 +2,16 @@
  * oauth_models: the storage of the OAuth authorization server (oidc-provider, api/oauth/provider.ts) — its adapter's
  * queries, a user's grants (listed and revoked from the account settings), and the server's own keys.
  */
+import crypto from 'node:crypto';
 import type { Db } from '../infra/db.js';
+
+/**
+ * The models whose id is a bearer secret (a token or code a client presents): stored as its SHA-256, never as it is,
+ * and without the payload's `jti` (the same value), as API keys are kept by their hash. A read of the table gives no
+ * usable token; a lookup hashes what the client presented.
+ */
+const SECRET_IDS = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode', 'RegistrationAccessToken', 'ClientCredentials', 'DeviceCode']);
+const storedId = (name: string, id: string) => (SECRET_IDS.has(name) ? `sha256:${crypto.createHash('sha256').update(id).digest('hex')}` : id);
 
 export interface OAuthPayload {
   grantId?: string;
@@ -20,10 +29,11 @@ const live =
     q.where((w) => w.whereNull(column).orWhere(column, '>', db.fn.now()));
 
 export async function upsertOAuthModel(db: Db, name: string, id: string, payload: OAuthPayload, expiresInSeconds: number | undefined): Promise<void> {
+  const { jti: _secret, ...kept } = payload;
   const row = {
     name,
-    id,
-    payload: JSON.stringify(payload),
+    id: storedId(name, id),
+    payload: JSON.stringify(SECRET_IDS.has(name) ? kept : payload),
     grant_id: payload.grantId ?? null,
     uid: payload.uid ?? null,
     user_code: payload.userCode ?? null,
@@ -34,9 +44,14 @@ export async function upsertOAuthModel(db: Db, name: string, id: string, payload
 }
 
 async function findBy(db: Db, name: string, column: 'id' | 'uid' | 'user_code', value: string): Promise<OAuthPayload | undefined> {
-  const row = await live(db)(db('oauth_models').where({ name, [column]: value })).first('payload', 'consumed_at');
+  const key = column === 'id' ? storedId(name, value) : value;
+  const row = await live(db)(db('oauth_models').where({ name, [column]: key })).first('payload', 'consumed_at');
   if (!row) return undefined;
-  return { ...row.payload, ...(row.consumed_at ? { consumed: Math.floor(new Date(row.consumed_at).getTime() / 1000) } : {}) };
+  return {
+    ...row.payload,
+    ...(column === 'id' && SECRET_IDS.has(name) ? { jti: value } : {}),
+    ...(row.consumed_at ? { consumed: Math.floor(new Date(row.consumed_at).getTime() / 1000) } : {}),
+  };
 }
 
 export const findOAuthModel = (db: Db, name: string, id: string) => findBy(db, name, 'id', id);
@@ -44,11 +59,15 @@ export const findOAuthModelByUid = (db: Db, name: string, uid: string) => findBy
 export const findOAuthModelByUserCode = (db: Db, name: string, userCode: string) => findBy(db, name, 'user_code', userCode);
 
 export async function consumeOAuthModel(db: Db, name: string, id: string): Promise<void> {
-  await db('oauth_models').where({ name, id }).update({ consumed_at: db.fn.now() });
+  await db('oauth_models')
+    .where({ name, id: storedId(name, id) })
+    .update({ consumed_at: db.fn.now() });
 }
 
 export async function destroyOAuthModel(db: Db, name: string, id: string): Promise<void> {
-  await db('oauth_models').where({ name, id }).delete();
+  await db('oauth_models')
+    .where({ name, id: storedId(name, id) })
+    .delete();
 }
 
 /** Every artifact of a grant (its codes and tokens), and the grant itself: nothing issued under it works any more. */

@@ -189,6 +189,10 @@ test.serial(
 
     // The same token on another collection of the same user: refused, with the challenge.
     const access = provider.saved!.access_token;
+    // The tokens are stored by their hash only, as API keys are: a read of the table gives no usable token.
+    const stored = JSON.stringify(await svc.api.deps.db('oauth_models').select('id', 'payload'));
+    t.false(stored.includes(access), 'the access token is not stored as it is');
+    t.false(stored.includes(provider.saved!.refresh_token!), 'nor the refresh token');
     const onB = await post(urlB, { authorization: `Bearer ${access}` });
     t.is(onB.status, 401);
     t.regex(onB.headers.get('www-authenticate') ?? '', /resource_metadata=/);
