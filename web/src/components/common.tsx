@@ -92,6 +92,34 @@ const HEALTH_LABEL: Record<string, string> = { HEALTHY: 'Healthy', BROKEN: 'Brok
 /** Each status has its own mark as well as its colour, so pills differ without colour vision. */
 const MARK: Record<string, string> = { healthy: '✓', pass: '✓', succeeded: '✓', broken: '✗', fail: '✗', failed: '✗', unknown: '?', running: '…' };
 
+/**
+ * Whether a tool's own calls say it fails, whatever its last check said: over the last 7 days, at least 3 calls that
+ * the tool decided (platform failures left out) and fewer than half of them succeeded. GET /api/tools/:id/stats.
+ */
+export function callsFailing(stats: {
+  windows: { window: string; calls: number; succeeded: number; platformFailures: number; topErrors: { code: string }[] }[];
+}) {
+  const w = stats.windows.find((x) => x.window === '7d');
+  if (!w) return undefined;
+  const decided = w.calls - w.platformFailures;
+  if (decided < 3 || w.succeeded * 2 >= decided) return undefined;
+  return { failed: decided - w.succeeded, decided, code: w.topErrors[0]?.code };
+}
+
+/**
+ * The tool's health as a person should read it: "Healthy" only while its calls do not say otherwise (a tool whose
+ * calls mostly fail is "Failing in calls", with the count), else its last check's status.
+ */
+export function ToolHealthBadge({ status, failing }: { status: string; failing?: ReturnType<typeof callsFailing> }) {
+  if (!failing || status === 'BROKEN') return <HealthBadge status={status} />;
+  return (
+    <span class="badge health-broken" data-testid="calls-failing">
+      <span aria-hidden="true">✗ </span>
+      Failing in calls: {failing.failed} of {failing.decided} failed in 7 days{failing.code ? ` (${failing.code})` : ''}
+    </span>
+  );
+}
+
 export function HealthBadge({ status }: { status: string }) {
   const s = status.toLowerCase();
   return (

@@ -1,7 +1,7 @@
 /** A tool: description, reliability, schema table, env names, health, ratings and reviews, snippets, Try it, add to a collection. */
 import { useState } from 'preact/hooks';
 import { get, post, slugPath } from '../api.js';
-import { CodeBlock, ErrorMessage, formatDate, HealthBadge, plural, Rating, Show, useAsync } from '../components/common.js';
+import { callsFailing, CodeBlock, ErrorMessage, formatDate, plural, Rating, Show, ToolHealthBadge, useAsync } from '../components/common.js';
 import { CompatibilityNote, currentVersionOf } from '../components/compatibility.js';
 import { Reliability } from '../components/reliability.js';
 import { RiskWarning } from '../components/risks.js';
@@ -19,6 +19,8 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
   const origin = window.location.origin;
   const required: string[] = t.package.envVars.filter((v: any) => v.required).map((v: any) => v.name);
   const [values, setValues] = useState<FieldValues>(() => initialValues(t.inputSchema));
+  // Its calls, not only its last check, decide whether it is shown healthy (callsFailing).
+  const failing = useAsync(async () => callsFailing((await get(`/api/tools/${t.id}/stats?window=7d`)).data), [t.id]);
   // The call sends what the Try it form holds (as Run would); a required field the form leaves empty gets the
   // example's placeholder, and the whole example stands in while the form cannot be read.
   const read = readParams(t.inputSchema, values);
@@ -40,7 +42,7 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
           {t.package.official && <span class="badge official">Official</span>}
         </p>
         <p class="meta">
-          <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} /> ·{' '}
+          <ToolHealthBadge status={t.healthStatus} failing={failing.data} /> <Rating average={t.averageRating} count={t.ratingCount} /> ·{' '}
           <span class="muted">
             {plural(t.executionCount, 'run')} · checked {formatDate(t.lastHealthCheckAt)}
           </span>
