@@ -82,7 +82,9 @@ test('a collection is a server: name, remote, headers, version, ≤100-character
   const auth = remote.headers.find((h: any) => h.name === 'Authorization');
   t.like(auth, { isSecret: true, isRequired: false });
   const secretHeader = remote.headers.find((h: any) => h.name === 'X-Tool-Env-WEBHOOK_SECRET');
-  t.like(secretHeader, { isSecret: true, isRequired: true });
+  // Only signPayload needs it: a client without it still uses slugify (issue 44 item 3), and the entry says which tool.
+  t.like(secretHeader, { isSecret: true, isRequired: false });
+  t.regex(secretHeader.description, /needed by signPayload only/);
 
   const meta = _meta[META];
   t.like(meta, { status: 'active', isLatest: true, toolCount: 2, tokenEncoding: 'o200k_base' });

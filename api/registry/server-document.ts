@@ -65,12 +65,13 @@ function ratingOf(tools: ToolRow[]) {
 
 /**
  * Env vars of the collection's packages, once per header a client sends: `X-Tool-Env-<NAME>` where one package
- * declares the name, else one `X-Tool-Env-<package>--<NAME>` per package (core/tools/tool-env.ts); required when a tool
- * requires it.
+ * declares the name, else one `X-Tool-Env-<package>--<NAME>` per package (core/tools/tool-env.ts), with the tools that
+ * require it (`neededBy`). The header is required of a client only when every tool of the collection requires it: a
+ * client without it can still use the others (issue 44 item 3).
  */
 function envOf(tools: ToolRow[]) {
   const declarers = declaringPackages(tools);
-  type Entry = { name: string; required: boolean; description: string | null; header: string; packages: string[] };
+  type Entry = { name: string; required: boolean; description: string | null; header: string; packages: string[]; neededBy: string[] };
   const byHeader = new Map<string, Entry>();
   for (const t of tools) {
     for (const v of toolEnv(t)) {
@@ -82,6 +83,7 @@ function envOf(tools: ToolRow[]) {
         description: seen?.description ?? v.description ?? null,
         header,
         packages: [...new Set([...(seen?.packages ?? []), t.package_name])].sort(),
+        neededBy: [...(seen?.neededBy ?? []), ...(v.required ? [t.name] : [])],
       });
     }
   }
@@ -182,12 +184,16 @@ export function serverResponse(ctx: ServerContext, c: CollectionRow, tools: Tool
       isSecret: true,
       variables: { toolshed_api_key: { description: 'A Toolshed API key', isRequired: true, isSecret: true } },
     },
-    ...env.map((v) => ({
-      name: v.header,
-      description: v.description ?? `Environment variable ${v.name} for the tools of ${v.packages.join(', ')}; never stored`,
-      isRequired: v.required,
-      isSecret: true,
-    })),
+    ...env.map((v) => {
+      const all = v.neededBy.length === tools.length;
+      const needed = v.neededBy.length === 0 ? 'needed by no tool (optional)' : all ? 'needed by every tool' : `needed by ${v.neededBy.join(', ')} only`;
+      return {
+        name: v.header,
+        description: `${v.description ?? `Environment variable ${v.name} for the tools of ${v.packages.join(', ')}`}; ${needed}; never stored`,
+        isRequired: v.required && all,
+        isSecret: true,
+      };
+    }),
   ];
   return {
     server: {
