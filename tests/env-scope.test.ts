@@ -141,10 +141,12 @@ test('registry: one header per package for a shared name; optional declarations 
     headers.map((h: any) => [h.name, h.isRequired]),
     [
       ['X-Tool-Env-ONLY_A_TOKEN', false],
-      ['X-Tool-Env-fixtures.env-scope-a--SHARED_SECRET', true],
+      // Required by revealA only: a client without it still uses revealB (the entry says which tool needs it).
+      ['X-Tool-Env-fixtures.env-scope-a--SHARED_SECRET', false],
       ['X-Tool-Env-fixtures.env-scope-b--SHARED_SECRET', false],
     ],
   );
+  t.regex(headers.find((h: any) => h.name === 'X-Tool-Env-fixtures.env-scope-a--SHARED_SECRET').description, /needed by revealA only/);
   const meta = Object.values(_meta)[0] as any;
   t.deepEqual(meta.requiredEnv, ['SHARED_SECRET']);
   const b = meta.tools.find((x: any) => x.name === 'revealB');
