@@ -61,6 +61,31 @@ async function serverUrl(): Promise<string> {
   return fallback;
 }
 
+/**
+ * Drops a test database once the connections of the service that used it are gone. A closed pool's sockets end a
+ * moment after its end() resolves (longer on a loaded machine); dropping `with (force)` in that moment terminates
+ * them, and a client that gets the termination as an 'error' event outside a query ends the test process
+ * ("terminating connection due to administrator command", twice in full runs). So wait for them to end, up to 10 s;
+ * whatever is still connected then is a leak, named on stderr, and the drop goes ahead with force.
+ */
+async function dropWhenIdle(c: pg.Client, name: string): Promise<void> {
+  const others = async () =>
+    (
+      await c.query<{ application_name: string; state: string; query: string }>(
+        'select application_name, state, left(query, 120) as query from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+        [name],
+      )
+    ).rows;
+  const deadline = Date.now() + 10_000;
+  let left = await others();
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    left = await others();
+  }
+  if (left.length > 0) process.stderr.write(`test database ${name} still has ${left.length} connection(s) at drop: ${JSON.stringify(left)}\n`);
+  await c.query(`drop database if exists ${name} with (force)`);
+}
+
 /** A fresh database cloned from the migrated template; dropped by the returned function. */
 export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const server = await serverUrl();
@@ -68,6 +93,6 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
   await admin(server, (c) => c.query(`create database ${name} template ${TEMPLATE_DB}`));
   return {
     url: withDatabase(server, name),
-    drop: () => admin(server, (c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+    drop: () => admin(server, (c) => dropWhenIdle(c, name)),
   };
 }
