@@ -5,7 +5,7 @@ import { ok, timestamp, uuid } from './envelope.js';
 import { toolListItemSchema, toToolListItem } from './tool-schemas.js';
 import { errors } from '../../core/infra/errors.js';
 import { createUserWithKey, newUserSchema } from '../../core/auth/create-account.js';
-import { CATEGORIES, TIERS } from '../../core/types.js';
+import { TIERS } from '../../core/types.js';
 import { findUserByUsername, type UserRow } from '../../core/repos/users.js';
 import { findPackage, transferPackage } from '../../core/repos/packages.js';
 import { listPackageTools } from '../../core/repos/tools.js';
@@ -13,7 +13,7 @@ import { findPackageByName } from '../../core/repos/published-packages.js';
 import { requestImport } from '../../core/packages/request-import.js';
 import { sourceSchema } from '../../core/packages/source.js';
 import { importOptionsShape, serverJsonPackage } from '../../core/packages/mcp-server.js';
-import { discoveryOf, discoverySchema, importFailure, kindOf, packageKindSchema } from './package-schemas.js';
+import { discoveryOf, discoverySchema, importedPackageSchema, importFailure, kindOf } from './package-schemas.js';
 
 // ---- response schemas and mapper ----
 
@@ -29,13 +29,7 @@ const createdUserSchema = z.object({
 });
 
 const importedSchema = z.object({
-  package: z.object({
-    name: z.string(),
-    version: z.string(),
-    category: z.enum(CATEGORIES),
-    kind: packageKindSchema,
-    publisher: z.string().nullable().meta({ description: "Username of the package's publisher; null for a package the admin imported" }),
-  }),
+  package: importedPackageSchema,
   tools: z.array(toolListItemSchema),
   discovery: discoverySchema,
 });

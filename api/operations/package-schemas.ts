@@ -1,5 +1,6 @@
 /** Schemas shared by the import operations (admin import, publishing): what a request may say, how tools were found. */
 import { z } from 'zod';
+import { CATEGORIES } from '../../core/types.js';
 import { AppError, errors } from '../../core/infra/errors.js';
 import { scrubHostPaths } from '../../core/text/host-paths.js';
 import type { Discovery } from '../../core/packages/discovery.js';
@@ -14,6 +15,15 @@ export { importOptionsShape } from '../../core/packages/mcp-server.js';
 
 /** `mcp` for an MCP server, `tools` for every other package. */
 export const packageKindSchema = z.enum(['tools', 'mcp']);
+
+/** The package an import answers with (POST /api/packages, POST /api/admin/packages). */
+export const importedPackageSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  category: z.enum(CATEGORIES),
+  kind: packageKindSchema,
+  publisher: z.string().nullable().meta({ description: "Username of the package's publisher; null for a package the admin imported" }),
+});
 export const kindOf = (pkg: { manifest?: { format?: string } | null }): z.infer<typeof packageKindSchema> => (pkg.manifest?.format === 'mcp' ? 'mcp' : 'tools');
 
 export const discoverySchema = z

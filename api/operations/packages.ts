@@ -29,7 +29,7 @@ import { requireCaller } from '../middleware/auth.js';
 import { pageOf, paging } from '../validate.js';
 import { defineOperation, reply, type Operation } from './define.js';
 import { nullableTimestamp, ok, okPage, timestamp, uuid } from './envelope.js';
-import { discoveryOf, discoverySchema, importFailure, importOptionsShape, kindOf, packageKindSchema } from './package-schemas.js';
+import { discoveryOf, discoverySchema, importedPackageSchema, importFailure, importOptionsShape, kindOf } from './package-schemas.js';
 import { toolListItemSchema, toToolListItem } from './tool-schemas.js';
 
 /** How long a publish request waits for its import before answering 202 with the import to follow. */
@@ -101,13 +101,7 @@ const importStatus = z.object({
 });
 const publishedSchema = z.object({
   importId: uuid.nullable().meta({ description: 'null when this exact version was imported already: nothing was done' }),
-  package: z.object({
-    name: z.string(),
-    version: z.string(),
-    category: z.enum(CATEGORIES),
-    kind: packageKindSchema,
-    publisher: z.string().nullable().meta({ description: "Username of the package's publisher; null for a package the admin imported" }),
-  }),
+  package: importedPackageSchema,
   tools: z.array(toolListItemSchema),
   discovery: discoverySchema,
 });
