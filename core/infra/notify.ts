@@ -42,9 +42,10 @@ export function createNotifier(connectionString: string, logger?: Logger): Notif
   let closed = false;
 
   const connect = (): Promise<pg.Client> => {
+    if (closed) return Promise.reject(new Error('notifier closed'));
     if (client) return Promise.resolve(client);
     connecting ??= (async () => {
-      const c = new pg.Client({ connectionString });
+      const c = new pg.Client({ connectionString, application_name: 'toolshed-notify' });
       c.on('notification', (msg) => {
         for (const h of handlers.get(msg.channel) ?? []) {
           try {
@@ -63,11 +64,15 @@ export function createNotifier(connectionString: string, logger?: Logger): Notif
       try {
         await c.connect();
         for (const channel of handlers.keys()) await c.query(`LISTEN "${channel}"`);
+        // close() ran while this connection was being made: it must not outlive the notifier (a subscribe racing a
+        // shutdown otherwise left an idle LISTEN connection open, which a test's forced drop of its database then
+        // terminated: 'terminating connection due to administrator command').
+        if (closed) throw new Error('notifier closed');
       } catch (err) {
         // A failed attempt must not be remembered: the next subscribe or resubscribe tries afresh (a database that
         // was down during one attempt would otherwise leave every later LISTEN failing with the same error).
         connecting = undefined;
-        void c.end().catch(() => undefined);
+        await c.end().catch(() => undefined);
         throw err;
       }
       client = c;
@@ -132,9 +137,13 @@ export function createNotifier(connectionString: string, logger?: Logger): Notif
     },
     async close() {
       closed = true;
+      const pending = connecting;
       const c = client;
       client = undefined;
       await c?.end().catch(() => undefined);
+      // A connection still being made ends itself when it sees `closed` (above); wait for that, so that a closed
+      // notifier holds no connection.
+      await pending?.catch(() => undefined);
     },
   };
 }
