@@ -11,7 +11,12 @@ import { createTestDatabase } from './helpers/postgres.js';
 import { settle } from './helpers/wait.js';
 
 /** LISTEN connections of the notifier in this database; a backend that is still exiting is given up to 10 s to go. */
-const settled = (url: string, n: number) => settle(() => listeners(url), (v) => v === n, { ms: 10_000 });
+const settled = (url: string, n: number) =>
+  settle(
+    () => listeners(url),
+    (v) => v === n,
+    { ms: 10_000 },
+  );
 
 async function listeners(url: string): Promise<number> {
   const c = new pg.Client({ connectionString: url });
@@ -34,7 +39,10 @@ test('a notifier closed while subscribing leaves no connection open, and refuses
     await notifier.close();
     await t.throwsAsync(subscribing, { message: /closed/ });
     t.is(await settled(database.url, 0), 0);
-    await t.throwsAsync(notifier.subscribe('toolshed_jobs', () => undefined), { message: /closed/ });
+    await t.throwsAsync(
+      notifier.subscribe('toolshed_jobs', () => undefined),
+      { message: /closed/ },
+    );
     t.is(await settled(database.url, 0), 0);
   } finally {
     await database.drop();
