@@ -7,8 +7,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { anySignal } from 'any-signal';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AppDeps } from '../deps.js';
-import { AppError } from '../../core/infra/errors.js';
-import { mcpErrorResult as errorResult, renderMcp, runTool } from '../../core/executions/tool-calls.js';
+import { AppError, errors } from '../../core/infra/errors.js';
+import { mcpErrorResult as errorResult, renderMcp, runTool, WAIT_SLACK_MS } from '../../core/executions/tool-calls.js';
 import type { ExecutionRow } from '../../core/repos/executions.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 import type { Caller } from '../../core/types.js';
@@ -16,6 +16,8 @@ import { envHeaderFor, envHeaderName, givenEnvFromHeaders } from './tools.js';
 import { validateAgainstSchema } from '../../core/tools/json-schema.js';
 import { isPlainObject } from '../../core/text/plain-object.js';
 import { ambiguityMessage, declaringPackages, envForTool, toolEnv } from '../../core/tools/tool-env.js';
+import { checkExecutable, waitForExecution } from '../../core/executions/executions.js';
+import { askForEnv, EnvDeclined, requiredEnvNames, type EnvElicitation } from './env-elicit.js';
 
 export interface CallContext {
   deps: AppDeps;
@@ -24,6 +26,8 @@ export interface CallContext {
   client: string;
   headers: IncomingHttpHeaders;
   signal: AbortSignal;
+  /** Set when the client can be asked for missing env the protocol's way (api/mcp/env-elicit.ts). */
+  elicit?: EnvElicitation;
 }
 
 /** A refusal before anything was queued (400 invalid params, 422 BROKEN or missing env, 413) as a tool result. */
@@ -52,20 +56,40 @@ export async function callCollectionTool(
   let execution: ExecutionRow;
   // any-signal, not AbortSignal.any: Node 20's keeps a reference on the shutdown signal for every call, for good.
   const signal = c.signal ? anySignal([c.signal, c.deps.shutdown]) : undefined;
+  const missing = requiredEnvNames(toolEnv(tool)).filter((n) => !(n in env));
   try {
-    execution = await runTool(
-      c.deps,
-      {
-        tool,
-        params: args ?? {},
-        env,
+    if (missing.length > 0 && c.elicit && c.caller) {
+      // Asked only for a call that would run once given the env (not BROKEN, params valid): else today's refusal.
+      checkExecutable(tool, args ?? {}, { ...env, ...Object.fromEntries(missing.map((n) => [n, ''])) });
+      const asked = await askForEnv(c.deps, c.elicit, {
         caller: c.caller,
-        origin: 'mcp',
-        limit: { client: c.client, maxActive: c.deps.config.MAX_ACTIVE_EXECUTIONS },
-      },
-      { signal: signal ?? c.deps.shutdown },
-    );
+        client: c.client,
+        tool,
+        mcpName: name,
+        params: args ?? {},
+        names: requiredEnvNames(toolEnv(tool)),
+        headers: missing.map((n) => envHeaderFor(n, tool.package_name, declarers)),
+      });
+      // 2026-07-28's `input_required` result: era-2026.ts returns it as it is (the 2025 era's question is thrown).
+      if ('inputRequired' in asked) return asked.inputRequired as unknown as CallToolResult;
+      execution = await waitForExecution(c.deps, asked.executionId, c.deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS, signal ?? c.deps.shutdown);
+    } else {
+      execution = await runTool(
+        c.deps,
+        {
+          tool,
+          params: args ?? {},
+          env,
+          caller: c.caller,
+          origin: 'mcp',
+          limit: { client: c.client, maxActive: c.deps.config.MAX_ACTIVE_EXECUTIONS },
+        },
+        { signal: signal ?? c.deps.shutdown },
+      );
+    }
   } catch (err) {
+    if (err instanceof EnvDeclined) return refusal(errors.toolUnavailable(`Missing required env: ${missing.join(', ')}`), tool, env, declarers);
+    if (err instanceof McpError) throw err;
     if (err instanceof AppError && err.status < 500) return refusal(err, tool, env, declarers);
     c.deps.logger.error({ err, toolId: tool.id }, 'mcp tools/call failed');
     throw new McpError(ErrorCode.InternalError, 'Internal error');

@@ -11,7 +11,17 @@
 import type { Context } from 'koa';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createMcpHandler, isLegacyRequest, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  inputResponse,
+  isInputRequiredResult,
+  isLegacyRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/server';
 import type { AppDeps } from '../deps.js';
 import { collectionTools } from '../../core/collections/collections.js';
 import type { CollectionRow } from '../../core/repos/collections.js';
@@ -20,6 +30,8 @@ import { versionOf } from '../registry/server-document.js';
 import { mcpTool, mcpToolNames } from './tools.js';
 import { callCollectionTool, type CallContext } from './call.js';
 import { callMetaTool, metaTools, type McpMode } from './modes.js';
+import { ENV_INPUT_KEY, takesUrlElicitation2026, type EnvElicitation } from './env-elicit.js';
+import { originOf } from '../oauth/provider.js';
 
 /**
  * How long a client may reuse a collection's `tools/list` (and `server/discover`) result, in milliseconds. Short: a
@@ -49,7 +61,7 @@ export async function isModernMcpRequest(ctx: Context): Promise<boolean> {
 }
 
 /** One collection as a 2026-era server: the same tools and calls as the 2025 era's. */
-function modernCollectionServer(deps: AppDeps, c: CollectionRow, call: Omit<CallContext, 'signal'>, mode: McpMode): Server {
+function modernCollectionServer(deps: AppDeps, c: CollectionRow, call: Omit<CallContext, 'signal'>, mode: McpMode, origin: string): Server {
   const cache = { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: c.is_public ? ('public' as const) : ('private' as const) };
   const server = new Server(
     { name: `toolshed:${c.owner_username}/${c.uid}`, title: c.name, version: versionOf(c.revision) },
@@ -71,12 +83,26 @@ function modernCollectionServer(deps: AppDeps, c: CollectionRow, call: Omit<Call
   });
   server.setRequestHandler('tools/call', async (req, extra) => {
     const { name, arguments: args } = req.params;
+    // A client that declares URL elicitation in this request's `_meta` is asked for missing env with `input_required`
+    // (api/mcp/env-elicit.ts); its retry carries our `requestState` and its answer back.
+    const capabilities = (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/clientCapabilities'];
+    const answer = inputResponse(extra.mcpReq.inputResponses, ENV_INPUT_KEY);
+    const elicit: EnvElicitation | undefined = takesUrlElicitation2026(capabilities)
+      ? {
+          era: '2026-07-28',
+          origin,
+          collection: c,
+          requestState: extra.mcpReq.requestState<string>(),
+          answer: answer.kind === 'elicit' ? answer.action : undefined,
+        }
+      : undefined;
     const result = (await (mode === 'search' ? callMetaTool : callCollectionTool)(
-      { ...call, signal: extra.mcpReq.signal },
+      { ...call, signal: extra.mcpReq.signal, elicit },
       await tools(),
       name,
       args,
     )) as CallToolResult;
+    if (isInputRequiredResult(result)) return result;
     const declared = (await listed()).find((t) => t.name === name)?.outputSchema;
     return server.projectCallToolResult(result, declared);
   });
@@ -93,7 +119,7 @@ export async function serveModernMcpRequest(ctx: Context, deps: AppDeps, c: Coll
   ctx.res.on('close', () => {
     if (!ctx.res.writableFinished) gone.abort();
   });
-  const handler = createMcpHandler(() => modernCollectionServer(deps, c, call, mode), {
+  const handler = createMcpHandler(() => modernCollectionServer(deps, c, call, mode, originOf(ctx, deps)), {
     legacy: 'reject',
     onerror: (err) => deps.logger.debug({ err, reqId: ctx.state.requestId }, 'mcp 2026-07-28 request refused or failed'),
   });

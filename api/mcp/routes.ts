@@ -22,6 +22,8 @@ import { callCollectionTool, type CallContext } from './call.js';
 import { callMetaTool, metaTools, MCP_MODES, type McpMode } from './modes.js';
 import { versionOf } from '../registry/server-document.js';
 import { isModernMcpRequest, serveModernMcpRequest } from './era-2026.js';
+import { takesUrlElicitation2025, withUrlElicitation } from './env-elicit.js';
+import { originOf } from '../oauth/provider.js';
 
 /**
  * The collection, if the caller may use it: public ones are open, private ones need the owner's key or an OAuth token.
@@ -102,7 +104,16 @@ export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void
     ctx.body = invalid;
     return;
   }
-  const server = createCollectionServer(deps, c, { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers }, modeOf(ctx, c));
+  // A 2025-11-25 client that declared URL elicitation is asked for missing env that way (api/mcp/env-elicit.ts).
+  const elicit = takesUrlElicitation2025(ctx.req.headers) ? { era: '2025-11-25' as const, origin: originOf(ctx, deps), collection: c } : undefined;
+  const server = createCollectionServer(
+    deps,
+    c,
+    { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers, elicit },
+    modeOf(ctx, c),
+  );
+  const session = withUrlElicitation(ctx.request.body);
+  if (session) ctx.res.setHeader('Mcp-Session-Id', session);
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   // Closing the server aborts the signal of a tools/call still waiting, when the client goes away.
   ctx.res.on('close', () => void server.close());

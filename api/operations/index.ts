@@ -14,6 +14,7 @@ import { scenarioBatchOperations } from './scenario-batches.js';
 import { scenarioBatchCompareOperations } from './scenario-batch-compare.js';
 import { collectionOperations } from './collections.js';
 import { mcpOperations } from './mcp.js';
+import { mcpEnvOperations } from './mcp-env.js';
 import { agentOperations } from './agents.js';
 import { healthOperations } from './health.js';
 import { adminOperations } from './admin.js';
@@ -46,6 +47,7 @@ const DECLARED: Operation[] = [
   ...scenarioBatchCompareOperations,
   ...collectionOperations,
   ...mcpOperations,
+  ...mcpEnvOperations,
   ...agentOperations,
   ...healthOperations,
   ...adminOperations,
