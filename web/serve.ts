@@ -33,7 +33,7 @@ const ASSET = /^\/assets\/[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9]+)+$/;
 
 /** Client-side routes: each answers with index.html and the app renders the page. */
 const PAGE =
-  /^\/(?:|search|login|signup|settings|agents|agents\/[^/]+|collections|scenarios|tools\/.+|collections\/[^/]+(?:\/scenarios)?|scenarios\/[^/]+|scenario-runs\/[^/]+|scenario-batches\/[^/]+(?:\/compare\/[^/]+)?|publish|packages|packages\/.+|operator|consent\/[A-Za-z0-9_-]+)\/?$/;
+  /^\/(?:|search|login|signup|settings|agents|agents\/[^/]+|collections|scenarios|tools\/.+|collections\/[^/]+(?:\/scenarios)?|scenarios\/[^/]+|scenario-runs\/[^/]+|scenario-batches\/[^/]+(?:\/compare\/[^/]+)?|publish|packages|packages\/.+|operator|consent\/[A-Za-z0-9_-]+|env\/[A-Za-z0-9_-]+)\/?$/;
 
 function secureHeaders(ctx: Context) {
   ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);

@@ -13,6 +13,7 @@ import { CollectionPage } from './pages/collection.js';
 import { ScenarioPage } from './pages/scenarios.js';
 import { SettingsPage } from './pages/settings.js';
 import { ConsentPage } from './pages/consent.js';
+import { EnvRequestPage } from './pages/env.js';
 import { LoginPage, SignupPage } from './pages/auth.js';
 import { AgentPage, AgentsPage } from './pages/agents.js';
 import { RunPage } from './pages/run.js';
@@ -55,6 +56,10 @@ function Page({ path, user, loaded }: { path: string; user: User | null; loaded:
     const uid = dec(m[1]);
     return signedIn(loaded, user, path, 'sign in an MCP client', () => <ConsentPage uid={uid} />);
   }
+  if ((m = path.match(/^\/env\/([^/]+)\/?$/))) {
+    const token = dec(m[1]);
+    return signedIn(loaded, user, path, 'enter env for a tool call', () => <EnvRequestPage token={token} />);
+  }
   if (path === '/agents') return signedIn(loaded, user, path, 'make and chat with agents', () => <AgentsPage />);
   if ((m = path.match(/^\/agents\/([^/]+)\/?$/))) {
     const id = dec(m[1]);
@@ -83,6 +88,7 @@ const TITLES: [RegExp, string][] = [
   [/^\/agents/, 'Agents'],
   [/^\/settings/, 'Account'],
   [/^\/consent\//, 'Sign in an MCP client'],
+  [/^\/env\//, 'Env for a tool call'],
   [/^\/packages\/.+/, 'Package'],
   [/^\/packages/, 'Packages'],
   [/^\/publish/, 'Publish a package'],
