@@ -7,6 +7,7 @@
 import test from 'ava';
 import path from 'node:path';
 import { trendingScores } from '../core/repos/feedback.js';
+import { sweepRetention } from '../core/repos/retention.js';
 import { TRENDING_PERIODS, type TrendingPeriod } from '../core/tools/scoring.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 
@@ -125,3 +126,52 @@ test.serial('the rollups answer as the raw events do, for every period, now and 
     );
   }
 });
+
+test.serial(
+  'a period window last advanced hours ago moves on at the next request and answers as the raw events; a retention sweep changes nothing',
+  async (t) => {
+    const db = svc.api.deps.db;
+    const rnd = lcg(7);
+    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    const event = (ageHours: number) => ({
+      tool_id: pick(toolIds),
+      kind: rnd() < 0.6 ? 'execution_succeeded' : 'execution_failed',
+      weight: 0,
+      caller: pick(['user:a', 'user:c', 'ip:7.7.7.7']),
+      created_at: new Date(Date.now() - ageHours * HOUR),
+    });
+    const insert = async (n: number, maxAgeHours: number) => {
+      for (let i = 0; i < n; i++) {
+        const e = event(rnd() * maxAgeHours);
+        await db('tool_events').insert({ ...e, weight: e.kind === 'execution_succeeded' ? 1 : 0.25 });
+      }
+    };
+    // As if each window had last been advanced `lag` hours ago (its scores the sum of its hours from then on), with
+    // events arriving since; then a request moves it over the hours that left it (some of them a whole period).
+    for (const lag of [1, 5, 23, 30, 170, 800]) {
+      await db.transaction(async (trx) => {
+        await trx.raw('select pg_advisory_xact_lock(4520261207)');
+        await trx.raw(`update trending_windows set start = date_trunc('hour', now(), 'UTC') - make_interval(hours => hours - 1 + ?)`, [lag]);
+        await trx.raw('delete from trending_period_scores');
+        await trx.raw(`insert into trending_period_scores (period, tool_id, score)
+                     select w.period, x.tool_id, sum(x.score) from trending_windows w join trending_hourly x on x.hour >= w.start
+                      group by 1, 2 having sum(x.score) <> 0`);
+      });
+      await insert(15, 24 * 32);
+      for (const period of PERIODS) assertSame(t, await rolledScores(period), await rawScores(period, new Date()), `${period} lag ${lag}h`);
+      const { rows } = await db.raw(
+        `select count(*)::int as n from trending_windows where start = date_trunc('hour', now(), 'UTC') - make_interval(hours => hours - 1)`,
+      );
+      t.is(rows[0].n, 3, `lag ${lag}h: every window starts at its period's first hour`);
+    }
+
+    const before = Object.fromEntries(await Promise.all(PERIODS.map(async (p) => [p, [...(await rolledScores(p)).entries()].sort()] as const)));
+    const swept = await sweepRetention(db, { RETENTION_RESULTS_DAYS: 30, RETENTION_TRANSCRIPTS_DAYS: 90, RETENTION_EVENTS_DAYS: 31 });
+    t.true(swept.events > 0 && swept.trendingHours > 0, `the sweep deleted old events and hours: ${JSON.stringify(swept)}`);
+    for (const period of PERIODS) t.deepEqual([...(await rolledScores(period)).entries()].sort(), before[period], `${period} after the retention sweep`);
+    // New events after the sweep still add to every period as the raw computation over the events kept says.
+    await insert(10, 20);
+    for (const period of ['day', 'week', 'month'] as const)
+      assertSame(t, await rolledScores(period), await rawScores(period, new Date()), `${period} after the sweep`);
+  },
+);

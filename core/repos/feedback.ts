@@ -93,9 +93,12 @@ export async function listReviews(db: Db, toolId: string, limit: number, offset:
  * one tool count once per period (the heaviest), however often they were removed and added again; so do a caller's
  * executions of one tool (1 if any succeeded, else 0.25), however often they were repeated: trending counts callers,
  * not calls. A period is whole UTC hours, the current one included (day: 24, week: 168, month: 720; all: every hour).
- * Read from the rollups the tool_events trigger keeps (migrations/20261206040001, …004): at most tools × (days + 48)
- * rows of trending_daily and trending_hourly, or one row per tool of trending_totals for `all`, never the events. `at` (tests) ends the period
- * later than now, as if time had passed with no new event.
+ * Read from the rollups the tool_events trigger keeps, never the events: for `all` trending_totals (one row per tool,
+ * by its score index); for a day, a week or a month trending_period_scores (migrations/20261207050001), whose windows
+ * are first advanced to the current hour (trending_advance: a no-op within the hour), then `limit` rows of its
+ * (period, score) index, whatever the history and the number of tools. `at` (tests) ends the period at another hour,
+ * as if time had passed with no new event: the window's scores corrected by the hours between (trending_hourly),
+ * without moving the window.
  */
 export async function trendingScores(
   db: Db,
@@ -105,30 +108,32 @@ export async function trendingScores(
   let q: Knex.QueryBuilder;
   if (days === null) {
     q = db('trending_totals as x').select('x.tool_id', db.raw('x.score::float8 as score')).where('x.score', '>', 0);
+  } else if (!f.at) {
+    await db.raw('select trending_advance(now())');
+    q = db('trending_period_scores as x').select('x.tool_id', db.raw('x.score::float8 as score')).where('x.period', f.period).where('x.score', '>', 0);
   } else {
-    // The period's hours (start … h): the first, partial day's and the current day's from trending_hourly, the whole
-    // days between from trending_daily (the same sums by day).
-    const bounds = db.raw(
-      `(select h, start, date_trunc('day', start - interval '1 hour', 'UTC') + interval '24 hours' as full_from, date_trunc('day', h, 'UTC') as full_to
-          from (select h, h - make_interval(hours => ?) as start
-                  from (select date_trunc('hour', coalesce(?::timestamptz, now()), 'UTC') as h) b0) b1) as b`,
-      [days * 24 - 1, f.at?.toISOString() ?? null],
+    // The window's scores (hours start…now), less its hours before the period's start or after `at`'s hour, plus the
+    // period's hours before the window's start.
+    const b = db.raw(
+      `(select w.start as wstart, h - make_interval(hours => w.hours - 1) as start, h
+          from trending_windows w, (select date_trunc('hour', ?::timestamptz, 'UTC') as h) b0 where w.period = ?) as b`,
+      [f.at.toISOString(), f.period],
     );
     const parts = db
       .select('x.tool_id', 'x.score')
-      .from('trending_hourly as x')
-      .join(bounds, (j) => j.on(db.raw('x.hour >= b.start and x.hour < least(b.full_from, b.full_to)')))
+      .from('trending_period_scores as x')
+      .where('x.period', f.period)
+      .unionAll((u) =>
+        u
+          .select('x.tool_id', db.raw('-x.score'))
+          .from('trending_hourly as x')
+          .join(b, (j) => j.on(db.raw('x.hour >= b.wstart and (x.hour < b.start or x.hour > b.h)'))),
+      )
       .unionAll((u) =>
         u
           .select('x.tool_id', 'x.score')
           .from('trending_hourly as x')
-          .join(bounds, (j) => j.on(db.raw('x.hour >= b.full_to and x.hour <= b.h'))),
-      )
-      .unionAll((u) =>
-        u
-          .select('y.tool_id', 'y.score')
-          .from('trending_daily as y')
-          .join(bounds, (j) => j.on(db.raw('y.day >= b.full_from and y.day < b.full_to'))),
+          .join(b, (j) => j.on(db.raw('x.hour >= b.start and x.hour < b.wstart and x.hour <= b.h'))),
       );
     q = db.from(parts.as('x')).select('x.tool_id', db.raw('sum(x.score)::float8 as score')).groupBy('x.tool_id').havingRaw('sum(x.score) > 0');
   }

@@ -54,13 +54,17 @@ export async function deleteHealthChecksBatch(db: Db, days: number, rows = RETEN
   return r.rowCount ?? 0;
 }
 
-/** Trending hours are kept for the longest period (30 days) and a day of margin. */
+/**
+ * Trending hours are kept for the longest period (30 days) and a day of margin, and never before the earliest
+ * period window's start (trending_advance subtracts the hours that leave a window: migrations/20261207050001).
+ */
 export const TRENDING_KEPT_HOURS = 31 * 24;
 
 export async function deleteTrendingHoursBatch(db: Db, rows = RETENTION_BATCH_ROWS): Promise<number> {
   const r = await db.raw(
     `delete from trending_hourly where (hour, tool_id) in (
        select hour, tool_id from trending_hourly where hour < date_trunc('hour', now(), 'UTC') - make_interval(hours => ?)
+          and hour < coalesce((select min(start) from trending_windows), 'infinity')
         order by hour limit ?)`,
     [TRENDING_KEPT_HOURS, Math.min(rows, RETENTION_BATCH_ROWS)],
   );
@@ -97,6 +101,7 @@ export async function sweepRetention(db: Db, days: RetentionDays, maxBatches = 1
     }
     return total;
   };
+  await db.raw('select trending_advance(now())');
   return {
     executions: await drain(() => purgeExecutionsBatch(db, days.RETENTION_RESULTS_DAYS)),
     scenarioRuns: await drain(() => purgeRunTranscriptsBatch(db, days.RETENTION_TRANSCRIPTS_DAYS)),
