@@ -13,6 +13,8 @@ import type { WorkerDeps } from './deps.js';
 import { startWorker, type WorkerHandle } from './runner.js';
 import { createMetrics } from '../core/infra/metrics.js';
 import { startMetricsServer } from '../core/infra/metrics-server.js';
+import { createNotifier } from '../core/infra/notify.js';
+import { createCancelWatch } from './cancel-watch.js';
 
 /** Kept of the stop deadline for closing the database connections after the sandboxes. */
 const STOP_MARGIN_MS = 1500;
@@ -30,7 +32,10 @@ export async function startWorkerProcess(config: BootedConfig, databaseUrl: stri
   const db = createDb(databaseUrl, { max: Math.max(4, config.WORKER_CONCURRENCY + 2) });
   const sandbox = await createSandboxRunner(config, logger, { onBoot: (ms) => metrics.sandboxBooted(ms / 1000) });
   const metrics = createMetrics({ warmPool: () => sandbox.poolStats?.() });
-  const deps: WorkerDeps = { config, db, logger, sandbox, llm: createLlmProvider(config), metrics };
+  // One LISTEN connection per worker process, for cancels of the executions it runs.
+  const notifier = createNotifier(databaseUrl, logger);
+  const cancels = createCancelWatch(db, notifier, logger);
+  const deps: WorkerDeps = { config, db, logger, sandbox, llm: createLlmProvider(config), metrics, cancels };
   const worker = await startWorker(deps, databaseUrl, opts);
   // Workers have no HTTP server: WORKER_METRICS_PORT gives each its own /metrics (a port per process on one host).
   const metricsServer =
@@ -47,6 +52,8 @@ export async function startWorkerProcess(config: BootedConfig, databaseUrl: stri
       const since = () => Math.round(performance.now() - started);
       await metricsServer?.close();
       await worker.stop();
+      cancels.close();
+      await notifier.close();
       logger.info({ ms: since() }, 'jobs stopped');
       // Sandboxes get what is left of the stop deadline. One still booting on a loaded machine may not be killable in
       // time: it is left to end by itself (its input closes when this process exits, and the guest exits on that; the

@@ -6,7 +6,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
-import { defineOperation, HANDLED, type Operation } from './define.js';
+import { defineOperation, HANDLED, reply, type Operation } from './define.js';
 import { ok, timestamp, uuid } from './envelope.js';
 import { agentStreamEvents } from './agent-events.js';
 import { execute, paramsBody, promptBody } from './handlers/execute.js';
@@ -16,6 +16,7 @@ import { errors } from '../../core/infra/errors.js';
 import { EXECUTION_ERROR_CODES, executionError } from '../../core/executions/execution-errors.js';
 import { EXECUTION_STATUSES } from '../../core/types.js';
 import { findExecution, isFinalExecution, type ExecutionRow } from '../../core/repos/executions.js';
+import { cancelExecution } from '../../core/executions/cancel.js';
 
 // ---- response schemas and mapper ----
 
@@ -92,6 +93,20 @@ async function loadVisibleExecution(ctx: Context, deps: AppDeps, id: string): Pr
   return e;
 }
 
+/**
+ * `executions.cancel` (beyond the contract): the caller who started it, or the admin; anyone else 404 as a read would
+ * be (an anonymous execution, like its read, is open to whoever holds its id). 409 when it is final already.
+ */
+async function cancelVisibleExecution(ctx: Context, deps: AppDeps, id: string) {
+  const e = await findExecution(deps.db, id);
+  if (!e || (ctx.state.admin !== true && e.user_id && e.user_id !== callerOf(ctx)?.userId)) throw errors.notFound('Execution', id);
+  const outcome = await cancelExecution(deps, id);
+  if (!outcome) throw errors.notFound('Execution', id);
+  if (outcome.kind === 'final') throw errors.conflict(`Execution '${id}' is already final (${outcome.execution.status}); nothing was cancelled`);
+  // Final (cancelled) now: 200; still running after the wait, the cancel on its way to its worker: 202.
+  return reply(isFinalExecution(outcome.execution) ? 200 : 202, { success: true, data: toExecution(outcome.execution) });
+}
+
 // ---- input schemas ----
 
 const executeParams = z.object({
@@ -143,6 +158,23 @@ export const executionOperations: Operation[] = [
     responses: { 200: ok(executionSchema) },
     errors: [...REQUEST, 404, 410],
     handler: async (ctx, deps, { params }) => ({ success: true, data: toExecution(await loadVisibleExecution(ctx, deps, params.id)) }),
+  }),
+  defineOperation({
+    ...base,
+    id: 'executions.cancel',
+    tag: 'Executions',
+    method: 'post',
+    path: '/api/executions/:id/cancel',
+    summary: 'Cancels an execution: a queued one at once, a running one by stopping its sandbox (beyond the contract)',
+    description:
+      "The execution ends `failed` with `error.code` CANCELLED (the status set is closed). Only the caller who started it, or the admin; anyone else gets 404 as a read would. A final execution: 409 CONFLICT and nothing changes. A cancel is not counted as the tool failing (no failure in its statistics or trending).",
+    params: idParams,
+    responses: {
+      200: ok(executionSchema).meta({ description: 'Cancelled: the execution, final' }),
+      202: ok(executionSchema).meta({ description: 'Still running: its worker has been told and stops it' }),
+    },
+    errors: [...REQUEST, 404, 409],
+    handler: async (ctx, deps, { params }) => cancelVisibleExecution(ctx, deps, params.id),
   }),
   defineOperation({
     ...base,

@@ -22,6 +22,11 @@ export const EXECUTION_ERROR_CODES = [
   'WORKER_SHUTDOWN',
   /** The tool was deleted between queueing and running. */
   'NOT_FOUND',
+  /**
+   * Its caller cancelled it (POST /api/executions/:id/cancel, MCP notifications/cancelled or tasks/cancel): status
+   * `failed`, since the contract's status set is closed. Neither the tool's failure nor the platform's.
+   */
+  'CANCELLED',
   /** Anything else (an unrecognised code read back from an older row). */
   'INTERNAL',
 ] as const;

@@ -64,7 +64,8 @@ export function renderRest(e: Settled) {
     case 'TOOL_ERROR':
     case 'OUT_OF_MEMORY':
     case 'NOT_FOUND':
-      // The call ran (or its tool is gone): an answer about the tool, not a failure of the request.
+    case 'CANCELLED':
+      // The call ran (or its tool is gone, or its caller cancelled it): an answer about the call, not a failure of the request.
       return { success: false as const, executionId: e.id, error, executionTimeMs: e.execution_time_ms };
     case 'EXECUTION_TIMEOUT':
       throw new AppError('EXECUTION_TIMEOUT', 504, error.message, undefined, withId);

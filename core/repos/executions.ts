@@ -32,6 +32,10 @@ export interface ExecutionRow {
   completed_at: Date | null;
   /** Set when retention emptied its params and result (core/repos/retention.ts): its poll answers 410. */
   purged_at?: Date | null;
+  /** Set when a cancel reached it while running: the worker holding it stops it (core/executions/cancel.ts). */
+  cancel_requested_at?: Date | null;
+  /** The digest of the MCP tools/call that queued it, which a notifications/cancelled names (api/mcp/cancel.ts). */
+  mcp_request?: string | null;
 }
 
 export const FINAL_STATUSES: ExecutionStatus[] = ['succeeded', 'failed', 'timed_out'];
@@ -58,6 +62,7 @@ export async function insertExecutionWithJob(
     origin: string;
     params: unknown;
     caller?: string;
+    mcpRequest?: string;
   },
   payload: (executionId: string) => unknown,
   maxAttempts: number,
@@ -66,8 +71,8 @@ export async function insertExecutionWithJob(
   const id = e.id;
   const { rows } = await db.raw(
     `with j as (select (graphile_worker.add_job('execute_tool', ?::json, max_attempts => ?, priority => ?)).id as job_id)
-     insert into executions (id, tool_id, package_version, user_id, api_key_id, origin, params, job_id, caller)
-     select ?, ?, ?, ?, ?, ?, ?::jsonb, j.job_id, ? from j
+     insert into executions (id, tool_id, package_version, user_id, api_key_id, origin, params, job_id, caller, mcp_request)
+     select ?, ?, ?, ?, ?, ?, ?::jsonb, j.job_id, ?, ? from j
      returning *`,
     [
       JSON.stringify(payload(id)),
@@ -81,6 +86,7 @@ export async function insertExecutionWithJob(
       e.origin,
       JSON.stringify(e.params),
       e.caller ?? null,
+      e.mcpRequest ?? null,
     ],
   );
   return rows[0];
@@ -173,6 +179,8 @@ export interface ExecutionFinish {
   countAs?: { kind: 'execution_succeeded' | 'execution_failed'; weight: number };
   /** The reaper's verdict on a record no job will run: it may be `queued` as well as `running`. */
   alsoQueued?: boolean;
+  /** A cancel of a queued execution: only a `queued` record is made final (a running one is the worker's to stop). */
+  queuedOnly?: boolean;
 }
 
 /**
@@ -189,7 +197,7 @@ export async function finishExecution(db: Db, id: string, f: ExecutionFinish): P
   const { rows } = await db.raw(
     `with u as (
        update executions set status = ?, result = ?::json, error = ?::jsonb, execution_time_ms = ?, completed_at = clock_timestamp()
-        where id = ? and status ${f.alsoQueued ? "in ('running', 'queued')" : "= 'running'"}${f.attempt === undefined ? '' : ' and attempts = ?'}
+        where id = ? and status ${f.queuedOnly ? "= 'queued'" : f.alsoQueued ? "in ('running', 'queued')" : "= 'running'"}${f.attempt === undefined ? '' : ' and attempts = ?'}
        returning id, tool_id, caller, user_id, status, error, execution_time_ms, completed_at)${counting}
        ${TOOL_STATS_ROLLUP}
      select pg_notify('toolshed_jobs', ${notifyPayload(f.status)}) from u`,
@@ -241,4 +249,37 @@ export async function findStrandedExecutions(db: Db, windowSeconds: number): Pro
 /** The executions one worker process is still running (failed when it shuts down). */
 export async function findRunningExecutionsOf(db: Db, workerId: string): Promise<string[]> {
   return (await db('executions').where({ worker_id: workerId, status: 'running' }).select('id')).map((r: { id: string }) => r.id);
+}
+
+/** The channel a cancel of a running execution is told on (payload: the execution id); the worker holding it listens. */
+export const CANCEL_CHANNEL = 'toolshed_cancel';
+
+/**
+ * Flags a running execution as cancelled and tells the worker holding it (NOTIFY), in one statement; false when it
+ * was not running. The flag stays, for a worker that missed the NOTIFY and for a later attempt of the same job.
+ */
+export async function requestRunningCancel(db: Db, id: string): Promise<boolean> {
+  const { rows } = await db.raw(
+    `with u as (update executions set cancel_requested_at = coalesce(cancel_requested_at, now()) where id = ? and status = 'running' returning id)
+     select pg_notify('${CANCEL_CHANNEL}', u.id::text) from u`,
+    [id],
+  );
+  return rows.length > 0;
+}
+
+/** The job of an execution made final before it ran: removed unless a worker holds it (which then finds it final). */
+export async function dropUnlockedJob(db: Db, jobId: string): Promise<void> {
+  await db.raw('select graphile_worker.complete_jobs(array[?::bigint])', [jobId]);
+}
+
+/** Of these executions, those a cancel has reached (the worker's recheck, for a NOTIFY it may have missed). */
+export async function findCancelRequested(db: Db, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.raw('select id from executions where id = any(?::uuid[]) and cancel_requested_at is not null', [ids]);
+  return (rows as { id: string }[]).map((r) => r.id);
+}
+
+/** The execution still queued or running that an MCP tools/call queued (its request digest), if any. */
+export async function findActiveByMcpRequest(db: Db, mcpRequest: string): Promise<ExecutionRow | undefined> {
+  return db('executions').where({ mcp_request: mcpRequest }).whereIn('status', ['queued', 'running']).orderBy('created_at', 'desc').first();
 }

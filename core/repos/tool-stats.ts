@@ -2,7 +2,9 @@
  * tool_stats_*: each tool's calls, successes, run times and error codes per UTC hour, kept by finishExecution in the
  * statement that makes an execution final (TOOL_STATS_ROLLUP), so that reading a tool's figures over 24 h, 7 d or
  * 30 d sums at most 720 hourly rows per table and never scans executions. Every final execution counts once —
- * whatever its origin (api, mcp, agent, scenario) and whoever decided it (the worker, the reaper, a shutdown); run
+ * whatever its origin (api, mcp, agent, scenario) and whoever decided it (the worker, the reaper, a shutdown) — except
+ * a cancelled one (error CANCELLED, core/executions/cancel.ts): its caller stopped it, so it is neither a call the tool
+ * decided nor a failure of the platform's, and it is not counted at all; run
  * times are those recorded (an execution failed before it ran has none). See migrations/20261130020001.
  */
 import type { Db } from '../infra/db.js';
@@ -27,21 +29,22 @@ export function successRate(t: { calls: number; succeeded: number; platformFaile
  * an upsert that adds to a counter row, which stays right when many executions of one tool finish at once.
  */
 export const TOOL_STATS_ROLLUP = `
+  , us as (select * from u where coalesce(error->>'code', '') <> 'CANCELLED')
   , ts_calls as (
       insert into tool_stats_hourly as h (tool_id, hour, calls, succeeded, platform_failed)
       select tool_id, date_trunc('hour', completed_at, 'UTC'), 1, (status = 'succeeded')::int,
-             (status <> 'succeeded' and coalesce(error->>'code', 'UNKNOWN') in (${PLATFORM_CODES_SQL}))::int from u
+             (status <> 'succeeded' and coalesce(error->>'code', 'UNKNOWN') in (${PLATFORM_CODES_SQL}))::int from us
       on conflict (tool_id, hour) do update
         set calls = h.calls + 1, succeeded = h.succeeded + excluded.succeeded, platform_failed = h.platform_failed + excluded.platform_failed)
   , ts_latency as (
       insert into tool_stats_latency as l (tool_id, hour, bucket_ms, count)
       select tool_id, date_trunc('hour', completed_at, 'UTC'), tool_latency_bucket(execution_time_ms), 1
-        from u where execution_time_ms is not null
+        from us where execution_time_ms is not null
       on conflict (tool_id, hour, bucket_ms) do update set count = l.count + 1)
   , ts_errors as (
       insert into tool_stats_errors as e (tool_id, hour, code, count)
       select tool_id, date_trunc('hour', completed_at, 'UTC'), coalesce(error->>'code', 'UNKNOWN'), 1
-        from u where status <> 'succeeded'
+        from us where status <> 'succeeded'
       on conflict (tool_id, hour, code) do update set count = e.count + 1)`;
 
 /** A window is this many whole UTC hours, the current one included. */

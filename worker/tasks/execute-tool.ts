@@ -7,8 +7,12 @@
  * redacted of the env there).
  */
 import type { Task } from 'graphile-worker';
+import { anySignal } from 'any-signal';
+import { CANCELLED } from '../../core/executions/cancel.js';
 import { openJson } from '../../core/infra/crypto.js';
 import { parsePayload } from '../../core/infra/jobs.js';
+import { progressPublisher, type Progress } from '../../core/executions/progress.js';
+import { redactSecrets } from '../../core/executions/executions.js';
 import { finishExecution, markExecutionRunning, requeueExecution } from '../../core/repos/executions.js';
 import type { WorkerDeps } from '../deps.js';
 import { UNRUNNABLE } from '../outcomes.js';
@@ -21,10 +25,15 @@ const SHUTDOWN = { code: 'WORKER_SHUTDOWN', message: 'The worker shut down durin
 
 export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task {
   return async (payload, helpers) => {
-    const { executionId, sealedEnv } = parsePayload('execute_tool', payload);
+    const { executionId, sealedEnv, op, progress } = parsePayload('execute_tool', payload);
     const execution = await markExecutionRunning(deps.db, executionId, workerId());
     if (!execution) return; // already final
     const lastAttempt = helpers.job.attempts >= helpers.job.max_attempts;
+    /** Made final as cancelled by its caller: not counted as the tool's failure (no countAs; tool-stats leaves it out). */
+    const finishCancelled = (executionTimeMs: number | null) =>
+      finishExecution(deps.db, executionId, { status: 'failed', error: CANCELLED, executionTimeMs, attempt: execution.attempts });
+    // A cancel (core/executions/cancel.ts) aborts this signal: the sandbox is stopped and the record finished CANCELLED.
+    const cancel = await deps.cancels?.hold(executionId);
     try {
       await run(execution);
     } catch (err) {
@@ -37,7 +46,10 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
         : requeueExecution(deps.db, executionId, execution.attempts);
       await settle.catch(() => undefined); // the reaper fails what is left (findStrandedExecutions)
       throw err;
+    } finally {
+      cancel?.release();
     }
+
 
     async function run(execution: NonNullable<Awaited<ReturnType<typeof markExecutionRunning>>>): Promise<void> {
       const env = sealedEnv ? openJson<Record<string, string>>(deps.config.SECRETS_KEY, sealedEnv) : {};
@@ -50,7 +62,18 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
         });
         return;
       }
+      if (execution.cancel_requested_at || cancel?.signal.aborted) {
+        await finishCancelled(null);
+        return;
+      }
+      // any-signal, not AbortSignal.any: Node 20's keeps a reference on the job's signal for good.
+      const both = cancel ? anySignal([helpers.abortSignal, cancel.signal]) : undefined;
+      const signal = both ?? helpers.abortSignal;
+      // The MCP client asked for progress: the server's notifications go to the API, coalesced (core/executions/progress.ts).
+      const progressed = progress && execution.package_mcp ? progressPublisher(deps.db, executionId, (s) => String(redactSecrets(s, env))) : undefined;
       const outcome = await runInSandbox(deps, {
+        ...(op ? { mcpOp: op } : {}),
+        ...(progressed ? { onProgress: (p: Progress) => progressed.push(p) } : {}),
         pkg: {
           name: execution.package_name!,
           version: execution.package_version!,
@@ -62,11 +85,18 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
         params: execution.params,
         env,
         permissions: execution.tool_permissions,
-        signal: helpers.abortSignal,
+        signal,
         reuseKey:
           deps.config.SANDBOX_REUSE === 'caller-package' && execution.api_key_id ? `${execution.api_key_id}|${execution.package_install_path}` : undefined,
       });
+      both?.clear();
+      await progressed?.flush();
       const { mapped } = outcome;
+      if (cancel?.signal.aborted && mapped.status !== 'succeeded') {
+        // Its caller cancelled it and the sandbox was stopped (a tool that finished first keeps its result).
+        await finishCancelled(outcome.durationMs);
+        return;
+      }
       if (helpers.abortSignal.aborted && mapped.status !== 'succeeded') {
         // The worker is shutting down and stopped the tool: not the tool's failure, and not counted as one. It runs
         // again on a live worker (the job's next attempt), unless this was its last.
@@ -88,7 +118,7 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
         deps.logger.warn({ executionId, attempt: helpers.job.attempts }, 'sandbox error; retrying');
         throw new RunAgain('sandbox error; retrying');
       }
-      await finishRun(deps, executionId, outcome, { env, attempt: execution.attempts });
+      await finishRun(deps, executionId, outcome, { env, attempt: execution.attempts, uncounted: op !== undefined });
     }
   };
 }
