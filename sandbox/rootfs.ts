@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { GUEST_NODE_FLAGS, GUEST_SOURCE_DIR, IN_SANDBOX, SANDBOX_UID, v8Flags } from './bundle.js';
 import { buildGuestSnapshot, type SnapshotOptions } from './snapshot.js';
+import { guestVendorStamp, writeGuestVendor } from './guest-vendor.js';
 
 /**
  * The rootfs's /etc: fixed name resolution (resolv.conf is empty unless egress mounts one), and a user and group
@@ -90,6 +91,7 @@ export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: S
   }
   for (const file of guestFiles) hash.update(`${file}\n`).update(fs.readFileSync(path.join(GUEST_SOURCE_DIR, file)));
   hash.update(`etc:${JSON.stringify(ETC_FILES)}\ndirs:${ROOTFS_DIRS.join(',')}\n`);
+  hash.update(guestVendorStamp());
   if (snapshot) hash.update(`snapshot:${[...GUEST_NODE_FLAGS, ...v8Flags(snapshot.memoryMb)].join(' ')}\n`);
   const rootfs = path.join(stateDir, `rootfs-${hash.digest('hex').slice(0, 12)}`);
   // The completion marker sits beside the rootfs, not in it: the sandbox sees nothing but the runtime and the guest.
@@ -108,6 +110,7 @@ export function prepareRootfs(stateDir: string, nodeBinary: string, snapshot?: S
     fs.copyFileSync(path.join(GUEST_SOURCE_DIR, file), target);
     fs.chmodSync(target, 0o644);
   }
+  writeGuestVendor(path.join(building, 'guest'));
   if (snapshot) buildGuestSnapshot(building, snapshot);
   try {
     fs.renameSync(building, rootfs);

@@ -43,7 +43,16 @@ export interface DescribedTool {
   annotations?: Record<string, unknown>;
 }
 
-export type DiscoveredHow = 'ai-sdk-tool' | 'factory' | 'factory-record' | 'record' | 'agentic-function' | 'agentic-provider' | 'toolkit';
+export type DiscoveredHow =
+  | 'ai-sdk-tool'
+  | 'factory'
+  | 'factory-record'
+  | 'record'
+  | 'agentic-function'
+  | 'agentic-provider'
+  | 'langchain-tool'
+  | 'langchain-class'
+  | 'toolkit';
 
 export interface DescribeOptions {
   timeoutMs: number;

@@ -35,7 +35,17 @@ export const discoverySchema = z
           description:
             'The export, `<export>#<key>` for a member of what it yields, or for a toolkit (`entry`, `options`) JSON `{"entry"?, "export", "args"?, "key"?}`',
         }),
-        how: z.enum(['ai-sdk-tool', 'factory', 'factory-record', 'record', 'agentic-function', 'agentic-provider', 'toolkit']),
+        how: z.enum([
+          'ai-sdk-tool',
+          'factory',
+          'factory-record',
+          'record',
+          'agentic-function',
+          'agentic-provider',
+          'langchain-tool',
+          'langchain-class',
+          'toolkit',
+        ]),
       }),
     ),
     envRead: z.array(z.string()).meta({ description: 'Credential-like variables the package read while loading' }),

@@ -52,7 +52,7 @@ export function applyDiscovery(
     return {
       error:
         'declares no tools and none were found among its exports: export AI SDK tools ({ description, inputSchema, execute }), ' +
-        `factories returning them, Agentic AIFunctions or AIFunctionsProvider classes, or add a "toolshed" field; a toolkit made ` +
+        `factories returning them, Agentic AIFunctions or AIFunctionsProvider classes, LangChain tools or tool classes, or add a "toolshed" field; a toolkit made ` +
         `with arguments imports with \`options\` (and \`entry\` for a subpath such as "./ai-sdk")${why}`,
     };
   }

@@ -3,13 +3,17 @@
 // discovered tool again when it runs. Runs inside the sandbox only. A tool is found as:
 //   ai-sdk-tool        an exported { description, inputSchema | parameters, execute } (an AI SDK tool())
 //   factory            an exported function that, called with no argument, returns such a tool (`webSearch()`)
-//   factory-record     ... or returns a record of tools: one tool per key (locator `<export>#<key>`)
+//   factory-record     ... or returns a record of tools, or one under `tools`: one tool per key (locator `<export>#<key>`)
 //   record             an exported plain object whose values are tools (locator `<export>#<key>`)
 //   agentic-function   an Agentic AIFunction: a callable with `spec` { name, description, parameters } and `execute`
 //   agentic-provider   an Agentic AIFunctionsProvider class: each of `new Class().functions` (locator `<export>#<name>`)
+//   langchain-tool     a LangChain JS tool (`tool()`, a DynamicStructuredTool, an instance of a StructuredTool class):
+//                      { name, description, schema, invoke }, exported or made by a zero-argument factory
+//   langchain-class    a LangChain tool class (`class Search extends StructuredTool`): `new Class()` is the tool
 //   toolkit            with the import's arguments (a Toolkit's `args`): what an exported function or class makes when
 //                      called with them: a tool, a record of tools, or an instance whose getTools() (allTools()), `tools` or
-//                      `functions` hold them (PayPal's `new PayPalAgentToolkit({ clientId, … }).getTools()`)
+//                      `functions` hold them (PayPal's `new PayPalAgentToolkit({ clientId, … }).getTools()`), or else
+//                      whose getters do (Pica's `new Pica(key).oneTool`, a record of tools)
 // A locator (the tool's recorded export name) says how to get the tool back at run time: the factory is called, the
 // class instantiated, with the caller's env set, and the tool's own execute runs. A tool of a Toolkit (a subpath entry
 // or arguments) has a JSON locator, `{"entry"?, "export", "args"?, "key"?}`, that carries them.
@@ -41,8 +45,9 @@ const JSON_HINT = Symbol.for('toolshed.jsonSchema');
  * An Agentic AIFunction: a callable with a spec, and execute; its other members are the package's.
  * @typedef {Function & { spec: { name?: unknown, description?: unknown, parameters?: unknown, strict?: unknown }, inputSchema?: unknown, execute: (input: unknown) => unknown }} AgenticFunction
  */
+/** A LangChain JS tool, as far as it is read. @typedef {{ name: string, description?: unknown, schema?: unknown, invoke: (input: unknown) => unknown }} LangChainTool */
 /** An Agentic AIFunctionsProvider class. @typedef {new (options?: object) => { functions?: Iterable<unknown> }} ProviderClass */
-/** How a tool was found (see the header; sandbox/types.ts's DiscoveredHow). @typedef {'ai-sdk-tool' | 'factory' | 'factory-record' | 'record' | 'agentic-function' | 'agentic-provider' | 'toolkit'} How */
+/** How a tool was found (see the header; sandbox/types.ts's DiscoveredHow). @typedef {'ai-sdk-tool' | 'factory' | 'factory-record' | 'record' | 'agentic-function' | 'agentic-provider' | 'langchain-tool' | 'langchain-class' | 'toolkit'} How */
 /**
  * How the import says a package's tools are made (core/packages/toolkit.ts): `entry`, a subpath export read instead of
  * the main module (`./ai-sdk`); `args`, the arguments its functions and classes are called with (JSON: a string may
@@ -73,6 +78,34 @@ const isAgenticFunction = (v) => typeof v === 'function' && v.spec !== null && t
  */
 const isProviderClass = (v) => isClass(v) && v.prototype !== null && typeof v.prototype === 'object' && 'functions' in v.prototype;
 /**
+ * Whether the namespace a LangChain object says it belongs to (`lc_namespace`: ['langchain', 'tools']) is its tools'.
+ * @param {any} v
+ */
+const inToolsNamespace = (v) => {
+  try {
+    const ns = v.lc_namespace;
+    return Array.isArray(ns) && ns[0] === 'langchain' && ns.includes('tools');
+  } catch {
+    return false;
+  }
+};
+/**
+ * A LangChain JS tool (@langchain/core/tools: `tool()`, DynamicTool, DynamicStructuredTool, a StructuredTool subclass's
+ * instance): a Runnable with a name, a description, a schema (zod 3 or 4, or JSON Schema) and invoke().
+ * @param {any} v
+ * @returns {v is LangChainTool}
+ */
+const isLangChainTool = (v) =>
+  v !== null && typeof v === 'object' && typeof v.invoke === 'function' && typeof v.name === 'string' && 'schema' in v && inToolsNamespace(v);
+/**
+ * A LangChain tool class (`class TavilySearch extends StructuredTool`): its prototype invokes and calls, in the tools'
+ * namespace. Not a retriever or an API wrapper (no `_call`, or another namespace).
+ * @param {any} v
+ * @returns {v is new (options?: object) => LangChainTool}
+ */
+const isLangChainToolClass = (v) =>
+  isClass(v) && v.prototype !== null && typeof v.prototype?.invoke === 'function' && typeof v.prototype?._call === 'function' && inToolsNamespace(v.prototype);
+/**
  * @param {any} v
  * @returns {v is Record<string, unknown>}
  */
@@ -81,7 +114,8 @@ const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArr
  * @param {any} v
  * @returns {v is Record<string, Tool | AgenticFunction>}
  */
-const isRecordOfTools = (v) => isPlainObject(v) && Object.keys(v).length > 0 && Object.values(v).every((x) => isToolShaped(x) || isAgenticFunction(x));
+const isRecordOfTools = (v) =>
+  isPlainObject(v) && Object.keys(v).length > 0 && Object.values(v).every((x) => isToolShaped(x) || isAgenticFunction(x) || isLangChainTool(x));
 
 /**
  * @param {unknown} v
@@ -139,10 +173,31 @@ function agenticTool(fn) {
 }
 
 /**
+ * A LangChain tool as a tool: its schema validates and describes, invoke runs (the tool's own parsing included).
+ * @param {LangChainTool} lc
+ * @returns {FoundTool}
+ */
+function langChainTool(lc) {
+  return {
+    description: typeof lc.description === 'string' ? lc.description : '',
+    inputSchema: lc.schema ?? { type: 'object' },
+    /** @param {unknown} input */
+    execute: (input) => lc.invoke(input),
+  };
+}
+
+/**
  * @param {unknown} v
  * @returns {FoundTool | undefined}
  */
-const asTool = (v) => (isAgenticFunction(v) ? agenticTool(v) : isToolShaped(v) ? v : undefined);
+const asTool = (v) => (isAgenticFunction(v) ? agenticTool(v) : isLangChainTool(v) ? langChainTool(v) : isToolShaped(v) ? v : undefined);
+
+/**
+ * The name a tool gives itself, when it has one (an Agentic function's spec name, a LangChain tool's name).
+ * @param {unknown} v
+ * @returns {string | undefined}
+ */
+const ownNameOf = (v) => (isAgenticFunction(v) ? String(v.spec.name) : isLangChainTool(v) ? v.name : undefined);
 
 /**
  * @template T
@@ -195,7 +250,9 @@ const providerMembers = (instance) => [...providerFunctions(instance)].map(([k, 
 /**
  * An instance of an Agentic client class. Most take an options object with defaults (`new Class()`); some destructure
  * it without one (`new ArXivClient({})`: `new ArXivClient()` is a TypeError), so a TypeError gets one try with `{}`.
- * @param {ProviderClass} Class
+ * @template T
+ * @param {new (options?: object) => T} Class
+ * @returns {T}
  */
 function construct(Class) {
   try {
@@ -252,13 +309,45 @@ function collected(v) {
   if (!Array.isArray(v)) return [];
   return v.flatMap((x) => {
     const tool = asTool(x);
-    const name = isAgenticFunction(x) ? x.spec.name : x?.name;
+    const name = ownNameOf(x) ?? x?.name;
     return tool && typeof name === 'string' && name !== '' ? [/** @type {Member} */ ([name, tool])] : [];
   });
 }
 
 /** A toolkit instance's methods that give all its tools. */
 const TOOLKIT_METHODS = ['getTools', 'allTools', 'getAllTools'];
+
+/**
+ * The tools an instance hands out from its getters (Pica's `oneTool` and `intelligenceTool`, each a record of tools):
+ * every getter of its classes that yields a tool, a record or an array of tools. A key two getters share is the first
+ * one's; the other's is `<getter>.<key>`.
+ * @param {object} made
+ * @returns {Member[]}
+ */
+function getterMembers(made) {
+  /** @type {Member[]} */
+  const out = [];
+  const keys = new Set();
+  for (let proto = Object.getPrototypeOf(made); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const [prop, d] of Object.entries(Object.getOwnPropertyDescriptors(proto))) {
+      if (typeof d.get !== 'function' || prop === 'constructor') continue;
+      let value;
+      try {
+        value = d.get.call(made);
+      } catch {
+        continue;
+      }
+      const tool = asTool(value);
+      const members = tool ? [/** @type {Member} */ ([prop, tool])] : collected(value);
+      for (const [k, t] of members) {
+        const key = k !== null && keys.has(k) ? `${prop}.${k}` : k;
+        keys.add(key);
+        out.push([key, t]);
+      }
+    }
+  }
+  return out;
+}
 
 /**
  * The tools of what a Toolkit export made: itself as a tool, a record or array of tools, or an instance holding them
@@ -268,13 +357,15 @@ const TOOLKIT_METHODS = ['getTools', 'allTools', 'getAllTools'];
  */
 async function toolkitMembers(made) {
   const tool = asTool(made);
-  if (tool) return [[null, tool, isAgenticFunction(made) ? made.spec.name : undefined]];
+  if (tool) return [[null, tool, ownNameOf(made)]];
   if (made !== null && typeof made === 'object') {
-    // getTools() (PayPal), allTools() (Clerk's `createClerkToolkit()`), getAllTools().
+    // getTools() (PayPal, LangChain toolkits), allTools() (Clerk's `createClerkToolkit()`), getAllTools().
     const method = TOOLKIT_METHODS.find((m) => typeof made[m] === 'function');
     if (method) return collected(await withDeadline(() => made[method](), `${method}()`));
     if (isRecordOfTools(made.tools) || Array.isArray(made.tools)) return collected(made.tools);
     if ('functions' in made) return providerMembers(made);
+    const fromGetters = getterMembers(made);
+    if (fromGetters.length > 0) return fromGetters;
   }
   return collected(made);
 }
@@ -328,10 +419,15 @@ async function expand(name, value, toolkit) {
     return { how: 'toolkit', members: await toolkitMembers(await madeWith(name, value, toolkit.args)) };
   }
   const direct = asTool(value);
-  if (direct)
-    return isAgenticFunction(value)
-      ? { how: 'agentic-function', members: [[null, direct, value.spec.name]] }
-      : { how: 'ai-sdk-tool', members: [[null, direct]] };
+  if (direct) {
+    if (isAgenticFunction(value)) return { how: 'agentic-function', members: [[null, direct, value.spec.name]] };
+    if (isLangChainTool(value)) return { how: 'langchain-tool', members: [[null, direct, value.name]] };
+    return { how: 'ai-sdk-tool', members: [[null, direct]] };
+  }
+  if (isLangChainToolClass(value)) {
+    const instance = await withDeadline(() => construct(value), `new ${name}()`);
+    return { how: 'langchain-class', members: [[null, langChainTool(instance), instance.name]] };
+  }
   if (isProviderClass(value)) {
     const instance = await withDeadline(() => construct(value), `new ${name}()`);
     return { how: 'agentic-provider', members: providerMembers(instance) };
@@ -340,8 +436,10 @@ async function expand(name, value, toolkit) {
   if (typeof value === 'function' && !isClass(value) && value.length === 0) {
     const made = await withDeadline(() => value(), `${name}()`);
     const tool = asTool(made);
-    if (tool) return { how: 'factory', members: [[null, tool, isAgenticFunction(made) ? made.spec.name : undefined]] };
+    if (tool) return { how: isLangChainTool(made) ? 'langchain-tool' : 'factory', members: [[null, tool, ownNameOf(made)]] };
     if (isRecordOfTools(made)) return { how: 'factory-record', members: collected(made) };
+    // A factory whose result holds its tools beside other things (bash-tool's `{ bash, tools, sandbox }`).
+    if (isPlainObject(made) && isRecordOfTools(made.tools)) return { how: 'factory-record', members: collected(made.tools) };
   }
   return { how: null, members: [] };
 }
@@ -405,6 +503,11 @@ async function discoverTools(exportsMap, env, toolkit) {
       if (found.length > MAX_TOOLS) throw new Error(`the package yields more than ${MAX_TOOLS} tools`);
     }
   }
+  // Nothing found: the 400 says what the package exports, and of what kind, first.
+  if (found.length === 0 && exportsMap.size > 0) {
+    const kinds = [...exportsMap].map(([name, v]) => `${name} (${kindOf(v)})`);
+    notes.unshift(`exports found, none a tool: ${kinds.slice(0, 12).join(', ')}${kinds.length > 12 ? `, and ${kinds.length - 12} more` : ''}`);
+  }
   // Nothing found, and functions or classes that take arguments were left uncalled: the import may give them some.
   if (found.length === 0 && !toolkit?.args) {
     const takes = [...exportsMap].flatMap(([name, v]) => {
@@ -433,6 +536,25 @@ async function discoverTools(exportsMap, env, toolkit) {
   return { found: once, notes };
 }
 
+/**
+ * What an export is, in a few words, for a package in which no tool was found.
+ * @param {unknown} v
+ */
+function kindOf(v) {
+  if (typeof v === 'function') {
+    if (isClass(v)) return `class, ${v.length} constructor argument${v.length === 1 ? '' : 's'}`;
+    return `function, ${v.length} argument${v.length === 1 ? '' : 's'}`;
+  }
+  if (Array.isArray(v)) return `array of ${v.length}`;
+  if (v !== null && typeof v === 'object') {
+    const keys = Object.keys(v);
+    const own = /** @type {Record<string, unknown>} */ (v);
+    const tooly = 'execute' in own || 'invoke' in own ? ' (has execute/invoke but no input schema)' : '';
+    return `object of ${keys.length} key${keys.length === 1 ? '' : 's'}${tooly}`;
+  }
+  return v === null ? 'null' : typeof v;
+}
+
 /** @param {unknown} s */
 const cleanName = (s) =>
   String(s)
@@ -453,6 +575,7 @@ async function resolveTool(exportsMap, locator, toolFromExport) {
   if (value === undefined) return undefined;
   if (args && madeByArguments(value)) return (await toolkitMembers(await madeWith(exportName, value, args))).find(([k]) => k === key)?.[1];
   if (key === null) {
+    if (isLangChainToolClass(value)) return langChainTool(construct(value));
     const direct = asTool(value) ?? (await toolFromExport(value, { callFactories: 'all' }));
     if (direct || typeof value !== 'function' || isClass(value)) return direct;
     return asTool(await value());
@@ -461,7 +584,8 @@ async function resolveTool(exportsMap, locator, toolFromExport) {
     const fn = providerFunctions(construct(value)).get(key);
     return fn ? agenticTool(fn) : undefined;
   }
-  const record = typeof value === 'function' && !isClass(value) ? await value() : value;
+  const made = typeof value === 'function' && !isClass(value) ? await value() : value;
+  const record = isPlainObject(made) && !Object.hasOwn(made, key) && isRecordOfTools(made.tools) ? made.tools : made;
   return isPlainObject(record) && Object.hasOwn(record, key) ? asTool(record[key]) : undefined;
 }
 

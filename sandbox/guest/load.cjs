@@ -3,9 +3,9 @@
 // does for a package root (exports "." with node/import/default/require conditions, then main, then index.js),
 // imports it (ESM or CJS), finds tool-shaped exports (plain objects, AI SDK tool() results, functions carrying a
 // tool's members, zero-argument factories) and converts their input schemas (JSON Schema, AI SDK Schema, zod v4 via
-// the package's own zod, zod v3 if zod-to-json-schema is installed) to plain JSON Schema. Modules are imported by the
-// caller's `importFile` (modules.cjs: the guest's main context in one-shot sandboxes, a fresh vm context per execution
-// in reuse mode).
+// the package's own zod, zod v3 by the package's zod-to-json-schema or AI SDK, else by the guest's own) to plain JSON
+// Schema. Modules are imported by the caller's `importFile` (modules.cjs: the guest's main context in one-shot
+// sandboxes, a fresh vm context per execution in reuse mode).
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -247,6 +247,23 @@ async function zodConverter(pkgDir, kind, importFile) {
 }
 
 /**
+ * The guest's own zod-to-json-schema: the file the rootfs builds beside the guest (sandbox/guest-vendor.ts), or, run
+ * from the source tree (the process runner), the installed package.
+ * @returns {((schema: unknown, options: object) => unknown) | undefined}
+ */
+function guestZodToJsonSchema() {
+  for (const id of ['./zod-to-json-schema.cjs', 'zod-to-json-schema']) {
+    try {
+      const mod = require(id);
+      if (typeof mod.zodToJsonSchema === 'function') return mod.zodToJsonSchema;
+    } catch {
+      // not there: the next
+    }
+  }
+  return undefined;
+}
+
+/**
  * The package's AI SDK `asSchema` (ai v5+), when it can be loaded.
  * @param {string} pkgDir
  * @param {ImportFile} importFile
@@ -293,6 +310,13 @@ async function toJsonSchema(schema, pkgDir, importFile) {
     const viaAi = await aiSdkConverter(pkgDir, importFile);
     if (viaAi) {
       const json = plainJson(await viaAi(schema).jsonSchema);
+      delete json.$schema;
+      return json;
+    }
+    // Neither: the guest's own zod-to-json-schema (sandbox/guest-vendor.ts), which reads the package's zod 3 schema.
+    const own = guestZodToJsonSchema();
+    if (own) {
+      const json = plainJson(own(schema, { $refStrategy: 'none' }));
       delete json.$schema;
       return json;
     }

@@ -190,14 +190,29 @@ async function describeDiscovered(req, io, env) {
   if (!r) return fail('load_error', failure);
   /** @type {DescribedTool[]} */
   const tools = [];
+  // One tool offered by several exports (@v0-sdk/ai-tools: `createChatTools()`, `v0Tools()`, `v0ToolsFlat()` and the
+  // default each make a new `createChat`) is imported once, under the first export that offers it. Each factory call
+  // makes a new object, so the tool is known by what an agent sees of it: the same description and input schema.
+  /** @type {Map<string, string>} */
+  const offered = new Map();
+  let again = 0;
   for (const f of r.found) {
+    let schemas;
     try {
-      tools.push({ exportName: f.locator, name: f.name, how: f.how, ...(await schemasOf(f.tool, req.pkgDir, io.importFile)) });
+      schemas = await schemasOf(f.tool, req.pkgDir, io.importFile);
     } catch (err) {
       return fail('load_error', new Error(`cannot read the input schema of "${f.locator}": ${messageOf(err)}`));
     }
+    const identity = schemas.description === '' ? undefined : JSON.stringify([schemas.description, schemas.inputSchema]);
+    if (identity !== undefined && offered.has(identity)) {
+      again++;
+      continue;
+    }
+    if (identity !== undefined) offered.set(identity, f.locator);
+    tools.push({ exportName: f.locator, name: f.name, how: f.how, ...schemas });
   }
-  return { ok: true, tools, missing: [], notes: r.notes, envRead: [...env.read].sort() };
+  const notes = again > 0 ? [...r.notes, `${again} tools offered again by other exports (same description and input schema) are imported once`] : r.notes;
+  return { ok: true, tools, missing: [], notes, envRead: [...env.read].sort() };
 }
 
 /**
