@@ -94,7 +94,7 @@ export async function setEnvRequestExecution(db: Db, token: string, executionId:
 /**
  * Takes, once, the execution the answer to a request started: by its token (2026-07-28's `requestState`), or — a
  * 2025-11-25 client retries the same call, carrying nothing of the elicitation — the newest answered request of the
- * same caller, collection, tool and params. Undefined when there is none (not answered yet, taken, expired).
+ * same caller, collection, tool and params. Undefined when there is none (not answered yet, taken, long expired).
  */
 export async function takeAnsweredEnvRequest(
   db: Db,
@@ -110,8 +110,9 @@ export async function takeAnsweredEnvRequest(
           .where({ user_id: by.userId, collection_id: by.collectionId, tool_id: by.toolId, params_hash: by.paramsHash })
           .orderBy('submitted_at', 'desc')
           .limit(1);
+  // An answer is taken within its request's lifetime and as long again after it (an old one is not a retry's).
   const [row] = await db('mcp_env_requests')
-    .whereIn('id', match.whereNull('consumed_at').whereNotNull('execution_id'))
+    .whereIn('id', match.whereNull('consumed_at').whereNotNull('execution_id').where('expires_at', '>', db.raw('now() - (expires_at - created_at)')))
     .whereNull('consumed_at')
     .whereNotNull('execution_id')
     .update({ consumed_at: db.fn.now() })
