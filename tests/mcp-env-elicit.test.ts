@@ -55,7 +55,24 @@ async function legacyClient(target: URL, capabilities: Record<string, unknown>, 
   return client;
 }
 
-async function modernClient(target: URL, key: string, onUrl: (url: string, message: string) => Promise<'accept' | 'decline'>) {
+/** The JSON-RPC bodies a client sent and got, in order. */
+type Exchange = { sent: any; got: any };
+function recordingFetch(log: Exchange[]): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    const text = await res.clone().text();
+    let got: unknown = text;
+    try {
+      got = JSON.parse(text);
+    } catch {
+      /* SSE or empty */
+    }
+    log.push({ sent: typeof init?.body === 'string' ? JSON.parse(init.body) : undefined, got });
+    return res;
+  };
+}
+
+async function modernClient(target: URL, key: string, onUrl: (url: string, message: string) => Promise<'accept' | 'decline'>, log: Exchange[] = []) {
   const client = new ModernClient(
     { name: 'toolshed-tests-2026', version: '1.0.0' },
     { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
@@ -65,7 +82,7 @@ async function modernClient(target: URL, key: string, onUrl: (url: string, messa
     if (p.mode !== 'url' || !p.url) throw new Error(`expected a URL elicitation, got ${JSON.stringify(p)}`);
     return { action: await onUrl(p.url, p.message) };
   });
-  await client.connect(new ModernTransport(target, { requestInit: auth(key) }));
+  await client.connect(new ModernTransport(target, { requestInit: auth(key), fetch: recordingFetch(log) }));
   return client;
 }
 
@@ -125,17 +142,32 @@ test.serial('2026-07-28: input_required points at the page; the 2.x client re-se
   const secret = `tok-2026-${'y'.repeat(31)}`;
   SECRETS.push(secret);
   const asked: string[] = [];
-  const client = await modernClient(url, owner.key, async (link, message) => {
-    asked.push(message);
-    t.true(link.startsWith(`${svc.url}/env/`), link);
-    await enterOnPage(t, link, secret, 'modern');
-    return 'accept';
-  });
+  const log: Exchange[] = [];
+  const client = await modernClient(
+    url,
+    owner.key,
+    async (link, message) => {
+      asked.push(message);
+      t.true(link.startsWith(`${svc.url}/env/`), link);
+      await enterOnPage(t, link, secret, 'modern');
+      return 'accept';
+    },
+    log,
+  );
   const result = (await client.callTool({ name: 'tokenLength', arguments: { label: 'modern' } })) as CallToolResult;
   t.falsy(result.isError, JSON.stringify(result));
   t.deepEqual(structured(result), { label: 'modern', set: true, length: secret.length });
   t.is(asked.length, 1);
   t.regex(asked[0], /needs env API_TOKEN/);
+  // On the wire: the first call answered input_required with our state; the retry carried it and the answer back.
+  const calls = log.filter((e) => e.sent?.method === 'tools/call');
+  t.is(calls.length, 2);
+  const first = calls[0].got.result;
+  t.is(first.resultType, 'input_required');
+  t.is(first.inputRequests['toolshed/env'].params.mode, 'url');
+  t.is(calls[1].sent.params.requestState, first.requestState);
+  t.deepEqual(calls[1].sent.params.inputResponses['toolshed/env'], { action: 'accept' });
+  t.is(calls[1].got.result.resultType, 'complete');
   await client.close();
   await assertStoredNowhere(t);
 });
