@@ -120,6 +120,50 @@ async function main() {
   const admin = svc.config.ADMIN_TOKEN;
   const out: Record<string, unknown> = { bench: 'mcp-servers', cpus: os.availableParallelism(), calls: N };
   try {
+    // BENCH_MCP_SERVERS_ONLY=1: only the list of real servers (their imports and server starts), not the headline figures.
+    if (process.env.BENCH_MCP_SERVERS_ONLY !== '1') await headline(svc, out);
+    // Server starts per import: every describe of an MCP server the worker's sandbox runs while one import is under way.
+    let starts = 0;
+    const sandbox = svc.worker.deps.sandbox;
+    const describe = sandbox.describe.bind(sandbox);
+    sandbox.describe = (pkg, opts) => {
+      if (pkg.mcp) starts++;
+      return describe(pkg, opts);
+    };
+    const servers: Record<string, unknown>[] = [];
+    for (const s of SERVERS) {
+      starts = 0;
+      const r = await request(api.url, '/api/admin/packages', { source: s.source, ...(s.body ?? {}) }, admin);
+      const entry: Record<string, unknown> = { source: s.source, status: r.status, import_ms: Math.round(r.ms), starts };
+      if (r.status === 201) {
+        entry.tools = r.body.data.tools.length;
+        const row = await svc.worker.deps.db('packages').where({ name: r.body.data.package.name }).first();
+        entry.in_guest = row?.manifest?.mcp?.inGuest === true;
+        entry.bundled = typeof row?.manifest?.mcp?.bundle === 'string';
+      } else {
+        entry.error = String(r.body?.error?.message ?? JSON.stringify(r.body)).slice(0, 300);
+        entry.outside = await outsideSandbox(path.join(svc.dir, 'outside-cache'), s.source, s.body);
+      }
+      servers.push(entry);
+      process.stderr.write(`${JSON.stringify(entry)}\n`);
+    }
+    out.servers_imported = servers.filter((x) => x.status === 201).length;
+    out.servers_tried = servers.length;
+    const counts = servers.map((x) => x.starts as number);
+    out.starts_per_import_p50 = pct(counts, 50);
+    out.starts_per_import_max = counts.length ? Math.max(...counts) : null;
+    out.servers = servers;
+  } finally {
+    await svc.close();
+  }
+  console.log(JSON.stringify(out));
+}
+
+/** Import time, boot-to-ready and call latencies of server-everything beside text-tools' slugify. */
+async function headline(svc: Awaited<ReturnType<typeof startBenchService>>, out: Record<string, unknown>) {
+  const api = svc.api;
+  const admin = svc.config.ADMIN_TOKEN;
+  {
     await request(api.url, '/api/admin/packages', { source: `path:${TEXT_TOOLS_DIR}` }, admin);
     const imp = await request(api.url, '/api/admin/packages', { source: `path:${EVERYTHING_DIR}` }, admin);
     if (imp.status !== 201) throw new Error(`server-everything import: ${JSON.stringify(imp.body)}`);
@@ -198,30 +242,7 @@ async function main() {
     await svc.swapWorker({});
     // The headline figures, also on stderr: the server list that follows can take tens of minutes.
     process.stderr.write(`${JSON.stringify(out)}\n`);
-
-    const servers: Record<string, unknown>[] = [];
-    for (const s of SERVERS) {
-      const r = await request(api.url, '/api/admin/packages', { source: s.source, ...(s.body ?? {}) }, admin);
-      const entry: Record<string, unknown> = { source: s.source, status: r.status, import_ms: Math.round(r.ms) };
-      if (r.status === 201) {
-        entry.tools = r.body.data.tools.length;
-        const row = await svc.worker.deps.db('packages').where({ name: r.body.data.package.name }).first();
-        entry.in_guest = row?.manifest?.mcp?.inGuest === true;
-        entry.bundled = typeof row?.manifest?.mcp?.bundle === 'string';
-      } else {
-        entry.error = String(r.body?.error?.message ?? JSON.stringify(r.body)).slice(0, 300);
-        entry.outside = await outsideSandbox(path.join(svc.dir, 'outside-cache'), s.source, s.body);
-      }
-      servers.push(entry);
-      process.stderr.write(`${JSON.stringify(entry)}\n`);
-    }
-    out.servers_imported = servers.filter((x) => x.status === 201).length;
-    out.servers_tried = servers.length;
-    out.servers = servers;
-  } finally {
-    await svc.close();
   }
-  console.log(JSON.stringify(out));
 }
 
 main().catch((err) => {

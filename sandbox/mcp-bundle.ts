@@ -16,7 +16,7 @@
  * - Only files inside the package are bundled: a package that reaches outside its directory (an absolute path, a
  *   link, `../..`) gets no bundle, so no host file can end up in what a sandbox reads.
  * - The import uses the bundle only when the server, started from it, lists the very same tools as started from its
- *   bin (worker/mcp-import.ts); otherwise it runs as before. The host never runs the bundle.
+ *   bin (worker/import/mcp.ts); otherwise it runs as before. The host never runs the bundle.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';

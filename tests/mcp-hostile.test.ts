@@ -6,7 +6,7 @@
  * never answers is tests/mcp-silent.test.ts (its own service, with a short describe limit).
  */
 import test from 'ava';
-import { serverSubcommand, undeclaredVariables } from '../worker/mcp-import.js';
+import { serverSubcommand, undeclaredVariables } from '../worker/import/mcp-rules/index.js';
 import { addressesRead, variablesNamed } from '../worker/env-named.js';
 import { NETWORK_FAILURE } from '../worker/outcomes.js';
 import { isMcpServer, planMcpServer } from '../core/packages/mcp-server.js';
@@ -41,6 +41,15 @@ const importMode = async (mode: string, extra: Record<string, unknown> = {}) =>
   });
 const execute = (mode: string, tool: string, params: unknown = {}, env?: Record<string, string>) =>
   svc.request('POST', `/api/tools/execute/@fixtures/mcp-${mode}/${tool}`, { body: { params, ...(env ? { env } : {}) } });
+
+/**
+ * The `startup` record of the last import of a fixture mode, as its package_imports row keeps it (GET
+ * /api/package-imports/:id shows it to the requester; these imports are the admin's).
+ */
+async function startupOf(mode: string) {
+  const row = await svc.api.deps.db('package_imports').whereLike('source', `%/${mode}`).orderBy('created_at', 'desc').first();
+  return { refusal: null, ...row.startup };
+}
 
 async function stillServing(t: { is: (a: unknown, b: unknown, m?: string) => void }) {
   const health = await svc.request('GET', '/health');
@@ -106,6 +115,15 @@ test('a server that checks its variables one at a time: each named in turn is de
   t.is(versions[0].env[1].secret, undefined, 'a workspace name is no secret');
   const run = await execute('needs-two', 'shout', { text: 'both' }, { FIXTURE_API_KEY: 'k-1', FIXTURE_WORKSPACE: 'w' });
   t.deepEqual(run.body.result, { text: 'BOTH' }, run.text);
+  // The import's status says which start-up rules fired and why, and how many starts it took.
+  const startup = await startupOf('needs-two');
+  t.is(startup.starts, 3);
+  t.deepEqual(
+    startup.rules.map((r: { rule: string }) => r.rule),
+    ['named-variables', 'named-variables'],
+  );
+  t.regex(startup.rules[1].why, /FIXTURE_WORKSPACE/);
+  t.is(startup.refusal, null);
 });
 
 test('a server that wants an address without naming its variable is given those its code reads, and a caller’s address reaches it', async (t) => {
@@ -404,22 +422,11 @@ test("a server that prints a caller's value on stdout and exits: the TOOL_ERROR 
   t.false(run.text.includes('s3cret-value-42'), 'the caller’s value is not in the answer');
 });
 
-test('a command-line server whose `start` fails too: the 400 gives that failure and says which arguments the import chose', async (t) => {
-  const res = await svc.request('POST', '/api/admin/packages', {
-    headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
-    body: { source: `path:${await mcpFixturePackage(root, 'cli-fails', { bare: true })}` },
-  });
-  t.is(res.status, 400, res.text);
-  t.regex(
-    res.body.error.message,
-    /^The MCP server could not be started and described \(started with the arguments \["start"\], chosen from what it printed\): .*cannot read mcp\.config\.json/,
-  );
-});
-
-test('a server that exits printing something other than MCP on stdout: the 400 quotes what it printed', async (t) => {
-  const refused = await importMode('prints');
-  t.is(refused.status, 400, refused.text);
-  t.regex(refused.body.error.message, /exited \(code 0\) without writing anything to stderr; instead of MCP it printed: my-tool v1\.0 \| run me with --serve/);
+// A server that exits printing something other than MCP on stdout (mode `prints`), one whose `start` fails too
+// (`cli-fails`), one that exits naming no variable (`crashes`), one that prints its error then its usage
+// (`usage-error`), one killed at start (`killed`) and one with a report over many lines (`bad-config`): their 400s are
+// checked on their transcripts, recorded in gVisor (tests/mcp-transcripts.test.ts), without booting a sandbox here.
+test('the subcommand a usage text names (the rule stdio-command)', (t) => {
   t.deepEqual(serverSubcommand('USAGE\n  mcp start [--transport stdio|sse]\n  mcp --help'), ['start']);
   t.deepEqual(serverSubcommand('Commands:\n  stdio    serve over stdio\n  http     serve over HTTP'), ['stdio']);
   t.is(serverSubcommand('my-tool v1.0\nrun me with --serve'), undefined);
@@ -459,6 +466,7 @@ test('a server that wants the network while starting: the 400 says it was starte
   t.is(refused.status, 400, refused.text);
   t.regex(refused.body.error.message, /cannot reach the service: getaddrinfo \w+ api\.fixture-service\.example/);
   t.regex(refused.body.error.message, /\(it was started without network: .* imports with `network: true` on a service with SANDBOX_NETWORK=egress\)$/);
+  t.is((await startupOf('needs-network')).refusal, 'needs_network');
 });
 
 test("a server's call that finds no network says the server was imported without `network: true`", async (t) => {
@@ -483,14 +491,6 @@ test('a request that found no network is recognised in the words of Node, Go and
   t.false(NETWORK_FAILURE.test('invalid token: 401 Unauthorized'));
 });
 
-test('a server that exits at start naming no variable: 400 with its error, not the stack frames', async (t) => {
-  const refused = await importMode('crashes');
-  t.is(refused.status, 400, refused.text);
-  t.is(refused.body.error.code, 'VALIDATION_ERROR');
-  t.regex(refused.body.error.message, /Error: cannot read the configuration file config\.json/);
-  t.notRegex(refused.body.error.message, /\bat node:internal|Node\.js v\d/);
-});
-
 test('a server that wants its key in words is given the credential its code reads, required, and a caller’s key reaches it', async (t) => {
   // As @shortcut/mcp ("A Shortcut api token is required"; its code reads SHORTCUT_API_TOKEN): refused before.
   const dir = await fixturePackage('key-in-words');
@@ -508,26 +508,6 @@ test('a server that wants its key in words is given the credential its code read
   const run = await execute('key-in-words', 'shout', { text: 'keyed' }, { FIXTURE_SERVICE_TOKEN: 'tok' });
   t.deepEqual(run.body.result, { text: 'KEYED' }, run.text);
   t.is((await execute('key-in-words', 'shout', { text: 'x' })).status, 422, 'without it: refused before the sandbox');
-});
-
-test('a server that prints its error and then its usage: the 400 quotes the error', async (t) => {
-  const refused = await importMode('usage-error');
-  t.is(refused.status, 400, refused.text);
-  t.regex(refused.body.error.message, /exited \(code 1\): Error: unable to create kubernetes target provider: no current-context is set/);
-});
-
-test('a server killed at start (code 137, as n8n-mcp out of memory): the 400 says so', async (t) => {
-  const refused = await importMode('killed');
-  t.is(refused.status, 400, refused.text);
-  t.regex(refused.body.error.message, /exited \(code 137: killed, most likely out of memory\) without writing anything to stderr/);
-});
-
-test('a server that exits at start with a report over many lines: the 400 reads it from its start, not its closing brackets', async (t) => {
-  // As @elastic/mcp-server-elasticsearch without its URL: zod's issues as indented JSON; the message said `] | } | ]`.
-  const refused = await importMode('bad-config');
-  t.is(refused.status, 400, refused.text);
-  t.regex(refused.body.error.message, /exited \(code 1\): Server error: \[ \| .*Service URL cannot be empty/);
-  t.notRegex(refused.body.error.message, /telemetry/);
 });
 
 test('serverJson (MCP Registry server.json) gives the arguments and variables', async (t) => {

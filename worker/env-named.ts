@@ -35,7 +35,12 @@ export interface NamedVariable {
  * setting never reached it). At most eight; `known` ones are left out.
  */
 export async function variablesNamed(dir: string, known: string[] = []): Promise<NamedVariable[]> {
-  const read = (await namesRead(dir)).filter((n) => !known.includes(n));
+  return variablesOf(await namesRead(dir), known);
+}
+
+/** variablesNamed of the names a package's files read (namesRead), without reading them again. */
+export function variablesOf(names: string[], known: string[] = []): NamedVariable[] {
+  const read = names.filter((n) => !known.includes(n));
   const credentials = read.filter((n) => CREDENTIAL.test(n));
   const services = new Set([...credentials, ...known].map(serviceOf));
   const settings = read.filter((n) => !CREDENTIAL.test(n) && services.has(serviceOf(n)));
@@ -50,7 +55,7 @@ export async function addressesRead(dir: string): Promise<string[]> {
 const serviceOf = (name: string) => name.split('_')[0]!;
 
 /** The names `process.env` is read by in the package's own .js/.cjs/.mjs files, in the order first met. */
-async function namesRead(dir: string): Promise<string[]> {
+export async function namesRead(dir: string): Promise<string[]> {
   const names = new Set<string>();
   const budget = { entries: MAX_ENTRIES, bytes: MAX_TOTAL_BYTES };
   const pending = [dir];

@@ -9,10 +9,11 @@ import { applyDiscovery, placeholderEnv } from '../core/packages/discovery.js';
 import { variablesNamed } from './env-named.js';
 import { planToolkit } from '../core/packages/toolkit.js';
 import type { VersionTool } from '../core/repos/package-versions.js';
+import type { ImportStartup } from '../core/repos/package-imports.js';
 import { checkBeforeDescribing, recordImport } from './record-version.js';
 import { parseSource } from '../core/packages/source.js';
 import { importOptionsSchema, isMcpServer } from '../core/packages/mcp-server.js';
-import { binText, importMcpServer } from './mcp-import.js';
+import { binText, importMcpServer } from './import/mcp.js';
 import { refreshQualityScore } from '../core/repos/tools.js';
 import type { ErrorDetail } from '../core/infra/errors.js';
 import { scrubHostPaths } from '../core/text/host-paths.js';
@@ -25,9 +26,11 @@ const DESCRIBE_TIMEOUT_MS = 30_000;
 /** Discovery loads the whole module and examines every export (factories get 5 s each): a larger bound. */
 const DISCOVER_TIMEOUT_MS = 60_000;
 
-export type ImportResult =
+/** `startup`: an MCP server's start-up, as worker/import/mcp-startup.ts ran it (kept on the import's row). */
+export type ImportResult = (
   | { ok: true; packageId: string; toolIds: string[] }
-  | { ok: false; error: { code: 'VALIDATION_ERROR' | 'FORBIDDEN' | 'CONFLICT' | 'INTERNAL'; message: string; details?: ErrorDetail[] } };
+  | { ok: false; error: { code: 'VALIDATION_ERROR' | 'FORBIDDEN' | 'CONFLICT' | 'INTERNAL'; message: string; details?: ErrorDetail[] } }
+) & { startup?: ImportStartup };
 
 /**
  * `options`: what the request said beyond its source (core/packages/mcp-server.ts ImportOptions): `category` and `env`
@@ -62,7 +65,7 @@ export async function importPackage(
   // A version recorded already is not imported again (from other bytes it is refused), nor a name another user owns.
   const known = await checkBeforeDescribing(deps.db, installed, req);
   if (known) return known;
-  // MCP servers have an import of their own (worker/mcp-import.ts).
+  // MCP servers have an import of their own (worker/import/mcp.ts).
   // The bin's text (read once: the MCP import reads it too) makes a server whose MCP library is not among its dependencies.
   const bin = await binText(installed);
   const mcp = isMcpServer(installed.packageJson, options.data, bin);

@@ -25,7 +25,7 @@ function inputSchemaOf(t: ToolRow): Tool['inputSchema'] {
 
 /**
  * MCP tool annotations: only what the package or its MCP server declared (a manifest's permissions; a server's own
- * annotations, kept as permissions at import: worker/mcp-import.ts), each hint left out when nothing declares it;
+ * annotations, kept as permissions at import: worker/import/mcp.ts), each hint left out when nothing declares it;
  * `openWorldHint` is whether the tool has network. A tool flagged for hidden instructions (core/packages/poisoning.ts)
  * is never served with `readOnlyHint`: some clients run read-only tools without asking.
  */

@@ -96,6 +96,14 @@ const importStatus = z.object({
   status: z.enum(['queued', 'running', 'succeeded', 'failed']),
   package: z.object({ name: z.string(), version: z.string() }).nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  startup: z
+    .object({
+      starts: z.number().int(),
+      rules: z.array(z.object({ rule: z.string(), why: z.string() })),
+      refusal: z.string().nullable(),
+    })
+    .nullable()
+    .meta({ description: "An MCP server's start-up: how many times it was started, which start-up rules fired and why, the refusal's code" }),
   createdAt: timestamp,
   completedAt: nullableTimestamp,
 });
@@ -183,6 +191,13 @@ async function importStatusOf(deps: { db: Knex }, imp: PackageImportRow): Promis
     status: imp.status,
     package: pkg ? { name: pkg.name, version: exact?.version ?? pkg.version } : null,
     error: imp.error ? { code: imp.error.code, message: scrubHostPaths(imp.error.message) } : null,
+    startup: imp.startup
+      ? {
+          starts: imp.startup.starts,
+          rules: imp.startup.rules.map((r) => ({ rule: r.rule, why: scrubHostPaths(r.why) })),
+          refusal: imp.startup.refusal ?? null,
+        }
+      : null,
     createdAt: new Date(imp.created_at).toISOString(),
     completedAt: imp.completed_at ? new Date(imp.completed_at).toISOString() : null,
   };

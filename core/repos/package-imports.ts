@@ -1,6 +1,18 @@
 /** package_imports: one row per requested import; the worker job fills it in, the API waits on it. */
 import type { Db } from '../infra/db.js';
 
+/**
+ * How an MCP server import got its server to start (worker/import/mcp-startup.ts): how many starts, the start-up rules
+ * that fired and why, and the refusal's code when it was refused. Null for other imports.
+ */
+export interface ImportStartup {
+  starts: number;
+  rules: { rule: string; why: string; declared?: string[] }[];
+  refusal?: string;
+  /** The budget of starts ran out while a rule still had an answer. */
+  budgetSpent?: boolean;
+}
+
 export interface PackageImportRow {
   id: string;
   source: string;
@@ -12,6 +24,7 @@ export interface PackageImportRow {
   requested_by: string | null;
   package_id: string | null;
   error: { code: string; message: string; details?: { path: string; message: string }[] } | null;
+  startup: ImportStartup | null;
   created_at: Date;
   completed_at: Date | null;
 }
@@ -33,9 +46,16 @@ export async function findImport(db: Db, id: string): Promise<PackageImportRow |
   return db('package_imports').where({ id }).first();
 }
 
-export async function finishImport(db: Db, id: string, outcome: { packageId: string } | { error: NonNullable<PackageImportRow['error']> }): Promise<void> {
+export async function finishImport(
+  db: Db,
+  id: string,
+  outcome: ({ packageId: string } | { error: NonNullable<PackageImportRow['error']> }) & { startup?: ImportStartup },
+): Promise<void> {
+  const startup = outcome.startup ? JSON.stringify(outcome.startup) : null;
   const patch =
-    'packageId' in outcome ? { status: 'succeeded', package_id: outcome.packageId, error: null } : { status: 'failed', error: JSON.stringify(outcome.error) };
+    'packageId' in outcome
+      ? { status: 'succeeded', package_id: outcome.packageId, error: null, startup }
+      : { status: 'failed', error: JSON.stringify(outcome.error), startup };
   // From `running` only: a late attempt (its worker was taken for dead) cannot overwrite a final record.
   const n = await db('package_imports')
     .where({ id, status: 'running' })

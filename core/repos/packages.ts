@@ -57,7 +57,7 @@ export async function upsertPackage(
       manifest: JSON.stringify(m),
       install_path: extra.installPath,
       import_error: importError,
-      // An import lists the server's tools afresh (worker/mcp-import.ts records them): earlier checks' listing goes.
+      // An import lists the server's tools afresh (worker/import/mcp.ts records them): earlier checks' listing goes.
       mcp_listing: null,
       // Re-importing the version already there changes nothing, its import time included.
       updated_at: db.raw('case when packages.version = excluded.version then packages.updated_at else now() end'),

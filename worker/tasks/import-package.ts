@@ -19,7 +19,7 @@ export function importPackageTask(deps: WorkerDeps): Task {
         options: imp.options ?? undefined,
         publishedBy: imp.requested_by,
       });
-      await finishImport(deps.db, importId, result.ok ? { packageId: result.packageId } : { error: result.error });
+      await finishImport(deps.db, importId, { ...(result.ok ? { packageId: result.packageId } : { error: result.error }), startup: result.startup });
       deps.metrics?.importEnded(result.ok ? 'succeeded' : 'failed');
     } catch (err) {
       deps.logger.error({ err, importId }, 'import failed');
