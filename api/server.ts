@@ -24,7 +24,7 @@ import { createToolCache } from '../core/tools/tool-cache.js';
 import { createLlmProvider } from '../core/llm/index.js';
 import { createMetrics } from '../core/infra/metrics.js';
 import { startMetricsServer, type MetricsServer } from '../core/infra/metrics-server.js';
-import { queueStates } from '../core/repos/operations.js';
+import { oldestTransactionSeconds, queueStates } from '../core/repos/operations.js';
 import { streamStats } from './streams/sse.js';
 
 export interface ApiHandle {
@@ -57,6 +57,7 @@ export async function startApi(config: BootedConfig, databaseUrl: string, logger
   const metrics = createMetrics({
     sseStreamsOpen: () => streamStats(config).streams,
     queue: async () => (await queueStates(db)).map((q) => ({ ...q, oldestWaitingSeconds: q.oldestWaitingSeconds ?? 0 })),
+    oldestTransaction: () => oldestTransactionSeconds(db),
     searchEncoder: () => (indexed as Partial<EncodedSearchEngine>).encoderStats?.(),
   });
   const learning = createSearchLearning(db, config, logger);

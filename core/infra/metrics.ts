@@ -22,6 +22,8 @@ export interface QueueRow {
 export interface MetricSources {
   sseStreamsOpen?: () => number;
   queue?: () => Promise<QueueRow[]>;
+  /** The age in seconds of the oldest open transaction in the database (0: none). */
+  oldestTransaction?: () => Promise<number>;
   /** The sandbox's warm pool: sandboxes ready now, and acquisitions that found it empty since the process started. */
   warmPool?: () => { ready: number; misses: number } | undefined;
   /** The search's sentence encoder (core/search/encoded.ts), when the engine has one. */
@@ -125,7 +127,7 @@ export function createMetrics(sources: MetricSources = {}) {
     registers,
   });
 
-  const { sseStreamsOpen, queue, warmPool, searchEncoder } = sources;
+  const { sseStreamsOpen, queue, warmPool, searchEncoder, oldestTransaction } = sources;
   if (sseStreamsOpen) {
     new Gauge({
       name: 'toolshed_sse_streams_open',
@@ -156,6 +158,16 @@ export function createMetrics(sources: MetricSources = {}) {
     });
   }
   if (queue) registerQueueGauges(registers, queue);
+  if (oldestTransaction) {
+    new Gauge({
+      name: 'toolshed_db_oldest_transaction_age_seconds',
+      help: 'How long the oldest open transaction in the database has been open (read from pg_stat_activity; 0: none). While one stays open vacuum is held back and the queue slows',
+      registers,
+      async collect() {
+        this.set(await oldestTransaction());
+      },
+    });
+  }
   if (searchEncoder) {
     type EncoderFigure = Exclude<keyof NonNullable<ReturnType<typeof searchEncoder>>, 'ready'>;
     const counter = (name: string, help: string, figure: EncoderFigure) =>

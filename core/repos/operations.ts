@@ -72,6 +72,20 @@ export async function workerStates(db: Db, windowSeconds: number): Promise<Worke
 }
 
 /**
+ * The oldest open transaction in this database (another connection's; an idle `BEGIN` counts from its start), in
+ * seconds, 0 when none is open: while one stays open, vacuum cannot remove the rows deleted since it began, and the
+ * queue's SKIP LOCKED dequeue slows as dead job rows pile up (README, Performance: the queue under a long transaction).
+ */
+export async function oldestTransactionSeconds(db: Db): Promise<number> {
+  const { rows } = await db.raw(
+    `select coalesce(extract(epoch from now() - min(xact_start)), 0)::float8 as seconds
+       from pg_stat_activity
+      where datname = current_database() and pid <> pg_backend_pid() and xact_start is not null and backend_type = 'client backend'`,
+  );
+  return Math.max(0, Math.round(rows[0].seconds * 10) / 10);
+}
+
+/**
  * The queue by task: every task Graphile knows, with zeros when it has no job (so that a metric falls to 0 rather than
  * vanishing). The operator's page and the `toolshed_jobs_*` gauges (core/infra/metrics.ts) both read this.
  */
