@@ -115,3 +115,17 @@ test.serial('@picahq/ai: the 400 says what was found; with its key as `options`,
   const schema = await schemaOf('@fixtures/pica-tools/getAvailableActions');
   t.is(schema.properties.platform.type, 'string', JSON.stringify(schema));
 });
+
+test.serial('a discovered tool whose call answers success with a caught TypeError (`sandbox.exec is not a function`) is not imported healthy', async (t) => {
+  const res = await importWith(fixture('disguised-errors'));
+  t.is(res.status, 201, res.text);
+  const health = Object.fromEntries(res.body.data.tools.map((x: { name: string; healthStatus: string }) => [x.name, x.healthStatus]));
+  t.is(health.runCommand, 'BROKEN', JSON.stringify(health));
+  t.not(health.repeat, 'BROKEN', 'a tool that works is healthy');
+  t.not(health.lookup, 'BROKEN', 'a tool failing for want of its network is not judged by that');
+  const tool = await svc.request('GET', '/api/tools/@fixtures/disguised-errors/runCommand');
+  t.regex(tool.body.data.healthError, /error in its result: sandbox\.exec is not a function/, tool.text);
+  const run = await execute('@fixtures/disguised-errors/runCommand', { command: 'ls' });
+  t.is(run.body.error?.code, 'TOOL_UNAVAILABLE', 'a broken tool is not offered as working');
+  t.regex(run.body.error.message, /sandbox\.exec is not a function/);
+});

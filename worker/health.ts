@@ -40,10 +40,13 @@ export async function runHealthExample(
   if (!example) return null;
   const r = await sandbox.execute({ pkg, exportName, params: example.params, env: {}, timeoutMs: CHECK_TIMEOUT_MS, network, signal });
   switch (r.kind) {
-    case 'ok':
-      return example.expect === undefined || matchesExpectation(r.output, example.expect)
-        ? null
-        : `health example output ${JSON.stringify(r.output).slice(0, 200)} does not match the expected ${JSON.stringify(example.expect).slice(0, 200)}`;
+    case 'ok': {
+      if (example.expect !== undefined && !matchesExpectation(r.output, example.expect))
+        return `health example output ${JSON.stringify(r.output).slice(0, 200)} does not match the expected ${JSON.stringify(example.expect).slice(0, 200)}`;
+      // An example with no expectation passes unless its answer is an error in disguise.
+      const hidden = example.expect === undefined ? disguisedError(r.output) : null;
+      return hidden === null ? null : `health example answered success with an error in its result: ${hidden}`;
+    }
     case 'tool_error':
       return `health example threw: ${r.message}`;
     case 'timeout':
@@ -55,6 +58,85 @@ export async function runHealthExample(
     case 'sandbox_error':
       return `sandbox error: ${r.message}`;
   }
+}
+
+/**
+ * An answer that is an error in disguise: the call succeeded, but what the tool answered is the text of a JavaScript
+ * failure it caught itself (`sandbox.exec is not a function`, `Cannot read properties of undefined (reading 'x')`,
+ * `foo is not defined`, a TypeError or ReferenceError). The rule: the answer is such a text, or an object (or one of its
+ * `content` parts) whose `error`, `message`, `stderr` or `text` is. A failure of the world (no network, a refused key,
+ * an HTTP status) is not one: a tool may well answer so while it is checked without its network or key.
+ */
+const JS_FAILURE =
+  /\b(?:TypeError|ReferenceError|SyntaxError)\b|\bis not a (?:function|constructor)\b|\bis not defined\b|\bCannot (?:read|set) propert(?:y|ies) of (?:undefined|null)\b|\bCannot destructure property\b/;
+
+export function disguisedError(output: unknown): string | null {
+  const said = (v: unknown) => (typeof v === 'string' && JS_FAILURE.test(v) ? v.slice(0, 200) : null);
+  const fields = (o: unknown): string | null => {
+    if (o === null || typeof o !== 'object' || Array.isArray(o)) return null;
+    const r = o as Record<string, unknown>;
+    for (const k of ['error', 'message', 'stderr', 'text']) {
+      const hit = said(r[k]) ?? fields(k === 'error' ? r[k] : null);
+      if (hit) return hit;
+    }
+    return Array.isArray(r.content) ? (r.content.map(fields).find((x) => x !== null) ?? null) : null;
+  };
+  return said(output) ?? fields(output);
+}
+
+const SMOKE_TIMEOUT_MS = 10_000;
+
+/**
+ * An input that a JSON Schema accepts, made from its own words where it has them (const, enum, default, examples) and
+ * plain values otherwise: every required property, nothing optional.
+ */
+export function sampleInput(schema: unknown, depth = 0): unknown {
+  if (schema === null || typeof schema !== 'object' || depth > 6) return null;
+  const s = schema as Record<string, any>;
+  if ('const' in s) return s.const;
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
+  if ('default' in s) return s.default;
+  if (Array.isArray(s.examples) && s.examples.length > 0) return s.examples[0];
+  const branches = s.anyOf ?? s.oneOf;
+  if (Array.isArray(branches) && branches.length > 0) return sampleInput(branches.find((b) => b?.type !== 'null') ?? branches[0], depth + 1);
+  if (Array.isArray(s.allOf) && s.allOf.length > 0) return sampleInput(s.allOf[0], depth + 1);
+  const type = Array.isArray(s.type) ? s.type.find((t: unknown) => t !== 'null') : s.type;
+  switch (type ?? (s.properties ? 'object' : undefined)) {
+    case 'string': {
+      if (s.format === 'uri' || s.format === 'url') return 'https://example.com/';
+      if (s.format === 'email') return 'test@example.com';
+      if (s.format === 'date-time') return '2026-01-01T00:00:00Z';
+      if (s.format === 'date') return '2026-01-01';
+      return 'test'.padEnd(typeof s.minLength === 'number' ? Math.min(s.minLength, 1000) : 4, 't');
+    }
+    case 'integer':
+    case 'number':
+      return typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + 1 : 1;
+    case 'boolean':
+      return false;
+    case 'array':
+      return typeof s.minItems === 'number' && s.minItems > 0 ? Array.from({ length: Math.min(s.minItems, 10) }, () => sampleInput(s.items, depth + 1)) : [];
+    case 'object': {
+      const props = (s.properties ?? {}) as Record<string, unknown>;
+      const required: string[] = Array.isArray(s.required) ? s.required.filter((k: unknown) => typeof k === 'string') : [];
+      return Object.fromEntries(required.map((k) => [k, sampleInput(props[k] ?? {}, depth + 1)]));
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * At import, a tool found by discovery (it has no health example) is called once, without network and with
+ * placeholders for its variables, with an input its schema accepts (sampleInput). Only an answer that is an error in
+ * disguise (disguisedError) fails the check: a throw, a refusal of the input or a timeout says nothing of a tool
+ * called with made-up input.
+ */
+export async function runSmokeCall(sandbox: SandboxRunner, pkg: PackageRef, exportName: string, inputSchema: unknown): Promise<string | null> {
+  const r = await sandbox.execute({ pkg, exportName, params: sampleInput(inputSchema) ?? {}, env: {}, timeoutMs: SMOKE_TIMEOUT_MS, network: false });
+  if (r.kind !== 'ok') return null;
+  const hidden = disguisedError(r.output);
+  return hidden === null ? null : `a call answered success with an error in its result: ${hidden}`;
 }
 
 /** The load/describe part of a check, from a describe outcome. */

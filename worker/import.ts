@@ -20,7 +20,7 @@ import { scrubHostPaths } from '../core/text/host-paths.js';
 import { installPackage, InstallError } from '../sandbox/packages.js';
 import type { DescribedTool, PackageRef } from '../sandbox/types.js';
 import type { WorkerDeps } from './deps.js';
-import { describeFailure, recordHealth, runHealthExample } from './health.js';
+import { describeFailure, recordHealth, runHealthExample, runSmokeCall } from './health.js';
 
 const DESCRIBE_TIMEOUT_MS = 30_000;
 /** Discovery loads the whole module and examines every export (factories get 5 s each): a larger bound. */
@@ -151,14 +151,17 @@ export async function importPackage(
   // An older version's tools are not the tools rows' (those describe the latest): their health stays the latest's.
   if (!latest) return { ok: true, packageId, toolIds };
 
-  // Health at import: load + describe (above), then each declared example. A failure here makes the tool BROKEN.
+  // Health at import: load + describe (above), then each declared example; a discovered tool, which has none, is called
+  // once (health.ts runSmokeCall: only an error in disguise fails it). A failure here makes the tool BROKEN.
   for (const [i, t] of m.tools.entries()) {
     const started = performance.now();
     const error =
       loadError ??
-      (described.has(t.exportName)
-        ? await runHealthExample(deps.sandbox, pkgRef, t.exportName, t.healthExample ?? null, t.permissions?.network === true)
-        : `export '${t.exportName}' is missing or is not a tool`);
+      (!described.has(t.exportName)
+        ? `export '${t.exportName}' is missing or is not a tool`
+        : t.healthExample || !m.discover
+          ? await runHealthExample(deps.sandbox, pkgRef, t.exportName, t.healthExample ?? null, t.permissions?.network === true)
+          : await runSmokeCall(deps.sandbox, pkgRef, t.exportName, described.get(t.exportName)?.inputSchema));
     await recordHealth(deps.db, toolIds[i], { error, durationMs: performance.now() - started, atImport: true });
     await refreshQualityScore(deps.db, toolIds[i]);
   }
