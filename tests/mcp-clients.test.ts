@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { EXAMPLES_DIR, FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 
 const TEXT = '@toolshed-examples/text-tools';
@@ -37,7 +37,7 @@ test.after.always(() => svc?.close());
 /** What each row's test needs of a client, whichever SDK it is. */
 interface Connected {
   version: string | undefined;
-  listTools(params?: { cursor?: string }): Promise<{ tools: Tool[] }>;
+  listTools(params?: { cursor?: string }): Promise<{ tools: { name: string; inputSchema: unknown }[] }>;
   callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
   close(): Promise<void>;
 }
