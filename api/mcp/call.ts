@@ -18,6 +18,7 @@ import { isPlainObject } from '../../core/text/plain-object.js';
 import { ambiguityMessage, declaringPackages, envForTool, toolEnv } from '../../core/tools/tool-env.js';
 import { checkExecutable, waitForExecution } from '../../core/executions/executions.js';
 import { askForEnv, EnvDeclined, requiredEnvNames, type EnvElicitation } from './env-elicit.js';
+import { withProgress, type ProgressSink } from './progress.js';
 
 export interface CallContext {
   deps: AppDeps;
@@ -28,6 +29,13 @@ export interface CallContext {
   signal: AbortSignal;
   /** Set when the client can be asked for missing env the protocol's way (api/mcp/env-elicit.ts). */
   elicit?: EnvElicitation;
+  /** Set when the client sent a progressToken: an MCP server's progress goes there (api/mcp/progress.ts). */
+  progress?: ProgressSink;
+  /** The digest of this tools/call's JSON-RPC id, kept on its execution for notifications/cancelled (api/mcp/tasks.ts). */
+  mcpRequest?: string;
+  /** A task-augmented call (api/mcp/tasks.ts): queued and not waited for, the queued execution handed to onQueued. */
+  wait?: false;
+  onQueued?: (e: ExecutionRow) => void;
 }
 
 /** A refusal before anything was queued (400 invalid params, 422 BROKEN or missing env, 413) as a tool result. */
@@ -74,17 +82,28 @@ export async function callCollectionTool(
       if ('inputRequired' in asked) return asked.inputRequired as unknown as CallToolResult;
       execution = await waitForExecution(c.deps, asked.executionId, c.deps.config.EXECUTION_TIMEOUT_MS + WAIT_SLACK_MS, signal ?? c.deps.shutdown);
     } else {
-      execution = await runTool(
-        c.deps,
-        {
-          tool,
-          params: args ?? {},
-          env,
-          caller: c.caller,
-          origin: 'mcp',
-          limit: { client: c.client, maxActive: c.deps.config.MAX_ACTIVE_EXECUTIONS },
-        },
-        { signal: signal ?? c.deps.shutdown },
+      execution = await withProgress(c.deps.notifier, c.progress, tool, (p) =>
+        runTool(
+          c.deps,
+          {
+            tool,
+            params: args ?? {},
+            env,
+            caller: c.caller,
+            origin: 'mcp',
+            limit: { client: c.client, maxActive: c.deps.config.MAX_ACTIVE_EXECUTIONS },
+            ...p.request,
+            ...(c.mcpRequest ? { mcpRequest: c.mcpRequest } : {}),
+          },
+          {
+            signal: signal ?? c.deps.shutdown,
+            onQueued: (e) => {
+              p.onQueued?.(e);
+              c.onQueued?.(e);
+            },
+            ...(c.wait === false ? { wait: false } : {}),
+          },
+        ),
       );
     }
   } catch (err) {
@@ -97,6 +116,11 @@ export async function callCollectionTool(
     signal?.clear();
   }
   await c.deps.learning.use(c.caller?.userId, tool.id);
+  return renderCollectionCall(execution, tool);
+}
+
+/** A collection tool's execution as its tools/call result (also a 2025-11-25 task's, api/mcp/tasks.ts). */
+export function renderCollectionCall(execution: ExecutionRow, tool: ToolRow): CallToolResult {
   return tool.package_mcp ? asServerGaveIt(renderMcp(execution), execution, tool) : renderMcp(execution);
 }
 

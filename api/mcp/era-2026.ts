@@ -32,6 +32,19 @@ import { callCollectionTool, type CallContext } from './call.js';
 import { callMetaTool, metaTools, type McpMode } from './modes.js';
 import { ENV_INPUT_KEY, takesUrlElicitation2026, type EnvElicitation } from './env-elicit.js';
 import { originOf } from '../oauth/provider.js';
+import {
+  collectionOffer,
+  getPrompt,
+  listPrompts,
+  listResources,
+  listResourceTemplates,
+  needsOffer,
+  offerCapabilities,
+  readResource,
+  withIcons,
+} from './offer.js';
+import { progressSink, progressTokenOf } from './progress.js';
+import { mcpRequestKey } from './tasks.js';
 
 /**
  * How long a client may reuse a collection's `tools/list` (and `server/discover`) result, in milliseconds. Short: a
@@ -61,20 +74,44 @@ export async function isModernMcpRequest(ctx: Context): Promise<boolean> {
 }
 
 /** One collection as a 2026-era server: the same tools and calls as the 2025 era's. */
-function modernCollectionServer(deps: AppDeps, c: CollectionRow, call: Omit<CallContext, 'signal'>, mode: McpMode, origin: string): Server {
+async function modernCollectionServer(
+  deps: AppDeps,
+  c: CollectionRow,
+  call: Omit<CallContext, 'signal'>,
+  mode: McpMode,
+  origin: string,
+  method: unknown,
+): Promise<Server> {
   const cache = { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: c.is_public ? ('public' as const) : ('private' as const) };
+  let named: Promise<Map<string, ToolRow>> | undefined;
+  const tools = () => (named ??= collectionTools(deps, c).then(mcpToolNames));
+  // Its servers' resources, prompts and icons (api/mcp/offer.ts): read by the requests that answer from them.
+  const offer = needsOffer(method) ? await collectionOffer(deps, (await tools()).values()) : undefined;
   const server = new Server(
     { name: `toolshed:${c.owner_username}/${c.uid}`, title: c.name, version: versionOf(c.revision) },
     {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, ...(offer ? offerCapabilities(offer) : {}) },
       ...(c.description ? { instructions: c.description } : {}),
       cacheHints: { 'tools/list': cache, 'server/discover': cache },
     },
   );
-  let named: Promise<Map<string, ToolRow>> | undefined;
-  const tools = () => (named ??= collectionTools(deps, c).then(mcpToolNames));
   const listed = async (): Promise<Tool[]> =>
-    (mode === 'search' ? metaTools(await tools()) : [...(await tools())].map(([name, t]) => mcpTool(name, t))) as Tool[];
+    (mode === 'search' ? metaTools(await tools()) : [...(await tools())].map(([name, t]) => withIcons(mcpTool(name, t), t, offer))) as Tool[];
+  if (offer?.hasResources) {
+    server.setRequestHandler('resources/list', async () => listResources(offer) as never);
+    server.setRequestHandler('resources/templates/list', async () => listResourceTemplates(offer) as never);
+    server.setRequestHandler(
+      'resources/read',
+      async (req, extra) => (await readResource({ ...call, signal: extra.mcpReq.signal }, await tools(), offer, req.params.uri)) as never,
+    );
+  }
+  if (offer?.hasPrompts) {
+    server.setRequestHandler('prompts/list', async () => listPrompts(offer) as never);
+    server.setRequestHandler(
+      'prompts/get',
+      async (req, extra) => (await getPrompt({ ...call, signal: extra.mcpReq.signal }, await tools(), offer, req.params.name, req.params.arguments)) as never,
+    );
+  }
   server.setRequestHandler('tools/list', async (req) => {
     // The whole list is one page: no cursor was ever given, so any cursor is not one of ours.
     if (req.params?.cursor !== undefined)
@@ -97,7 +134,13 @@ function modernCollectionServer(deps: AppDeps, c: CollectionRow, call: Omit<Call
         }
       : undefined;
     const result = (await (mode === 'search' ? callMetaTool : callCollectionTool)(
-      { ...call, signal: extra.mcpReq.signal, elicit },
+      {
+        ...call,
+        signal: extra.mcpReq.signal,
+        elicit,
+        progress: progressSink(progressTokenOf(extra.mcpReq._meta), extra.mcpReq.notify as (n: never) => Promise<void>),
+        mcpRequest: mcpRequestKey(call, c.id, extra.mcpReq.id),
+      },
       await tools(),
       name,
       args,
@@ -119,10 +162,13 @@ export async function serveModernMcpRequest(ctx: Context, deps: AppDeps, c: Coll
   ctx.res.on('close', () => {
     if (!ctx.res.writableFinished) gone.abort();
   });
-  const handler = createMcpHandler(() => modernCollectionServer(deps, c, call, mode, originOf(ctx, deps)), {
-    legacy: 'reject',
-    onerror: (err) => deps.logger.debug({ err, reqId: ctx.state.requestId }, 'mcp 2026-07-28 request refused or failed'),
-  });
+  const handler = createMcpHandler(
+    () => modernCollectionServer(deps, c, call, mode, originOf(ctx, deps), (ctx.request.body as { method?: unknown } | undefined)?.method),
+    {
+      legacy: 'reject',
+      onerror: (err) => deps.logger.debug({ err, reqId: ctx.state.requestId }, 'mcp 2026-07-28 request refused or failed'),
+    },
+  );
   try {
     await writeResponse(ctx, deps, await handler.fetch(webRequest(ctx, gone.signal), { parsedBody: ctx.request.body }), gone.signal);
   } finally {

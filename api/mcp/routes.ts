@@ -8,7 +8,28 @@
 import type { Context } from 'koa';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  collectionOffer,
+  getPrompt,
+  listPrompts,
+  listResources,
+  listResourceTemplates,
+  needsOffer,
+  offerCapabilities,
+  readResource,
+  withIcons,
+} from './offer.js';
+import { asksForProgress, progressSink, progressTokenOf } from './progress.js';
+import { answerCancelledNotification, mcpRequestKey, serveTasks2025, servesTasks2025, TASKS_CAPABILITY_2025 } from './tasks.js';
 import type { AppDeps } from '../deps.js';
 import { callerOf } from '../middleware/auth.js';
 import { callerIdentity } from '../middleware/identity.js';
@@ -50,21 +71,61 @@ function modeOf(ctx: Context, c: CollectionRow): McpMode {
   throw errors.validation(`'mode' must be one of: ${MCP_MODES.join(', ')}`, [{ path: 'mode', message: `must be one of: ${MCP_MODES.join(', ')}` }]);
 }
 
-function createCollectionServer(deps: AppDeps, c: CollectionRow, call: Omit<CallContext, 'signal'>, mode: McpMode): Server {
+async function createCollectionServer(
+  deps: AppDeps,
+  c: CollectionRow,
+  call: Omit<CallContext, 'signal'>,
+  mode: McpMode,
+  method: unknown,
+  tasks = false,
+): Promise<Server> {
+  // Read once per HTTP request, and only by requests that need the tools.
+  let named: Promise<Map<string, ToolRow>> | undefined;
+  const tools = () => (named ??= collectionTools(deps, c).then(mcpToolNames));
+  // Its servers' resources, prompts and icons (api/mcp/offer.ts): read by the requests that answer from them.
+  const offer = needsOffer(method) ? await collectionOffer(deps, (await tools()).values()) : undefined;
   // The server's version is the collection's (its revision, as in the registry API).
   const server = new Server(
     { name: `toolshed:${c.owner_username}/${c.uid}`, title: c.name, version: versionOf(c.revision) },
-    { capabilities: { tools: { listChanged: false } }, ...(c.description ? { instructions: c.description } : {}) },
+    {
+      capabilities: { tools: { listChanged: false }, ...(offer ? offerCapabilities(offer) : {}), ...(tasks ? TASKS_CAPABILITY_2025 : {}) },
+      ...(c.description ? { instructions: c.description } : {}),
+    },
   );
-  // Read once per HTTP request, and only by requests that need the tools (initialize does not).
-  let named: Promise<Map<string, ToolRow>> | undefined;
-  const tools = () => (named ??= collectionTools(deps, c).then(mcpToolNames));
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: mode === 'search' ? metaTools(await tools()) : [...(await tools())].map(([name, t]) => mcpTool(name, t)),
-  }));
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra) =>
-    (mode === 'search' ? callMetaTool : callCollectionTool)({ ...call, signal: extra.signal }, await tools(), req.params.name, req.params.arguments),
-  );
+  // Icons are 2025-11-25's: served to clients of that version (and 2026-07-28's, era-2026.ts).
+  const icons = offer && call.headers['mcp-protocol-version'] === '2025-11-25' ? offer : undefined;
+  const listTools = async () => ({
+    tools: mode === 'search' ? metaTools(await tools()) : [...(await tools())].map(([name, t]) => withIcons(mcpTool(name, t), t, icons)),
+  });
+  const callTool: Parameters<typeof server.setRequestHandler<typeof CallToolRequestSchema>>[1] = async (req, extra) =>
+    (mode === 'search' ? callMetaTool : callCollectionTool)(
+      {
+        ...call,
+        signal: extra.signal,
+        progress: progressSink(progressTokenOf(req.params._meta), extra.sendNotification),
+        mcpRequest: mcpRequestKey(call, c.id, extra.requestId),
+      },
+      await tools(),
+      req.params.name,
+      req.params.arguments,
+    );
+  server.setRequestHandler(ListToolsRequestSchema, listTools);
+  server.setRequestHandler(CallToolRequestSchema, callTool);
+  // 2025-11-25 tasks (api/mcp/tasks.ts): the same two handlers, a call with `task` answered with the execution as a task.
+  if (tasks) serveTasks2025(server, { call, collection: c, tools, plainCall: callTool as never, plainList: listTools as never });
+  if (offer?.hasResources) {
+    server.setRequestHandler(ListResourcesRequestSchema, async () => listResources(offer));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => listResourceTemplates(offer));
+    server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) =>
+      readResource({ ...call, signal: extra.signal }, await tools(), offer, req.params.uri),
+    );
+  }
+  if (offer?.hasPrompts) {
+    server.setRequestHandler(ListPromptsRequestSchema, async () => listPrompts(offer));
+    server.setRequestHandler(GetPromptRequestSchema, async (req, extra) =>
+      getPrompt({ ...call, signal: extra.signal }, await tools(), offer, req.params.name, req.params.arguments),
+    );
+  }
   return server;
 }
 
@@ -95,26 +156,32 @@ export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void
     'X-Tool-Env-* headers',
   );
   const c = await loadMcpCollection(ctx, deps);
+  // notifications/cancelled (either era) cancels the execution of the tools/call it names (api/mcp/tasks.ts).
+  if (await answerCancelledNotification(ctx, deps, c, { client: callerIdentity(ctx), caller: callerOf(ctx) })) return;
   // A 2026-07-28 request (its `_meta` envelope or header) is served by the 2.x SDK (api/mcp/era-2026.ts).
   if (await isModernMcpRequest(ctx)) {
     return serveModernMcpRequest(ctx, deps, c, { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers }, modeOf(ctx, c));
   }
-  const invalid = invalidParams(ctx.request.body) ?? cursorOrTask(ctx.request.body);
+  const tasks = servesTasks2025(ctx.req.headers, ctx.request.body, modeOf(ctx, c));
+  const invalid = invalidParams(ctx.request.body) ?? cursorOrTask(ctx.request.body, tasks);
   if (invalid) {
     ctx.body = invalid;
     return;
   }
   // A 2025-11-25 client that declared URL elicitation is asked for missing env that way (api/mcp/env-elicit.ts).
   const elicit = takesUrlElicitation2025(ctx.req.headers) ? { era: '2025-11-25' as const, origin: originOf(ctx, deps), collection: c } : undefined;
-  const server = createCollectionServer(
+  const server = await createCollectionServer(
     deps,
     c,
     { deps, caller: callerOf(ctx), client: callerIdentity(ctx), headers: ctx.req.headers, elicit },
     modeOf(ctx, c),
+    (ctx.request.body as { method?: unknown } | undefined)?.method,
+    tasks,
   );
   const session = withUrlElicitation(ctx.request.body);
   if (session) ctx.res.setHeader('Mcp-Session-Id', session);
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  // A tools/call that asks for progress is answered as an SSE stream, its progress notifications before the result.
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(ctx.request.body) });
   // Closing the server aborts the signal of a tools/call still waiting, when the client goes away.
   ctx.res.on('close', () => void server.close());
   await server.connect(transport);
@@ -132,12 +199,13 @@ export async function serveMcpRequest(ctx: Context, deps: AppDeps): Promise<void
 
 /**
  * `tools/list` is one page (a collection's tools fit): no cursor was ever given out, so any cursor is bogus, -32602 as
- * the specification says. A 2025-11-25 `task` on `tools/call` (task-augmented execution, which this endpoint does not
- * offer) is dropped, and the call served as a plain one: the SDK would answer it -32603.
+ * the specification says. A 2025-11-25 `task` on `tools/call` is served as a task where tasks are (`servesTasks`:
+ * a 2025-11-25 client in `all` mode, api/mcp/tasks.ts); elsewhere it is dropped, and the call served as a plain one (the
+ * SDK would answer it -32603).
  */
-function cursorOrTask(body: unknown): object | undefined {
+function cursorOrTask(body: unknown, servesTasks: boolean): object | undefined {
   const msg = body as { method?: unknown; id?: unknown; params?: Record<string, unknown> };
-  if (msg?.method === 'tools/call' && msg.params && typeof msg.params === 'object' && 'task' in msg.params) delete msg.params.task;
+  if (!servesTasks && msg?.method === 'tools/call' && msg.params && typeof msg.params === 'object' && 'task' in msg.params) delete msg.params.task;
   if (msg?.method !== 'tools/list' || msg.id === undefined || msg.params?.cursor === undefined) return undefined;
   return {
     jsonrpc: '2.0',

@@ -17,6 +17,7 @@ import { jobTrace } from '../infra/tracing.js';
 import { findExecution, insertExecutionWithJob, insertExecutionWithJobCapped, isFinalExecution, type ExecutionRow } from '../repos/executions.js';
 import type { ToolRow } from '../repos/tools.js';
 import type { Caller } from '../types.js';
+import type { McpServerOp } from '../packages/mcp-offer.js';
 
 /** How long an enqueue keeps trying through a database restart before the caller gets a 503. */
 const ENQUEUE_RETRY_MS = 10_000;
@@ -32,10 +33,17 @@ export interface ExecutionRequest {
    * over that, a 429. Unset for calls whose number is bounded elsewhere (an agent's or a scenario run's steps).
    */
   limit?: { client: string; maxActive: number };
+  /**
+   * An imported MCP server's request other than the tool's call (`resources/read`, `prompts/get`; params are its
+   * params, not the tool's input), and whether the caller wants its progress (core/executions/progress.ts).
+   */
+  mcp?: { op?: McpServerOp; progress?: boolean };
+  /** The digest of the MCP tools/call that queues it, for a notifications/cancelled naming that call (api/mcp/tasks.ts). */
+  mcpRequest?: string;
 }
 
 /** Throws the contract's 422/400 when the call cannot run; returns nothing otherwise. */
-export function checkExecutable(tool: ToolRow, params: unknown, env: Record<string, string>): void {
+export function checkExecutable(tool: ToolRow, params: unknown, env: Record<string, string>, skipParams = false): void {
   if (tool.health_status === 'BROKEN') {
     throw errors.toolUnavailable(`Tool '${tool.package_name}/${tool.name}' is BROKEN: ${tool.health_error ?? 'failed its health check'}`);
   }
@@ -43,13 +51,14 @@ export function checkExecutable(tool: ToolRow, params: unknown, env: Record<stri
     .filter((v) => v.required && v.default === undefined && !(v.name in env))
     .map((v) => v.name);
   if (missing.length > 0) throw errors.toolUnavailable(`Missing required env: ${missing.join(', ')}`);
-  const details = validateAgainstSchema(tool.input_schema, params);
+  const details = skipParams ? [] : validateAgainstSchema(tool.input_schema, params);
   if (details.length > 0) throw errors.validation(`Invalid params: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details);
 }
 
 export async function enqueueExecution(db: Knex, secretsKey: string, req: ExecutionRequest): Promise<ExecutionRow> {
   assertEnvBounds(Object.entries(req.env), 'env');
-  checkExecutable(req.tool, req.params, req.env);
+  // A resources/read or prompts/get is not the tool's input: only its health and env are checked.
+  checkExecutable(req.tool, req.mcp?.op ? {} : req.params, req.env, req.mcp?.op !== undefined);
   const env = withDeclaredDefaults(req.tool, req.env);
   const sealedEnv = Object.keys(env).length ? sealJson(secretsKey, env) : undefined;
   // The id is chosen here, once, so that the enqueue can be repeated after a database blip: a try whose COMMIT
@@ -64,9 +73,11 @@ export async function enqueueExecution(db: Knex, secretsKey: string, req: Execut
     apiKeyId: req.caller?.keyId,
     origin: req.origin,
     params: req.params,
+    ...(req.mcpRequest ? { mcpRequest: req.mcpRequest } : {}),
   };
   const trace = jobTrace();
-  const payload = (executionId: string) => ({ executionId, ...(sealedEnv ? { sealedEnv } : {}), ...trace });
+  const mcp = { ...(req.mcp?.op ? { op: req.mcp.op } : {}), ...(req.mcp?.progress ? { progress: true } : {}) };
+  const payload = (executionId: string) => ({ executionId, ...(sealedEnv ? { sealedEnv } : {}), ...trace, ...mcp });
   const limit = req.limit;
   let retried = false;
   const inserted = await withDbRetry(async () => {

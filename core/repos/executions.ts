@@ -32,6 +32,8 @@ export interface ExecutionRow {
   completed_at: Date | null;
   /** Set when retention emptied its params and result (core/repos/retention.ts): its poll answers 410. */
   purged_at?: Date | null;
+  /** Who it counts against (`user:<id>` or `ip:<bucket>`), when queued under a limit (REST and MCP calls). */
+  caller?: string | null;
   /** Set when a cancel reached it while running: the worker holding it stops it (core/executions/cancel.ts). */
   cancel_requested_at?: Date | null;
   /** The digest of the MCP tools/call that queued it, which a notifications/cancelled names (api/mcp/cancel.ts). */
