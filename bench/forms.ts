@@ -46,7 +46,8 @@ const PACKAGES: { name: string; version: string; outside: string; body?: Record<
   {
     name: '@posthog/agent-toolkit',
     version: '0.2.4',
-    outside: 'await new (await sub("integrations/ai-sdk")).PostHogAgentToolkit({ posthogPersonalApiKey: "phx_x", posthogApiBaseUrl: "https://us.posthog.com" }).getTools()',
+    outside:
+      'await new (await sub("integrations/ai-sdk")).PostHogAgentToolkit({ posthogPersonalApiKey: "phx_x", posthogApiBaseUrl: "https://us.posthog.com" }).getTools()',
     body: {
       entry: './integrations/ai-sdk',
       options: [{ posthogPersonalApiKey: variable('POSTHOG_PERSONAL_API_KEY'), posthogApiBaseUrl: 'https://us.posthog.com' }],
