@@ -14,6 +14,16 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { lastLines, redact, type ExitEnd, type GuestPipe } from './guest-channel.js';
 import type { DescribedTool, DescribeOutcome, ExecuteOutcome } from './types.js';
 import { isPlainObject } from '../core/text/plain-object.js';
+import {
+  cleanIcons,
+  cleanPrompts,
+  cleanResources,
+  cleanResourceTemplates,
+  MCP_OFFER_LIMITS,
+  type McpOffer,
+  type McpServerOp,
+} from '../core/packages/mcp-offer.js';
+import { progressOf, type Progress } from '../core/executions/progress.js';
 
 /** What an MCP server may send and list. A real server lists 118 tools with ~300 KB of schemas: these fit it. */
 export const MCP_LIMITS = {
@@ -47,6 +57,8 @@ const HEAD_CHARS = 2048;
 export interface McpTool extends DescribedTool {
   title?: string;
   annotations?: Record<string, unknown>;
+  /** Its icons as we serve them (core/packages/mcp-offer.ts cleanIcons). */
+  icons?: McpOffer['icons'];
 }
 
 /** Why the session was cut short by us (a limit), if it was. */
@@ -239,6 +251,7 @@ const schemaSize = (s: unknown) => (s === undefined ? 0 : Buffer.byteLength(JSON
 export async function listServerTools(pipe: GuestPipe, timeoutMs: number): Promise<DescribeOutcome & { tools?: McpTool[] }> {
   const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
+  let offer: McpOffer | undefined;
   const r = await session(pipe, timeoutMs, async (client) => {
     if (!client.getServerCapabilities()?.tools) throw new ServerProblem('the MCP server offers no tools (no `tools` capability)');
     const tools: McpTool[] = [];
@@ -258,10 +271,57 @@ export async function listServerTools(pipe: GuestPipe, timeoutMs: number): Promi
       if (names.has(t.exportName)) throw new ServerProblem(`the MCP server lists the tool '${t.exportName}' twice`);
       names.add(t.exportName);
     }
+    offer = await listServerOffer(client, tools, Math.max(1, timeoutMs - (performance.now() - started)));
     return tools;
   });
   if (r.kind === 'failed') return { kind: 'load_error', message: r.message, ...(r.printed ? { printed: r.printed } : {}), durationMs: durationMs() };
-  return { kind: 'ok', tools: r.value, missing: [], durationMs: durationMs() };
+  return { kind: 'ok', tools: r.value, missing: [], durationMs: durationMs(), ...(offer ? { mcpOffer: offer } : {}) };
+}
+
+const LENIENT_PAGE = (key: string) => z.looseObject({ [key]: z.array(z.unknown()), nextCursor: z.string().optional() });
+
+/** Every page of one list (resources/list, resources/templates/list, prompts/list), bounded; what failed is empty. */
+async function listAll(client: Client, method: string, key: string, timeoutMs: number): Promise<unknown[]> {
+  const items: unknown[] = [];
+  let cursor: string | undefined;
+  try {
+    for (let page = 0; page < MCP_LIMITS.maxPages && items.length < MCP_OFFER_LIMITS.maxItems; page++) {
+      const res = (await client.request({ method, params: cursor === undefined ? {} : { cursor } } as never, LENIENT_PAGE(key), {
+        timeout: timeoutMs,
+      })) as Record<string, unknown> & { nextCursor?: string };
+      items.push(...(res[key] as unknown[]));
+      if (!res.nextCursor) break;
+      cursor = res.nextCursor;
+    }
+  } catch {
+    // A server that lists its tools but fails a list it advertises still has its tools: this list is left out.
+  }
+  return items.slice(0, MCP_OFFER_LIMITS.maxItems);
+}
+
+/**
+ * What the server offers besides tools (core/packages/mcp-offer.ts), on the session that listed them: its icons and
+ * its tools' (as `serverInfo.icons` and each tool's `icons`), and, where it advertises them, its resources, resource
+ * templates and prompts. Each list is optional: one that fails or holds nothing usable is left out.
+ */
+export async function listServerOffer(client: Client, tools: McpTool[], timeoutMs: number): Promise<McpOffer | undefined> {
+  const caps = client.getServerCapabilities() ?? {};
+  const offer: McpOffer = {};
+  const icons = cleanIcons((client.getServerVersion() as { icons?: unknown } | undefined)?.icons);
+  if (icons) offer.icons = icons;
+  const toolIcons = Object.fromEntries(tools.flatMap((t) => (t.icons ? [[t.exportName, t.icons]] : [])));
+  if (Object.keys(toolIcons).length > 0) offer.toolIcons = toolIcons;
+  if (caps.resources) {
+    const resources = cleanResources(await listAll(client, 'resources/list', 'resources', timeoutMs));
+    if (resources.length > 0) offer.resources = resources;
+    const templates = cleanResourceTemplates(await listAll(client, 'resources/templates/list', 'resourceTemplates', timeoutMs));
+    if (templates.length > 0) offer.resourceTemplates = templates;
+  }
+  if (caps.prompts) {
+    const prompts = cleanPrompts(await listAll(client, 'prompts/list', 'prompts', timeoutMs));
+    if (prompts.length > 0) offer.prompts = prompts;
+  }
+  return Object.keys(offer).length > 0 ? offer : undefined;
 }
 
 class ServerProblem extends Error {}
@@ -280,6 +340,7 @@ const LENIENT_TOOLS_LIST = z.looseObject({
       inputSchema: z.unknown(),
       outputSchema: z.unknown().optional(),
       annotations: z.unknown().optional(),
+      icons: z.unknown().optional(),
     }),
   ),
   nextCursor: z.string().optional(),
@@ -299,7 +360,15 @@ function objectSchema(tool: string, what: 'input' | 'output', schema: unknown): 
   return schema;
 }
 
-function toMcpTool(t: { name: string; title?: string; description?: string; inputSchema: unknown; outputSchema?: unknown; annotations?: unknown }): McpTool {
+function toMcpTool(t: {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: unknown;
+  outputSchema?: unknown;
+  annotations?: unknown;
+  icons?: unknown;
+}): McpTool {
   if (t.name.length === 0 || t.name.length > MCP_LIMITS.maxNameChars || !/^[\w.-]+$/.test(t.name)) {
     throw new ServerProblem(`the MCP server lists a tool named '${t.name.slice(0, 140)}': names are 1–128 of A–Z a–z 0–9 _ - .`);
   }
@@ -319,32 +388,92 @@ function toMcpTool(t: { name: string; title?: string; description?: string; inpu
     ...(t.outputSchema !== undefined && t.outputSchema !== null ? { outputSchema: objectSchema(t.name, 'output', t.outputSchema) } : {}),
     ...(t.title ? { title: t.title } : {}),
     ...(t.annotations && typeof t.annotations === 'object' ? { annotations: t.annotations as Record<string, unknown> } : {}),
+    ...(cleanIcons(t.icons) ? { icons: cleanIcons(t.icons) } : {}),
   };
 }
 
 /** `initialize`, then one `tools/call`; the outcome as for every tool. */
-export async function callServerTool(pipe: GuestPipe, name: string, params: unknown, env: Record<string, string>, timeoutMs: number): Promise<ExecuteOutcome> {
+export async function callServerTool(
+  pipe: GuestPipe,
+  name: string,
+  params: unknown,
+  env: Record<string, string>,
+  timeoutMs: number,
+  o: CallOptions = {},
+): Promise<ExecuteOutcome> {
   const started = performance.now();
   const s = await openSession(pipe, timeoutMs);
   if ('failed' in s) return failedCall(s.failed, env, Math.round(performance.now() - started));
   try {
     const remaining = Math.max(1, timeoutMs - (performance.now() - started));
-    const o = await callOnSession(s, name, params, env, remaining);
-    return { ...o, durationMs: Math.round(performance.now() - started) };
+    const r = await callOnSession(s, name, params, env, remaining, o);
+    return { ...r, durationMs: Math.round(performance.now() - started) };
   } finally {
     await s.close();
   }
 }
 
+/** How one call is made: another request than tools/call, and where its progress goes (types.ts ExecuteRequest). */
+export interface CallOptions {
+  op?: McpServerOp;
+  onProgress?: (p: Progress) => void;
+}
+
+/**
+ * `resources/read` or `prompts/get` on a connected session: the server's result as it is (its `_meta` left out), as
+ * the execution's output; a refusal (an unknown URI or prompt, bad arguments) is the tool's error, with its message.
+ */
+async function serverRequest(s: McpSession, op: McpServerOp, params: unknown, env: Record<string, string>, timeoutMs: number): Promise<ExecuteOutcome> {
+  const started = performance.now();
+  const durationMs = () => Math.round(performance.now() - started);
+  const p = isPlainObject(params) ? params : {};
+  let res: Record<string, unknown>;
+  try {
+    const options = { timeout: timeoutMs, maxTotalTimeout: timeoutMs };
+    res =
+      op === 'resources/read'
+        ? await s.client.readResource({ uri: String(p.uri ?? '') }, options)
+        : await s.client.getPrompt(
+            { name: String(p.name ?? ''), ...(isPlainObject(p.arguments) ? { arguments: p.arguments as Record<string, string> } : {}) },
+            options,
+          );
+  } catch (err) {
+    return failedCall(await s.explain(err), env, durationMs());
+  }
+  const { _meta: _, ...output } = res;
+  if (schemaSize(output) > MCP_LIMITS.maxOutputBytes) return { kind: 'output_too_large', durationMs: durationMs() };
+  return { kind: 'ok', output, durationMs: durationMs() };
+}
+
 /** One `tools/call` on a connected session (a warm server's, or one just started); the outcome as for every tool. */
-export async function callOnSession(s: McpSession, name: string, params: unknown, env: Record<string, string>, timeoutMs: number): Promise<ExecuteOutcome> {
+export async function callOnSession(
+  s: McpSession,
+  name: string,
+  params: unknown,
+  env: Record<string, string>,
+  timeoutMs: number,
+  o: CallOptions = {},
+): Promise<ExecuteOutcome> {
+  s.resetBudgets();
+  if (o.op) return serverRequest(s, o.op, params, env, timeoutMs);
   const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
   const args = params && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
-  s.resetBudgets();
   let res: { content?: unknown[]; structuredContent?: unknown; isError?: boolean };
+  // Progress is asked of the server (a progressToken) only when the caller asked for it.
+  const onProgress = o.onProgress;
+  const onprogress = onProgress
+    ? (n: { progress?: unknown; total?: unknown; message?: unknown }) => {
+        const p = progressOf(n);
+        if (p) onProgress(p);
+      }
+    : undefined;
   try {
-    res = (await s.client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, maxTotalTimeout: timeoutMs })) as typeof res;
+    res = (await s.client.callTool({ name, arguments: args }, undefined, {
+      timeout: timeoutMs,
+      maxTotalTimeout: timeoutMs,
+      ...(onprogress ? { onprogress } : {}),
+    })) as typeof res;
   } catch (err) {
     return failedCall(await s.explain(err), env, durationMs());
   }

@@ -5,7 +5,7 @@
  */
 import { executionLimit, lastLines, type ExitEnd, type GuestPipe } from './guest-channel.js';
 import { callServerTool, listServerTools } from './mcp-client.js';
-import type { DescribeOutcome, ExecuteOutcome, McpLaunch } from './types.js';
+import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, McpLaunch } from './types.js';
 
 export type OpenPipe = () => Promise<GuestPipe | ExitEnd | Error>;
 
@@ -52,11 +52,16 @@ export async function describeMcp(open: OpenPipe, timeoutMs: number, exportNames
 
 export async function executeMcp(
   open: OpenPipe,
-  req: { exportName: string; params: unknown; env: Record<string, string>; timeoutMs: number; signal?: AbortSignal },
+  req: { exportName: string; params: unknown; env: Record<string, string>; timeoutMs: number; signal?: AbortSignal } & Pick<
+    ExecuteRequest,
+    'mcpOp' | 'onProgress'
+  >,
 ): Promise<ExecuteOutcome> {
   const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
-  const r = await bounded(open, req.timeoutMs, req.signal, (pipe) => callServerTool(pipe, req.exportName, req.params, req.env, req.timeoutMs));
+  const r = await bounded(open, req.timeoutMs, req.signal, (pipe) =>
+    callServerTool(pipe, req.exportName, req.params, req.env, req.timeoutMs, { op: req.mcpOp, onProgress: req.onProgress }),
+  );
   if (r === 'timeout') return { kind: 'timeout', durationMs: durationMs() };
   if (r === 'aborted') return { kind: 'sandbox_error', message: 'aborted', durationMs: durationMs() };
   if ('error' in r) return { kind: 'sandbox_error', message: r.error!, durationMs: durationMs() };

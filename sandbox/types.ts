@@ -3,6 +3,9 @@
  * child process for machines without gVisor (loudly warned).
  */
 
+import type { McpOffer, McpServerOp } from '../core/packages/mcp-offer.js';
+import type { Progress } from '../core/executions/progress.js';
+
 /** Where a package is installed (content-addressed by name@version), and which module to load. */
 export interface PackageRef {
   name: string;
@@ -89,6 +92,8 @@ export type DescribeOutcome =
       notes?: string[];
       /** Discovery: credential-like env names the package read while loading (they got placeholders). */
       envRead?: string[];
+      /** An MCP server: what it offers besides tools (icons, resources, prompts; sandbox/mcp-client.ts listServerOffer). */
+      mcpOffer?: McpOffer;
     }
   /**
    * `printed`: what an MCP server that exited without speaking MCP wrote to stdout first (a usage text naming a
@@ -114,6 +119,10 @@ export interface ExecuteRequest {
    * runs in a sandbox without network, whatever the runner's mode.
    */
   network?: boolean;
+  /** An MCP server: `resources/read` or `prompts/get` (params are its params) instead of `tools/call`. */
+  mcpOp?: McpServerOp;
+  /** An MCP server: asked for progress, each `notifications/progress` it sends for the call (checked, unthrottled). */
+  onProgress?: (p: Progress) => void;
 }
 
 /** The closed union of what one execution can end as. */

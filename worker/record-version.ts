@@ -11,6 +11,7 @@
  * (CONFLICT); from the same bytes nothing changes.
  */
 import { compareVersions, type Compatibility } from '../core/packages/compatibility.js';
+import { readAbout } from '../core/packages/about.js';
 import type { Manifest } from '../core/packages/manifest.js';
 import { heldVersionFor } from '../core/packages/versions.js';
 import { listFollowingEntries, setHeldVersion } from '../core/repos/collections.js';
@@ -32,6 +33,8 @@ import { setCompatibility } from '../core/repos/published-packages.js';
 import { refreshToolRisks } from '../core/repos/tool-risks.js';
 import type { Db } from '../core/infra/db.js';
 import type { McpListing } from '../core/packages/mcp-server.js';
+import type { McpOffer } from '../core/packages/mcp-offer.js';
+import { saveMcpOffer } from '../core/repos/mcp-offers.js';
 import type { InstalledPackage } from '../sandbox/packages.js';
 import type { ImportResult } from './import.js';
 
@@ -49,6 +52,8 @@ export interface ImportRecord {
   snapshot: VersionTool[];
   /** An MCP server's tools/list as seen at import (what its health checks compare the next one with). */
   mcpListing?: McpListing;
+  /** What an MCP server offers besides tools (icons, resources, prompts), recorded with the version. */
+  mcpOffer?: McpOffer;
 }
 
 export type Recorded = { ok: true; packageId: string; toolIds: string[]; latest: boolean };
@@ -121,6 +126,8 @@ async function answerRecorded(db: Db, v: PackageVersionRow, installed: Installed
 
 async function recordNew(trx: Db, r: ImportRecord, owner: PackageOwner | undefined): Promise<Recorded> {
   const m = r.manifest;
+  // Its README, licence and repository, as the installed package says them (a failure to read is only their absence).
+  const about = await readAbout(r.installed.dir, r.installed.packageJson).catch(() => null);
   const version: Omit<NewPackageVersion, 'compatibility' | 'package_id'> = {
     version: m.version,
     source: r.source,
@@ -131,10 +138,12 @@ async function recordNew(trx: Db, r: ImportRecord, owner: PackageOwner | undefin
     tools: r.snapshot,
     import_error: r.importError,
     published_by: r.publishedBy,
+    about,
   };
   // The latest version is the highest recorded (by semver), not the last: an older one is only recorded.
   if (owner && compareVersionsDesc(m.version, owner.version) > 0) {
     await recordVersion(trx, { ...version, package_id: owner.id }, undefined);
+    if (r.mcpOffer) await saveMcpOffer(trx, owner.id, m.version, r.mcpOffer);
     return { ok: true, packageId: owner.id, toolIds: await toolIdsByName(trx, owner.id, r.snapshot), latest: false };
   }
   const pkg = await upsertPackage(trx, m, {
@@ -162,6 +171,7 @@ async function recordNew(trx: Db, r: ImportRecord, owner: PackageOwner | undefin
   // Compared with the version below it; collections following the latest move (or are held, when it needs review).
   await setCompatibility(trx, pkg.id, await recordVersion(trx, { ...version, package_id: pkg.id }, owner?.version));
   if (r.mcpListing) await saveMcpListing(trx, pkg.id, r.mcpListing);
+  if (r.mcpOffer) await saveMcpOffer(trx, pkg.id, m.version, r.mcpOffer);
   await markRemovedTools(
     trx,
     pkg.id,

@@ -15,6 +15,8 @@ import type { PackageRef } from '../sandbox/types.js';
 import type { WorkerDeps } from './deps.js';
 import { mapOutcome, type OutcomeMapping } from './outcomes.js';
 import { inSpan, SpanStatusCode } from '../core/infra/tracing.js';
+import type { McpServerOp } from '../core/packages/mcp-offer.js';
+import type { Progress } from '../core/executions/progress.js';
 
 /** How long a finished execution waits for the database to come back before its outcome is given up. */
 export const FINISH_RETRY_MS = 120_000;
@@ -28,6 +30,10 @@ export interface SandboxRun {
   /** SANDBOX_REUSE=caller-package: the session a sandbox may be kept for. */
   reuseKey?: string;
   signal?: AbortSignal;
+  /** An imported MCP server's resources/read or prompts/get instead of the tool's call. */
+  mcpOp?: McpServerOp;
+  /** The caller asked for progress: the server's notifications/progress (core/executions/progress.ts). */
+  onProgress?: (p: Progress) => void;
 }
 
 export interface SandboxResult {
@@ -81,6 +87,8 @@ async function callSandbox(deps: WorkerDeps, r: SandboxRun): Promise<SandboxResu
     timeoutMs,
     signal: r.signal,
     reuseKey: r.reuseKey,
+    ...(r.mcpOp ? { mcpOp: r.mcpOp } : {}),
+    ...(r.onProgress ? { onProgress: r.onProgress } : {}),
   });
   deps.metrics?.sandboxExecution(outcome.kind);
   return { mapped: mapOutcome(outcome, timeoutMs, offline), durationMs: Math.round(outcome.durationMs), kind: outcome.kind };
@@ -94,7 +102,7 @@ export async function finishRun(
   deps: WorkerDeps,
   executionId: string,
   r: SandboxResult,
-  o: { env: Record<string, string>; attempt?: number },
+  o: { env: Record<string, string>; attempt?: number; uncounted?: boolean },
 ): Promise<Pick<ExecutionRow, 'id' | 'status' | 'result' | 'error' | 'execution_time_ms'>> {
   const { mapped } = r;
   const ok = mapped.status === 'succeeded';
@@ -108,9 +116,14 @@ export async function finishRun(
       result,
       error,
       executionTimeMs: r.durationMs,
-      countAs: ok
-        ? { kind: 'execution_succeeded', weight: TRENDING_WEIGHTS.executionSucceeded }
-        : { kind: 'execution_failed', weight: TRENDING_WEIGHTS.executionFailed },
+      // A resources/read or prompts/get is not a call of the tool it ran under: not counted as one.
+      ...(o.uncounted
+        ? {}
+        : {
+            countAs: ok
+              ? ({ kind: 'execution_succeeded', weight: TRENDING_WEIGHTS.executionSucceeded } as const)
+              : ({ kind: 'execution_failed', weight: TRENDING_WEIGHTS.executionFailed } as const),
+          }),
     });
   await withDbRetry(finish, FINISH_RETRY_MS, (err) => deps.logger.warn({ executionId, err: err.message }, 'database unreachable; retrying the finish'));
   deps.metrics?.executionFinished(mapped.status, error?.code);

@@ -39,6 +39,20 @@ export const toolListItemSchema = z.object({
 });
 
 export const toolDetailSchema = toolListItemSchema.extend({
+  icons: z
+    .array(
+      z.object({
+        src: z.string(),
+        mimeType: z.string().optional(),
+        sizes: z.array(z.string()).optional(),
+        theme: z.enum(['light', 'dark']).optional(),
+      }),
+    )
+    .optional()
+    .meta({
+      description:
+        "An imported MCP server's tool: its icons (MCP 2025-11-25 `icons`; its server's when it has none of its own), https or data: PNG/JPEG/SVG/WebP only, as recorded at import; absent otherwise. Beyond the contract (docs/mcp.md)",
+    }),
   risks: riskList.meta({ description: 'Hidden instructions found in its descriptions at import (docs/security.md); [] when none or cleared by the admin' }),
   slug: z.string().meta({ description: '`<package>/<tool>`' }),
   toolId: z.string().meta({ description: '`<package>::<tool>`' }),

@@ -16,10 +16,11 @@ import { trendingScores } from '../../core/repos/feedback.js';
 import { listToolIds } from '../../core/repos/tool-list.js';
 import { sevenDayTotals } from './tool-reliability.js';
 import { type CallTotals, successRate } from '../../core/repos/tool-stats.js';
-import { GOOD_MATCH, coverageOf } from '../../core/search/match.js';
+import { GOOD_MATCH, MATCH_KINDS, byMatch, matchOf } from '../../core/search/match.js';
 import { riskyLast } from '../../core/search/risky-last.js';
 import { servedRisks } from '../../core/repos/tool-risks.js';
 import type { ToolRow } from '../../core/repos/tools.js';
+import { toolIconsOf } from '../../core/repos/mcp-offers.js';
 import type { AppDeps } from '../deps.js';
 
 // ---- response schemas ----
@@ -140,6 +141,10 @@ export const toolOperations: Operation[] = [
                 description:
                   "Share (0–1) of the query's words (stop words dropped, stemmed, synonyms counted) found in the tool's name, description or parameters",
               }),
+              matchKind: z.enum(MATCH_KINDS).meta({
+                description:
+                  "Why it is in the results: 'words', its name, description or parameters have at least one of the query's words; 'synonyms', only synonyms of them; 'related', none (reached through its package's name or category, a misspelling, a word being typed, or closeness of meaning). A page lists 'words' first, then 'synonyms', then 'related', each in the engine's order (docs/search.md)",
+              }),
               reliability: reliabilitySchema,
             }),
           ),
@@ -154,8 +159,12 @@ export const toolOperations: Operation[] = [
       deps.learning.search(callerOf(ctx)?.userId, query.q);
       const result = await deps.search.search({ q: query.q, category: query.category, limit: query.limit });
       const ids = result.hits.map((h) => h.id);
+      const match = matchOf(query.q);
       const tools = riskyLast(
-        inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN'),
+        byMatch(
+          inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN'),
+          match,
+        ),
         (t) => servedRisks(t).length > 0,
       );
       const rewritten = result.rewrittenQuery === undefined ? {} : { rewrittenQuery: result.rewrittenQuery };
@@ -173,8 +182,10 @@ export const toolOperations: Operation[] = [
         answers.set(key, kept);
         return kept.body;
       }
-      const coverage = coverageOf(query.q);
-      const items = tools.map((t, i) => ({ ...toToolListItem(t), match: coverage(t), reliability: reliabilityOf(totals[i]) }));
+      const items = tools.map((t, i) => {
+        const m = match(t);
+        return { ...toToolListItem(t), match: m.share, matchKind: m.kind, reliability: reliabilityOf(totals[i]) };
+      });
       const goodMatch = items.some((t) => t.match >= GOOD_MATCH);
       const body = reused({ success: true, query: query.q, ...rewritten, results: { total: result.total, tools: items, goodMatch } });
       answers.set(key, { total: result.total, rewrittenQuery: result.rewrittenQuery, rows: tools, totals, body });
@@ -238,6 +249,11 @@ export const toolDetailOperations: Operation[] = [
     params: refParams,
     responses: { 200: ok(toolDetailSchema) },
     errors: [...REQUEST, 404],
-    handler: async (_ctx, deps, { params }) => ({ success: true, data: toToolDetail(await loadToolCached(deps, params.ref)) }),
+    handler: async (_ctx, deps, { params }) => {
+      const t = await loadToolCached(deps, params.ref);
+      // An MCP server's tool's icons, as recorded with its version (core/repos/mcp-offers.ts; cached, versions never change).
+      const icons = await toolIconsOf(deps.db, t);
+      return { success: true, data: { ...toToolDetail(t), ...(icons ? { icons } : {}) } };
+    },
   }),
 ];

@@ -20,9 +20,11 @@ export interface Progress {
 
 interface Wire {
   e: string;
-  p: number;
+  p?: number;
   t?: number;
   m?: string;
+  /** The last one of the execution: nothing follows (sent before it is finished). */
+  d?: 1;
 }
 
 /** A progress notification's params as the server sent them, checked (undefined when it is not one). */
@@ -37,30 +39,37 @@ export function progressOf(raw: { progress?: unknown; total?: unknown; message?:
 
 /**
  * Worker side: a sink for one execution's progress that NOTIFYs at most every MIN_INTERVAL_MS (the latest wins);
- * `flush` sends what is pending (before the execution is finished, so that it arrives before the result).
+ * `flush` sends what is pending, marked as the last (before the execution is finished: the API waits for that mark
+ * before it answers, so that the progress arrives before the result).
  * `redact` removes the execution's env values from a message.
  */
-export function progressPublisher(
-  db: Knex,
-  executionId: string,
-  redact: (s: string) => string,
-): { push(p: Progress): void; flush(): Promise<void> } {
+export function progressPublisher(db: Knex, executionId: string, redact: (s: string) => string): { push(p: Progress): void; flush(): Promise<void> } {
   let pending: Progress | undefined;
   let lastSent = 0;
   let timer: NodeJS.Timeout | undefined;
   let sending: Promise<void> = Promise.resolve();
-  const send = () => {
+  let done = false;
+  const send = (last = false) => {
     clearTimeout(timer);
     timer = undefined;
     const p = pending;
     pending = undefined;
-    if (!p) return sending;
+    if ((!p && !last) || done) return sending;
+    if (last) done = true;
     lastSent = Date.now();
-    const wire: Wire = { e: executionId, p: p.progress, ...(p.total !== undefined ? { t: p.total } : {}), ...(p.message ? { m: redact(p.message) } : {}) };
-    sending = sending.then(() => db.raw('select pg_notify(?, ?)', [PROGRESS_CHANNEL, JSON.stringify(wire)]).then(
-      () => undefined,
-      () => undefined,
-    ));
+    const wire: Wire = {
+      e: executionId,
+      ...(p ? { p: p.progress } : {}),
+      ...(p?.total !== undefined ? { t: p.total } : {}),
+      ...(p?.message ? { m: redact(p.message) } : {}),
+      ...(last ? { d: 1 as const } : {}),
+    };
+    sending = sending.then(() =>
+      db.raw('select pg_notify(?, ?)', [PROGRESS_CHANNEL, JSON.stringify(wire)]).then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
     return sending;
   };
   return {
@@ -70,7 +79,7 @@ export function progressPublisher(
       if (wait <= 0) void send();
       else timer ??= setTimeout(() => void send(), wait).unref();
     },
-    flush: () => send(),
+    flush: () => send(true),
   };
 }
 
@@ -79,7 +88,11 @@ export function progressPublisher(
  * enqueue, after the subscription is made so that nothing is missed). Resolves once LISTEN is active; returns the
  * unsubscribe.
  */
-export async function subscribeProgress(notifier: Notifier, idOf: () => string | undefined, on: (p: Progress) => void): Promise<() => void> {
+export async function subscribeProgress(
+  notifier: Notifier,
+  idOf: () => string | undefined,
+  on: (p: Progress | undefined, last: boolean) => void,
+): Promise<() => void> {
   return notifier.subscribe(PROGRESS_CHANNEL, (payload) => {
     const id = idOf();
     if (!id || !payload.includes(id)) return;
@@ -90,7 +103,6 @@ export async function subscribeProgress(notifier: Notifier, idOf: () => string |
       return;
     }
     if (w.e !== id) return;
-    const p = progressOf({ progress: w.p, total: w.t, message: w.m });
-    if (p) on(p);
+    on(progressOf({ progress: w.p, total: w.t, message: w.m }), w.d === 1);
   });
 }

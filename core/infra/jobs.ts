@@ -11,7 +11,15 @@ import { jobTraceSchema } from './tracing.js';
 
 export const TASKS = {
   import_package: z.object({ importId: z.string().uuid() }),
-  execute_tool: z.object({ executionId: z.string().uuid(), sealedEnv: z.string().optional(), trace: jobTraceSchema.optional() }),
+  execute_tool: z.object({
+    executionId: z.string().uuid(),
+    sealedEnv: z.string().optional(),
+    trace: jobTraceSchema.optional(),
+    /** An imported MCP server's resources/read or prompts/get instead of the tool's call (api/mcp/offer.ts). */
+    op: z.enum(['resources/read', 'prompts/get']).optional(),
+    /** The MCP client asked for progress: the server's notifications/progress are forwarded (core/executions/progress.ts). */
+    progress: z.boolean().optional(),
+  }),
   health_check: z.object({ toolId: z.string().uuid().optional(), packageId: z.string().uuid().optional() }),
   scenario_run: z.object({ runId: z.string().uuid(), sealedEnv: z.string().optional(), trace: jobTraceSchema.optional() }),
   sweep_sessions: z.object({}),

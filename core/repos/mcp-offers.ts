@@ -4,7 +4,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../infra/db.js';
-import type { McpOffer } from '../packages/mcp-offer.js';
+import type { McpIcon, McpOffer } from '../packages/mcp-offer.js';
 
 export async function saveMcpOffer(db: Db, packageId: string, version: string, offer: McpOffer): Promise<void> {
   await db('package_versions')
@@ -43,3 +43,13 @@ export async function findMcpOffers(db: Db, versions: { packageId: string; versi
 }
 
 export const offerKey = key;
+
+/** An MCP server's tool's icons as recorded at import: its own, else its server's (undefined for other tools). */
+export async function toolIconsOf(
+  db: Db,
+  t: { package_id: string; package_version: string; export_name: string; package_mcp: unknown },
+): Promise<McpIcon[] | undefined> {
+  if (!t.package_mcp) return undefined;
+  const o = (await findMcpOffers(db, [{ packageId: t.package_id, version: t.package_version }])).get(key(t.package_id, t.package_version));
+  return o?.toolIcons?.[t.export_name] ?? o?.icons;
+}
