@@ -195,7 +195,10 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       if ('error' in got) return { kind: 'sandbox_error', message: `cannot start a sandbox: ${got.error.message}`, durationMs: durationMs() };
       if ('failed' in got) return failedCall(got.failed, req.env, durationMs());
       const remaining = Math.max(1, req.timeoutMs - (performance.now() - started));
-      const r = await Promise.race([callOnSession(got.server.session, req.exportName, req.params, req.env, remaining, { op: req.mcpOp, onProgress: req.onProgress }), limit.reached]);
+      const r = await Promise.race([
+        callOnSession(got.server.session, req.exportName, req.params, req.env, remaining, { op: req.mcpOp, onProgress: req.onProgress }),
+        limit.reached,
+      ]);
       if (r === 'timeout' || r === 'aborted') {
         mcpWarm.release(spec, got.server, false);
         return stopped(r);
