@@ -158,7 +158,7 @@ function configuration(deps: AppDeps, origin: string, secrets: Secrets): Configu
         },
       },
     },
-    fetch: guardedFetch,
+    fetch: (url: string | URL, options: RequestInit) => guardedFetch(url, options, deps.config.OAUTH_CLIENT_METADATA_HOSTS),
     renderError: async (ctx: KoaContextWithOIDC, out: unknown) => {
       ctx.type = 'json';
       ctx.body = out;

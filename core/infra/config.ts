@@ -128,6 +128,12 @@ const schema = z.object({
    * non-browser clients send them, are served).
    */
   MCP_ALLOWED_ORIGINS: commaList().pipe(z.array(z.url().transform((u) => new URL(u).origin))),
+  /**
+   * Hostnames (comma-separated) whose OAuth client ID metadata documents may be fetched although they resolve to a
+   * private or loopback address: an intranet client's document (none by default; every other host must be public).
+   * Still https only, and the certificate must verify (an internal CA: NODE_EXTRA_CA_CERTS).
+   */
+  OAUTH_CLIENT_METADATA_HOSTS: commaList().pipe(z.array(z.string().transform((h) => h.toLowerCase()))),
   TRUST_PROXY: z
     .string()
     .default('false')

@@ -5,10 +5,14 @@
  * the browser to that port; then the test speaks MCP over the bridge's stdio with the TS SDK's StdioClientTransport.
  * Its config dir is a temp dir (MCP_REMOTE_CONFIG_DIR); BROWSER=true makes the `open` it bundles "open" nothing.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
 import test from 'ava';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -16,7 +20,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startWebService } from './helpers.js';
 import { EXAMPLES_DIR, type Service } from '../helpers/service.js';
-import { freePort } from '../helpers/processes.js';
+import { freePort, killAll, serviceEnv, spawnProcess, until } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 
 const require = createRequire(import.meta.url);
@@ -29,6 +33,7 @@ test.before(async () => {
   ({ svc, browser } = await startWebService({ packages: [path.join(EXAMPLES_DIR, 'text-tools')] }));
 });
 test.after.always(async () => {
+  await killAll();
   await browser?.close();
   await svc?.close();
 });
@@ -45,8 +50,8 @@ async function signedUp(username: string): Promise<{ context: BrowserContext; ke
 }
 
 /** mcp-remote as a desktop client starts it, with the test's callback port and a config dir of its own; its stderr kept. */
-async function bridge(url: string, configDir: string, extra: string[] = []) {
-  const port = await freePort();
+async function bridge(url: string, configDir: string, extra: string[] = [], port?: number) {
+  port ??= await freePort();
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MCP_REMOTE, url, String(port), '--host', '127.0.0.1', '--auth-timeout', '170', ...extra],
@@ -132,5 +137,112 @@ test('mcp-remote signs in to a private collection through the consent page, then
     await client.close();
     await context.close();
     await fs.rm(configDir, { recursive: true, force: true });
+  }
+});
+
+/** A self-signed certificate for 127.0.0.1 (openssl), and an https server on loopback serving `document` at /client.json. */
+async function metadataHost(dir: string, document: (url: string) => object) {
+  const key = path.join(dir, 'key.pem');
+  const cert = path.join(dir, 'cert.pem');
+  await promisify(execFile)('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+  ]);
+  const fetched: string[] = [];
+  const server = https.createServer({ key: await fs.readFile(key), cert: await fs.readFile(cert) }, (req, res) => {
+    fetched.push(req.url ?? '');
+    if (req.url !== '/client.json') return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(document(docUrl)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const docUrl = `https://127.0.0.1:${(server.address() as AddressInfo).port}/client.json`;
+  return { cert, docUrl, fetched, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+test('mcp-remote signs in with a client ID metadata document (served over https, its CA given the API by NODE_EXTRA_CA_CERTS, its loopback host allowed by OAUTH_CLIENT_METADATA_HOSTS)', async (t) => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mcp-cimd-'));
+  const callbackPort = await freePort();
+  const redirect = `http://127.0.0.1:${callbackPort}/oauth/callback`;
+  const host = await metadataHost(dir, (clientId) => ({
+    client_id: clientId,
+    client_name: 'Metadata document client',
+    redirect_uris: [redirect],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  }));
+  // Without the allowance (the test's own service) a loopback document is never fetched.
+  const refused = await fetch(
+    `${svc.url}/oauth/authorize?${new URLSearchParams({ client_id: host.docUrl, response_type: 'code', redirect_uri: redirect, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', scope: 'mcp' })}`,
+    { redirect: 'manual' },
+  );
+  t.regex(await refused.text(), /invalid_client/);
+  t.deepEqual(host.fetched, []);
+  // An API process of its own (the same database), started as an operator would with an internal CA.
+  const apiPort = await freePort();
+  const api = spawnProcess(
+    'api/server.ts',
+    serviceEnv(svc.config, svc.databaseUrl, {
+      PORT: String(apiPort),
+      HOST: '127.0.0.1',
+      WEB_DIR: svc.config.WEB_DIR,
+      NODE_EXTRA_CA_CERTS: host.cert,
+      OAUTH_CLIENT_METADATA_HOSTS: '127.0.0.1',
+    }),
+  );
+  const base = `http://127.0.0.1:${apiPort}`;
+  let client: Client | undefined;
+  let context: BrowserContext | undefined;
+  try {
+    await until(async () => /API listening/.test(api.output()), 120_000, `the API process; so far:\n${api.output()}`);
+    const owner = await signedUp('cimd_user');
+    context = owner.context;
+    const c = await svc.createCollection(owner.key, { name: 'CIMD private', isPublic: false }, [`${TEXT}::slugify`]);
+    const url = `${base}/api/mcp/cimd_user/${c.uid}/mcp`;
+    const run = await bridge(url, dir, ['--client-metadata-url', host.docUrl], callbackPort);
+    client = run.client;
+    const authUrl = await waitFor(
+      () => /Please authorize this client by visiting:\s*(\S+)/.exec(run.stderr())?.[1],
+      `the authorization URL on mcp-remote's stderr; so far:\n${run.stderr()}`,
+      { ms: 120_000 },
+    );
+    t.is(new URL(authUrl).searchParams.get('client_id'), host.docUrl, 'the document URL is the client_id: no registration');
+
+    const page = await context.newPage();
+    await page.goto(authUrl);
+    await page.getByTestId('consent-resources').waitFor();
+    const shown = await page.locator('main').innerText();
+    t.regex(shown, /Metadata document client/, 'the name comes from the document the server fetched');
+    t.regex(shown, /CIMD private/);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.getByText('Authorization successful').waitFor({ timeout: 120_000 });
+    await run.connected;
+    t.deepEqual(
+      (await client.listTools()).tools.map((x) => x.name),
+      ['slugify'],
+    );
+    const r = (await client.callTool({ name: 'slugify', arguments: { text: 'By Document' } })) as CallToolResult;
+    t.deepEqual(r.structuredContent, { slug: 'by-document', length: 11 });
+    t.true(host.fetched.includes('/client.json'), 'the authorization server fetched the document');
+    const registered = await svc.api.deps.db('oauth_models').where({ name: 'Client' }).select('payload');
+    t.false(JSON.stringify(registered).includes('Metadata document client'), 'nothing was registered');
+  } finally {
+    await client?.close();
+    await context?.close();
+    await host.close();
+    await fs.rm(dir, { recursive: true, force: true });
   }
 });
