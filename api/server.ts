@@ -1,6 +1,7 @@
 /**
  * The `web` process: HTTP API. Opens the database pool, the LISTEN connection, the search index and the port.
  */
+import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import { createApp } from './app.js';
 import { answerClientError, MAX_HEADER_BYTES } from './client-errors.js';
@@ -54,6 +55,9 @@ export async function startApi(config: BootedConfig, databaseUrl: string, logger
   const callers = await createCallerCache(db, notifier);
   const tools = await createToolCache(db, notifier);
   const stopping = new AbortController();
+  // Every request waiting for an execution (REST ?wait, MCP calls) listens on this one signal until it answers, and
+  // removes its listener then: more than 10 at once is the load, not a leak (it printed MaxListenersExceededWarning).
+  setMaxListeners(0, stopping.signal);
   const metrics = createMetrics({
     sseStreamsOpen: () => streamStats(config).streams,
     queue: async () => (await queueStates(db)).map((q) => ({ ...q, oldestWaitingSeconds: q.oldestWaitingSeconds ?? 0 })),

@@ -42,29 +42,36 @@ export async function startWorkerProcess(config: BootedConfig, databaseUrl: stri
     config.WORKER_METRICS_PORT > 0
       ? await startMetricsServer(metrics, { port: config.WORKER_METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN })
       : undefined;
+  let closing: Promise<void> | undefined;
   return {
     deps,
     worker,
     metricsUrl: metricsServer?.url,
-    async close() {
-      // Each step is logged as it ends: a stop that misses its deadline (core/infra/bootstrap.ts) shows which step held it.
-      const started = performance.now();
-      const since = () => Math.round(performance.now() - started);
-      await metricsServer?.close();
-      await worker.stop();
-      cancels.close();
-      await notifier.close();
-      logger.info({ ms: since() }, 'jobs stopped');
-      // Sandboxes get what is left of the stop deadline. One still booting on a loaded machine may not be killable in
-      // time: it is left to end by itself (its input closes when this process exits, and the guest exits on that; the
-      // exit handler detaches its mounts), rather than the whole stop failing.
-      const budget = Math.max(0, STOP_DEADLINE_MS - STOP_MARGIN_MS - since());
-      const closed = await Promise.race([sandbox.close().then(() => true), delay(budget).then(() => false)]);
-      if (closed) logger.info({ ms: since() }, 'sandboxes closed');
-      else logger.warn({ ms: since() }, 'sandboxes still stopping at the stop deadline: they end by themselves once this process exits');
-      await db.destroy();
+    close() {
+      // Once: a second close (a bench's, a second signal) waits for the first instead of stopping again on a
+      // destroyed pool ("could not release own jobs at stop: Unable to acquire a connection").
+      closing ??= closeOnce();
+      return closing;
     },
   };
+  async function closeOnce() {
+    // Each step is logged as it ends: a stop that misses its deadline (core/infra/bootstrap.ts) shows which step held it.
+    const started = performance.now();
+    const since = () => Math.round(performance.now() - started);
+    await metricsServer?.close();
+    await worker.stop();
+    cancels.close();
+    await notifier.close();
+    logger.info({ ms: since() }, 'jobs stopped');
+    // Sandboxes get what is left of the stop deadline. One still booting on a loaded machine may not be killable in
+    // time: it is left to end by itself (its input closes when this process exits, and the guest exits on that; the
+    // exit handler detaches its mounts), rather than the whole stop failing.
+    const budget = Math.max(0, STOP_DEADLINE_MS - STOP_MARGIN_MS - since());
+    const closed = await Promise.race([sandbox.close().then(() => true), delay(budget).then(() => false)]);
+    if (closed) logger.info({ ms: since() }, 'sandboxes closed');
+    else logger.warn({ ms: since() }, 'sandboxes still stopping at the stop deadline: they end by themselves once this process exits');
+    await db.destroy();
+  }
 }
 
 async function main() {
