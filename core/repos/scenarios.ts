@@ -143,13 +143,24 @@ export async function setEmbedding(db: Db, id: string, prompt: string, embedding
   await db('scenarios').where({ id, prompt }).update({ embedding, embedding_model: model });
 }
 
-/** The best-quality scenario of each public collection, best first (ties: more runs, then newest). */
+/**
+ * The best-quality scenario of each public collection, best first (ties: more runs, then newest). Walks public
+ * scenarios in that order (the scenarios_quality_rank index) a page at a time, keeping each collection's first: the
+ * first `limit` collections met are those of the `limit` best bests, read without sorting every scenario.
+ */
 export async function bestPerCollection(db: Db, limit: number): Promise<ScenarioRow[]> {
-  const best = scenariosQuery(db)
-    .where('c.is_public', true)
-    .distinctOn('s.collection_id')
-    .orderByRaw('s.collection_id, s.quality_score desc, s.total_runs desc, s.created_at desc');
-  return db.select('*').from(best.as('b')).orderByRaw('quality_score desc, total_runs desc, created_at desc').limit(limit);
+  const picked = new Map<string, ScenarioRow>();
+  const page = Math.max(100, limit * 10);
+  for (let offset = 0; picked.size < limit; offset += page) {
+    const rows: ScenarioRow[] = await scenariosQuery(db)
+      .where('c.is_public', true)
+      .orderByRaw('s.quality_score desc, s.total_runs desc, s.created_at desc, s.id desc')
+      .limit(page)
+      .offset(offset);
+    for (const r of rows) if (!picked.has(r.collection_id) && picked.size < limit) picked.set(r.collection_id, r);
+    if (rows.length < page) break;
+  }
+  return [...picked.values()];
 }
 
 /** Public scenarios whose last run passed, most recent first, leaving out `exclude`. */
