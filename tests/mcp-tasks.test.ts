@@ -168,3 +168,84 @@ test.serial('a client that asks for no task gets the result as before; one of 20
   const answered = await call.json();
   t.deepEqual(JSON.parse(answered.result.content[0].text), { slept: 1 });
 });
+
+// ---- 2026-07-28: the io.modelcontextprotocol/tasks extension ----
+
+const MODERN = '2026-07-28';
+const TASKS = 'io.modelcontextprotocol/tasks';
+let rpcId = 100;
+
+/** One 2026-07-28 request as the wire has it (envelope in `_meta`, Mcp-Method / Mcp-Name headers). */
+async function modern(key: string, method: string, params: Record<string, unknown>, o: { tasks?: boolean; name?: string } = {}) {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': MODERN,
+    'io.modelcontextprotocol/clientInfo': { name: 'toolshed-tests-2026', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': o.tasks === false ? {} : { extensions: { [TASKS]: {} } },
+  };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN,
+      'mcp-method': method,
+      ...(o.name ? { 'mcp-name': o.name } : {}),
+      ...ENV,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params: { ...params, _meta: meta } }),
+  });
+  return res.json();
+}
+
+test.serial('2026-07-28: server/discover advertises the tasks extension (the 2.x client reads it)', async (t) => {
+  const { Client: ModernClient, StreamableHTTPClientTransport: ModernTransport } = await import('@modelcontextprotocol/client');
+  const client = new ModernClient({ name: 'toolshed-tests-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+  await client.connect(new ModernTransport(url, { requestInit: { headers: { authorization: `Bearer ${owner.key}` } } }));
+  t.deepEqual((client.getServerCapabilities() as { extensions?: Record<string, unknown> })?.extensions?.[TASKS], {});
+  await client.close();
+});
+
+test.serial('2026-07-28 tasks: a long call is a task (the execution); tasks/get polls it to its result inline', async (t) => {
+  const created = await modern(owner.key, 'tools/call', { name: 'sleepy', arguments: { ms: 4000 } }, { name: 'sleepy' });
+  t.is(created.result?.resultType, 'task', JSON.stringify(created));
+  const taskId = created.result.taskId;
+  t.is(created.result.status, 'working');
+  t.like(await db()('executions').where({ id: taskId }).first(), { origin: 'mcp', user_id: owner.id }, 'the task id is the execution id');
+  const done = await waitUntil(
+    () => modern(owner.key, 'tasks/get', { taskId }, { name: taskId }),
+    (r) => r.result?.status !== 'working',
+    'the task completed',
+  );
+  t.is(done.result.status, 'completed', JSON.stringify(done));
+  t.is(done.result.resultType, 'complete');
+  t.deepEqual(JSON.parse(done.result.result.content[0].text), { slept: 4000 });
+  // A short call is answered with its result, as before, even to a client that takes tasks.
+  const quick = await modern(owner.key, 'tools/call', { name: 'sleepy', arguments: { ms: 1 } }, { name: 'sleepy' });
+  t.is(quick.result.resultType, 'complete');
+  t.deepEqual(JSON.parse(quick.result.content[0].text), { slept: 1 });
+  // A client that does not declare the extension never gets a task.
+  const plain = await modern(owner.key, 'tools/call', { name: 'sleepy', arguments: { ms: 2500 } }, { name: 'sleepy', tasks: false });
+  t.is(plain.result.resultType, 'complete', JSON.stringify(plain));
+  t.deepEqual(JSON.parse(plain.result.content[0].text), { slept: 2500 });
+});
+
+test.serial("2026-07-28 tasks: tasks/cancel cancels the caller's own task; a stranger's get is an error and its cancel changes nothing", async (t) => {
+  const created = await modern(owner.key, 'tools/call', { name: 'sleepy', arguments: { ms: 60_000 } }, { name: 'sleepy' });
+  const taskId = created.result.taskId;
+  await untilStatus(taskId, (r) => r.status === 'running', 'the task running');
+  const peek = await modern(other.key, 'tasks/get', { taskId }, { name: taskId });
+  t.is(peek.error?.code, -32602, JSON.stringify(peek));
+  const strangerCancel = await modern(other.key, 'tasks/cancel', { taskId }, { name: taskId });
+  t.is(strangerCancel.result?.resultType, 'complete', 'acknowledged, as the extension says');
+  t.is((await db()('executions').where({ id: taskId }).first()).status, 'running');
+  const ack = await modern(owner.key, 'tasks/cancel', { taskId }, { name: taskId });
+  t.is(ack.result?.resultType, 'complete', JSON.stringify(ack));
+  const cancelled = await waitUntil(
+    () => modern(owner.key, 'tasks/get', { taskId }, { name: taskId }),
+    (r) => r.result?.status !== 'working',
+    'the task cancelled',
+  );
+  t.is(cancelled.result.status, 'cancelled');
+  t.like(await db()('executions').where({ id: taskId }).first(), { status: 'failed', error: { code: 'CANCELLED' } });
+});

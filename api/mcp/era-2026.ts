@@ -44,7 +44,8 @@ import {
   withIcons,
 } from './offer.js';
 import { progressSink, progressTokenOf } from './progress.js';
-import { mcpRequestKey } from './tasks.js';
+import { z } from 'zod';
+import { asksForTasks2026, callOrTask2026, mcpRequestKey, TASKS_EXTENSION, tasks2026Handlers } from './tasks.js';
 
 /**
  * How long a client may reuse a collection's `tools/list` (and `server/discover`) result, in milliseconds. Short: a
@@ -90,11 +91,26 @@ async function modernCollectionServer(
   const server = new Server(
     { name: `toolshed:${c.owner_username}/${c.uid}`, title: c.name, version: versionOf(c.revision) },
     {
-      capabilities: { tools: { listChanged: false }, ...(offer ? offerCapabilities(offer) : {}) },
+      capabilities: {
+        tools: { listChanged: false },
+        ...(offer ? offerCapabilities(offer) : {}),
+        // The tasks extension (api/mcp/tasks.ts), served in `all` mode only.
+        ...(mode === 'all' ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+      },
       ...(c.description ? { instructions: c.description } : {}),
       cacheHints: { 'tools/list': cache, 'server/discover': cache },
     },
   );
+  if (mode === 'all') {
+    const tasks = tasks2026Handlers({ call, tools });
+    const byId = { params: z.looseObject({ taskId: z.string(), requestState: z.string().optional() }) };
+    server.setRequestHandler('tasks/get' as never, byId as never, (async (p: { taskId: string }) => {
+      const task = await tasks.get(p.taskId);
+      if (!task) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Task not found: ${p.taskId}`);
+      return task;
+    }) as never);
+    server.setRequestHandler('tasks/cancel' as never, byId as never, (async (p: { taskId: string }) => tasks.cancel(p.taskId)) as never);
+  }
   const listed = async (): Promise<Tool[]> =>
     (mode === 'search' ? metaTools(await tools()) : [...(await tools())].map(([name, t]) => withIcons(mcpTool(name, t), t, offer))) as Tool[];
   if (offer?.hasResources) {
@@ -133,18 +149,20 @@ async function modernCollectionServer(
           answer: answer.kind === 'elicit' ? answer.action : undefined,
         }
       : undefined;
-    const result = (await (mode === 'search' ? callMetaTool : callCollectionTool)(
-      {
-        ...call,
-        signal: extra.mcpReq.signal,
-        elicit,
-        progress: progressSink(progressTokenOf(extra.mcpReq._meta), extra.mcpReq.notify as (n: never) => Promise<void>),
-        mcpRequest: mcpRequestKey(call, c.id, extra.mcpReq.id),
-      },
-      await tools(),
-      name,
-      args,
-    )) as CallToolResult;
+    const context = {
+      ...call,
+      signal: extra.mcpReq.signal,
+      elicit,
+      progress: progressSink(progressTokenOf(extra.mcpReq._meta), extra.mcpReq.notify as (n: never) => Promise<void>),
+      mcpRequest: mcpRequestKey(call, c.id, extra.mcpReq.id),
+    };
+    // A client that declared the tasks extension gets a task for a call still running after TASK_AFTER_MS (api/mcp/tasks.ts).
+    const answered =
+      mode === 'all' && asksForTasks2026(capabilities)
+        ? await callOrTask2026(context, await tools(), name, args)
+        : ((await (mode === 'search' ? callMetaTool : callCollectionTool)(context, await tools(), name, args)) as CallToolResult);
+    if ('resultType' in answered && answered.resultType === 'task') return answered as never;
+    const result = answered as CallToolResult;
     if (isInputRequiredResult(result)) return result;
     const declared = (await listed()).find((t) => t.name === name)?.outputSchema;
     return server.projectCallToolResult(result, declared);

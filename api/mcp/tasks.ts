@@ -175,3 +175,96 @@ export function serveTasks2025(
     return taskOf(outcome?.execution ?? e, ttlMs);
   });
 }
+
+// ---- 2026-07-28: the io.modelcontextprotocol/tasks extension (SEP-2663) ----
+
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** A call not final within this long is answered as a task (to a client that declared the extension). */
+export const TASK_AFTER_MS = 2000;
+
+/** Whether the request's client capabilities (its `_meta` envelope) declare the tasks extension. */
+export function asksForTasks2026(capabilities: unknown): boolean {
+  const ext = (capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
+  return !!ext && typeof ext === 'object' && Object.hasOwn(ext, TASKS_EXTENSION);
+}
+
+/** The 2026 `Task` of an execution (SEP-2663: ttlSeconds, pollIntervalMilliseconds). */
+function task2026(e: ExecutionRow, ttlSeconds: number) {
+  const status = !isFinalExecution(e) ? 'working' : e.error?.code === CANCELLED.code ? 'cancelled' : 'completed';
+  return {
+    taskId: e.id,
+    status,
+    ...(status === 'cancelled' ? { statusMessage: e.error!.message } : {}),
+    createdAt: iso(e.created_at),
+    lastUpdatedAt: iso(e.completed_at ?? e.started_at ?? e.created_at),
+    ttlSeconds,
+    pollIntervalMilliseconds: TASK_POLL_INTERVAL_MS,
+  } as const;
+}
+
+/**
+ * A 2026 tools/call from a client that declared the extension: queued, waited for TASK_AFTER_MS, and answered with its
+ * result when it is final by then (or was refused), else with `resultType: "task"` (the task is the execution).
+ */
+export async function callOrTask2026(
+  call: CallContext,
+  tools: Map<string, ToolRow>,
+  name: string,
+  args: Record<string, unknown> | undefined,
+): Promise<CallToolResult | ({ resultType: 'task' } & ReturnType<typeof task2026>)> {
+  let queued: ExecutionRow | undefined;
+  const early = await callCollectionTool(
+    {
+      ...call,
+      wait: false,
+      onQueued: (e) => {
+        queued = e;
+      },
+    },
+    tools,
+    name,
+    args,
+  );
+  if (!queued) return early;
+  const e = await waitForExecution(call.deps, queued.id, TASK_AFTER_MS, call.signal);
+  const tool = tools.get(name)!;
+  if (isFinalExecution(e)) return renderCollectionCall(e, tool);
+  return { resultType: 'task', ...task2026(e, call.deps.config.RETENTION_RESULTS_DAYS * 86_400) };
+}
+
+/** What a 2026 server needs to answer tasks/get and tasks/cancel (registered with explicit schemas, as the SDK asks). */
+export interface Tasks2026 {
+  call: Omit<CallContext, 'signal'>;
+  tools: () => Promise<Map<string, ToolRow>>;
+}
+
+/**
+ * `tasks/get`: the caller's own task, with its result inline once final (a tool's error too, `isError`: SEP-2663's
+ * `completed`); anyone else's or an unknown id is -32602. `tasks/cancel`: an empty acknowledgement whatever the id
+ * (as SEP-2663 says); the caller's own working task is cancelled.
+ */
+export function tasks2026Handlers(t: Tasks2026) {
+  const { deps } = t.call;
+  const ttlSeconds = deps.config.RETENTION_RESULTS_DAYS * 86_400;
+  const own = async (taskId: unknown): Promise<ExecutionRow | undefined> => {
+    if (typeof taskId !== 'string' || !/^[0-9a-f-]{36}$/i.test(taskId)) return undefined;
+    const e = await findExecution(deps.db, taskId);
+    return e?.origin === 'mcp' && e.caller === t.call.client ? e : undefined;
+  };
+  return {
+    async get(taskId: unknown) {
+      const e = await own(taskId);
+      if (!e) return undefined;
+      const task = task2026(e, ttlSeconds);
+      if (task.status !== 'completed') return task;
+      const tool = [...(await t.tools()).values()].find((x) => x.id === e.tool_id);
+      return { ...task, result: tool ? renderCollectionCall(e, tool) : renderMcp(e) };
+    },
+    async cancel(taskId: unknown) {
+      const e = await own(taskId);
+      if (e && !isFinalExecution(e)) await cancelExecution(deps, e.id, { waitMs: 0 });
+      return {};
+    },
+  };
+}
