@@ -4,6 +4,8 @@
  * the authorization URL and listens on its own callback port; the consent page is approved in Chromium, which sends
  * the browser to that port; then the test speaks MCP over the bridge's stdio with the TS SDK's StdioClientTransport.
  * Its config dir is a temp dir (MCP_REMOTE_CONFIG_DIR); BROWSER=true makes the `open` it bundles "open" nothing.
+ * Started again with `--protocol auto` it reuses its tokens and bridges to the 2026-07-28 era; a second test signs it
+ * in with a client ID metadata document.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -121,15 +123,19 @@ test('mcp-remote signs in to a private collection through the consent page, then
     t.regex(JSON.stringify((await grants.json()).data), /MCP CLI Proxy/);
     await client.close();
 
-    // Started again (as a desktop client does at each launch): the saved tokens are used, no sign-in is asked.
-    const again = await bridge(url, configDir);
+    // Started again (as a desktop client does at each launch): the saved tokens are used, no sign-in is asked. This
+    // time with `--protocol auto`: the bridge probes server/discover and speaks 2026-07-28 to the collection.
+    const again = await bridge(url, configDir, ['--protocol', 'auto'], port);
     try {
       await again.connected;
       t.deepEqual(
         (await again.client.listTools()).tools.map((x) => x.name),
         ['slugify'],
       );
+      const modern = (await again.client.callTool({ name: 'slugify', arguments: { text: 'Modern Bridge' } })) as CallToolResult;
+      t.deepEqual(modern.structuredContent, { slug: 'modern-bridge', length: 13 });
       t.notRegex(again.stderr(), /Please authorize/);
+      t.regex(again.stderr(), /Remote server speaks MCP 2026-07-28/);
     } finally {
       await again.client.close();
     }
