@@ -136,7 +136,7 @@ test('Origin: a foreign one is a 403 and gets no CORS; an allowed one gets CORS 
   t.is(none.headers.get('access-control-allow-origin'), null);
 });
 
-test('a bogus tools/list cursor is -32602; tools/call with a 2025-11-25 task is served as a plain call', async (t) => {
+test('a bogus tools/list cursor is -32602; tools/call with a 2025-11-25 task is served as a task (api/mcp/tasks.ts), at 2025-06-18 as a plain call', async (t) => {
   const bogus = await rpc({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: { cursor: 'not-a-cursor' } });
   t.is(bogus.status, 200);
   const b = await bogus.json();
@@ -146,7 +146,16 @@ test('a bogus tools/list cursor is -32602; tools/call with a 2025-11-25 task is 
   t.is(task.status, 200);
   const r = await task.json();
   t.falsy(r.error, JSON.stringify(r));
-  t.deepEqual(r.result.content, [{ type: 'text', text: 'Echo: as a task' }]);
+  t.truthy(r.result.task?.taskId, JSON.stringify(r));
+  const result = await (await rpc({ jsonrpc: '2.0', id: 9, method: 'tasks/result', params: { taskId: r.result.task.taskId } })).json();
+  t.deepEqual(result.result.content, [{ type: 'text', text: 'Echo: as a task' }], JSON.stringify(result));
+  const older = await rpc(
+    { jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'echo', arguments: { message: 'as a task' }, task: { ttl: 60_000 } } },
+    { 'mcp-protocol-version': '2025-06-18' },
+  );
+  const o = await older.json();
+  t.falsy(o.error, JSON.stringify(o));
+  t.deepEqual(o.result.content, [{ type: 'text', text: 'Echo: as a task' }]);
 });
 
 const INSPECTOR = path.join(MODULES, '@modelcontextprotocol/inspector-cli/build/index.js');

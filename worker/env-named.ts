@@ -8,10 +8,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-/** As the guest's discovery (sandbox/guest/discover.cjs SECRET_NAME): names that hold a credential. */
-export const CREDENTIAL = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PAT|ACCESS_KEY_ID|SECRET_ACCESS_KEY)$/;
-/** Names that hold the address of a service (`AZURE_DEVOPS_ORG_URL`, `ES_URL`). */
-export const ADDRESS = /_(?:URL|URI|ENDPOINT)$/;
+/** Names that hold a credential or a service's address: one definition, the guest's too (core/packages/env-names.ts). */
+import { ADDRESS, CREDENTIAL } from '../core/packages/env-names.js';
+export { ADDRESS, CREDENTIAL };
 const NAMED = /process\.env(?:\.([A-Z][A-Z0-9_]*)\b|\[\s*(['"`])([A-Z][A-Z0-9_]*)\2\s*\])/g;
 /** Names a bundled library reads for itself, not the package's credential (dotenv's decryption key). */
 const NOT_THE_PACKAGES = new Set(['DOTENV_KEY']);

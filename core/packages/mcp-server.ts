@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { CATEGORIES, type Category, type EnvVarSpec } from '../types.js';
 import type { ErrorDetail } from '../infra/errors.js';
 import { ARG_VARIABLE, toolkitShape, undeclaredArgumentVariables } from './toolkit.js';
+import { PLACEHOLDER_URL, PLACEHOLDER_VALUE } from './env-names.js';
 
 /** Libraries an MCP server is built with: a package with a bin that depends on one of them is taken for a server. */
 export const MCP_LIBRARIES = [
@@ -29,10 +30,8 @@ export const MCP_LIBRARIES = [
   '@mastra/mcp',
 ];
 
-/** The variable value a declared variable gets while the server is described (never while it runs). */
-export const PLACEHOLDER_VALUE = 'toolshed-placeholder';
-/** The placeholder of an address-like variable (`…_URL`), as guest/discover.cjs gives one while describing. */
-export const PLACEHOLDER_URL = 'http://toolshed-placeholder.invalid';
+/** Placeholders of declared variables while the server is described (never while it runs): env-names.ts. */
+export { PLACEHOLDER_URL, PLACEHOLDER_VALUE };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const envVar = z.union([

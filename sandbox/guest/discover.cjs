@@ -26,12 +26,14 @@ const MAX_EXPORTS = 1000;
 const MAX_TOOLS = 200;
 /** How long one factory or constructor may take while describing; a slower one is skipped, with a note. */
 const FACTORY_MS = 5000;
+// One definition with the host's: env-names.cjs is generated from core/packages/env-names.ts (bin/env-names.ts).
+const ENV_NAMES = require('./env-names.cjs');
 /** Env names that look like credentials: read while describing, they get a placeholder and are reported. */
-const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PAT|ACCESS_KEY_ID|SECRET_ACCESS_KEY)$/;
-const PLACEHOLDER = 'toolshed-placeholder';
+const SECRET_NAME = new RegExp(ENV_NAMES.credential);
+const PLACEHOLDER = ENV_NAMES.placeholder;
 /** Env names that look like a service's address (SEARXNG_API_BASE_URL): read while describing, a placeholder URL. */
-const URL_NAME = /(^|_)(URL|ENDPOINT)$/;
-const PLACEHOLDER_URL = 'http://toolshed-placeholder.invalid';
+const URL_NAME = new RegExp(ENV_NAMES.address);
+const PLACEHOLDER_URL = ENV_NAMES.placeholderUrl;
 /** An env variable's name as a failure names it (`GOOGLE_CSE_ID`): capitals with at least one underscore. */
 const ENV_NAME = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
 /** How many times one export is examined again with more variables read as placeholders (see examine). */
