@@ -81,6 +81,29 @@ const versionSchema = z.object({
   compatibility: compatibilitySchema,
   tools: z.array(toolListItemSchema).meta({ description: 'The tools as this version declares them (run them with `<package>@<version>/<tool>`)' }),
   discovery: discoverySchema,
+  about: z
+    .object({
+      readme: z.string().nullable().meta({ description: 'Its README as Markdown, from the installed package (first 64 KiB), or null when it has none' }),
+      readmeTruncated: z.boolean().meta({ description: 'The README was longer and is cut' }),
+      license: z.string().nullable().meta({ description: "package.json's license (an SPDX expression), or null when it declares none" }),
+      repository: z.string().nullable().meta({ description: "package.json's repository as a browsable https URL, or null" }),
+      homepage: z.string().nullable().meta({ description: "package.json's homepage (http or https only), or null" }),
+    })
+    .nullable()
+    .meta({ description: 'What the package says about itself, read at import (null: recorded before this was kept)' }),
+  provenance: z
+    .object({
+      from: z
+        .enum(['npm', 'folder', 'other'])
+        .meta({ description: "Where the bytes came from: npm's registry, a folder on the operator's host, or elsewhere" }),
+      integrity: z
+        .string()
+        .nullable()
+        .meta({
+          description: "The recorded digest of those bytes: an npm tarball's sha512 (checked against the registry's dist.integrity), a folder's tree hash",
+        }),
+    })
+    .meta({ description: 'What the version was installed from (npm provenance attestations are not recorded)' }),
 });
 const packageDetail = packageSummary.extend({
   versions: z.array(versionSchema).meta({ description: 'Every imported version, highest first' }),
@@ -161,6 +184,8 @@ function versionOf(p: PackageRow, v: PackageVersionRow, tools: ToolRow[]): z.inf
       return at ? [toToolListItem(at)] : [];
     }),
     discovery: discoveryOf(v),
+    about: v.about ?? null,
+    provenance: { from: v.source.startsWith('npm:') ? 'npm' : v.source.startsWith('path:') ? 'folder' : 'other', integrity: v.integrity },
   };
 }
 

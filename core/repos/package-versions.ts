@@ -5,6 +5,7 @@
 import semver from 'semver';
 import type { Db } from '../infra/db.js';
 import type { EnvVarSpec } from '../types.js';
+import type { PackageAbout } from '../packages/about.js';
 
 /** A tool as one version declared it. */
 export interface VersionTool {
@@ -34,12 +35,14 @@ export interface PackageVersionRow {
   compatibility: unknown;
   deprecated: string | null;
   published_by: string | null;
+  /** What the package says about itself at import (core/packages/about.ts); null for versions recorded before. */
+  about: PackageAbout | null;
   imported_at: Date;
   // joined by listPackageVersions
   publisher_username?: string | null;
 }
 
-export type NewPackageVersion = Omit<PackageVersionRow, 'id' | 'imported_at' | 'deprecated' | 'publisher_username'>;
+export type NewPackageVersion = Omit<PackageVersionRow, 'id' | 'imported_at' | 'deprecated' | 'publisher_username' | 'about'> & { about?: PackageAbout | null };
 
 /** Highest semver first; a version that is not semver sorts below every one that is. */
 export function compareVersionsDesc(a: string, b: string): number {
@@ -68,6 +71,7 @@ export async function savePackageVersion(db: Db, v: NewPackageVersion): Promise<
     import_error: v.import_error,
     compatibility: v.compatibility === null ? null : JSON.stringify(v.compatibility),
     published_by: v.published_by,
+    about: v.about ? JSON.stringify(v.about) : null,
   };
   const [saved] = await db('package_versions').insert(row).returning('*');
   return saved;

@@ -5,6 +5,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import type { Compatibility, SchemaChange } from '../../../core/packages/compatibility.js';
+import type { PackageAbout, Provenance } from './readme.js';
 
 export type { Compatibility, SchemaChange };
 
@@ -15,6 +16,9 @@ export interface PackageVersion {
   compatibility: Compatibility | null;
   tools: { name: string; description: string; healthStatus: string; package: { npmPackageName: string } }[];
   discovery: Discovery | null;
+  /** What the package says about itself (README, licence, repository), null when not recorded; and where it came from. */
+  about?: PackageAbout | null;
+  provenance?: Provenance;
 }
 
 export interface Discovery {
@@ -34,6 +38,8 @@ export function versionsOf(pkg: any): PackageVersion[] {
       compatibility: v.compatibility ?? null,
       tools: v.tools ?? [],
       discovery: v.discovery ?? null,
+      about: v.about ?? null,
+      provenance: v.provenance,
     }));
   }
   return [

@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import { get, patch, qs, slugPath } from '../api.js';
 import { ErrorMessage, formatDate, HealthBadge, plural, Show, toolHref, useAsync } from '../components/common.js';
 import { CompatibilityNote, howFound, versionsOf } from '../components/compatibility.js';
+import { AboutFacts, Readme } from '../components/readme.js';
 import { useLoc } from '../router.js';
 import { useSession } from '../session.js';
 import { brief, packageHref } from './publish.js';
@@ -130,6 +131,7 @@ function PackageView({ pkg: p, reload }: { pkg: any; reload: () => void }) {
   const { user } = useSession();
   const mine = !!user && user.username === p.publisher;
   const versions = versionsOf(p);
+  const current = versions.find((v) => v.version === p.version) ?? versions[0];
   return (
     <article>
       <header class="page-head">
@@ -152,8 +154,19 @@ function PackageView({ pkg: p, reload }: { pkg: any; reload: () => void }) {
         <dd>{p.version}</dd>
         <dt>Imported</dt>
         <dd>{formatDate(p.importedAt)}</dd>
+        <AboutFacts about={current?.about ?? null} provenance={current?.provenance} />
       </dl>
       {mine && <PublisherActions pkg={p} current={versions.find((v) => v.version === p.version) ?? versions[0]} onChange={reload} />}
+      <section aria-labelledby="readme-h" class="panel">
+        <h2 id="readme-h">README</h2>
+        {current?.about?.readme ? (
+          <Readme markdown={current.about.readme} truncated={current.about.readmeTruncated} />
+        ) : (
+          <p class="muted" data-testid="no-readme">
+            {current?.about ? 'This version has no README.' : 'Not recorded: this version was imported before READMEs were kept.'}
+          </p>
+        )}
+      </section>
       <section aria-labelledby="versions-h">
         <h2 id="versions-h">{versions.length === 1 ? 'Version' : 'Versions'}</h2>
         {versions.map((v) => (

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { get, post, slugPath } from '../api.js';
 import { callsFailing, CodeBlock, ErrorMessage, formatDate, plural, Rating, Show, ToolHealthBadge, useAsync } from '../components/common.js';
-import { CompatibilityNote, currentVersionOf } from '../components/compatibility.js';
+import { CompatibilityNote, currentVersionOf, versionsOf, type PackageVersion } from '../components/compatibility.js';
 import { Reliability } from '../components/reliability.js';
 import { RiskWarning } from '../components/risks.js';
 import { exampleParams, initialValues, readParams, SchemaTable, type FieldValues } from '../components/schema-form.js';
@@ -21,6 +21,13 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
   const [values, setValues] = useState<FieldValues>(() => initialValues(t.inputSchema));
   // Its calls, not only its last check, decide whether it is shown healthy (callsFailing).
   const failing = useAsync(async () => callsFailing((await get(`/api/tools/${t.id}/stats?window=7d`)).data), [t.id]);
+  // Its package's licence and repository, of the version this page shows (recorded at import; nothing invented).
+  const pkgAbout = useAsync(async () => {
+    const versions = versionsOf((await get(`/api/packages/${slugPath(t.package.npmPackageName)}`)).data);
+    return versions.find((v) => v.version === t.package.version) ?? versions[0];
+  }, [t.package.npmPackageName, t.package.version]);
+  // An MCP server's declared icon, when one was recorded; the app's CSP loads only inline (data:) images.
+  const icon = (t.icons as { src: string }[] | undefined)?.find((i) => i.src.startsWith('data:image/'));
   // The call sends what the Try it form holds (as Run would); a required field the form leaves empty gets the
   // example's placeholder, and the whole example stands in while the form cannot be read.
   const read = readParams(t.inputSchema, values);
@@ -33,13 +40,17 @@ function ToolView({ tool: t, reload }: { tool: any; reload: () => void }) {
   return (
     <article>
       <header class="page-head">
-        <h1>{t.name}</h1>
+        <h1>
+          {icon && <img class="tool-icon" src={icon.src} alt="" width={32} height={32} />}
+          {t.name}
+        </h1>
         <p class="pkg">
           <a href={packageHref(t.package.npmPackageName)}>
             {t.package.npmPackageName}@{t.package.version}
           </a>{' '}
           · {t.package.category}
           {t.package.official && <span class="badge official">Official</span>}
+          <PackageLinks about={pkgAbout.data?.about} />
         </p>
         <p class="meta">
           <ToolHealthBadge status={t.healthStatus} failing={failing.data} /> <Rating average={t.averageRating} count={t.ratingCount} /> ·{' '}
@@ -294,4 +305,24 @@ function curlBody(params: Record<string, unknown>, required: string[]): string {
   const quoted = JSON.stringify(params).replaceAll("'", "'\\''");
   const env = required.filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)).map((name) => `"${name}":"'"$${name}"'"`);
   return env.length ? `{"params":${quoted},"env":{${env.join(',')}}}` : `{"params":${quoted}}`;
+}
+
+/** The package's licence and repository beside its name, when its package.json declares them (said so otherwise). */
+function PackageLinks({ about }: { about: PackageVersion['about'] | undefined }) {
+  if (about === undefined) return null;
+  return (
+    <span data-testid="tool-package-about">
+      {' '}
+      · {about?.license ? <span data-testid="license">{about.license}</span> : <span class="muted">no licence declared</span>}
+      {about?.repository && (
+        <>
+          {' '}
+          ·{' '}
+          <a href={about.repository} rel="nofollow noopener ugc" data-testid="repository">
+            repository
+          </a>
+        </>
+      )}
+    </span>
+  );
 }
