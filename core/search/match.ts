@@ -13,7 +13,9 @@ export const GOOD_MATCH = 2 / 3;
 export interface MatchableTool {
   name: string;
   description: string;
-  input_schema: Record<string, unknown>;
+  /** The input schema (a tool row), or `parameters`, its text as schemaText() gives it (a search document). */
+  input_schema?: Record<string, unknown>;
+  parameters?: string;
 }
 
 /**
@@ -24,7 +26,7 @@ const ownTerms = new WeakMap<MatchableTool, Set<string>>();
 function termsOf(tool: MatchableTool): Set<string> {
   let own = ownTerms.get(tool);
   if (!own) {
-    own = new Set([...nameTerms(tool.name), ...textTerms(tool.description), ...textTerms(schemaText(tool.input_schema))]);
+    own = new Set([...nameTerms(tool.name), ...textTerms(tool.description), ...textTerms(tool.parameters ?? schemaText(tool.input_schema))]);
     ownTerms.set(tool, own);
   }
   return own;
@@ -44,4 +46,43 @@ export function coverageOf(q: string): (tool: MatchableTool) => number {
     const covered = terms.filter((forms) => forms.some((f) => own.has(f))).length;
     return Math.round((covered / terms.length) * 100) / 100;
   };
+}
+
+/**
+ * How a hit relates to the query's words, by the rule `coverageOf` counts with: `words` when the tool's own text (name,
+ * description, parameters) has at least one of them as typed (stemmed), `synonyms` when it has only synonyms of them,
+ * `related` when it has none (the engine reached it through its package's name or category, a misspelling, a word
+ * being typed, or closeness of meaning).
+ */
+export type MatchKind = 'words' | 'synonyms' | 'related';
+export const MATCH_KINDS: readonly MatchKind[] = ['words', 'synonyms', 'related'];
+
+/** `coverageOf` with how each tool matched (its MatchKind). */
+export function matchOf(q: string): (tool: MatchableTool) => { share: number; kind: MatchKind } {
+  const share = coverageOf(q);
+  const terms = parseQuery(q).terms.map((t) => t.term);
+  return (tool) => {
+    const s = share(tool);
+    if (terms.length === 0) return { share: s, kind: 'words' };
+    const own = termsOf(tool);
+    const kind: MatchKind = terms.some((t) => own.has(t)) ? 'words' : s > 0 ? 'synonyms' : 'related';
+    return { share: s, kind };
+  };
+}
+
+/**
+ * Search order agrees with what the results say of themselves (issue 47 item 4). Within a page of hits: first the tools
+ * that cover at least GOOD_MATCH of the query's words, then the other tools that have one of its words, then those
+ * that have only synonyms of them, then those that have none; each group keeps the engine's order. So "send a slack
+ * message" no longer opens with two tools that match none of its words (found by meaning and by their package's
+ * name), "check if a website is up" opens with a tool that checks rather than with `validateEmail` (a synonym of
+ * "check" only), and "convert csv to json" lists the tools that have most of its words before the others. REST search
+ * and MCP `search_tools` both apply it; bench/relevance.ts measures the engine with it.
+ */
+export function byMatch<T>(items: T[], matchOfItem: (t: T) => { share: number; kind: MatchKind }): T[] {
+  const groups = items.map((t) => {
+    const m = matchOfItem(t);
+    return m.kind !== 'related' && m.share >= GOOD_MATCH ? 0 : MATCH_KINDS.indexOf(m.kind) + 1;
+  });
+  return [0, 1, 2, 3].flatMap((g) => items.filter((_, i) => groups[i] === g));
 }

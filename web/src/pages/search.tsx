@@ -103,7 +103,7 @@ export function SearchPage() {
                   <p class="muted">
                     {r.tools.length} {r.tools.length === 1 ? 'tool' : 'tools'}, best match first
                   </p>
-                  <RankedList tools={r.tools} />
+                  <RankedList tools={r.tools} key={q} />
                 </>
               ) : (
                 <>
@@ -121,34 +121,118 @@ export function SearchPage() {
   );
 }
 
-type RankedTool = ToolItem & { match?: number };
+type MatchKind = 'words' | 'synonyms' | 'related';
+type RankedTool = ToolItem & { match?: number; matchKind?: MatchKind; reliability?: { calls: number; successRate: number | null } };
+/** What share of the query's words covers a result well enough to be shown before the divider (GOOD_MATCH, core/search/match.ts). */
+const GOOD_MATCH = 2 / 3;
 
-/** Search hits in rank order: numbered, the first one the best match. */
-function RankedList({ tools }: { tools: RankedTool[] }) {
-  if (tools.length === 0) return <p class="muted">No tools found.</p>;
+/**
+ * Why a result is in the list, in words a person can check against it: the share of their words it has, whether only
+ * through synonyms, or none at all (then it was reached through its package's name, a misspelling or closeness of
+ * meaning: "related", never "matches 0 %").
+ */
+function MatchNote({ t }: { t: RankedTool }) {
+  if (t.match === undefined) return null;
+  if (t.matchKind === 'related' || t.match === 0)
+    return (
+      <span class="match-weak" data-match="related">
+        {' '}
+        · related by meaning or package, none of your words
+      </span>
+    );
+  const pct = Math.round(t.match * 100);
   return (
-    <ol class="ranked" aria-label="Tools, best match first" data-testid="ranked">
-      {tools.map((t, i) => (
-        <li>
-          <span class="rank" aria-hidden="true">
-            {i + 1}
-          </span>
-          <div>
-            <h3>
-              <a href={toolHref(t.package.npmPackageName, t.name)}>{t.name}</a>
-            </h3>
-            <p class="pkg">
-              {t.package.npmPackageName} · {t.package.category}
-              {t.match !== undefined && <span class={t.match < 2 / 3 ? 'match-weak' : ''}> · matches {Math.round(t.match * 100)}% of your words</span>}
-            </p>
-            <p class="desc">{t.description}</p>
-            <p class="meta">
-              <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} /> <RiskBadge risks={t.risks} />
-              {t.package.env.length > 0 && <span class="muted"> · needs {t.package.env.join(', ')}</span>}
-            </p>
-          </div>
-        </li>
-      ))}
-    </ol>
+    <span class={t.match < GOOD_MATCH ? 'match-weak' : ''} data-match={t.matchKind ?? 'words'}>
+      {' '}
+      · matches {pct}% of your words{t.matchKind === 'synonyms' ? ' (through synonyms)' : ''}
+    </span>
+  );
+}
+
+/** Its calls over 7 days as a person weighs a tool: how many, and how many succeeded. */
+function CallsNote({ reliability }: { reliability?: RankedTool['reliability'] }) {
+  if (!reliability) return null;
+  if (reliability.calls === 0) return <span class="muted"> · no calls in 7 days</span>;
+  const rate = reliability.successRate === null ? '' : `, ${Math.round(reliability.successRate * 100)}% succeeded`;
+  return (
+    <span class={reliability.successRate !== null && reliability.successRate < 0.5 ? 'match-weak' : 'muted'}>
+      {' '}
+      · {reliability.calls} {reliability.calls === 1 ? 'call' : 'calls'} in 7 days{rate}
+    </span>
+  );
+}
+
+function RankedItem({ t, rank }: { t: RankedTool; rank: number }) {
+  return (
+    <li>
+      <span class="rank" aria-hidden="true">
+        {rank}
+      </span>
+      <div>
+        <h3>
+          <a href={toolHref(t.package.npmPackageName, t.name)}>{t.name}</a>
+        </h3>
+        <p class="pkg">
+          {t.package.npmPackageName} · {t.package.category}
+          <MatchNote t={t} />
+        </p>
+        <p class="desc">{t.description}</p>
+        <p class="meta">
+          <HealthBadge status={t.healthStatus} /> <Rating average={t.averageRating} count={t.ratingCount} /> <RiskBadge risks={t.risks} />
+          <CallsNote reliability={t.reliability} />
+          {t.package.env.length > 0 && <span class="muted"> · needs {t.package.env.join(', ')}</span>}
+        </p>
+      </div>
+    </li>
+  );
+}
+
+/**
+ * Search hits in rank order: numbered, the first one the best match. The API lists the tools that have the query's
+ * words before those that have only synonyms and those that have none (docs/search.md), so no badge argues with the
+ * order. Only the best group is shown at first — the tools that cover most of the words, or, when none does, those that
+ * share some — and the rest waits below a divider that says what they are ("convert csv to json" shows its 4 good
+ * matches, not 50 tools): a floor would hide a tool found by meaning that a person may still want.
+ */
+function RankedList({ tools }: { tools: RankedTool[] }) {
+  const [more, setMore] = useState(false);
+  if (tools.length === 0) return <p class="muted">No tools found.</p>;
+  // The API's order makes each group a prefix: the good matches if any, else those that share some words, else all.
+  const prefix = (ok: (t: RankedTool) => boolean) => {
+    const n = tools.findIndex((t) => !ok(t));
+    return n === -1 ? tools.length : n;
+  };
+  const firstCount =
+    prefix((t) => t.matchKind !== 'related' && (t.match ?? 1) >= GOOD_MATCH) || prefix((t) => t.matchKind !== 'related' && (t.match ?? 1) > 0) || tools.length;
+  const first = tools.slice(0, firstCount);
+  const rest = tools.slice(firstCount);
+  return (
+    <>
+      <ol class="ranked" aria-label="Tools, best match first" data-testid="ranked">
+        {first.map((t, i) => (
+          <RankedItem t={t} rank={i + 1} />
+        ))}
+      </ol>
+      {rest.length > 0 && (
+        <div class="more-results" data-testid="more-results">
+          <p class="divider">
+            <strong>
+              {rest.length} more {rest.length === 1 ? 'result' : 'results'}
+            </strong>{' '}
+            that {rest.length === 1 ? 'shares' : 'share'} fewer of your words, or none and {rest.length === 1 ? 'is' : 'are'} only related by meaning.{' '}
+            <button type="button" class="secondary small" aria-expanded={more} onClick={() => setMore(!more)}>
+              {more ? 'Hide them' : 'Show them'}
+            </button>
+          </p>
+          {more && (
+            <ol class="ranked" start={firstCount + 1} aria-label="More results, weaker matches" data-testid="ranked-more">
+              {rest.map((t, i) => (
+                <RankedItem t={t} rank={firstCount + i + 1} />
+              ))}
+            </ol>
+          )}
+        </div>
+      )}
+    </>
   );
 }
