@@ -101,6 +101,12 @@ class PipeTransport implements Transport {
   constructor(
     private readonly pipe: GuestPipe,
     private readonly onViolation: (why: string) => void,
+    /**
+     * Each `notifications/progress`, as it arrives: the SDK's client runs notification handlers a microtask later but
+     * handles a response at once, so a server's last progress, read in the same chunk as the result, would reach its
+     * `onprogress` after the request is gone (and be dropped); it is taken here, in order, instead.
+     */
+    private readonly onProgress: (params: Record<string, unknown>) => void = () => undefined,
   ) {}
 
   async start(): Promise<void> {
@@ -138,6 +144,7 @@ class PipeTransport implements Transport {
       if (message === null) break;
       this.spoken = true;
       if (++this.messages > MCP_LIMITS.maxMessages) return this.stop(`the server sent more than ${MCP_LIMITS.maxMessages} messages`);
+      if ('method' in message && message.method === 'notifications/progress' && isPlainObject(message.params)) this.onProgress(message.params);
       this.onmessage?.(message);
       if (this.violation || this.closed) return;
     }
@@ -163,6 +170,8 @@ export interface McpSession {
   /** What the server printed before any MCP message, when it sent none (see PipeTransport.printedInstead). */
   readonly printed: string;
   readonly pipe: GuestPipe;
+  /** The call in progress's sink for the server's progress notifications (one call at a time on a session). */
+  progress?: (params: { progress?: unknown; total?: unknown; message?: unknown }) => void;
   /** False once the server exited, broke a limit, or the session was closed: it serves nothing more. */
   readonly open: boolean;
   /** Why a request failed: a limit we enforced, the server's exit (with its last stderr lines), or the client's error. */
@@ -177,7 +186,11 @@ export async function openSession(pipe: GuestPipe, timeoutMs: number): Promise<M
   let violation: string | undefined;
   let exited: ExitEnd | undefined;
   void pipe.exited.then((e) => (exited = e));
-  const transport = new PipeTransport(pipe, (why) => (violation = why));
+  const transport = new PipeTransport(
+    pipe,
+    (why) => (violation = why),
+    (params) => s.progress?.(params),
+  );
   // No capabilities: a server's sampling, elicitation or roots request is answered "method not found" by the client.
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   let closed = false;
@@ -461,9 +474,12 @@ export async function callOnSession(
   const args = params && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
   let res: { content?: unknown[]; structuredContent?: unknown; isError?: boolean };
   // Progress is asked of the server (a progressToken) only when the caller asked for it.
+  // The client's onprogress only makes it send a progressToken: the notifications are read off the transport, in order
+  // with the result (PipeTransport's onProgress).
   const onProgress = o.onProgress;
-  const onprogress = onProgress
-    ? (n: { progress?: unknown; total?: unknown; message?: unknown }) => {
+  const onprogress = onProgress ? () => undefined : undefined;
+  s.progress = onProgress
+    ? (n) => {
         const p = progressOf(n);
         if (p) onProgress(p);
       }
@@ -476,6 +492,8 @@ export async function callOnSession(
     })) as typeof res;
   } catch (err) {
     return failedCall(await s.explain(err), env, durationMs());
+  } finally {
+    s.progress = undefined;
   }
   if (res.isError) return { kind: 'tool_error', message: redact(contentText(res.content) || 'the tool reported an error', env), durationMs: durationMs() };
   const output = res.structuredContent !== undefined ? res.structuredContent : { content: res.content ?? [] };
