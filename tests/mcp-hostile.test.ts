@@ -104,6 +104,23 @@ test('a server that exits at start naming the key it wants: the key is declared 
   t.is(missing.status, 422, 'a required variable the caller does not pass is refused before the sandbox');
 });
 
+test("a user's import status says which start-up rules fired and why: the real airtable-mcp-server, which exits without its key", async (t) => {
+  // Its transcript is tests/fixtures/mcp-transcripts/real-airtable-mcp-server.json (named-variables, then it lists).
+  const user = await svc.createUser();
+  const res = await svc.request('POST', '/api/packages', { key: user.key, body: { source: 'npm:airtable-mcp-server@1.14.0' } });
+  t.is(res.status, 201, res.text);
+  const status = await svc.request('GET', `/api/package-imports/${res.body.data.importId}`, { key: user.key });
+  t.is(status.status, 200, status.text);
+  const { startup } = status.body.data;
+  t.deepEqual(
+    startup.rules.map((r: { rule: string }) => r.rule),
+    ['named-variables'],
+  );
+  t.regex(startup.rules[0].why, /AIRTABLE_API_KEY/);
+  t.true(startup.starts >= 2 && startup.starts <= 6, String(startup.starts));
+  t.is(startup.refusal, null);
+});
+
 test('a server that checks its variables one at a time: each named in turn is declared, and it imports', async (t) => {
   const res = await importMode('needs-two');
   t.is(res.status, 201, res.text);
