@@ -139,7 +139,9 @@ export async function trendingScores(
   }
   q.join('tools as t', 't.id', 'x.tool_id')
     .join('packages as p', 'p.id', 't.package_id')
-    .orderBy([{ column: 'score', order: 'desc' }, { column: 'x.tool_id' }])
+    // By the numeric score itself where the rows are a table's (its (score desc, tool_id) index: `limit` rows read),
+    // not the float8 alias, which no index has.
+    .orderBy([{ column: days === null || !f.at ? 'x.score' : 'score', order: 'desc' }, { column: 'x.tool_id' }])
     .limit(f.limit);
   if (f.category) q.where('p.category', f.category);
   return q;
