@@ -71,8 +71,14 @@ async function bridge(url: string, configDir: string, extra: string[] = [], port
   const client = new Client({ name: 'desktop-client-stand-in', version: '1.0.0' });
   // The bridge answers `initialize` only once it is connected to the server, i.e. after the sign-in.
   const connected = client.connect(transport, { timeout: 175_000 });
-  connected.catch(() => undefined);
-  return { client, connected, port, stderr: () => stderr };
+  let failed: Error | undefined;
+  connected.catch((e: Error) => (failed = e));
+  /** Its stderr so far; throws once the bridge has given up (a wait on its output ends then, not at its bound). */
+  const output = () => {
+    if (failed) throw new Error(`mcp-remote gave up (${failed.message}); its stderr:\n${stderr}`);
+    return stderr;
+  };
+  return { client, connected, port, stderr: output };
 }
 
 test('mcp-remote signs in to a private collection through the consent page, then lists and calls its tools over stdio', async (t) => {
@@ -85,7 +91,7 @@ test('mcp-remote signs in to a private collection through the consent page, then
     // It prints the authorization URL it would have a browser open (the test's BROWSER opens nothing).
     const authUrl = await waitFor(
       () => /Please authorize this client by visiting:\s*(\S+)/.exec(stderr())?.[1],
-      `the authorization URL on mcp-remote's stderr; so far:\n${stderr()}`,
+      "the authorization URL on mcp-remote's stderr",
       { ms: 120_000 },
     );
     const auth = new URL(authUrl);
@@ -222,7 +228,7 @@ test('mcp-remote signs in with a client ID metadata document (served over https,
     client = run.client;
     const authUrl = await waitFor(
       () => /Please authorize this client by visiting:\s*(\S+)/.exec(run.stderr())?.[1],
-      `the authorization URL on mcp-remote's stderr; so far:\n${run.stderr()}`,
+      "the authorization URL on mcp-remote's stderr",
       { ms: 120_000 },
     );
     t.is(new URL(authUrl).searchParams.get('client_id'), host.docUrl, 'the document URL is the client_id: no registration');
