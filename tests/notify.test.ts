@@ -66,3 +66,33 @@ test('an open notifier delivers a NOTIFY, and close ends its connection', async 
     await database.drop();
   }
 });
+
+test('every subscriber of a new channel is listening once its subscribe resolves, the second as the first', async (t) => {
+  const database = await createTestDatabase();
+  const sender = new pg.Client({ connectionString: database.url });
+  await sender.connect();
+  const notifier = createNotifier(database.url);
+  try {
+    await notifier.subscribe('toolshed_tools', () => undefined);
+    for (let round = 0; round < 20; round++) {
+      const channel = `toolshed_round_${round}`;
+      let heard = false;
+      const first = notifier.subscribe(channel, () => undefined);
+      await notifier.subscribe(channel, () => {
+        heard = true;
+      });
+      await sender.query(`select pg_notify('${channel}', 'now')`);
+      await first;
+      // The NOTIFY was sent after the second subscribe resolved: it is delivered (a sentinel on a channel listened to
+      // long before marks that everything sent so far has arrived).
+      const sentinel = await notifier.waiter('toolshed_tools', (p) => p === `sentinel ${round}`);
+      await sender.query(`select pg_notify('toolshed_tools', 'sentinel ${round}')`);
+      await sentinel.wait(30_000);
+      t.true(heard, `round ${round}: the second subscriber missed a NOTIFY sent after its subscribe resolved`);
+    }
+  } finally {
+    await notifier.close();
+    await sender.end();
+    await database.drop();
+  }
+});

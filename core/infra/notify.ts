@@ -40,6 +40,8 @@ export function createNotifier(connectionString: string, logger?: Logger): Notif
   let client: pg.Client | undefined;
   let connecting: Promise<pg.Client> | undefined;
   let closed = false;
+  /** The LISTEN of each channel on the current connection (a reconnect LISTENs every channel again in connect()). */
+  const listening = new Map<string, Promise<unknown>>();
 
   const connect = (): Promise<pg.Client> => {
     if (closed) return Promise.reject(new Error('notifier closed'));
@@ -97,7 +99,15 @@ export function createNotifier(connectionString: string, logger?: Logger): Notif
       if (!set) handlers.set(channel, (set = new Set()));
       set.add(handler);
       const c = await connect();
-      if (fresh) await c.query(`LISTEN "${channel}"`);
+      // Every subscriber of a channel waits for its one LISTEN, not only the first: a second one arriving while the
+      // first's LISTEN was on its way used to return before it was active, and could miss what came next.
+      let listen = listening.get(channel);
+      if (fresh || !listen) {
+        listen = c.query(`LISTEN "${channel}"`);
+        listening.set(channel, listen);
+        listen.catch(() => listening.delete(channel));
+      }
+      await listen;
       return () => {
         set!.delete(handler);
       };
