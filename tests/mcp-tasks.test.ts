@@ -249,3 +249,36 @@ test.serial("2026-07-28 tasks: tasks/cancel cancels the caller's own task; a str
   t.is(cancelled.result.status, 'cancelled');
   t.like(await db()('executions').where({ id: taskId }).first(), { status: 'failed', error: { code: 'CANCELLED' } });
 });
+
+test.serial('2026-07-28: a client that closes its response stream cancels the call (the transport says a disconnect is the cancel)', async (t) => {
+  const since = new Date(Date.now() - 1000);
+  const abort = new AbortController();
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': MODERN,
+    'io.modelcontextprotocol/clientInfo': { name: 'toolshed-tests-2026', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  const call = fetch(url, {
+    method: 'POST',
+    signal: abort.signal,
+    headers: {
+      authorization: `Bearer ${owner.key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'tools/call',
+      'mcp-name': 'sleepy',
+      ...ENV,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: 'sleepy', arguments: { ms: 60_000 }, _meta: meta } }),
+  });
+  call.catch(() => undefined);
+  const e = await waitFor(async () => {
+    const row = await newest(owner.id, since);
+    return row?.status === 'running' ? row : undefined;
+  }, 'the call running');
+  abort.abort();
+  const final = await untilStatus(e.id, (r) => r.status !== 'running', 'the execution stopped');
+  t.like(final, { status: 'failed', error: { code: 'CANCELLED' } });
+  t.true(final.execution_time_ms < 60_000);
+});

@@ -9,7 +9,8 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import type { AppDeps } from '../deps.js';
 import { AppError, errors } from '../../core/infra/errors.js';
 import { mcpErrorResult as errorResult, renderMcp, runTool, WAIT_SLACK_MS } from '../../core/executions/tool-calls.js';
-import type { ExecutionRow } from '../../core/repos/executions.js';
+import { isFinalExecution, type ExecutionRow } from '../../core/repos/executions.js';
+import { cancelExecution } from '../../core/executions/cancel.js';
 import type { ToolRow } from '../../core/repos/tools.js';
 import type { Caller } from '../../core/types.js';
 import { envHeaderFor, envHeaderName, givenEnvFromHeaders } from './tools.js';
@@ -36,6 +37,18 @@ export interface CallContext {
   /** A task-augmented call (api/mcp/tasks.ts): queued and not waited for, the queued execution handed to onQueued. */
   wait?: false;
   onQueued?: (e: ExecutionRow) => void;
+  /**
+   * 2026-07-28 over HTTP: closing the response stream is the cancellation (the specification's MUST), so a client that
+   * goes away before the answer cancels the execution. Unset in the 2025 era, where a disconnect SHOULD NOT be taken
+   * for a cancel and the execution runs on, pollable.
+   */
+  cancelOnDisconnect?: boolean;
+}
+
+/** The execution of a call whose client went away unanswered, cancelled when its era says so (cancelOnDisconnect). */
+export async function cancelIfGone(c: CallContext, e: ExecutionRow): Promise<void> {
+  if (!c.cancelOnDisconnect || !c.signal.aborted || c.deps.shutdown.aborted || isFinalExecution(e)) return;
+  await cancelExecution(c.deps, e.id, { waitMs: 0 }).catch((err) => c.deps.logger.warn({ err, executionId: e.id }, 'cancel after disconnect failed'));
 }
 
 /** A refusal before anything was queued (400 invalid params, 422 BROKEN or missing env, 413) as a tool result. */
@@ -115,6 +128,7 @@ export async function callCollectionTool(
   } finally {
     signal?.clear();
   }
+  if (c.wait !== false) await cancelIfGone(c, execution);
   await c.deps.learning.use(c.caller?.userId, tool.id);
   return renderCollectionCall(execution, tool);
 }

@@ -155,6 +155,7 @@ async function modernCollectionServer(
       elicit,
       progress: progressSink(progressTokenOf(extra.mcpReq._meta), extra.mcpReq.notify as (n: never) => Promise<void>),
       mcpRequest: mcpRequestKey(call, c.id, extra.mcpReq.id),
+      cancelOnDisconnect: true,
     };
     // A client that declared the tasks extension gets a task for a call still running after TASK_AFTER_MS (api/mcp/tasks.ts).
     const answered =

@@ -34,7 +34,7 @@ import { renderMcp, WAIT_SLACK_MS } from '../../core/executions/tool-calls.js';
 import { findActiveByMcpRequest, findExecution, isFinalExecution, type ExecutionRow } from '../../core/repos/executions.js';
 import type { CollectionRow } from '../../core/repos/collections.js';
 import type { ToolRow } from '../../core/repos/tools.js';
-import { callCollectionTool, renderCollectionCall, type CallContext } from './call.js';
+import { callCollectionTool, cancelIfGone, renderCollectionCall, type CallContext } from './call.js';
 
 /** How often a client is asked to poll a task (ms). */
 export const TASK_POLL_INTERVAL_MS = 1000;
@@ -228,6 +228,8 @@ export async function callOrTask2026(
   );
   if (!queued) return early;
   const e = await waitForExecution(call.deps, queued.id, TASK_AFTER_MS, call.signal);
+  // Gone within the grace: no task reaches anyone, and a closed stream is the cancel in this era.
+  await cancelIfGone(call, e);
   const tool = tools.get(name)!;
   if (isFinalExecution(e)) return renderCollectionCall(e, tool);
   return { resultType: 'task', ...task2026(e, call.deps.config.RETENTION_RESULTS_DAYS * 86_400) };
