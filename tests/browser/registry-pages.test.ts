@@ -9,7 +9,6 @@
  * Screenshots at 1366×850 and 390×844.
  */
 import test from 'ava';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { EXAMPLES_DIR, FIXTURES_DIR, type Service } from '../helpers/service.js';
@@ -20,8 +19,12 @@ let browser: Browser;
 const DESKTOP = { width: 1366, height: 850 };
 const PHONE = { width: 390, height: 844 };
 
-test.before(async () => {
-  const examples = (await fs.readdir(EXAMPLES_DIR)).map((d) => path.join(EXAMPLES_DIR, d));
+test.before(async (t) => {
+  t.timeout(600_000, 'eight example packages and two fixtures imported on a loaded machine');
+  // The example packages whose tools these queries meet (each import costs the machine a while).
+  const examples = ['message-tools', 'monitoring-tools', 'webhook-signer', 'crypto-tools', 'http-tools', 'data-tools', 'text-tools', 'file-tools'].map((d) =>
+    path.join(EXAMPLES_DIR, d),
+  );
   ({ svc, browser } = await startWebService({
     packages: [...examples, path.join(FIXTURES_DIR, 'packages', 'readme-rich'), path.join(FIXTURES_DIR, 'packages', 'readme-none')],
   }));
@@ -109,7 +112,7 @@ test.serial('a package page renders its README sanitised, with its licence and r
   t.true(await readme.getByRole('cell', { name: 'Says hello' }).isVisible(), 'its table is a table');
   t.is(await readme.locator('script, [onerror], [onclick], a[href^="javascript:"], img').count(), 0, 'nothing that could run is left');
   t.is(await page.evaluate(() => (window as unknown as { __readmeRan?: number }).__readmeRan), undefined, 'nothing of it ran');
-  t.regex(await readme.innerText(), /\[a broken image\]/, 'an image is its alt text (the CSP loads no outside image)');
+  t.regex(await readme.innerText(), /<script>window\.__readmeRan = 1<\/script>/, 'HTML written into the README is shown as text, not parsed');
   t.is(await page.getByTestId('license').innerText(), 'Apache-2.0');
   t.is(await page.getByTestId('repository').getByRole('link').getAttribute('href'), 'https://github.com/toolshed-fixtures/readme-rich');
   t.regex(await page.getByTestId('provenance').innerText(), /From a folder on the operator's host sha256-/);

@@ -1,13 +1,17 @@
 /**
- * A package's README, rendered in the browser: Markdown by marked (GitHub-flavoured, raw HTML passed through to the
- * sanitiser), then DOMPurify, which keeps formatting and links and drops every script, event handler (`onerror`),
+ * A package's README, rendered in the browser: Markdown by marked (GitHub-flavoured; HTML written into it is shown as
+ * text, not parsed), then DOMPurify, which keeps formatting and links and drops every script, event handler,
  * style, form, frame and `javascript:` URL. Images are not loaded: the app's Content-Security-Policy allows only its own
  * images, so each one becomes its alt text (a README's badges read as "npm version"). Links open as links do, marked
  * `rel="nofollow noopener ugc"`: they are the package author's, not ours.
  */
 import DOMPurify from 'dompurify';
-import { marked } from 'marked';
+import { Marked } from 'marked';
 import { useMemo } from 'preact/hooks';
+
+/** HTML written into the Markdown is shown as text, never parsed (as markdown-it's `html: false`); DOMPurify still runs. */
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const markdown = new Marked({ gfm: true, renderer: { html: ({ text }) => escapeHtml(text) } });
 
 let hooked = false;
 function sanitise(html: string): string {
@@ -42,8 +46,8 @@ function sanitise(html: string): string {
   return box.innerHTML;
 }
 
-export function Readme({ markdown, truncated }: { markdown: string; truncated: boolean }) {
-  const html = useMemo(() => sanitise(marked.parse(markdown, { async: false, gfm: true })), [markdown]);
+export function Readme({ markdown: source, truncated }: { markdown: string; truncated: boolean }) {
+  const html = useMemo(() => sanitise(markdown.parse(source, { async: false })), [source]);
   return (
     <div class="readme" data-testid="readme">
       <div dangerouslySetInnerHTML={{ __html: html }} />
