@@ -104,11 +104,15 @@ async function modernCollectionServer(
   if (mode === 'all') {
     const tasks = tasks2026Handlers({ call, tools });
     const byId = { params: z.looseObject({ taskId: z.string(), requestState: z.string().optional() }) };
-    server.setRequestHandler('tasks/get' as never, byId as never, (async (p: { taskId: string }) => {
-      const task = await tasks.get(p.taskId);
-      if (!task) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Task not found: ${p.taskId}`);
-      return task;
-    }) as never);
+    server.setRequestHandler(
+      'tasks/get' as never,
+      byId as never,
+      (async (p: { taskId: string }) => {
+        const task = await tasks.get(p.taskId);
+        if (!task) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Task not found: ${p.taskId}`);
+        return task;
+      }) as never,
+    );
     server.setRequestHandler('tasks/cancel' as never, byId as never, (async (p: { taskId: string }) => tasks.cancel(p.taskId)) as never);
   }
   const listed = async (): Promise<Tool[]> =>

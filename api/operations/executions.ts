@@ -167,7 +167,7 @@ export const executionOperations: Operation[] = [
     path: '/api/executions/:id/cancel',
     summary: 'Cancels an execution: a queued one at once, a running one by stopping its sandbox (beyond the contract)',
     description:
-      "The execution ends `failed` with `error.code` CANCELLED (the status set is closed). Only the caller who started it, or the admin; anyone else gets 404 as a read would. A final execution: 409 CONFLICT and nothing changes. A cancel is not counted as the tool failing (no failure in its statistics or trending).",
+      'The execution ends `failed` with `error.code` CANCELLED (the status set is closed). Only the caller who started it, or the admin; anyone else gets 404 as a read would. A final execution: 409 CONFLICT and nothing changes. A cancel is not counted as the tool failing (no failure in its statistics or trending).',
     params: idParams,
     responses: {
       200: ok(executionSchema).meta({ description: 'Cancelled: the execution, final' }),

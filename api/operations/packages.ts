@@ -96,12 +96,9 @@ const versionSchema = z.object({
       from: z
         .enum(['npm', 'folder', 'other'])
         .meta({ description: "Where the bytes came from: npm's registry, a folder on the operator's host, or elsewhere" }),
-      integrity: z
-        .string()
-        .nullable()
-        .meta({
-          description: "The recorded digest of those bytes: an npm tarball's sha512 (checked against the registry's dist.integrity), a folder's tree hash",
-        }),
+      integrity: z.string().nullable().meta({
+        description: "The recorded digest of those bytes: an npm tarball's sha512 (checked against the registry's dist.integrity), a folder's tree hash",
+      }),
     })
     .meta({ description: 'What the version was installed from (npm provenance attestations are not recorded)' }),
 });

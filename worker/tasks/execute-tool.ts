@@ -50,7 +50,6 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
       cancel?.release();
     }
 
-
     async function run(execution: NonNullable<Awaited<ReturnType<typeof markExecutionRunning>>>): Promise<void> {
       const env = sealedEnv ? openJson<Record<string, string>>(deps.config.SECRETS_KEY, sealedEnv) : {};
       if (!execution.tool_export_name) {
