@@ -197,10 +197,14 @@ const engineRanker =
     const hits = (await engine.search({ q, limit: 10 })).hits.map((h) => h.id);
     const match = matchOf(q);
     // As GET /api/tools/search and MCP search_tools order a page (core/search/match.ts): tools with one of the query's words first.
-    return byMatch(hits, (id) => {
-      const doc = measuredDocs.get(id);
-      return doc ? match(doc) : { share: 0, kind: 'related' as const };
-    });
+    return byMatch(
+      hits,
+      (id) => {
+        const doc = measuredDocs.get(id);
+        return doc ? match(doc) : { share: 0, kind: 'related' as const };
+      },
+      q,
+    );
   };
 
 const withEncoder = process.argv.includes('--encoder=use');

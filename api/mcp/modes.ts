@@ -84,6 +84,7 @@ export async function searchTools(named: Map<string, ToolRow>, query: string, li
   const rows = byMatch(
     ranked.map((h) => named.get(nameOf.get(h.id)!)!),
     match,
+    query,
   );
   return riskyLast(rows, (t) => servedRisks(t).length > 0)
     .slice(0, limit)

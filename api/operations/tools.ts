@@ -164,6 +164,7 @@ export const toolOperations: Operation[] = [
         byMatch(
           inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN'),
           match,
+          query.q,
         ),
         (t) => servedRisks(t).length > 0,
       );
