@@ -2,7 +2,7 @@
  * OCI bundles for gVisor sandboxes, over the root filesystem rootfs.ts builds (the Node runtime, the guest and its
  * startup snapshot, an /etc of its own). Each sandbox gets its own bundle dir
  * with a config.json that mounts its package view (package-view.ts: an empty directory of its own, into which the
- * one package it runs is mounted at hand-over) read-only at /pkg, a small tmpfs at /tmp, runs as nobody with no
+ * one package it runs is mounted at hand-over, read-only or as an MCP server's overlay) at /pkg, a small tmpfs at /tmp, runs as nobody with no
  * capabilities and HOME on that tmpfs, and carries memory, pids and CPU limits.
  */
 import fs from 'node:fs';
@@ -26,7 +26,7 @@ const CPU_PERIOD_US = 100_000;
 
 export interface SpecOptions {
   rootfs: string;
-  /** The sandbox's package view (package-view.ts), mounted read-only at /pkg: it holds only the package it runs. */
+  /** The sandbox's package view (package-view.ts), mounted at /pkg: it holds only the package it runs. */
   pkgView?: string;
   /** Start the guest from the rootfs's startup snapshot (built for this memoryMb). */
   snapshot?: boolean;
@@ -59,11 +59,11 @@ export function guestCommand(o: { memoryMb: number; snapshot?: boolean; guestArg
   return [IN_SANDBOX.node, ...GUEST_NODE_FLAGS, ...v8Flags(o.memoryMb), ...start, '--serve', ...(o.guestArgs ?? [])];
 }
 
-const bind = (source: string, destination: string) => ({
+const bind = (source: string, destination: string, writable = false) => ({
   destination,
   type: 'bind',
   source,
-  options: ['rbind', 'ro', 'nosuid', 'nodev'],
+  options: ['rbind', ...(writable ? [] : ['ro']), 'nosuid', 'nodev'],
 });
 
 /** The OCI runtime spec of one sandbox. The guest waits on stdin for its request (see guest/main.cjs). */
@@ -73,7 +73,9 @@ export function buildSpec(o: SpecOptions): Record<string, unknown> {
     { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'mode=755'] },
     { destination: IN_SANDBOX.tmp, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=1777', `size=${o.tmpSizeMb}m`] },
   ];
-  if (o.pkgView) mounts.push(bind(o.pkgView, IN_SANDBOX.pkg));
+  // Not read-only in the sandbox: the host decides. The view is root's (the sandbox's user cannot write to it), a package is
+  // bound into it read-only, and only an MCP server's package is an overlay whose writes land in a throwaway layer.
+  if (o.pkgView) mounts.push(bind(o.pkgView, IN_SANDBOX.pkg, true));
   if (o.resolvConf) mounts.push(bind(o.resolvConf, '/etc/resolv.conf'));
   return {
     ociVersion: '1.0.0',

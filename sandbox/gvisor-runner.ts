@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { IN_SANDBOX } from './bundle.js';
 import { prepareRootfs } from './rootfs.js';
-import { createPackageViews } from './package-view.js';
+import { createPackageViews, type WritableOptions } from './package-view.js';
 import { toDescribeOutcome, toExecuteOutcome } from './guest-channel.js';
 import { GvisorSandbox, type RunResult, type SandboxSettings } from './gvisor-sandbox.js';
 import { DEFAULT_EGRESS_SUBNET, setupEgress } from './egress.js';
@@ -117,6 +117,8 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     snapshot: fs.existsSync(path.join(rootfs, IN_SANDBOX.snapshot)),
     guestArgs: opts.warmUp ? [`--warm=${opts.warmUp}`] : undefined,
   };
+  /** An MCP server gets a throwaway writable layer over its package, as large as /tmp (package-view.ts). */
+  const writableFor = (pkg: PackageRef): WritableOptions => ({ beside: pkg.mcp ? [pkg.mcp.bin] : [], sizeMb: settings.tmpSizeMb });
   const egressSettings: SandboxSettings | undefined = egress ? { ...settings, runsc, egress } : undefined;
   const live = new Set<GvisorSandbox>();
   const onDestroyed = (s: GvisorSandbox) => live.delete(s);
@@ -156,7 +158,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       return asError(err);
     }
     try {
-      const pkgDir = await sandbox.attach(path.resolve(spec.pkg.dir));
+      const pkgDir = await sandbox.attach(path.resolve(spec.pkg.dir), writableFor(spec.pkg));
       return { sandbox, pipe: await sandbox.pipe({ ...mcpRequest(spec.pkg.mcp!, spec.env), pkgDir }) };
     } catch (err) {
       void sandbox.destroy();
@@ -251,7 +253,7 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       try {
         if (signal?.aborted) throw new Error('aborted');
         sandbox = await (network && egressPool ? egressPool : pool).acquire();
-        const pkgDir = await sandbox.attach(path.resolve(pkg.dir));
+        const pkgDir = await sandbox.attach(path.resolve(pkg.dir), writableFor(pkg));
         return await sandbox.pipe({ ...mcpRequest(pkg.mcp!, env), pkgDir });
       } catch (err) {
         return asError(err);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { buildSpec, writeBundle } from './bundle.js';
 import { executionLimit, openGuestChannel, type ChannelEnd, type ExitEnd, type GuestChannel, type GuestPipe } from './guest-channel.js';
 import type { EgressNetwork, NetLease } from './egress.js';
-import type { PackageViews } from './package-view.js';
+import type { PackageViews, WritableOptions } from './package-view.js';
 import { deleteForce, killContainer, spawnRun, type RunscOptions } from './runsc.js';
 
 export interface SandboxSettings {
@@ -114,16 +114,17 @@ export class GvisorSandbox {
 
   /**
    * Gives the sandbox the package at `hostDir` (absolute) and resolves to its path inside the sandbox. A sandbox
-   * serves one package for its whole life: asking again for the same one is free, another one is refused.
+   * serves one package for its whole life: asking again for the same one is free, another one is refused. `writable`:
+   * an MCP server's package, as an overlay it can write beside itself in (package-view.ts).
    */
-  attach(hostDir: string): Promise<string> {
+  attach(hostDir: string, writable?: WritableOptions): Promise<string> {
     if (this.pkg) {
       if (this.pkg.hostDir !== hostDir) return Promise.reject(new Error(`sandbox ${this.id} already serves another package`));
       return this.pkg.inside;
     }
     const views = this.settings.views;
     if (!views) return Promise.reject(new Error(`sandbox ${this.id} has no package view`));
-    this.pkg = { hostDir, inside: views.attach(this.id, hostDir) };
+    this.pkg = { hostDir, inside: views.attach(this.id, hostDir, writable) };
     return this.pkg.inside;
   }
 

@@ -16,19 +16,68 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { IN_SANDBOX } from './bundle.js';
-import { systemBinary } from './command.js';
+import { IN_SANDBOX, SANDBOX_UID } from './bundle.js';
+import { runCommand, systemBinary } from './command.js';
 import { createMounter } from './mounter.js';
 
 export interface PackageViews {
   /** Creates a sandbox's empty view; returns its host path (mounted at /pkg by the sandbox's spec). */
   create(id: string): string;
-  /** Mounts `hostDir` read-only into the sandbox's view; returns the package's path inside the sandbox. */
-  attach(id: string, hostDir: string): Promise<string>;
+  /**
+   * Mounts `hostDir` read-only into the sandbox's view; returns the package's path inside the sandbox. With
+   * `writable`, the package is an overlay instead (see `attachWritable`): a server can write beside itself.
+   */
+  attach(id: string, hostDir: string, writable?: WritableOptions): Promise<string>;
   /** Unmounts and removes a sandbox's view (once the sandbox is gone). */
   remove(id: string): Promise<void>;
   /** Removes every view left and the views' root. */
   close(): Promise<void>;
+}
+
+/** A writable layer over a package (MCP servers that write beside themselves, e.g. server-memory's memory.jsonl). */
+export interface WritableOptions {
+  /** Files (relative to the package dir, e.g. the server's bin) whose own package's directories become writable. */
+  beside: string[];
+  /** Size of the sandbox's throwaway layer (a tmpfs), in MB. */
+  sizeMb: number;
+}
+
+/** At most this many directories are made writable per sandbox (a mkdir and a chown each, on the host). */
+const MAX_WRITABLE_DIRS = 2000;
+
+/**
+ * The package's directories made writable by the sandbox's user: the package root's own tree and the tree of each
+ * `beside` file's package (the nearest ancestor with a package.json), with their ancestors, never into a nested
+ * node_modules. Relative paths, parents first.
+ */
+export function writableDirs(hostDir: string, beside: string[]): string[] {
+  const dirs = new Set<string>(['']);
+  const walk = (rel: string) => {
+    if (dirs.size >= MAX_WRITABLE_DIRS) return;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(path.join(hostDir, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (!e.isDirectory() || e.name === 'node_modules' || dirs.size >= MAX_WRITABLE_DIRS) continue;
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      dirs.add(child);
+      walk(child);
+    }
+  };
+  walk('');
+  for (const file of beside) {
+    const rel = path.posix.normalize(file);
+    if (rel.startsWith('..') || path.posix.isAbsolute(rel)) continue;
+    let dir = path.posix.dirname(rel);
+    while (dir !== '.' && !fs.existsSync(path.join(hostDir, dir, 'package.json'))) dir = path.posix.dirname(dir);
+    if (dir === '.') continue;
+    for (let up = dir; up !== '.'; up = path.posix.dirname(up)) dirs.add(up);
+    walk(dir);
+  }
+  return [...dirs].sort((a, b) => a.split('/').length - b.split('/').length);
 }
 
 function binary(name: string): string {
@@ -123,6 +172,8 @@ export function createPackageViews(stateDir: string): PackageViews {
   execFileSync(mount, ['--make-rshared', root], { stdio: 'ignore', env: {} });
   const mounter = createMounter();
   const attached = new Map<string, string>();
+  /** Sandboxes whose package is an overlay: the tmpfs holding its throwaway layer. */
+  const scratch = new Map<string, string>();
   // However the process ends short of close() (a stop deadline's exit, an uncaught error), its mounts go with it;
   // only SIGKILL leaves them, for the next start's cleanStale.
   const onExit = () => detachAll(root, umount);
@@ -133,7 +184,41 @@ export function createPackageViews(stateDir: string): PackageViews {
     attached.delete(id);
     // Lazy: the sandbox has ended, but its gofer may still be letting go of its copy of the mount.
     if (target) await mounter.detach(target).catch(() => {});
+    const layer = scratch.get(id);
+    scratch.delete(id);
+    if (layer) {
+      await mounter.detach(layer).catch(() => {});
+      removeDirs(layer);
+    }
     removeDirs(path.join(root, id));
+  }
+
+  /**
+   * An overlay of the package for one sandbox: the package (read-only, untouched) below, and above it a tmpfs of
+   * the sandbox's own (`<root>/<id>.w`, outside its view, so never seen as such) holding the package's directories
+   * again, owned by the sandbox's user. So the server can create files beside itself (existing files stay the
+   * package's, read-only for it); what it writes lives in that tmpfs, bounded by `sizeMb`, and goes with the sandbox.
+   */
+  async function attachWritable(id: string, hostDir: string, target: string, o: WritableOptions): Promise<void> {
+    if (/[,:\\\s]/.test(hostDir) || /[,:\\\s]/.test(root)) throw new Error(`cannot overlay a path with , : \\ or spaces: ${hostDir}`);
+    const layer = path.join(root, `${id}.w`);
+    fs.mkdirSync(layer);
+    scratch.set(id, layer);
+    const run = async (args: string[], what: string) => {
+      const r = await runCommand(mount, args);
+      if (r.code !== 0) throw new Error(`${what} failed: ${r.stderr.trim().slice(0, 300)}`);
+    };
+    await run(['-t', 'tmpfs', '-o', `nosuid,nodev,mode=0700,size=${Math.max(1, Math.round(o.sizeMb))}m`, 'tmpfs', layer], 'mounting a writable layer');
+    const upper = path.join(layer, 'upper');
+    const work = path.join(layer, 'work');
+    fs.mkdirSync(work);
+    for (const rel of writableDirs(hostDir, o.beside)) {
+      const dir = path.join(upper, rel);
+      fs.mkdirSync(dir, { recursive: true });
+      fs.chmodSync(dir, 0o755);
+      fs.chownSync(dir, SANDBOX_UID, SANDBOX_UID);
+    }
+    await run(['-t', 'overlay', '-o', `nosuid,nodev,lowerdir=${hostDir},upperdir=${upper},workdir=${work}`, 'overlay', target], `overlaying ${hostDir}`);
   }
 
   return {
@@ -144,14 +229,15 @@ export function createPackageViews(stateDir: string): PackageViews {
       fs.chmodSync(view, 0o755);
       return view;
     },
-    async attach(id, hostDir) {
+    async attach(id, hostDir, writable) {
       if (attached.has(id)) throw new Error(`sandbox ${id} already has its package`);
       const name = path.basename(hostDir);
       if (!name || name === '.' || name === '..') throw new Error(`not a package directory: ${hostDir}`);
       const target = path.join(root, id, name);
       fs.mkdirSync(target);
       attached.set(id, target);
-      await mounter.bindReadOnly(hostDir, target);
+      if (writable) await attachWritable(id, hostDir, target, writable);
+      else await mounter.bindReadOnly(hostDir, target);
       return path.posix.join(IN_SANDBOX.pkg, name);
     },
     remove,
