@@ -9,7 +9,7 @@ import { errors } from '../../core/infra/errors.js';
 import { scrubHostPaths } from '../../core/text/host-paths.js';
 import { requestImport } from '../../core/packages/request-import.js';
 import { parseSource, sourceSchema } from '../../core/packages/source.js';
-import { findImport, type PackageImportRow } from '../../core/repos/package-imports.js';
+import { findImport, latestImportStartup, type ImportStartup, type PackageImportRow } from '../../core/repos/package-imports.js';
 import type { Knex } from 'knex';
 import { findPackage, type PackageRow } from '../../core/repos/packages.js';
 import {
@@ -102,8 +102,19 @@ const versionSchema = z.object({
     })
     .meta({ description: 'What the version was installed from (npm provenance attestations are not recorded)' }),
 });
+const startupSchema = z
+  .object({
+    starts: z.number().int(),
+    rules: z.array(z.object({ rule: z.string(), why: z.string() })),
+    refusal: z.string().nullable(),
+  })
+  .nullable();
 const packageDetail = packageSummary.extend({
   versions: z.array(versionSchema).meta({ description: 'Every imported version, highest first' }),
+  startup: startupSchema.meta({
+    description:
+      "How the current version's MCP server was started by its latest import: starts, the start-up rules that fired and why (null: not an MCP server, or imported before this was kept)",
+  }),
 });
 const versionPatchBody = z
   .object({
@@ -116,14 +127,9 @@ const importStatus = z.object({
   status: z.enum(['queued', 'running', 'succeeded', 'failed']),
   package: z.object({ name: z.string(), version: z.string() }).nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
-  startup: z
-    .object({
-      starts: z.number().int(),
-      rules: z.array(z.object({ rule: z.string(), why: z.string() })),
-      refusal: z.string().nullable(),
-    })
-    .nullable()
-    .meta({ description: "An MCP server's start-up: how many times it was started, which start-up rules fired and why, the refusal's code" }),
+  startup: startupSchema.meta({
+    description: "An MCP server's start-up: how many times it was started, which start-up rules fired and why, the refusal's code",
+  }),
   createdAt: timestamp,
   completedAt: nullableTimestamp,
 });
@@ -202,6 +208,11 @@ function assertMayChange(ctx: Context, p: PublishedPackageRow, v?: PackageVersio
     throw errors.forbidden("Only the package's publisher (or the admin) may change it");
 }
 
+/** A start-up record as the API shows it (host paths scrubbed; `declared` and the budget flag are the worker's). */
+function startupOf(s: ImportStartup | null): z.infer<typeof startupSchema> {
+  return s ? { starts: s.starts, rules: s.rules.map((r) => ({ rule: r.rule, why: scrubHostPaths(r.why) })), refusal: s.refusal ?? null } : null;
+}
+
 async function importStatusOf(deps: { db: Knex }, imp: PackageImportRow): Promise<z.infer<typeof importStatus>> {
   const pkg = imp.package_id ? await findPackage(deps.db, imp.package_id) : undefined;
   // An import of an exact version names that version (an older one does not become the latest).
@@ -213,13 +224,7 @@ async function importStatusOf(deps: { db: Knex }, imp: PackageImportRow): Promis
     status: imp.status,
     package: pkg ? { name: pkg.name, version: exact?.version ?? pkg.version } : null,
     error: imp.error ? { code: imp.error.code, message: scrubHostPaths(imp.error.message) } : null,
-    startup: imp.startup
-      ? {
-          starts: imp.startup.starts,
-          rules: imp.startup.rules.map((r) => ({ rule: r.rule, why: scrubHostPaths(r.why) })),
-          refusal: imp.startup.refusal ?? null,
-        }
-      : null,
+    startup: startupOf(imp.startup),
     createdAt: new Date(imp.created_at).toISOString(),
     completedAt: imp.completed_at ? new Date(imp.completed_at).toISOString() : null,
   };
@@ -390,7 +395,9 @@ export const packageOperations: Operation[] = [
     errors: [...REQUEST, 404],
     handler: async (_ctx, deps, { params }) => {
       const { p, versions } = await loadVersions(deps, params.name);
-      return { success: true, data: { ...summary(p), versions } };
+      const current = versions.find((v) => v.version === p.version);
+      const startup = current ? await latestImportStartup(deps.db, p.id, new Date(current.importedAt), p.version) : null;
+      return { success: true, data: { ...summary(p), versions, startup: startupOf(startup) } };
     },
   }),
   defineOperation({

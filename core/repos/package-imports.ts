@@ -64,6 +64,26 @@ export async function finishImport(
   await db.raw('select pg_notify(?, ?)', ['toolshed_jobs', JSON.stringify({ kind: 'package_import', id })]);
 }
 
+/**
+ * The start-up record of the latest successful import of a package since `since` (its current version's recording)
+ * that did not import another exact version: how the current version's MCP server was started. Null when none kept one.
+ */
+export async function latestImportStartup(db: Db, packageId: string, since: Date, version: string): Promise<ImportStartup | null> {
+  const rows: { source: string; startup: ImportStartup | null }[] = await db('package_imports')
+    .where({ package_id: packageId, status: 'succeeded' })
+    .where('completed_at', '>=', since)
+    .orderBy('completed_at', 'desc')
+    .limit(20)
+    .select('source', 'startup');
+  // `npm:<name>@<exact>` of another version imported that one (an older version), not the current one.
+  const exact = (source: string) => /^npm:(?:@[^/]+\/)?[^@]+@(\d+\.\d+\.\d+[^\s]*)$/.exec(source)?.[1];
+  const row = rows.find((r) => {
+    const v = exact(r.source);
+    return v === undefined || v === version;
+  });
+  return row?.startup ?? null;
+}
+
 export async function markImportRunning(db: Db, id: string): Promise<void> {
   await db('package_imports').where({ id }).update({ status: 'running' });
 }

@@ -9,6 +9,7 @@ import { get, patch, qs, slugPath } from '../api.js';
 import { ErrorMessage, formatDate, HealthBadge, plural, Show, toolHref, useAsync } from '../components/common.js';
 import { CompatibilityNote, howFound, versionsOf } from '../components/compatibility.js';
 import { AboutFacts, Readme } from '../components/readme.js';
+import { StartupRules } from '../components/startup.js';
 import { useLoc } from '../router.js';
 import { useSession } from '../session.js';
 import { brief, packageHref } from './publish.js';
@@ -167,6 +168,7 @@ function PackageView({ pkg: p, reload }: { pkg: any; reload: () => void }) {
           </p>
         )}
       </section>
+      <StartupRules startup={p.startup} />
       <section aria-labelledby="versions-h">
         <h2 id="versions-h">{versions.length === 1 ? 'Version' : 'Versions'}</h2>
         {versions.map((v) => (

@@ -12,6 +12,7 @@ import { CATEGORIES } from '../../../core/types.js';
 import { ApiError, getFresh, post, slugPath } from '../api.js';
 import { ErrorMessage, formatDate, HealthBadge, plural, Show, toolHref, useAsync } from '../components/common.js';
 import { currentVersionOf, type Discovery, howFound, versionsOf } from '../components/compatibility.js';
+import { StartupRules } from '../components/startup.js';
 import { navigate, useLoc } from '../router.js';
 
 interface EnvRow {
@@ -414,6 +415,7 @@ function ImportProgress({ id, onFailed }: { id: string; onFailed?: (status: { so
         </div>
       )}
       {s === 'succeeded' && status.package && <ImportedPackage name={status.package.name} version={status.package.version} />}
+      {(s === 'succeeded' || s === 'failed') && <StartupRules startup={status.startup} heading="h3" />}
     </section>
   );
 }
