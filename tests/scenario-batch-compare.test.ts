@@ -165,3 +165,39 @@ test('compare refuses a batch still running with a 409 that says so', async (t) 
     'running batches are listed, with no pass rate yet',
   );
 });
+
+test("history of a long-lived collection: each page counts only its batches' runs, the same figures as from every run", async (t) => {
+  // 45 batches over 45 days, with runs of every status and verdict, and ties in created_at (ordered by id then).
+  const c = await svc.createCollection(pro.key, { name: 'Long history', isPublic: true }, toolIds);
+  const s = await scenario(pro.key, c.id, 'Slugify "Long History" with slugify');
+  const db = svc.api.deps.db;
+  await db.raw(
+    `with b as (insert into scenario_batches (collection_id, user_id, total, created_at, completed_at)
+                select ?, ?, 4, now() - make_interval(days => g / 2), now() - make_interval(days => g / 2) from generate_series(1, 45) g
+                returning id, user_id, created_at)
+     insert into scenario_runs (scenario_id, user_id, batch_id, status, success, verdict, steps, created_at, completed_at)
+     select ?, b.user_id, b.id, st, ok, case when ok then 'pass' else 'fail' end, '[]'::json, b.created_at, b.created_at
+       from b cross join lateral (select (array['completed','completed','failed','queued'])[1 + (k + abs(hashtext(b.id::text))) % 4] as st,
+                                         (k + abs(hashtext(b.id::text))) % 3 = 0 as ok
+                                    from generate_series(1, 4) k) r`,
+    [c.id, pro.id, s],
+  );
+  const raw = (
+    await db.raw(
+      `select b.id, count(r.id) filter (where r.status = 'completed' and r.success)::int as passed,
+              count(r.id) filter (where r.status = 'failed' or (r.status = 'completed' and not coalesce(r.success, false)))::int as failed
+         from scenario_batches b left join scenario_runs r on r.batch_id = b.id
+        where b.collection_id = ? group by b.id order by b.created_at desc, b.id desc`,
+      [c.id],
+    )
+  ).rows.map((r: { id: string; passed: number; failed: number }) => [r.id, r.passed, r.failed]);
+  t.is(raw.length, 45);
+  const listed: unknown[] = [];
+  for (let offset = 0; ; offset += 20) {
+    const res = await svc.request('GET', `/api/collections/${c.uid}/scenario-batches?limit=20&offset=${offset}`);
+    t.is(res.status, 200, res.text);
+    listed.push(...res.body.data.map((b: any) => [b.id, b.passed, b.failed]));
+    if (!res.body.pagination.hasMore) break;
+  }
+  t.deepEqual(listed, raw, 'every page, newest first, with its own runs counted');
+});

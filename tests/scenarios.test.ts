@@ -183,6 +183,47 @@ test('list (9): public only, collectionId, tags all-of, sortBy descending with n
   t.like((await svc.request('GET', `/api/scenarios/${a.id}`)).body.data, { id: a.id, collection: { uid: c.uid } });
 });
 
+test('list (9): every sortBy pages through in the raw order (descending, nulls last, ties by id), public only', async (t) => {
+  const c = await collection(alice.key, { name: 'Sort pages' });
+  const priv = await collection(alice.key, { name: 'Sort pages private', isPublic: false });
+  const ids: string[] = [];
+  for (const word of ['One', 'Two', 'Three', 'Four', 'Five', 'Six', 'Seven']) {
+    ids.push((await scenario(alice.key, { collectionId: c.id, prompt: `Slugify "${word} Sorted" with slugify`, tags: ['sort-pages'] })).id);
+  }
+  await scenario(alice.key, { collectionId: priv.id, prompt: 'Slugify "Private Sorted" with slugify', tags: ['sort-pages'] });
+  const db = svc.api.deps.db;
+  const day = (n: number) => new Date(Date.UTC(2026, 10, n));
+  // Ties in every column and missing last runs, so that nulls last and the id tie-break decide.
+  const rows = [
+    [0.5, 0, null, day(1)],
+    [0.9, 3, day(5), day(2)],
+    [0.9, 3, day(5), day(2)],
+    [0.1, 7, day(3), day(3)],
+    [0.5, 0, null, day(3)],
+    [0.7, 1, day(9), day(4)],
+    [0.5, 2, null, day(4)],
+  ] as const;
+  for (const [i, [quality, runs, last, created]] of rows.entries()) {
+    await db('scenarios').where({ id: ids[i] }).update({ quality_score: quality, total_runs: runs, last_run_at: last, created_at: created });
+  }
+  const byKey = { qualityScore: 0, totalRuns: 1, lastRunAt: 2, createdAt: 3 } as const;
+  const value = (v: number | Date | null) => (v === null ? null : Number(v));
+  for (const [sortBy, col] of Object.entries(byKey)) {
+    const expected = ids
+      .map((id, i) => ({ id, v: value(rows[i]![col]) }))
+      .sort((a, b) => (a.v === b.v ? (a.id < b.id ? 1 : -1) : a.v === null ? 1 : b.v === null ? -1 : b.v - a.v))
+      .map((x) => x.id);
+    const listed: string[] = [];
+    for (let offset = 0; ; offset += 2) {
+      const res = await svc.request('GET', `/api/scenarios?tags=sort-pages&sortBy=${sortBy}&limit=2&offset=${offset}`);
+      t.is(res.status, 200, res.text);
+      listed.push(...res.body.data.map((s: any) => s.id));
+      if (!res.body.pagination.hasMore) break;
+    }
+    t.deepEqual(listed, expected, sortBy);
+  }
+});
+
 test('check-similarity (16): a paraphrase scores above 0.7, an unrelated prompt below 0.3; key required', async (t) => {
   const c = await collection(alice.key, { name: 'Similarity test' });
   const s = await scenario(alice.key, { collectionId: c.id, prompt: 'Convert the CSV text "name,age\\nAda,36" into JSON rows with csvToJson' });

@@ -84,20 +84,23 @@ type PerWindow = Record<StatsWindow, number>;
 /** One tool's figures for each window (at: the end of the windows, now by default; tests move it). */
 export async function toolStats(db: Db, toolId: string, at?: Date): Promise<ToolWindowStats[]> {
   const b = [at?.toISOString() ?? null, toolId];
-  const [calls, succeeded, platformFailed, latency, errs] = await Promise.all([
-    db.raw(`select ${perWindow('x.calls')} ${scan('tool_stats_hourly')}`, b),
-    db.raw(`select ${perWindow('x.succeeded')} ${scan('tool_stats_hourly')}`, b),
-    db.raw(`select ${perWindow('x.platform_failed')} ${scan('tool_stats_hourly')}`, b),
+  // The three counters of tool_stats_hourly in one scan of its rows (a row per counter, each a column per window).
+  const counters = `select c.counter, ${perWindow('c.n')} ${scan('tool_stats_hourly')}
+     cross join lateral (values ('calls', x.calls), ('succeeded', x.succeeded), ('platformFailed', x.platform_failed)) c(counter, n)
+     group by c.counter`;
+  const [hourly, latency, errs] = await Promise.all([
+    db.raw(counters, b),
     db.raw(`select x.bucket_ms, ${perWindow('x.count')} ${scan('tool_stats_latency')} group by x.bucket_ms order by x.bucket_ms`, b),
     db.raw(`select x.code, ${perWindow('x.count')} ${scan('tool_stats_errors')} group by x.code order by x.code`, b),
   ]);
+  const counter = (name: string, window: StatsWindow) => (hourly.rows as (PerWindow & { counter: string })[]).find((r) => r.counter === name)?.[window] ?? 0;
   const latencyRows = latency.rows as (PerWindow & { bucket_ms: number })[];
   const errorRows = errs.rows as (PerWindow & { code: string })[];
   return WINDOW_NAMES.map((window) => ({
     window,
-    calls: (calls.rows[0] as PerWindow)[window],
-    succeeded: (succeeded.rows[0] as PerWindow)[window],
-    platformFailed: (platformFailed.rows[0] as PerWindow)[window],
+    calls: counter('calls', window),
+    succeeded: counter('succeeded', window),
+    platformFailed: counter('platformFailed', window),
     latency: latencyRows.filter((r) => r[window] > 0).map((r) => ({ bucketMs: r.bucket_ms, count: r[window] })),
     topErrors: errorRows
       .filter((r) => r[window] > 0)
