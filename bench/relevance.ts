@@ -25,7 +25,6 @@ import { createEmbeddedSearch } from '../core/search/embedded.js';
 import { DEFAULT_RANKING, type RankingParams } from '../core/search/ranker.js';
 import { aggregateVotes, buildUsageTable, DEFAULT_USAGE, fixedUsage, type UsageParams, type UsageSource, usageTermsOf } from '../core/search/usage.js';
 import { createEncodedSearch } from '../core/search/encoded.js';
-import { byMatch, matchOf } from '../core/search/match.js';
 import { createSentenceEncoder } from '../core/search/sentence-encoder.js';
 import { exampleTools } from './synthetic-tools.js';
 import { createOpenAiCompatibleProvider } from '../core/llm/openai-compatible.js';
@@ -189,23 +188,10 @@ async function evaluate(queries: LabelledQuery[], rank: Ranked, times?: number[]
   return { top1: top1 / n, mrr10: rr / n, recall10: recall / n };
 }
 
-/** The documents of the engines measured, by id: the page of hits is put in the service's order (byMatch) over them. */
-const measuredDocs = new Map<string, SearchDocument>();
 const engineRanker =
   (engine: SearchEngine): Ranked =>
-  async (q) => {
-    const hits = (await engine.search({ q, limit: 10 })).hits.map((h) => h.id);
-    const match = matchOf(q);
-    // As GET /api/tools/search and MCP search_tools order a page (core/search/match.ts): tools with one of the query's words first.
-    return byMatch(
-      hits,
-      (id) => {
-        const doc = measuredDocs.get(id);
-        return doc ? match(doc) : { share: 0, kind: 'related' as const };
-      },
-      q,
-    );
-  };
+  async (q) =>
+    (await engine.search({ q, limit: 10 })).hits.map((h) => h.id);
 
 const withEncoder = process.argv.includes('--encoder=use');
 /**
@@ -239,7 +225,6 @@ async function rewriting(engine: SearchEngine): Promise<SearchEngine> {
 
 /** The engine under test: the default embedded one, or (--encoder=use) the one with the sentence encoder, settled. */
 async function engineOver(docs: SearchDocument[], params?: RankingParams, usage?: UsageSource): Promise<SearchEngine> {
-  for (const d of docs) measuredDocs.set(d.id, d);
   if (withEncoder) {
     const engine = createEncodedSearch(createSentenceEncoder(), { usage });
     await engine.replaceAll(docs);
@@ -393,7 +378,6 @@ async function instructionCost(queries: LabelledQuery[], engine: SearchEngine, b
  */
 async function tuneGrid(): Promise<void> {
   const { docs, tune } = loadMetaTool();
-  for (const d of docs) measuredDocs.set(d.id, d);
   const score = async (params: RankingParams) => {
     const engine = createEmbeddedSearch(params);
     await engine.replaceAll(docs);

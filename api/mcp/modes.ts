@@ -12,7 +12,6 @@ import type { SearchEngine } from '../../core/search/engine.js';
 import type { UsageSource } from '../../core/search/usage.js';
 import { mcpTool } from './tools.js';
 import { riskyLast } from '../../core/search/risky-last.js';
-import { byMatch, matchOf } from '../../core/search/match.js';
 import { servedRisks } from '../../core/repos/tool-risks.js';
 import { callCollectionTool, type CallContext } from './call.js';
 import { isPlainObject } from '../../core/text/plain-object.js';
@@ -80,12 +79,7 @@ export async function searchTools(named: Map<string, ToolRow>, query: string, li
   const nameOf = new Map([...named].map(([name, t]) => [t.id, name]));
   const docs = [...named.values()].map(searchDocumentOf);
   const ranked = search.rankAmong ? await search.rankAmong(docs, query) : rankDocuments(docs, query, undefined, usage);
-  const match = matchOf(query);
-  const rows = byMatch(
-    ranked.map((h) => named.get(nameOf.get(h.id)!)!),
-    match,
-    query,
-  );
+  const rows = ranked.map((h) => named.get(nameOf.get(h.id)!)!);
   return riskyLast(rows, (t) => servedRisks(t).length > 0)
     .slice(0, limit)
     .map((t) => mcpTool(nameOf.get(t.id)!, t));

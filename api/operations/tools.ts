@@ -16,7 +16,7 @@ import { trendingScores } from '../../core/repos/feedback.js';
 import { listToolIds } from '../../core/repos/tool-list.js';
 import { sevenDayTotals } from './tool-reliability.js';
 import { type CallTotals, successRate } from '../../core/repos/tool-stats.js';
-import { GOOD_MATCH, MATCH_KINDS, byMatch, matchOf } from '../../core/search/match.js';
+import { GOOD_MATCH, MATCH_KINDS, matchOf } from '../../core/search/match.js';
 import { riskyLast } from '../../core/search/risky-last.js';
 import { servedRisks } from '../../core/repos/tool-risks.js';
 import type { ToolRow } from '../../core/repos/tools.js';
@@ -161,11 +161,7 @@ export const toolOperations: Operation[] = [
       const ids = result.hits.map((h) => h.id);
       const match = matchOf(query.q);
       const tools = riskyLast(
-        byMatch(
-          inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN'),
-          match,
-          query.q,
-        ),
+        inOrder(await deps.tools.getMany(ids), ids).filter((t) => t.health_status !== 'BROKEN'),
         (t) => servedRisks(t).length > 0,
       );
       const rewritten = result.rewrittenQuery === undefined ? {} : { rewrittenQuery: result.rewrittenQuery };

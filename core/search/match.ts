@@ -54,9 +54,6 @@ export function coverageOf(q: string): (tool: MatchableTool) => number {
  * `related` when it has none (the engine reached it through its package's name or category, a misspelling, a word
  * being typed, or closeness of meaning).
  */
-/** A query of at most this many words (stop words included) lists the tools covering most of its words first. */
-export const SHORT_QUERY_WORDS = 5;
-
 export type MatchKind = 'words' | 'synonyms' | 'related';
 export const MATCH_KINDS: readonly MatchKind[] = ['words', 'synonyms', 'related'];
 
@@ -71,24 +68,4 @@ export function matchOf(q: string): (tool: MatchableTool) => { share: number; ki
     const kind: MatchKind = terms.some((t) => own.has(t)) ? 'words' : s > 0 ? 'synonyms' : 'related';
     return { share: s, kind };
   };
-}
-
-/**
- * Search order agrees with what the results say of themselves (issue 47 item 4). Within a page of hits: first (for a
- * query of at most SHORT_QUERY_WORDS words) the tools that cover at least GOOD_MATCH of its words, then the other tools that have one of its words, then those
- * that have only synonyms of them, then those that have none; each group keeps the engine's order. So "send a slack
- * message" no longer opens with two tools that match none of its words (found by meaning and by their package's
- * name), "check if a website is up" opens with a tool that checks rather than with `validateEmail` (a synonym of
- * "check" only), and "convert csv to json" lists the tools that have most of its words before the others. REST search
- * and MCP `search_tools` both apply it; bench/relevance.ts measures the engine with it.
- */
-export function byMatch<T>(items: T[], matchOfItem: (t: T) => { share: number; kind: MatchKind }, q?: string): T[] {
-  // The first group only for a person's short query: in an agent's long task, covering most words says less than
-  // the ranking does (on MetaTool's held-out split with the encoder, top-1 54.1 → 52.8 with it for every query).
-  const short = q === undefined || parseQuery(q).words <= SHORT_QUERY_WORDS;
-  const groups = items.map((t) => {
-    const m = matchOfItem(t);
-    return short && m.kind !== 'related' && m.share >= GOOD_MATCH ? 0 : MATCH_KINDS.indexOf(m.kind) + 1;
-  });
-  return [0, 1, 2, 3].flatMap((g) => items.filter((_, i) => groups[i] === g));
 }

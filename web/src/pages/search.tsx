@@ -206,6 +206,9 @@ function RankedList({ tools }: { tools: RankedTool[] }) {
     prefix((t) => t.matchKind !== 'related' && (t.match ?? 1) >= GOOD_MATCH) || prefix((t) => t.matchKind !== 'related' && (t.match ?? 1) > 0) || tools.length;
   const first = tools.slice(0, firstCount);
   const rest = tools.slice(firstCount);
+  const below = rest.some((t) => t.matchKind !== 'related' && (t.match ?? 1) >= GOOD_MATCH)
+    ? 'ranked lower; each says how many of your words it shares'
+    : `that ${rest.length === 1 ? 'shares' : 'share'} fewer of your words, or none and ${rest.length === 1 ? 'is' : 'are'} only related by meaning`;
   return (
     <>
       <ol class="ranked" aria-label="Tools, best match first" data-testid="ranked">
@@ -219,7 +222,7 @@ function RankedList({ tools }: { tools: RankedTool[] }) {
             <strong>
               {rest.length} more {rest.length === 1 ? 'result' : 'results'}
             </strong>{' '}
-            that {rest.length === 1 ? 'shares' : 'share'} fewer of your words, or none and {rest.length === 1 ? 'is' : 'are'} only related by meaning.{' '}
+            {below}.{' '}
             <button type="button" class="secondary small" aria-expanded={more} onClick={() => setMore(!more)}>
               {more ? 'Hide them' : 'Show them'}
             </button>
