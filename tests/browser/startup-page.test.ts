@@ -40,7 +40,7 @@ test('an MCP server started with its `stdio` command shows that rule and why on 
   await section.waitFor();
   const rules = await section.getByTestId('startup-rules').locator('li').allTextContents();
   t.true(
-    rules.some((r) => r.startsWith('stdio-command:') && r.includes('`stdio`')),
+    rules.some((r) => r.startsWith('stdio-command:') && r.includes('names the command stdio')),
     `the rule and its reason: ${JSON.stringify(rules)}`,
   );
   t.regex((await section.textContent()) ?? '', /in 2 starts/);

@@ -26,7 +26,7 @@ export function StartupRules({ startup, heading = 'h2' }: { startup: Startup | n
         <ol data-testid="startup-rules">
           {startup.rules.map((r) => (
             <li>
-              <code>{r.rule}</code>: {r.why}
+              <code>{r.rule}</code>: <Words text={r.why} />
             </li>
           ))}
         </ol>
@@ -38,4 +38,9 @@ export function StartupRules({ startup, heading = 'h2' }: { startup: Startup | n
       )}
     </section>
   );
+}
+
+/** A rule's reason, its `quoted` words (a command, a flag) as code. */
+function Words({ text }: { text: string }) {
+  return <>{text.split('`').map((part, i) => (i % 2 === 1 ? <code>{part}</code> : part))}</>;
 }
