@@ -11,6 +11,7 @@ import { planToolkit } from '../core/packages/toolkit.js';
 import type { VersionTool } from '../core/repos/package-versions.js';
 import type { ImportStartup } from '../core/repos/package-imports.js';
 import { checkBeforeDescribing, recordImport } from './record-version.js';
+import { declareSettings } from '../core/repos/package-versions.js';
 import { parseSource } from '../core/packages/source.js';
 import { importOptionsSchema, isMcpServer } from '../core/packages/mcp-server.js';
 import { binText, importMcpServer } from './import/mcp.js';
@@ -64,7 +65,12 @@ export async function importPackage(
   }
   // A version recorded already is not imported again (from other bytes it is refused), nor a name another user owns.
   const known = await checkBeforeDescribing(deps.db, installed, req);
-  if (known) return known;
+  if (known) {
+    // Settings the request declares that the recorded version lacks (DATA_DIR) are added to it: they are the
+    // importer's configuration, not the package's bytes (which never change), and were silently dropped before.
+    if (known.ok && options.data.env?.length) await declareSettings(deps.db, known.packageId, String(installed.packageJson.version), options.data.env);
+    return known;
+  }
   // MCP servers have an import of their own (worker/import/mcp.ts).
   // The bin's text (read once: the MCP import reads it too) makes a server whose MCP library is not among its dependencies.
   const bin = await binText(installed);
@@ -81,6 +87,7 @@ export async function importPackage(
       required: v.required,
       ...(v.secret ? { secret: true } : {}),
       ...('description' in v && v.description ? { description: v.description } : {}),
+      ...('default' in v && v.default !== undefined ? { default: v.default } : {}),
     })),
   };
   const parsed = parseManifest(installed.packageJson, defaults);

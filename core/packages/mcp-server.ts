@@ -39,12 +39,16 @@ const envVar = z.union([
     .string()
     .regex(ENV_NAME, 'must be an environment variable name')
     .transform((name) => ({ name, required: true, secret: false })),
-  z.object({
-    name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
-    required: z.boolean().default(true),
-    secret: z.boolean().default(false),
-    description: z.string().max(1000).optional(),
-  }),
+  z
+    .object({
+      name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+      required: z.boolean().default(true),
+      secret: z.boolean().default(false),
+      description: z.string().max(1000).optional(),
+      /** A setting's value for callers who give none (DATA_DIR=/tmp/data); never a secret's (a key is the caller's). */
+      default: z.string().max(4096).optional(),
+    })
+    .refine((v) => !(v.secret && v.default !== undefined), { message: "a secret has no default: its value is the caller's", path: ['default'] }),
 ]);
 
 /** The MCP Registry's server.json, as far as an import reads it (camelCase, and the older snake_case names). */

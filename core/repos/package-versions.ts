@@ -77,6 +77,48 @@ export async function savePackageVersion(db: Db, v: NewPackageVersion): Promise<
   return saved;
 }
 
+/**
+ * Adds the variables `env` declares that a recorded version does not (and a default to one declared without), to the
+ * version and, when it is the package's current one, the package (which calls read). Declarations only: what the
+ * version's files are never changes. Returns the names added or given a default.
+ */
+export async function declareSettings(
+  db: Db,
+  packageId: string,
+  version: string,
+  env: ReadonlyArray<{ name: string; required: boolean; secret?: boolean; description?: string; default?: string }>,
+): Promise<string[]> {
+  return db.transaction(async (trx) => {
+    const v = await trx('package_versions').where({ package_id: packageId, version }).forUpdate().first('env');
+    if (!v) return [];
+    const current: EnvVarSpec[] = [...((v.env as EnvVarSpec[] | null) ?? [])];
+    const changed: string[] = [];
+    for (const given of env) {
+      const at = current.findIndex((c) => c.name === given.name);
+      const spec: EnvVarSpec = {
+        name: given.name,
+        required: given.required,
+        ...(given.secret ? { secret: true } : {}),
+        ...(given.description ? { description: given.description } : {}),
+        ...(given.default !== undefined ? { default: given.default } : {}),
+      };
+      if (at === -1) current.push(spec);
+      else if (given.default !== undefined && current[at].default !== given.default && !current[at].secret)
+        current[at] = { ...current[at], default: given.default };
+      else continue;
+      changed.push(given.name);
+    }
+    if (changed.length === 0) return [];
+    await trx('package_versions')
+      .where({ package_id: packageId, version })
+      .update({ env: JSON.stringify(current) });
+    await trx('packages')
+      .where({ id: packageId, version })
+      .update({ env: JSON.stringify(current) });
+    return changed;
+  });
+}
+
 export async function findPackageVersion(db: Db, packageId: string, version: string): Promise<PackageVersionRow | undefined> {
   return db('package_versions').where({ package_id: packageId, version }).first();
 }

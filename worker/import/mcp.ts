@@ -130,6 +130,8 @@ export async function importMcpServer(
         required: v.required,
         ...(v.secret ? { secret: true } : {}),
         ...(v.description ? { description: v.description } : {}),
+        // A setting's default (the import's `env[].default`, server.json's) reaches the server when a caller gives none.
+        ...(!v.secret && v.default !== undefined ? { default: v.default } : {}),
       })),
       // What its code names but it did not ask for while starting (server-github reads its token at the first call).
       ...variablesOf(
