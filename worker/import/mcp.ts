@@ -116,6 +116,7 @@ export async function importMcpServer(
   }
   const { tools } = listed;
   const env: McpEnvVar[] = listed.attempt.env;
+  const requestedDefaults = new Map(plan.env.flatMap((v) => (v.default !== undefined ? [[v.name, v.default] as const] : [])));
   if (tools.length === 0) return refuse('lists_no_tools', { detail: '' }, [{ path: 'source', message: 'the MCP server lists no tools' }], startup);
   const args = listed.attempt.args;
   const manifest: Manifest = {
@@ -130,8 +131,9 @@ export async function importMcpServer(
         required: v.required,
         ...(v.secret ? { secret: true } : {}),
         ...(v.description ? { description: v.description } : {}),
-        // A setting's default (the import's `env[].default`, server.json's) reaches the server when a caller gives none.
-        ...(!v.secret && v.default !== undefined ? { default: v.default } : {}),
+        // A setting's default (the import's `env[].default`, server.json's) reaches the server when a caller gives none;
+        // the placeholders the start-up rules gave while starting it (an address, a key's stand-in) are not defaults.
+        ...(!v.secret && requestedDefaults.has(v.name) ? { default: requestedDefaults.get(v.name) } : {}),
       })),
       // What its code names but it did not ask for while starting (server-github reads its token at the first call).
       ...variablesOf(
