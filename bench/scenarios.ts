@@ -11,7 +11,7 @@
 import os from 'node:os';
 import { createDb } from '../core/infra/db.js';
 import { createUserWithKey } from '../core/auth/create-account.js';
-import { importPackage } from '../worker/import.js';
+import { importPackage } from '../worker/import/index.js';
 import { startBenchService, TEXT_TOOLS_DIR } from './service.js';
 
 const SCENARIOS = Number(process.env.BENCH_SCENARIOS ?? 50);

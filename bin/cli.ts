@@ -62,7 +62,7 @@ async function main(argv: string[]): Promise<number> {
     }
     // Only imports need a sandbox; load it on demand.
     const { createSandboxRunner } = await import('../sandbox/index.js');
-    const { importPackage } = await import('../worker/import.js');
+    const { importPackage } = await import('../worker/import/index.js');
     const sandbox = await createSandboxRunner(config, logger);
     try {
       const llm = (await import('../core/llm/index.js')).createLlmProvider(config);

@@ -13,7 +13,7 @@ import type { Logger } from '../core/infra/logger.js';
 import { startApi } from '../api/server.js';
 import { startWorkerProcess } from '../worker/main.js';
 import type { WorkerDeps } from '../worker/deps.js';
-import { importPackage } from '../worker/import.js';
+import { importPackage } from '../worker/import/index.js';
 import { runPreflight } from './preflight.js';
 import { countPackages } from '../core/repos/packages.js';
 

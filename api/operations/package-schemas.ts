@@ -65,7 +65,7 @@ export function discoveryOf(pkg: { manifest?: unknown }): z.infer<typeof discove
  */
 export function importFailure(e: NonNullable<PackageImportRow['error']>): AppError {
   if (e.code === 'VALIDATION_ERROR') return errors.validation(e.message, e.details);
-  // Who may record the name, and a recorded version from other bytes (worker/record-version.ts).
+  // Who may record the name, and a recorded version from other bytes (worker/import/record.ts).
   if (e.code === 'FORBIDDEN') return errors.forbidden(e.message);
   if (e.code === 'CONFLICT') return errors.conflict(e.message);
   return new AppError('INTERNAL', 500, `Import failed: ${scrubHostPaths(e.message)}`);

@@ -2,7 +2,7 @@
  * Reads a package's declaration of its tools: our `toolshed` field, or TPMJS's `tpmjs` field (keyword `tpmjs` or
  * `tpmjs-tool`; current multi-tool and legacy single-tool forms, see tpmjs.ts). A package that lists no tools (no
  * field, a TPMJS field without `tools`, the keyword alone) is `discover`: its tools are found in the sandbox
- * (worker/import.ts, sandbox/guest/discover.cjs). Returns what is wrong, path by path, when it is invalid.
+ * (worker/import/js.ts, sandbox/guest/discover.cjs). Returns what is wrong, path by path, when it is invalid.
  */
 import { z } from 'zod';
 import { CATEGORIES, type Category, type EnvVarSpec } from '../types.js';

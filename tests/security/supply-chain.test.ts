@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startScratchRegistry, type ScratchRegistry } from '../helpers/npm-registry.js';
 import { EXAMPLES_DIR, startService, type Service } from '../helpers/service.js';
-import { importPackage } from '../../worker/import.js';
+import { importPackage } from '../../worker/import/index.js';
 
 type User = { id: string; username: string; key: string };
 let root: string;

@@ -12,7 +12,6 @@ import type { Manifest, ToolPermissions } from '../../core/packages/manifest.js'
 import { binSpeaksMcp, mcpListingOf, placeholderEnv, planMcpServer, serverEntry, type ImportOptions, type McpEnvVar } from '../../core/packages/mcp-server.js';
 import type { VersionTool } from '../../core/repos/package-versions.js';
 import type { ImportStartup } from '../../core/repos/package-imports.js';
-import { refreshQualityScore } from '../../core/repos/tools.js';
 import { scrubHostPaths } from '../../core/text/host-paths.js';
 import { NAMED_IN_CODE } from '../../core/packages/discovery.js';
 import { packageJsonProblems } from '../../core/packages/npm-rules.js';
@@ -20,9 +19,8 @@ import type { InstalledPackage } from '../../sandbox/packages.js';
 import { bundleMcpServer, removeMcpBundle } from '../../sandbox/mcp-bundle.js';
 import type { DescribeOutcome, DescribedTool, PackageRef } from '../../sandbox/types.js';
 import type { WorkerDeps } from '../deps.js';
-import { recordHealth } from '../health.js';
-import type { ImportResult } from '../import.js';
-import { recordImport } from '../record-version.js';
+import { recordVersion } from './record.js';
+import type { ImportResult } from './result.js';
 import type { McpOffer } from '../../core/packages/mcp-offer.js';
 import { namesRead, variablesOf } from '../env-named.js';
 import type { Attempt, AttemptRecord } from './mcp-rules/index.js';
@@ -160,28 +158,29 @@ export async function importMcpServer(
     healthExample: null,
     broken: null,
   }));
-  const recorded = await recordImport(deps.db, {
-    manifest,
-    source: req.source,
-    official: req.official,
-    publishedBy: req.publishedBy ?? null,
-    installed,
-    importError: null,
-    snapshot,
-    // What the health checks compare the next tools/list with (worker/health.ts checkMcpServer).
-    mcpListing: mcpListingOf(tools),
-    // Its icons, resources and prompts (sandbox/mcp-client.ts listServerOffer), recorded with the version.
-    mcpOffer: listed.offer,
-  });
+  // The server started and listed these tools: that is their health check at import (the whole start-up's time).
+  const durationMs = performance.now() - started;
+  const checkAtImport = async () => ({ error: null, durationMs });
+  const recorded = await recordVersion(
+    deps.db,
+    {
+      manifest,
+      source: req.source,
+      official: req.official,
+      publishedBy: req.publishedBy ?? null,
+      installed,
+      importError: null,
+      snapshot,
+      // What the health checks compare the next tools/list with (worker/health.ts checkMcpServer).
+      mcpListing: mcpListingOf(tools),
+      // Its icons, resources and prompts (sandbox/mcp-client.ts listServerOffer), recorded with the version.
+      mcpOffer: listed.offer,
+    },
+    checkAtImport,
+  );
   if (!recorded.ok) return { ...recorded, startup };
   const { packageId, toolIds, latest } = recorded;
   if (!latest) return { ok: true, packageId, toolIds, startup };
-  // The server started and listed these tools: that is their health check at import.
-  const durationMs = performance.now() - started;
-  for (const id of toolIds) {
-    await recordHealth(deps.db, id, { error: null, durationMs, atImport: true });
-    await refreshQualityScore(deps.db, id);
-  }
   // Its first call should not wait for it to start: one starts now for callers that pass no variables (unless it
   // needs one to start), and more as calls come (sandbox/mcp-warm.ts).
   if (!plan.network && env.every((v) => !v.required)) deps.sandbox.prewarm?.(ref);

@@ -4,7 +4,7 @@ import { parsePayload } from '../../core/infra/jobs.js';
 import { findImport, finishImport, markImportRunning } from '../../core/repos/package-imports.js';
 import { isFinal } from '../../core/packages/request-import.js';
 import type { WorkerDeps } from '../deps.js';
-import { importPackage } from '../import.js';
+import { importPackage } from '../import/index.js';
 
 export function importPackageTask(deps: WorkerDeps): Task {
   return async (payload) => {

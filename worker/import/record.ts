@@ -1,21 +1,22 @@
 /**
- * The one recorder every kind of import ends in (issues 24, 43): one transaction, under a lock on the package's name,
- * that checks who may record it and that a recorded version never changes, then saves the version (a snapshot of its
- * tools and its comparison with the version just below it) and, when it becomes the latest, the package, its tools,
- * its removed tools and the collections that follow the latest (an entry stays held on its version when the new one
- * needs review; core/packages/versions.ts).
+ * The one recorder every kind of import ends in (issues 24, 43, 46): `recordVersion` records in one transaction, under
+ * a lock on the package's name, after checking who may record it and that a recorded version never changes: the
+ * version (a snapshot of its tools and its comparison with the version just below it) and, when it becomes the latest,
+ * the package, its tools, its removed tools and the collections that follow the latest (an entry stays held on its
+ * version when the new one needs review; core/packages/versions.ts). Then, for the latest, each tool's health check at
+ * import (the kind's own check: a JS tool's example, an MCP server's start and tools/list) and its quality score.
  *
  * Who may record: a package name belongs to whoever first recorded it (null: the admin, whose imports are official).
  * Another user's import of it is refused (FORBIDDEN) by the recorded name, whatever was requested; the admin's (and
  * the poller's, on the owner's behalf) goes through. A (package, version) recorded from other bytes is refused
  * (CONFLICT); from the same bytes nothing changes.
  */
-import { compareVersions, type Compatibility } from '../core/packages/compatibility.js';
-import { readAbout } from '../core/packages/about.js';
-import type { Manifest } from '../core/packages/manifest.js';
-import { heldVersionFor } from '../core/packages/versions.js';
-import { listFollowingEntries, setHeldVersion } from '../core/repos/collections.js';
-import { saveMcpListing } from '../core/repos/health-checks.js';
+import { compareVersions, type Compatibility } from '../../core/packages/compatibility.js';
+import { readAbout } from '../../core/packages/about.js';
+import type { Manifest } from '../../core/packages/manifest.js';
+import { heldVersionFor } from '../../core/packages/versions.js';
+import { listFollowingEntries, setHeldVersion } from '../../core/repos/collections.js';
+import { saveMcpListing } from '../../core/repos/health-checks.js';
 import {
   compareVersionsDesc,
   findPackageVersion,
@@ -27,16 +28,18 @@ import {
   type NewPackageVersion,
   type PackageVersionRow,
   type VersionTool,
-} from '../core/repos/package-versions.js';
-import { findPackageOwner, lockPackageName, markRemovedTools, upsertPackage, upsertTool, type PackageOwner } from '../core/repos/packages.js';
-import { setCompatibility } from '../core/repos/published-packages.js';
-import { refreshToolRisks } from '../core/repos/tool-risks.js';
-import type { Db } from '../core/infra/db.js';
-import type { McpListing } from '../core/packages/mcp-server.js';
-import type { McpOffer } from '../core/packages/mcp-offer.js';
-import { saveMcpOffer } from '../core/repos/mcp-offers.js';
-import type { InstalledPackage } from '../sandbox/packages.js';
-import type { ImportResult } from './import.js';
+} from '../../core/repos/package-versions.js';
+import { findPackageOwner, lockPackageName, markRemovedTools, upsertPackage, upsertTool, type PackageOwner } from '../../core/repos/packages.js';
+import { setCompatibility } from '../../core/repos/published-packages.js';
+import { refreshToolRisks } from '../../core/repos/tool-risks.js';
+import type { Db } from '../../core/infra/db.js';
+import type { McpListing } from '../../core/packages/mcp-server.js';
+import type { McpOffer } from '../../core/packages/mcp-offer.js';
+import { saveMcpOffer } from '../../core/repos/mcp-offers.js';
+import { refreshQualityScore } from '../../core/repos/tools.js';
+import type { InstalledPackage } from '../../sandbox/packages.js';
+import { recordHealth } from '../health.js';
+import type { ImportResult } from './result.js';
 
 /** What an import found, to be recorded. */
 export interface ImportRecord {
@@ -65,8 +68,26 @@ class Refused extends Error {
   }
 }
 
-/** Records the import, or answers why it may not be recorded (nothing is written then). */
-export async function recordImport(db: Db, r: ImportRecord): Promise<Recorded | Refusal> {
+/** A tool's health check at import, by its index in the snapshot: the error that makes it BROKEN (null: healthy). */
+export type CheckAtImport = (index: number) => Promise<{ error: string | null; durationMs: number }>;
+
+/**
+ * Records the import, or answers why it may not be recorded (nothing is written then). When the version becomes the
+ * latest, each of its tools is checked (`check`) and the outcome recorded as its health at import; an older version's
+ * tools are not the tools rows' (those describe the latest), so their health stays the latest's.
+ */
+export async function recordVersion(db: Db, r: ImportRecord, check: CheckAtImport): Promise<Recorded | Refusal> {
+  const recorded = await recordImport(db, r);
+  if (!recorded.ok || !recorded.latest) return recorded;
+  for (const [i, toolId] of recorded.toolIds.entries()) {
+    const { error, durationMs } = await check(i);
+    await recordHealth(db, toolId, { error, durationMs, atImport: true });
+    await refreshQualityScore(db, toolId);
+  }
+  return recorded;
+}
+
+async function recordImport(db: Db, r: ImportRecord): Promise<Recorded | Refusal> {
   try {
     return await db.transaction(async (trx) => {
       await lockPackageName(trx, r.manifest.name);
@@ -142,7 +163,7 @@ async function recordNew(trx: Db, r: ImportRecord, owner: PackageOwner | undefin
   };
   // The latest version is the highest recorded (by semver), not the last: an older one is only recorded.
   if (owner && compareVersionsDesc(m.version, owner.version) > 0) {
-    await recordVersion(trx, { ...version, package_id: owner.id }, undefined);
+    await saveVersion(trx, { ...version, package_id: owner.id }, undefined);
     if (r.mcpOffer) await saveMcpOffer(trx, owner.id, m.version, r.mcpOffer);
     return { ok: true, packageId: owner.id, toolIds: await toolIdsByName(trx, owner.id, r.snapshot), latest: false };
   }
@@ -169,7 +190,7 @@ async function recordNew(trx: Db, r: ImportRecord, owner: PackageOwner | undefin
     );
   }
   // Compared with the version below it; collections following the latest move (or are held, when it needs review).
-  await setCompatibility(trx, pkg.id, await recordVersion(trx, { ...version, package_id: pkg.id }, owner?.version));
+  await setCompatibility(trx, pkg.id, await saveVersion(trx, { ...version, package_id: pkg.id }, owner?.version));
   if (r.mcpListing) await saveMcpListing(trx, pkg.id, r.mcpListing);
   if (r.mcpOffer) await saveMcpOffer(trx, pkg.id, m.version, r.mcpOffer);
   await markRemovedTools(
@@ -187,7 +208,7 @@ async function recordNew(trx: Db, r: ImportRecord, owner: PackageOwner | undefin
  * `previousLatest`: the package's latest version before this import (undefined for a first import, or when this one
  * is not the latest). Returns the new version's comparison with the one below it (null when it is the lowest).
  */
-async function recordVersion(db: Db, v: Omit<NewPackageVersion, 'compatibility'>, previousLatest: string | undefined): Promise<Compatibility | null> {
+async function saveVersion(db: Db, v: Omit<NewPackageVersion, 'compatibility'>, previousLatest: string | undefined): Promise<Compatibility | null> {
   const others = (await listPackageVersions(db, v.package_id)).filter((o) => o.version !== v.version);
   // The version just below this one (by semver): the one it is compared with.
   const below = others.find((o) => compareVersionsDesc(o.version, v.version) > 0);
