@@ -109,7 +109,20 @@ const startupSchema = z
     refusal: z.string().nullable(),
   })
   .nullable();
+const downloadsSchema = z
+  .object({
+    weekly: z.number().int().nullable().meta({ description: "npm's count for the week, or null when npm had no figure for the package" }),
+    start: z.string().nullable().meta({ description: 'First day of that week (YYYY-MM-DD, as npm states it)' }),
+    end: z.string().nullable().meta({ description: 'Last day of that week' }),
+    checkedAt: timestamp.meta({ description: "When npm's downloads API was last asked (daily, and after each import)" }),
+  })
+  .nullable()
+  .meta({
+    description:
+      "npm's weekly download count of an `npm:` package, from npm's downloads API (NPM_DOWNLOADS_URL); null when it was never asked: not from npm, the API is off, or it could not be reached",
+  });
 const packageDetail = packageSummary.extend({
+  downloads: downloadsSchema,
   versions: z.array(versionSchema).meta({ description: 'Every imported version, highest first' }),
   startup: startupSchema.meta({
     description:
@@ -397,7 +410,10 @@ export const packageOperations: Operation[] = [
       const { p, versions } = await loadVersions(deps, params.name);
       const current = versions.find((v) => v.version === p.version);
       const startup = current ? await latestImportStartup(deps.db, p.id, new Date(current.importedAt), p.version) : null;
-      return { success: true, data: { ...summary(p), versions, startup: startupOf(startup) } };
+      const downloads = p.downloads_checked_at
+        ? { weekly: p.weekly_downloads, start: p.downloads_start, end: p.downloads_end, checkedAt: new Date(p.downloads_checked_at).toISOString() }
+        : null;
+      return { success: true, data: { ...summary(p), downloads, versions, startup: startupOf(startup) } };
     },
   }),
   defineOperation({

@@ -157,6 +157,11 @@ const schema = z.object({
     .nonnegative()
     .max(7 * 24 * 60)
     .default(360),
+  /**
+   * npm's downloads API (its `/downloads/point/last-week/<name>`), asked daily for the weekly download count shown on a
+   * package's page; empty: never asked, the page says so.
+   */
+  NPM_DOWNLOADS_URL: z.union([z.literal(''), z.string().url()]).default('https://api.npmjs.org'),
   /** An npmrc file for npm's user configuration (registry address, cache), instead of npm's own (~/.npmrc). */
   NPM_USERCONFIG: z.string().optional(),
   /** An npm package's own tarball, and its files unpacked, at most (its dependencies are not counted). */

@@ -26,6 +26,8 @@ export const TASKS = {
   sweep_tool_stats: z.object({}),
   sweep_retention: z.object({}),
   npm_poll: z.object({}),
+  /** npm's weekly download counts: of one package (after its import), or of every package whose figure is due. */
+  refresh_downloads: z.object({ packageId: z.string().uuid().optional() }),
 } as const;
 
 export type TaskName = keyof typeof TASKS;

@@ -6,6 +6,11 @@ export interface PublishedPackageRow extends PackageRow {
   publisher_username: string | null;
   deprecated: string | null;
   compatibility: unknown;
+  /** npm's weekly downloads (core/packages/downloads.ts): the count and the week npm states, and when npm was asked. */
+  weekly_downloads: number | null;
+  downloads_start: string | null;
+  downloads_end: string | null;
+  downloads_checked_at: Date | null;
 }
 
 const withPublisher = (db: Db) => db('packages as p').leftJoin('users as u', 'u.id', 'p.published_by').select('p.*', 'u.username as publisher_username');

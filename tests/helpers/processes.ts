@@ -32,6 +32,7 @@ export function serviceEnv(config: Readonly<Config>, databaseUrl: string, extra:
     LOG_LEVEL: 'info',
     // As startService's own processes: no npm poll against the real registry, no warm MCP servers unless asked.
     NPM_POLL_INTERVAL_MINUTES: '0',
+    NPM_DOWNLOADS_URL: '',
     SANDBOX_MCP_WARM: '0',
     // Nor a sentence encoder (a 26 MB model loaded in each API process): the encoder's tests ask for it.
     SEARCH_ENCODER: 'none',

@@ -83,6 +83,8 @@ export async function startService(
       SANDBOX_MCP_WARM: '0',
       // No test asks npm for new versions unless it says so (tests/package-versions.test.ts, against a stand-in).
       NPM_POLL_INTERVAL_MINUTES: '0',
+      // Nor npm's downloads API (unreachable here): tests/package-downloads.test.ts points it at a stand-in.
+      NPM_DOWNLOADS_URL: '',
       WORKER_CONCURRENCY: '2',
       RATE_LIMIT_FREE_MINUTE: '100000',
       RATE_LIMIT_FREE_DAY: '1000000',

@@ -10,6 +10,7 @@ import { sweepSessionsTask } from './sweep-sessions.js';
 import { sweepToolStatsTask } from './sweep-tool-stats.js';
 import { sweepRetentionTask } from './sweep-retention.js';
 import { npmPollTask } from './npm-poll.js';
+import { refreshDownloadsTask } from './refresh-downloads.js';
 import { tracedTask } from '../traced-task.js';
 
 export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<TaskName, TaskList[string]>> {
@@ -22,6 +23,7 @@ export function taskList(deps: WorkerDeps, workerId: string): Partial<Record<Tas
     sweep_tool_stats: sweepToolStatsTask(deps),
     sweep_retention: sweepRetentionTask(deps),
     npm_poll: npmPollTask(deps),
+    refresh_downloads: refreshDownloadsTask(deps),
   };
   // Each job under the request that queued it: its request id in the log lines, its span in the trace.
   return Object.fromEntries(Object.entries(tasks).map(([name, task]) => [name, tracedTask(deps, name as TaskName, task)]));
@@ -33,4 +35,5 @@ export const CRONTAB = [
   '17 * * * * sweep_sessions ?max=1 {}',
   '41 3 * * * sweep_tool_stats ?max=1 {}',
   '23 * * * * sweep_retention ?max=1 {}',
+  '7 5 * * * refresh_downloads ?max=1 {}',
 ].join('\n');

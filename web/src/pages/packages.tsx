@@ -9,6 +9,7 @@ import { get, patch, qs, slugPath } from '../api.js';
 import { ErrorMessage, formatDate, HealthBadge, plural, Show, toolHref, useAsync } from '../components/common.js';
 import { CompatibilityNote, howFound, versionsOf } from '../components/compatibility.js';
 import { AboutFacts, Readme } from '../components/readme.js';
+import { DownloadsFact } from '../components/downloads.js';
 import { StartupRules } from '../components/startup.js';
 import { useLoc } from '../router.js';
 import { useSession } from '../session.js';
@@ -156,6 +157,7 @@ function PackageView({ pkg: p, reload }: { pkg: any; reload: () => void }) {
         <dt>Imported</dt>
         <dd>{formatDate(p.importedAt)}</dd>
         <AboutFacts about={current?.about ?? null} provenance={current?.provenance} />
+        <DownloadsFact downloads={p.downloads ?? null} fromNpm={current?.provenance?.from === 'npm'} />
       </dl>
       {mine && <PublisherActions pkg={p} current={versions.find((v) => v.version === p.version) ?? versions[0]} onChange={reload} />}
       <section aria-labelledby="readme-h" class="panel">
