@@ -11,6 +11,10 @@
  * - `import.meta.url` / `.filename` / `.dirname`, and `__filename` / `__dirname` of CommonJS files, are those of each
  *   original file (computed from the bundle's own location, so they hold inside the sandbox too): a server reading
  *   `../docs/x.md` next to its module still finds it. Names are kept (`keepNames`).
+ * - A module loaded by a computed name (`import(x)`, `import.meta.resolve(x)`, and in CommonJS `require(x)` and
+ *   `require.resolve`), which esbuild leaves to run time, is found from the original file: a relative name against
+ *   it, a CommonJS require made for it. So what the bundle does not carry loads from the package as outside
+ *   (pdfjs-dist's `import(this.workerSrc)` of "./pdf.worker.mjs", at @sylphx/pdf-reader-mcp's first read_pdf).
  * - Native addons (`*.node`) and whatever esbuild cannot resolve stay outside the bundle, loaded from the package's
  *   node_modules by a `require` made for the bundle's location.
  * - Only files inside the package are bundled: a package that reaches outside its directory (an absolute path, a
@@ -40,10 +44,33 @@ const BANNER = [
   'const __tsUrl = (rel) => new URL(rel, import.meta.url).href;',
   'const __tsFile = (rel) => __tsFileURLToPath(__tsUrl(rel));',
   'const __tsDir = (rel) => __tsDirname(__tsFile(rel));',
+  // What a file loads by a computed name: a relative name is the original file's, as outside the bundle.
+  "const __tsRel = (rel, spec) => (typeof spec === 'string' && /^\\.\\.?(\\/|$)/.test(spec) ? new URL(spec, __tsUrl(rel)).href : spec);",
+  'const __tsImport = (rel, spec, o) => (o === undefined ? import(__tsRel(rel, spec)) : import(__tsRel(rel, spec), o));',
+  'const __tsResolve = (rel, spec) => (__tsRel(rel, spec) === spec ? import.meta.resolve(spec) : __tsRel(rel, spec));',
+  'const __tsRequires = new Map();',
+  'const __tsRequire = (rel) => __tsRequires.get(rel) ?? __tsRequires.set(rel, __tsCreateRequire(__tsFile(rel))).get(rel);',
 ].join('\n');
 
 const ESM_SYNTAX = /^\s*(import\s*[\w{*'"]|export\s)/m;
 const OWN_DIRNAME = /\b(const|let|var|function|class)\s+(__dirname|__filename)\b|\b(__dirname|__filename)\s*=[^=]/;
+
+/**
+ * Loads by a computed name, which esbuild leaves to run time (pdfjs-dist's `import(this.workerSrc)` of
+ * "./pdf.worker.mjs"). Not after `.`/`#` or a word (a method `x.import(`), nor a method definition (`import(a) {`); a
+ * quoted name (after comments) is esbuild's to bundle.
+ */
+const COMPUTED_IMPORT = /(?<![\w$.#])import\s*\((?!\s*(?:\/\*[\s\S]*?\*\/\s*)*['"])(?![^()]*\)\s*\{)/g;
+const META_RESOLVE = /\bimport\.meta\.resolve\s*\(/g;
+const COMPUTED_REQUIRE = /(?<![\w$.#])require\s*\((?!\s*(?:\/\*[\s\S]*?\*\/\s*)*['"])(?![^()]*\)\s*\{)/g;
+const REQUIRE_RESOLVE = /(?<![\w$.#])require\.resolve\b/g;
+/** A CommonJS file whose `require` is its own (declared, assigned, or a wrapper's parameter): left as it is. */
+const OWN_REQUIRE = /\b(const|let|var|function|class)\s+require\b|(?<![\w$.])require\s*=[^=]|[(,]\s*require\s*[,)]/;
+
+/** Whether a source file loads a module by a computed name (what relocate points at the original file). */
+export function loadsByComputedName(source: string): boolean {
+  return [COMPUTED_IMPORT, META_RESOLVE, COMPUTED_REQUIRE, REQUIRE_RESOLVE].some((re) => source.search(re) !== -1);
+}
 
 /** A source file's text with its own location put back in place of the bundle's. */
 export function relocate(source: string, rel: string): string {
@@ -53,8 +80,16 @@ export function relocate(source: string, rel: string): string {
     .replace(/\bimport\.meta\.url\b/g, `__tsUrl(${at})`)
     .replace(/\bimport\.meta\.filename\b/g, `__tsFile(${at})`)
     .replace(/\bimport\.meta\.dirname\b/g, `__tsDir(${at})`);
+  const cjs = !ESM_SYNTAX.test(source);
+  // A module loaded by a computed name is found from the original file (a relative name against it; CommonJS's
+  // require made for it), as the server finds it outside: files the bundle does not carry load from the package.
+  // `__tsHere` is a variable of the file's own (esbuild renames each module's), so no quote goes inside a string.
+  const before = out;
+  out = out.replace(COMPUTED_IMPORT, '__tsImport(__tsHere, ').replace(META_RESOLVE, '__tsResolve(__tsHere, ');
+  if (cjs && !OWN_REQUIRE.test(source)) out = out.replace(COMPUTED_REQUIRE, '__tsRequire(__tsHere)(').replace(REQUIRE_RESOLVE, '__tsRequire(__tsHere).resolve');
+  if (out !== before) out = `var __tsHere = ${at};\n${out}`;
   // CommonJS: its own __filename/__dirname, unless the file declares or assigns them itself (or is an ES module).
-  if (/\b__(dirname|filename)\b/.test(source) && !ESM_SYNTAX.test(source) && !OWN_DIRNAME.test(source)) {
+  if (/\b__(dirname|filename)\b/.test(source) && cjs && !OWN_DIRNAME.test(source)) {
     out = `var __filename = __tsFile(${at}), __dirname = __tsDir(${at});\n${out}`;
   }
   return out;

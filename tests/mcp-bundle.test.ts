@@ -13,6 +13,7 @@ import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 
 const MODULES = path.resolve(new URL('../node_modules', import.meta.url).pathname);
 const EVERYTHING = '@modelcontextprotocol/server-everything';
+const PDF_READER = '@sylphx/pdf-reader-mcp';
 const BUNDLE = '.toolshed-mcp-bundle/mcp-server.mjs';
 let svc: Service;
 let root: string;
@@ -60,6 +61,47 @@ test('a real MCP server runs from the bundle made at import: the same tools, and
   t.regex(JSON.stringify(sum.body.result), /5/);
 });
 
+/** A one-page PDF whose page says `text` (Helvetica; the xref's offsets counted). */
+function minimalPdf(text: string): string {
+  const page = `BT /F1 24 Tf 72 720 Td (${text}) Tj ET`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    `<< /Length ${page.length} >>\nstream\n${page}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  let pdf = '%PDF-1.4\n';
+  const offsets = objects.map((o, i) => {
+    const at = pdf.length;
+    pdf += `${i + 1} 0 obj\n${o}\nendobj\n`;
+    return at;
+  });
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  return `${pdf}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+}
+
+test('a bundled server loads what it names at call time from its package: @sylphx/pdf-reader-mcp reads a PDF', async (t) => {
+  // read_pdf takes a path or a URL (no bytes), and the sandbox has no network and sees only the package: the real
+  // package is copied with a PDF beside its code (its own node_modules left out, so the import installs its deps).
+  // pdfjs-dist loads its worker at the first read with `import(this.workerSrc)`, "./pdf.worker.mjs" relative to
+  // pdf.mjs: from the bundle's dir it was not found ("Setting up fake worker failed").
+  const dir = path.join(root, 'pdf-reader-mcp');
+  await fs.cp(path.join(MODULES, PDF_READER), dir, { recursive: true, filter: (f) => !f.includes(`${PDF_READER}/node_modules`) });
+  await fs.writeFile(path.join(dir, 'hello.pdf'), minimalPdf('Hello from a Toolshed sandbox'));
+  const res = await importPath(dir);
+  t.is(res.status, 201, res.text);
+  const row = await packageRow(PDF_READER);
+  t.is(row.manifest.mcp.bundle, BUNDLE, 'the server starts from its bundle');
+  // Inside the sandbox the package is at /pkg/<its cache dir's name> (sandbox/package-view.ts).
+  const pdf = path.posix.join('/pkg', path.basename(row.install_path), 'hello.pdf');
+  const read = await execute(`${PDF_READER}/read_pdf`, { sources: [{ path: pdf }], include_full_text: true });
+  t.is(read.status, 200, read.text);
+  t.is(read.body.success, true, read.text.slice(0, 800));
+  t.regex(JSON.stringify(read.body.result), /Hello from a Toolshed sandbox/);
+});
+
 test('a bundled server reads the files beside its module: its __dirname is its own, not the bundle’s', async (t) => {
   // Mode `from-file` lists the tools named in tools.json beside its module (alpha, beta, gamma when it finds none).
   const dir = await fixture('@fixtures/bundle-from-file', {
@@ -76,10 +118,27 @@ test('a bundled server reads the files beside its module: its __dirname is its o
   t.deepEqual(call.body.result, { content: [{ type: 'text', text: 'ok' }] });
 });
 
-test('a server its bundle breaks (a require esbuild cannot follow) runs from its bin as before', async (t) => {
-  // The module name is in a variable: the bundle's require looks for it beside the bundle, where it is not.
+test('a module required by a computed name is found from the requiring file, as outside: the server runs from its bundle', async (t) => {
+  // The name is in a variable, so esbuild leaves it to run time; relative to lib/load.cjs, not to the bundle's dir.
+  const dir = await fixture('@fixtures/bundle-computed-require', {
+    'server.cjs': "require('./lib/load.cjs');\n",
+    'lib/load.cjs': "const impl = ['.', 'impl.cjs'].join('/');\nrequire(impl);\n",
+    'lib/impl.cjs': await fixtureServer(),
+  });
+  const res = await importServer(dir);
+  t.is(res.status, 201, res.text);
+  t.deepEqual(res.body.data.tools.map((x: { name: string }) => x.name).sort(), ['fail', 'misbehave', 'shout']);
+  t.is((await packageRow('@fixtures/bundle-computed-require')).manifest.mcp.bundle, BUNDLE);
+  const call = await execute('@fixtures/bundle-computed-require/shout', { text: 'from the bundle' });
+  t.is(call.status, 200, call.text);
+  t.deepEqual(call.body.result, { text: 'FROM THE BUNDLE' });
+});
+
+test('a server its bundle breaks (a require hidden from esbuild in an eval) runs from its bin as before', async (t) => {
+  // `eval('require')` is the bundle's require (made for the bundle's location), which looks for ./lib/impl.cjs beside
+  // the bundle, where it is not: the bundle lists no tools.
   const dir = await fixture('@fixtures/bundle-breaks', {
-    'server.cjs': "require('./lib/noop.cjs');\nconst impl = ['.', 'lib', 'impl.cjs'].join('/');\nrequire(impl);\n",
+    'server.cjs': "require('./lib/noop.cjs');\nconst load = eval('require');\nload('./lib/impl.cjs');\n",
     'lib/noop.cjs': 'module.exports = {};\n',
     'lib/impl.cjs': await fixtureServer(),
   });
