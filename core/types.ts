@@ -47,6 +47,13 @@ export interface EnvVarSpec {
   default?: string;
   /** MCP servers: the value is a secret (an API key), from the import's `env` or server.json. */
   secret?: boolean;
+  /**
+   * MCP servers: the value is a file's content (a credentials JSON); each call's sandbox holds it in a private file
+   * (mode 0600, on the sandbox's own tmpfs) and the variable names that file's path (sandbox/guest/mcp-pipe.cjs).
+   */
+  file?: boolean;
+  /** A file's stand-in content, given only while the server is started to be described (import, health checks). */
+  placeholder?: string;
 }
 
 /** The authenticated caller of a request, when a key was given. */

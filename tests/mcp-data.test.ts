@@ -75,14 +75,15 @@ const importSettings = (dir: string, env?: unknown[]) =>
     body: { source: `path:${dir}`, ...(env ? { env } : {}) },
   });
 
-async function dataDirSeen(env?: Record<string, string>): Promise<string | null> {
-  const res = await svc.request('POST', '/api/tools/execute/@fixtures/mcp-settings/settings', { body: { params: {}, ...(env ? { env } : {}) } });
+/** What the fixture's `settings` tool saw of its settings, called with `env` (none: the caller gives none). */
+async function settingsSeen(env?: Record<string, string>, pkg = '@fixtures/mcp-settings'): Promise<{ DATA_DIR: string | null; LOG_LEVEL: string | null }> {
+  const res = await svc.request('POST', `/api/tools/execute/${pkg}/settings`, { body: { params: {}, ...(env ? { env } : {}) } });
   if (res.status !== 200 || res.body.success === false) throw new Error(res.text);
   // The server's structuredContent is the result (when it gives one), else its content blocks.
   const r = res.body.result as { DATA_DIR?: string | null; structuredContent?: { DATA_DIR: string | null }; content?: Array<{ text: string }> };
-  const seen = r.structuredContent ?? (r.content ? JSON.parse(r.content[0].text) : r);
-  return seen.DATA_DIR;
+  return r.structuredContent ?? (r.content ? JSON.parse(r.content[0].text) : r);
 }
+const dataDirSeen = async (env?: Record<string, string>) => (await settingsSeen(env)).DATA_DIR;
 
 test('re-importing a recorded version with a setting (DATA_DIR and its default) declares it on that version', async (t) => {
   const dir = settingsPackage();
@@ -98,6 +99,30 @@ test('re-importing a recorded version with a setting (DATA_DIR and its default) 
     (row.env as Array<{ name: string }>).find((v) => v.name === 'DATA_DIR'),
     { name: 'DATA_DIR', required: false, default: '/tmp/data' },
   );
-  // Not yet: the declared default (and a caller's DATA_DIR) does not reach the server's process in this run (see the
-  // report of issue 46 item 5); the declaration itself is recorded.
+  // The declaration reaches the server's process: the default when the caller gives none, the caller's value over it,
+  // and a variable nobody declared never (before: the tools' `secrets` were those of the first import, so neither).
+  t.is(await dataDirSeen(), '/tmp/data', 'the declared default');
+  t.deepEqual(await settingsSeen({ DATA_DIR: '/tmp/mine', LOG_LEVEL: 'debug' }), { DATA_DIR: '/tmp/mine', LOG_LEVEL: null });
+  const tools = await svc
+    .worker!.deps.db('tools as t')
+    .join('packages as p', 'p.id', 't.package_id')
+    .where('p.name', '@fixtures/mcp-settings')
+    .select('t.permissions');
+  t.true(
+    tools.every((r: { permissions: { secrets?: string[] } }) => r.permissions.secrets?.includes('DATA_DIR')),
+    'every tool may read it',
+  );
+});
+
+test("a setting declared at the first import reaches the server: its default, or the caller's value", async (t) => {
+  const dir = settingsPackage();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // Another name, so that this package is not the other test's.
+  const pkgFile = path.join(dir, 'package.json');
+  fs.writeFileSync(pkgFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(pkgFile, 'utf8')), name: '@fixtures/mcp-settings-first' }));
+  const first = await importSettings(dir, [{ name: 'DATA_DIR', required: false, default: '/tmp/first' }]);
+  t.is(first.status, 201, first.text);
+  const seen = (env?: Record<string, string>) => settingsSeen(env, '@fixtures/mcp-settings-first');
+  t.deepEqual(await seen(), { DATA_DIR: '/tmp/first', LOG_LEVEL: null });
+  t.deepEqual(await seen({ DATA_DIR: '/tmp/given', LOG_LEVEL: 'debug' }), { DATA_DIR: '/tmp/given', LOG_LEVEL: null });
 });

@@ -12,7 +12,7 @@ import { finishExecution } from '../core/repos/executions.js';
 import { insertRunningExecution } from '../core/repos/inline-executions.js';
 import type { ToolRow } from '../core/repos/tools.js';
 import { callResultOf } from '../core/executions/tool-calls.js';
-import { withDeclaredDefaults } from '../core/tools/tool-env.js';
+import { secretValues, withDeclaredDefaults } from '../core/tools/tool-env.js';
 import type { WorkerDeps } from './deps.js';
 import { packageRefOf } from './health.js';
 import { UNRUNNABLE } from './outcomes.js';
@@ -95,5 +95,5 @@ async function runRow(deps: WorkerDeps, call: InlineCall, executionId: string): 
     return { executionId, executionTimeMs: outcome.durationMs, error: SHUTDOWN };
   }
   // The stored result and error are redacted of the env, as an execution's are.
-  return callResultOf(await finishRun(deps, executionId, outcome, { env }));
+  return callResultOf(await finishRun(deps, executionId, outcome, { env: secretValues(call.tool.package_env, env) }));
 }

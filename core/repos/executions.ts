@@ -6,7 +6,7 @@
 import type { ToolPermissions } from '../packages/manifest.js';
 import type { Db, Knex } from '../infra/db.js';
 import { WORKER_ALIVE } from './workers.js';
-import type { ExecutionStatus } from '../types.js';
+import type { EnvVarSpec, ExecutionStatus } from '../types.js';
 import { jsonbText } from '../infra/pg-json.js';
 import type { ExecutionError } from '../executions/execution-errors.js';
 import { TOOL_STATS_ROLLUP } from './tool-stats.js';
@@ -137,6 +137,8 @@ export interface ClaimedExecution extends ExecutionRow {
   package_mcp: { bin: string; args: string[] } | null;
   /** The tool's declared permissions (network, secrets…); null when undeclared. */
   tool_permissions: ToolPermissions | null;
+  /** The variables its version declares (which are settings, not secrets: core/tools/tool-env.ts secretValues). */
+  package_env: EnvVarSpec[] | null;
 }
 
 /** Claims the execution for a worker (queued, or running on a dead worker); undefined when already final. */
@@ -149,7 +151,7 @@ export async function markExecutionRunning(db: Db, id: string, workerId: string)
      select u.*, coalesce(vt.tool->>'exportName', t.export_name) as tool_export_name,
             coalesce(vt.tool->'permissions', t.permissions) as tool_permissions, p.name as package_name,
             coalesce(v.version, p.version) as package_version, coalesce(v.install_path, p.install_path) as package_install_path, v.integrity as package_integrity,
-            coalesce(v.manifest, p.manifest)->'mcp' as package_mcp, pg_notify('toolshed_jobs', ${notifyPayload('running')}) as notified
+            coalesce(v.manifest, p.manifest)->'mcp' as package_mcp, coalesce(v.env, p.env) as package_env, pg_notify('toolshed_jobs', ${notifyPayload('running')}) as notified
        from u left join tools t on t.id = u.tool_id left join packages p on p.id = t.package_id
        -- The version the execution was queued for (a pinned reference's, or the latest then): its install and export.
        left join package_versions v on v.package_id = p.id and v.version = u.package_version

@@ -86,10 +86,10 @@ export async function declareSettings(
   db: Db,
   packageId: string,
   version: string,
-  env: ReadonlyArray<{ name: string; required: boolean; secret?: boolean; description?: string; default?: string }>,
+  env: ReadonlyArray<{ name: string; required: boolean; secret?: boolean; description?: string; default?: string; file?: boolean; placeholder?: string }>,
 ): Promise<string[]> {
   return db.transaction(async (trx) => {
-    const v = await trx('package_versions').where({ package_id: packageId, version }).forUpdate().first('env');
+    const v = await trx('package_versions').where({ package_id: packageId, version }).forUpdate().first('env', 'manifest', 'tools');
     if (!v) return [];
     const current: EnvVarSpec[] = [...((v.env as EnvVarSpec[] | null) ?? [])];
     const changed: string[] = [];
@@ -101,6 +101,8 @@ export async function declareSettings(
         ...(given.secret ? { secret: true } : {}),
         ...(given.description ? { description: given.description } : {}),
         ...(given.default !== undefined ? { default: given.default } : {}),
+        ...(given.file ? { file: true } : {}),
+        ...(given.placeholder !== undefined ? { placeholder: given.placeholder } : {}),
       };
       if (at === -1) current.push(spec);
       else if (given.default !== undefined && current[at].default !== given.default && !current[at].secret)
@@ -109,14 +111,37 @@ export async function declareSettings(
       changed.push(given.name);
     }
     if (changed.length === 0) return [];
+    // An MCP server's tools may read every declared variable (worker/import/mcp.ts permissionsOf): the new ones join
+    // their `secrets`, or the narrowing would keep them (and their defaults) from the server. A JS tool's own
+    // `secrets` are its author's and stay as they are.
+    const manifest = v.manifest as { format?: string; mcp?: { files?: string[] } } | null;
+    const mcp = manifest?.format === 'mcp';
+    const tools = mcp ? (v.tools as VersionTool[]).map((t) => ({ ...t, permissions: withSecrets(t.permissions, changed) })) : undefined;
+    // The server's launch names the variables that are files (sandbox/types.ts McpLaunch.files).
+    const files = current.filter((c) => c.file).map((c) => c.name);
+    const launch = mcp && manifest.mcp && files.length ? { manifest: trx.raw(`jsonb_set(manifest, '{mcp,files}', ?::jsonb)`, [JSON.stringify(files)]) } : {};
     await trx('package_versions')
       .where({ package_id: packageId, version })
-      .update({ env: JSON.stringify(current) });
-    await trx('packages')
+      .update({ env: JSON.stringify(current), ...(tools ? { tools: JSON.stringify(tools) } : {}), ...launch });
+    const latest = await trx('packages')
       .where({ id: packageId, version })
-      .update({ env: JSON.stringify(current) });
+      .update({ env: JSON.stringify(current), ...launch });
+    if (mcp && latest > 0) {
+      for (const t of await trx('tools').where({ package_id: packageId }).select('id', 'permissions')) {
+        await trx('tools')
+          .where({ id: t.id })
+          .update({ permissions: JSON.stringify(withSecrets(t.permissions, changed)) });
+      }
+    }
     return changed;
   });
+}
+
+/** Permissions whose `secrets` list holds `names` too (a tool without such a list reads every variable already). */
+function withSecrets(permissions: unknown, names: string[]): unknown {
+  const p = (permissions ?? {}) as { secrets?: string[] };
+  if (!Array.isArray(p.secrets)) return permissions;
+  return { ...p, secrets: [...new Set([...p.secrets, ...names])] };
 }
 
 export async function findPackageVersion(db: Db, packageId: string, version: string): Promise<PackageVersionRow | undefined> {

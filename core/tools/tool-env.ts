@@ -23,6 +23,17 @@ export function withDeclaredDefaults(t: Pick<ToolRow, 'package_env' | 'permissio
   return { ...defaults, ...env };
 }
 
+/**
+ * The values of a call's env that are redacted from what it answers and what is stored: every value but a setting's.
+ * A setting is a variable declared with a default (DATA_DIR=/tmp/data; a secret can have none, core/packages/
+ * mcp-server.ts): its value, the default or the caller's own, is configuration, not a credential. Env values of
+ * either kind are never logged.
+ */
+export function secretValues(declared: EnvVarSpec[] | null | undefined, env: Record<string, string>): Record<string, string> {
+  const settings = new Set((declared ?? []).filter((v) => v.default !== undefined && !v.secret).map((v) => v.name));
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !settings.has(name)));
+}
+
 /** Env values as a caller gave them: unscoped (`NAME → value`) and scoped (`package → NAME → value`). */
 export interface GivenEnv {
   unscoped: Record<string, string>;

@@ -13,6 +13,7 @@ import { openJson } from '../../core/infra/crypto.js';
 import { parsePayload } from '../../core/infra/jobs.js';
 import { progressPublisher, type Progress } from '../../core/executions/progress.js';
 import { redactSecrets } from '../../core/executions/executions.js';
+import { secretValues } from '../../core/tools/tool-env.js';
 import { finishExecution, markExecutionRunning, requeueExecution } from '../../core/repos/executions.js';
 import type { WorkerDeps } from '../deps.js';
 import { UNRUNNABLE } from '../outcomes.js';
@@ -52,6 +53,8 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
 
     async function run(execution: NonNullable<Awaited<ReturnType<typeof markExecutionRunning>>>): Promise<void> {
       const env = sealedEnv ? openJson<Record<string, string>>(deps.config.SECRETS_KEY, sealedEnv) : {};
+      // What is redacted from its progress and its stored result: every value but a setting's (DATA_DIR).
+      const secrets = secretValues(execution.package_env, env);
       if (!execution.tool_export_name) {
         await finishExecution(deps.db, executionId, {
           status: 'failed',
@@ -69,7 +72,7 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
       const both = cancel ? anySignal([helpers.abortSignal, cancel.signal]) : undefined;
       const signal = both ?? helpers.abortSignal;
       // The MCP client asked for progress: the server's notifications go to the API, coalesced (core/executions/progress.ts).
-      const progressed = progress && execution.package_mcp ? progressPublisher(deps.db, executionId, (s) => String(redactSecrets(s, env))) : undefined;
+      const progressed = progress && execution.package_mcp ? progressPublisher(deps.db, executionId, (s) => String(redactSecrets(s, secrets))) : undefined;
       const outcome = await runInSandbox(deps, {
         ...(op ? { mcpOp: op } : {}),
         ...(progressed ? { onProgress: (p: Progress) => progressed.push(p) } : {}),
@@ -117,7 +120,7 @@ export function executeToolTask(deps: WorkerDeps, workerId: () => string): Task 
         deps.logger.warn({ executionId, attempt: helpers.job.attempts }, 'sandbox error; retrying');
         throw new RunAgain('sandbox error; retrying');
       }
-      await finishRun(deps, executionId, outcome, { env, attempt: execution.attempts, uncounted: op !== undefined });
+      await finishRun(deps, executionId, outcome, { env: secrets, attempt: execution.attempts, uncounted: op !== undefined });
     }
   };
 }
