@@ -13,7 +13,7 @@
  * - Sized by use: a key is warmed only once it has been called (or asked for by an import, `prewarm`), up to the
  *   number of its calls that ran at once lately (at most `maxPerKey`); a warm server nobody takes within `idleMs` is
  *   destroyed and its key forgotten. Over all keys at most `maxServers` wait at once (the memory bound: each holds one
- *   sandbox's memory); a new key evicts the least recently used one's server.
+ *   sandbox's memory); a new key evicts the server of another key waiting longest (slots.ts).
  * - A server that cannot start is not retried for its key until the key is called again (the call that finds no warm
  *   server starts its own, and reports why it failed).
  */
@@ -21,6 +21,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { ExitEnd, GuestPipe } from './guest-channel.js';
 import type { GvisorSandbox } from './gvisor-sandbox.js';
 import { openSession, type McpSession } from './mcp-client.js';
+import { createSlots } from './slots.js';
 import type { PackageRef } from './types.js';
 
 export interface McpWarmOptions {
@@ -73,14 +74,13 @@ export interface McpWarm {
   close(): Promise<void>;
 }
 
+/** A key's servers beside those waiting (which are in the slots). */
 interface KeyState {
   spec: ServerSpec;
-  waiting: StartedServer[];
   starting: number;
   /** Calls of this key running now, and the most that ran at once since the key last went idle. */
   running: number;
   peak: number;
-  lastUsed: number;
   /** A start failed: no more warming until the key is called again. */
   failing: boolean;
 }
@@ -88,8 +88,17 @@ interface KeyState {
 export function createMcpWarm(o: McpWarmOptions, start: StartServer): McpWarm {
   const secret = randomBytes(32);
   const keys = new Map<string, KeyState>();
-  const timers = new Map<StartedServer, NodeJS.Timeout>();
   let closed = false;
+  /** Waiting servers by key: one nobody took within idleMs is destroyed; over maxServers, the one waiting longest. */
+  const slots = createSlots<StartedServer>({
+    idleMs: o.idleMs,
+    maxIdle: o.maxServers,
+    destroy: (server) => destroy(server),
+    onGone: (key) => {
+      const state = keys.get(key);
+      if (state) forgetIfIdle(key, state);
+    },
+  });
 
   function keyOf(spec: ServerSpec): string {
     const h = createHmac('sha256', secret);
@@ -99,39 +108,27 @@ export function createMcpWarm(o: McpWarmOptions, start: StartServer): McpWarm {
   }
 
   const reusing = (spec: ServerSpec) => o.reuse !== undefined && spec.reuseKey !== undefined;
-  const waitingTotal = () => [...keys.values()].reduce((n, k) => n + k.waiting.length + k.starting, 0);
+  const waitingTotal = () => slots.idle() + [...keys.values()].reduce((n, k) => n + k.starting, 0);
 
   function stateOf(spec: ServerSpec): [string, KeyState] {
     const key = keyOf(spec);
     let state = keys.get(key);
-    if (!state) keys.set(key, (state = { spec, waiting: [], starting: 0, running: 0, peak: 0, lastUsed: Date.now(), failing: false }));
+    if (!state) keys.set(key, (state = { spec, starting: 0, running: 0, peak: 0, failing: false }));
     return [key, state];
   }
 
   function forgetIfIdle(key: string, state: KeyState): void {
-    if (state.waiting.length === 0 && state.starting === 0 && state.running === 0) keys.delete(key);
+    if (slots.idle(key) === 0 && state.starting === 0 && state.running === 0) keys.delete(key);
   }
 
-  function destroy(server: StartedServer): void {
-    clearTimeout(timers.get(server));
-    timers.delete(server);
-    void server.session.close().finally(() => server.sandbox.destroy());
+  function destroy(server: StartedServer): Promise<void> {
+    return server.session.close().finally(() => server.sandbox.destroy());
   }
 
   /** A server waits for its key's next call until idleMs passes or it dies. */
-  function park(key: string, state: KeyState, server: StartedServer): void {
-    state.waiting.push(server);
-    const drop = () => {
-      const at = state.waiting.indexOf(server);
-      if (at === -1) return;
-      state.waiting.splice(at, 1);
-      destroy(server);
-      forgetIfIdle(key, state);
-    };
-    const timer = setTimeout(drop, o.idleMs);
-    timer.unref();
-    timers.set(server, timer);
-    void server.sandbox.exited.then(drop);
+  function park(key: string, server: StartedServer): void {
+    slots.park(key, server);
+    void server.sandbox.exited.then(() => slots.drop(key, server));
   }
 
   async function startOne(spec: ServerSpec, timeoutMs: number): Promise<Acquired> {
@@ -150,32 +147,21 @@ export function createMcpWarm(o: McpWarmOptions, start: StartServer): McpWarm {
     return { server: { sandbox: started.sandbox, session, startedAt: Date.now(), calls: 0 }, warm: false };
   }
 
-  /** The least recently used waiting server of another key goes, to make room within maxServers. */
-  function evictFor(key: string): boolean {
-    let victim: [string, KeyState] | undefined;
-    for (const entry of keys) {
-      if (entry[0] === key || entry[1].waiting.length === 0) continue;
-      if (!victim || entry[1].lastUsed < victim[1].lastUsed) victim = entry;
-    }
-    if (!victim) return false;
-    const server = victim[1].waiting.shift() as StartedServer;
-    destroy(server);
-    forgetIfIdle(victim[0], victim[1]);
-    return true;
-  }
+  /** The server of another key waiting longest goes, to make room within maxServers. */
+  const evictFor = (key: string) => slots.evictOldest(key);
 
   /** Starts servers for the key until it has as many waiting as its calls used at once lately. */
   function refill(key: string, state: KeyState): void {
     if (closed || o.maxServers <= 0 || state.failing || reusing(state.spec)) return;
     const target = Math.min(o.maxPerKey, Math.max(1, state.peak));
-    while (state.waiting.length + state.starting < target) {
+    while (slots.idle(key) + state.starting < target) {
       if (waitingTotal() >= o.maxServers && !evictFor(key)) return;
       state.starting += 1;
       void startOne(state.spec, o.startTimeoutMs).then((r) => {
         state.starting -= 1;
         if ('server' in r) {
-          if (closed || keys.get(key) !== state) destroy(r.server);
-          else park(key, state, r.server);
+          if (closed || keys.get(key) !== state) void destroy(r.server);
+          else park(key, r.server);
         } else state.failing = true;
         forgetIfIdle(key, state);
       });
@@ -188,15 +174,10 @@ export function createMcpWarm(o: McpWarmOptions, start: StartServer): McpWarm {
       const [key, state] = stateOf(spec);
       state.running += 1;
       state.peak = Math.max(state.peak, state.running);
-      state.lastUsed = Date.now();
       state.failing = false;
-      for (;;) {
-        const server = state.waiting.shift();
-        if (!server) break;
-        clearTimeout(timers.get(server));
-        timers.delete(server);
+      for (let server = slots.take(key); server; server = slots.take(key)) {
         if (server.sandbox.alive && server.session.open) return { server, warm: true };
-        destroy(server);
+        void destroy(server);
       }
       const r = await startOne(spec, timeoutMs);
       if (!('server' in r)) {
@@ -219,10 +200,10 @@ export function createMcpWarm(o: McpWarmOptions, start: StartServer): McpWarm {
         server.session.open &&
         server.calls < r.maxExecutions &&
         Date.now() - server.startedAt < r.maxAgeMs &&
-        state.waiting.length < o.maxPerKey &&
+        slots.idle(key) < o.maxPerKey &&
         (waitingTotal() < o.maxServers || evictFor(key))
       ) {
-        park(key, state, server);
+        park(key, server);
         return;
       }
       // One call per server: the replacement starts once this sandbox is gone (it does not compete with the call).
@@ -237,11 +218,10 @@ export function createMcpWarm(o: McpWarmOptions, start: StartServer): McpWarm {
     prewarm(spec) {
       if (closed || o.maxServers <= 0) return;
       const [key, state] = stateOf(spec);
-      state.lastUsed = Date.now();
       refill(key, state);
     },
     stats: () => ({
-      waiting: [...keys.values()].reduce((n, k) => n + k.waiting.length, 0),
+      waiting: slots.idle(),
       starting: [...keys.values()].reduce((n, k) => n + k.starting, 0),
       keys: keys.size,
     }),
@@ -249,22 +229,15 @@ export function createMcpWarm(o: McpWarmOptions, start: StartServer): McpWarm {
       const key = keyOf(spec);
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
-        if ((keys.get(key)?.waiting.length ?? 0) > 0) return true;
+        if (slots.idle(key) > 0) return true;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       return false;
     },
     async close() {
       closed = true;
-      const all = [...keys.values()].flatMap((k) => k.waiting.splice(0));
       keys.clear();
-      await Promise.all(
-        all.map(async (s) => {
-          clearTimeout(timers.get(s));
-          await s.session.close();
-          await s.sandbox.destroy();
-        }),
-      );
+      await slots.close();
     },
   };
 }

@@ -8,6 +8,7 @@
  */
 import type { GvisorSandbox, RunResult } from './gvisor-sandbox.js';
 import type { WarmPool } from './pool.js';
+import { createSlots } from './slots.js';
 
 export interface ReuseOptions {
   maxExecutions: number;
@@ -30,8 +31,8 @@ export interface ReuseSlots {
   close(): Promise<void>;
 }
 
+/** A key's sandboxes beside its idle ones (those are in the slots). */
 interface KeyState {
-  idle: GvisorSandbox[];
   /** Sandboxes of this key running an execution, or being acquired for one. */
   busy: number;
   /** Executions waiting for a sandbox of this key: given one, or undefined when a slot opened. */
@@ -42,29 +43,30 @@ export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
   const cap = Math.max(1, o.maxSandboxesPerKey ?? 4);
   const idleMs = o.idleMs ?? 60_000;
   const maxIdle = Math.max(0, o.maxIdle ?? 8);
-  /** Idle sandboxes in the order they became idle (oldest first), with their key: the global cap evicts from the front. */
-  const idleOrder = new Map<GvisorSandbox, string>();
   const keys = new Map<string, KeyState>();
-  const expiry = new Map<GvisorSandbox, NodeJS.Timeout>();
   let closed = false;
+  /** Idle sandboxes by key; one idle for idleMs (or past its age limit), or idle longest over maxIdle, is destroyed. */
+  const slots = createSlots<GvisorSandbox>({
+    idleMs,
+    maxIdle,
+    destroy: (s, closing) => s.destroy(closing ? 0 : 2000),
+    onGone: (key) => {
+      const state = keys.get(key);
+      if (state) forget(key, state);
+    },
+  });
 
   const usable = (s: GvisorSandbox) => s.alive && s.executions < o.maxExecutions && Date.now() - s.createdAt < o.maxAgeMs;
   /** An idle sandbox of the key serves this package (a key's package version may be re-imported as another dir). */
   const serves = (s: GvisorSandbox, pkgHostDir: string) => s.packageDir === undefined || s.packageDir === pkgHostDir;
   const stateOf = (key: string): KeyState => {
     let state = keys.get(key);
-    if (!state) keys.set(key, (state = { idle: [], busy: 0, waiters: [] }));
+    if (!state) keys.set(key, (state = { busy: 0, waiters: [] }));
     return state;
   };
   const forget = (key: string, state: KeyState) => {
-    if (state.idle.length === 0 && state.busy === 0 && state.waiters.length === 0) keys.delete(key);
+    if (slots.idle(key) === 0 && state.busy === 0 && state.waiters.length === 0) keys.delete(key);
   };
-
-  function unpark(sandbox: GvisorSandbox): void {
-    clearTimeout(expiry.get(sandbox));
-    expiry.delete(sandbox);
-    idleOrder.delete(sandbox);
-  }
 
   /** A busy sandbox goes away: its slot is free for the next waiter (which acquires a new sandbox). */
   function retire(key: string, state: KeyState, sandbox: GvisorSandbox): void {
@@ -75,33 +77,14 @@ export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
     forget(key, state);
   }
 
-  function expire(key: string, sandbox: GvisorSandbox): void {
-    const state = keys.get(key);
-    unpark(sandbox);
-    const at = state?.idle.indexOf(sandbox) ?? -1;
-    if (state && at !== -1) state.idle.splice(at, 1);
-    void sandbox.destroy(2000);
-    if (state) forget(key, state);
-  }
-
   /** A busy sandbox is done with an execution: to the next waiter of its key, or idle until its age limit. */
   function release(key: string, state: KeyState, sandbox: GvisorSandbox): void {
     if (closed || !usable(sandbox)) return retire(key, state, sandbox);
     const waiter = state.waiters.shift();
     if (waiter) return waiter(sandbox);
     state.busy -= 1;
-    state.idle.push(sandbox);
-    const left = Math.max(0, o.maxAgeMs - (Date.now() - sandbox.createdAt));
-    const timer = setTimeout(() => expire(key, sandbox), Math.min(left, idleMs));
-    timer.unref();
-    expiry.set(sandbox, timer);
-    idleOrder.set(sandbox, key);
-    // Many keys (users × packages) each keeping a few idle sandboxes would hold the host's memory: over the cap, the
-    // one idle longest goes.
-    while (idleOrder.size > maxIdle) {
-      const [oldest, itsKey] = idleOrder.entries().next().value as [GvisorSandbox, string];
-      expire(itsKey, oldest);
-    }
+    // Idle until idleMs or its age limit, whichever comes first (or until the idle cap over all keys evicts it).
+    slots.park(key, sandbox, Math.max(0, o.maxAgeMs - (Date.now() - sandbox.createdAt)));
   }
 
   /** A new sandbox from the pool, for a slot of the key already counted in `busy`. */
@@ -121,9 +104,7 @@ export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
     for (;;) {
       if (closed) return new Error('sandbox runner is closed');
       const state = stateOf(key); // afresh each turn: a key's state is dropped when it holds nothing
-      while (state.idle.length > 0) {
-        const sandbox = state.idle.pop() as GvisorSandbox;
-        unpark(sandbox);
+      for (let sandbox = slots.take(key); sandbox; sandbox = slots.take(key)) {
         if (usable(sandbox) && serves(sandbox, pkgHostDir)) {
           state.busy += 1;
           return sandbox;
@@ -164,20 +145,12 @@ export function createReuseSlots(pool: WarmPool, o: ReuseOptions): ReuseSlots {
       else retire(key, state, sandbox);
       return result;
     },
-    idle: (key) => keys.get(key)?.idle.length ?? 0,
-    held: (key) => (keys.get(key)?.idle.length ?? 0) + (keys.get(key)?.busy ?? 0),
+    idle: (key) => slots.idle(key),
+    held: (key) => slots.idle(key) + (keys.get(key)?.busy ?? 0),
     async close() {
       closed = true;
-      const all: GvisorSandbox[] = [];
-      for (const state of keys.values()) {
-        all.push(...state.idle);
-        state.idle.length = 0;
-        for (const waiter of state.waiters.splice(0)) waiter(undefined);
-      }
-      for (const timer of expiry.values()) clearTimeout(timer);
-      expiry.clear();
-      idleOrder.clear();
-      await Promise.all(all.map((s) => s.destroy()));
+      for (const state of keys.values()) for (const waiter of state.waiters.splice(0)) waiter(undefined);
+      await slots.close();
     },
   };
 }
