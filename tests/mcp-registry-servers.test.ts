@@ -175,3 +175,34 @@ test('search and paging include the MCP servers: one page at a time, every serve
   );
   t.regex(all.at(-1), new RegExp(`^${RDNS.replace(/\./g, '\\.')}/`), 'then the collections');
 });
+
+test.serial("a page's servers are read together: its packages' tools in one query, each server as read alone", async (t) => {
+  // Collections of two owners sharing tools, beside the two MCP servers: one page carries them all.
+  const [ann, ben] = [await svc.createUser(), await svc.createUser()];
+  const TEXT = '@toolshed-examples/text-tools';
+  await svc.createCollection(ann.key, { name: 'Page one', uid: 'page-one', isPublic: true }, [`${TEXT}::slugify`, `${TEXT}::convertCase`]);
+  await svc.createCollection(ann.key, { name: 'Page two', uid: 'page-two', isPublic: true }, [`${TEXT}::convertCase`, `${EVERYTHING}::echo`]);
+  await svc.createCollection(ben.key, { name: 'Page three', uid: 'page-three', isPublic: true }, [`${EVERYTHING}::echo`, `${TEXT}::slugify`]);
+  const sqls: string[] = [];
+  const onQuery = (q: { sql: string }) => sqls.push(q.sql);
+  svc.api.deps.db.on('query', onQuery);
+  const res = await list('?limit=100');
+  svc.api.deps.db.off('query', onQuery);
+  t.is(res.status, 200, res.text);
+  t.true(serverList(res.body), JSON.stringify(serverList.errors));
+  const names: string[] = res.body.servers.map((s: any) => s.server.name);
+  t.true(names.length >= 6, names.join(', '));
+  t.is(sqls.filter((s) => /where "t"\."package_id" (=|in)/.test(s)).length, 1, `the packages' tools in one read:\n${sqls.join('\n')}`);
+  t.true(sqls.filter((s) => s.includes('"t"."id" in')).length <= 1, `the collections' tools in at most one read:\n${sqls.join('\n')}`);
+  for (const s of res.body.servers) {
+    const alone = await svc.request('GET', `/v0.1/servers/${encodeURIComponent(s.server.name)}/versions/latest`);
+    t.is(alone.status, 200, alone.text);
+    t.deepEqual(s, alone.body, s.server.name);
+  }
+  const two = res.body.servers.find((s: any) => s.server.name.endsWith('.page-two'));
+  t.deepEqual(
+    two._meta[`${RDNS}/toolshed`].tools.map((x: any) => x.toolId),
+    [`${TEXT}::convertCase`, `${EVERYTHING}::echo`],
+    'each collection keeps its own tools in their order',
+  );
+});

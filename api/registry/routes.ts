@@ -11,11 +11,11 @@ import type { Context } from 'koa';
 import type { AppDeps } from '../deps.js';
 import { reply } from '../operations/define.js';
 import { callerOf } from '../middleware/auth.js';
-import { collectionTools } from '../../core/collections/collections.js';
+import { collectionsTools } from '../../core/collections/collections.js';
 import type { CollectionRow } from '../../core/repos/collections.js';
 import type { PackageRow } from '../../core/repos/packages.js';
 import { findRegistryCollection, findRegistryPackage, listRegistryCollections, listRegistryPackages, scenarioFigures } from '../../core/repos/registry.js';
-import { listPackageTools } from '../../core/repos/tools.js';
+import { listPackagesTools } from '../../core/repos/tools.js';
 import {
   packageServerName,
   packageServerResponse,
@@ -74,18 +74,26 @@ function serverContext(ctx: Context, deps: AppDeps): ServerContext {
 /** A server of the registry: a collection, or an imported MCP server. */
 type Entry = { collection: CollectionRow } | { pkg: PackageRow };
 
+/** A page's servers in a bounded number of reads, whatever its size: not one per collection or package. */
 async function responses(ctx: Context, deps: AppDeps, rows: Entry[]) {
-  const figures = await scenarioFigures(
-    deps.db,
-    rows.flatMap((e) => ('collection' in e ? [e.collection.id] : [])),
-  );
-  const sc = serverContext(ctx, deps);
-  return Promise.all(
-    rows.map(async (e) =>
-      'collection' in e
-        ? serverResponse(sc, e.collection, await collectionTools(deps, e.collection), figures.get(e.collection.id))
-        : packageServerResponse(sc, e.pkg, await listPackageTools(deps.db, e.pkg.id)),
+  const collections = rows.flatMap((e) => ('collection' in e ? [e.collection] : []));
+  const [figures, toolLists, packageTools] = await Promise.all([
+    scenarioFigures(
+      deps.db,
+      collections.map((c) => c.id),
     ),
+    collectionsTools(deps, collections),
+    listPackagesTools(
+      deps.db,
+      rows.flatMap((e) => ('pkg' in e ? [e.pkg.id] : [])),
+    ),
+  ]);
+  const tools = new Map(collections.map((c, i) => [c, toolLists[i]!]));
+  const sc = serverContext(ctx, deps);
+  return rows.map((e) =>
+    'collection' in e
+      ? serverResponse(sc, e.collection, tools.get(e.collection)!, figures.get(e.collection.id))
+      : packageServerResponse(sc, e.pkg, packageTools.get(e.pkg.id) ?? []),
   );
 }
 

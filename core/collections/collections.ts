@@ -149,14 +149,24 @@ export async function likeCollection(db: Knex, c: CollectionRow, userId: string)
 
 /** The collection's tools in the order they were added (rows from the NOTIFY-kept tool cache: no query when warm). */
 export async function collectionTools(deps: { tools: ToolCache; db: Knex }, c: CollectionRow): Promise<ToolRow[]> {
-  const byId = new Map((await deps.tools.getMany(c.tool_ids)).map((t) => [t.id, t]));
-  const present = c.tool_ids.flatMap((id, i) => (byId.has(id) ? [{ tool: byId.get(id)!, version: c.tool_versions?.[i] ?? null }] : []));
+  return (await collectionsTools(deps, [c]))[0]!;
+}
+
+/**
+ * collectionTools for a page of collections (the registry's servers) in a bounded number of reads whatever the page's
+ * size: one read of the tool cache for every collection's tools, one of the package versions their entries are on.
+ */
+export async function collectionsTools(deps: { tools: ToolCache; db: Knex }, cs: CollectionRow[]): Promise<ToolRow[][]> {
+  const byId = new Map((await deps.tools.getMany([...new Set(cs.flatMap((c) => c.tool_ids))])).map((t) => [t.id, t]));
+  const present = cs.map((c) => c.tool_ids.flatMap((id, i) => (byId.has(id) ? [{ tool: byId.get(id)!, version: c.tool_versions?.[i] ?? null }] : [])));
   // An entry pinned to a version, or held on one by a breaking new version, serves that version's tool.
-  return atEntryVersions(
+  const all = await atEntryVersions(
     deps.db,
-    present.map((p) => p.tool),
-    present.map((p) => p.version),
+    present.flatMap((p) => p.map((e) => e.tool)),
+    present.flatMap((p) => p.map((e) => e.version)),
   );
+  let at = 0;
+  return present.map((p) => all.slice(at, (at += p.length)));
 }
 
 export interface CollectionNotice {

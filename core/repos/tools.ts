@@ -194,3 +194,12 @@ export async function toolNamesAndHealth(db: Db, ids: string[]): Promise<{ name:
 export async function listPackageTools(db: Db, packageId: string): Promise<ToolRow[]> {
   return toolsQuery(db).select(columns(db)).where('t.package_id', packageId).orderBy('t.name');
 }
+
+/** listPackageTools for several packages in one statement: each package's tools by name (an empty list for none). */
+export async function listPackagesTools(db: Db, packageIds: string[]): Promise<Map<string, ToolRow[]>> {
+  const out = new Map<string, ToolRow[]>(packageIds.map((id) => [id, []]));
+  if (packageIds.length === 0) return out;
+  const rows: ToolRow[] = await toolsQuery(db).select(columns(db)).whereIn('t.package_id', packageIds).orderBy('t.name');
+  for (const r of rows) out.get(r.package_id)?.push(r);
+  return out;
+}
