@@ -38,7 +38,7 @@ const SOURCE_FILE = /\.(m|c)?js$/;
 // The bundle's own location, and the per-file values derived from it (a file's path relative to the bundle's dir).
 const BANNER = [
   "import { createRequire as __tsCreateRequire } from 'node:module';",
-  "import { fileURLToPath as __tsFileURLToPath } from 'node:url';",
+  "import { fileURLToPath as __tsFileURLToPath, pathToFileURL as __tsPathToFileURL } from 'node:url';",
   "import { dirname as __tsDirname } from 'node:path';",
   'const require = __tsCreateRequire(import.meta.url);',
   'const __tsUrl = (rel) => new URL(rel, import.meta.url).href;',
@@ -46,7 +46,16 @@ const BANNER = [
   'const __tsDir = (rel) => __tsDirname(__tsFile(rel));',
   // What a file loads by a computed name: a relative name is the original file's, as outside the bundle.
   "const __tsRel = (rel, spec) => (typeof spec === 'string' && /^\\.\\.?(\\/|$)/.test(spec) ? new URL(spec, __tsUrl(rel)).href : spec);",
-  'const __tsImport = (rel, spec, o) => (o === undefined ? import(__tsRel(rel, spec)) : import(__tsRel(rel, spec), o));',
+  // A bare name is looked up from the bundle's dir first (the package's own node_modules), then from the file's.
+  'const __tsImport = (rel, spec, o) => {',
+  '  const load = (x) => (o === undefined ? import(x) : import(x, o));',
+  "  if (typeof spec !== 'string' || __tsRel(rel, spec) !== spec || /^([a-z][\\w+.-]*:|\\/)/i.test(spec)) return load(__tsRel(rel, spec));",
+  '  return load(spec).catch((err) => {',
+  '    let file;',
+  '    try { file = __tsRequire(rel).resolve(spec); } catch { throw err; }',
+  '    return load(__tsPathToFileURL(file).href);',
+  '  });',
+  '};',
   'const __tsResolve = (rel, spec) => (__tsRel(rel, spec) === spec ? import.meta.resolve(spec) : __tsRel(rel, spec));',
   'const __tsRequires = new Map();',
   'const __tsRequire = (rel) => __tsRequires.get(rel) ?? __tsRequires.set(rel, __tsCreateRequire(__tsFile(rel))).get(rel);',

@@ -134,6 +134,27 @@ test('a module required by a computed name is found from the requiring file, as 
   t.deepEqual(call.body.result, { text: 'FROM THE BUNDLE' });
 });
 
+test('a module imported by a computed bare name from a nested dependency is found where that dependency finds it', async (t) => {
+  // node_modules/a imports 'b' by a variable; b is a's own (node_modules/a/node_modules/b), not found from the
+  // bundle's dir, only from a's file. b loads the fixture server.
+  const dir = await fixture('@fixtures/bundle-nested-import', {
+    'server.cjs': "require('./lib/noop.cjs');\nimport('a');\n",
+    'lib/noop.cjs': 'module.exports = {};\n',
+    'lib/impl.cjs': await fixtureServer(),
+    'node_modules/a/package.json': JSON.stringify({ name: 'a', version: '1.0.0', type: 'module', exports: './index.js' }),
+    'node_modules/a/index.js': "const name = ['b'][0];\nawait import(name);\n",
+    'node_modules/a/node_modules/b/package.json': JSON.stringify({ name: 'b', version: '1.0.0', type: 'module', exports: './index.js' }),
+    'node_modules/a/node_modules/b/index.js': "import { createRequire } from 'node:module';\ncreateRequire(import.meta.url)('../../../../lib/impl.cjs');\n",
+  });
+  const res = await importServer(dir);
+  t.is(res.status, 201, res.text);
+  t.deepEqual(res.body.data.tools.map((x: { name: string }) => x.name).sort(), ['fail', 'misbehave', 'shout']);
+  t.is((await packageRow('@fixtures/bundle-nested-import')).manifest.mcp.bundle, BUNDLE);
+  const call = await execute('@fixtures/bundle-nested-import/shout', { text: 'nested' });
+  t.is(call.status, 200, call.text);
+  t.deepEqual(call.body.result, { text: 'NESTED' });
+});
+
 test('a server its bundle breaks (a require hidden from esbuild in an eval) runs from its bin as before', async (t) => {
   // `eval('require')` is the bundle's require (made for the bundle's location), which looks for ./lib/impl.cjs beside
   // the bundle, where it is not: the bundle lists no tools.
