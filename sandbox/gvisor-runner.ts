@@ -21,6 +21,7 @@ import { GvisorSandbox, type RunResult, type SandboxSettings } from './gvisor-sa
 import { DEFAULT_EGRESS_SUBNET, setupEgress } from './egress.js';
 import { createWarmPool, type WarmPool } from './pool.js';
 import { createReuseSlots, type ReuseOptions, type ReuseSlots } from './reuse.js';
+import { runPathOf, type RunnerAbilities } from './run-path.js';
 import { listIds, type RunscOptions } from './runsc.js';
 import { describeMcp, executeMcp, mcpRequest, type OpenPipe } from './mcp-run.js';
 import { callOnSession, failedCall } from './mcp-client.js';
@@ -146,6 +147,8 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       })
     : undefined;
   const reuse = opts.reuse ? createReuseSlots(pool, opts.reuse) : undefined;
+  /** Warm MCP servers are always kept (`maxServers: 0` only starts each for its call, the same path). */
+  const can: RunnerAbilities = { egress: egressPool !== undefined, reuse: reuse !== undefined, warmMcp: true };
 
   const asError = (err: unknown) => (err instanceof Error ? err : new Error(String(err)));
 
@@ -275,8 +278,9 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     reuse,
     mcpWarm,
     async describe(pkg, o): Promise<DescribeOutcome> {
-      if (pkg.mcp) {
-        return withServer(pkg, o.env ?? {}, o.network === true, (open) => describeMcp(open, o.timeoutMs, o.exportNames), o.signal);
+      const how = runPathOf({ op: 'describe', pkg, network: o.network }, can);
+      if (how.kind === 'mcp-server') {
+        return withServer(pkg, o.env ?? {}, how.network, (open) => describeMcp(open, o.timeoutMs, o.exportNames), o.signal);
       }
       const started = performance.now();
       const request = { op: 'describe', exportNames: o.exportNames, discover: o.discover === true, toolkit: o.toolkit, env: o.env ?? {} };
@@ -288,18 +292,16 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
       return toDescribeOutcome(r.end, durationMs);
     },
     async execute(req: ExecuteRequest): Promise<ExecuteOutcome> {
-      if (req.pkg.mcp) {
-        // A server with network is started for its call in an egress sandbox (cold, as every egress sandbox).
-        if (req.network === true && egressPool !== undefined) return withServer(req.pkg, req.env, true, (open) => executeMcp(open, req));
-        return callMcp(req);
-      }
+      const how = runPathOf({ op: 'execute', pkg: req.pkg, network: req.network, reuseKey: req.reuseKey }, can);
+      // A server with network is started for its call in an egress sandbox (cold, as every egress sandbox).
+      if (how.kind === 'mcp-server') return withServer(req.pkg, req.env, how.network, (open) => executeMcp(open, req));
+      if (how.kind === 'mcp-warm') return callMcp(req);
       const started = performance.now();
       const request = { op: 'execute', exportName: req.exportName, params: req.params, env: req.env };
-      let r: RunResult | Error;
-      const network = req.network === true && egressPool !== undefined;
-      if (reuse && req.reuseKey && !network) {
-        r = await reuse.run(req.reuseKey, path.resolve(req.pkg.dir), request, req.timeoutMs, req.signal);
-      } else r = await oneShot(req.pkg, request, req.timeoutMs, req.signal, network);
+      const r: RunResult | Error =
+        how.kind === 'module-reuse' && reuse
+          ? await reuse.run(how.reuseKey, path.resolve(req.pkg.dir), request, req.timeoutMs, req.signal)
+          : await oneShot(req.pkg, request, req.timeoutMs, req.signal, how.kind === 'module' && how.network);
       const durationMs = Math.round(performance.now() - started);
       if (r instanceof Error) return { kind: 'sandbox_error', message: `cannot start a sandbox: ${r.message}`, durationMs };
       if (r.kind === 'timeout') return { kind: 'timeout', durationMs };

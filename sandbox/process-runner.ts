@@ -10,6 +10,7 @@ import path from 'node:path';
 import { GUEST_NODE_FLAGS, GUEST_SOURCE_DIR, v8Flags } from './bundle.js';
 import { executionLimit, openGuestChannel, toDescribeOutcome, toExecuteOutcome, type ChannelEnd } from './guest-channel.js';
 import { describeMcp, executeMcp, mcpRequest, type OpenPipe } from './mcp-run.js';
+import { runPathOf, type RunnerAbilities } from './run-path.js';
 import type { DescribeOptions, DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
 
 export const warning =
@@ -21,6 +22,9 @@ export interface ProcessRunnerOptions {
   memoryMb?: number;
   tmpRoot?: string;
 }
+
+/** No network of its own to give, no reuse, no warm servers: every operation runs in a child process of its own. */
+const CAN: RunnerAbilities = { egress: false, reuse: false, warmMcp: false };
 
 type Timed = { end: ChannelEnd; durationMs: number } | { timedOut: true; durationMs: number } | { aborted: true; durationMs: number };
 
@@ -92,7 +96,9 @@ export function createProcessRunner(opts: ProcessRunnerOptions = {}): SandboxRun
     kind: 'process',
     async describe(pkg: PackageRef, o: DescribeOptions): Promise<DescribeOutcome> {
       const env = o.env ?? {};
-      if (pkg.mcp) return withServer(pkg, env, (open) => describeMcp(open, o.timeoutMs, o.exportNames), o.signal);
+      if (runPathOf({ op: 'describe', pkg, network: o.network }, CAN).kind === 'mcp-server') {
+        return withServer(pkg, env, (open) => describeMcp(open, o.timeoutMs, o.exportNames), o.signal);
+      }
       const request = { op: 'describe', pkgDir: pkg.dir, exportNames: o.exportNames, discover: o.discover === true, toolkit: o.toolkit, env };
       const r = await run(request, env, o.timeoutMs, o.signal);
       if ('timedOut' in r) return { kind: 'timeout', durationMs: r.durationMs };
@@ -100,7 +106,9 @@ export function createProcessRunner(opts: ProcessRunnerOptions = {}): SandboxRun
       return toDescribeOutcome(r.end, r.durationMs);
     },
     async execute(req: ExecuteRequest): Promise<ExecuteOutcome> {
-      if (req.pkg.mcp) return withServer(req.pkg, req.env, (open) => executeMcp(open, req));
+      if (runPathOf({ op: 'execute', pkg: req.pkg, network: req.network, reuseKey: req.reuseKey }, CAN).kind === 'mcp-server') {
+        return withServer(req.pkg, req.env, (open) => executeMcp(open, req));
+      }
       const request = { op: 'execute', pkgDir: req.pkg.dir, exportName: req.exportName, params: req.params, env: req.env };
       const r = await run(request, req.env, req.timeoutMs, req.signal);
       if ('timedOut' in r) return { kind: 'timeout', durationMs: r.durationMs };

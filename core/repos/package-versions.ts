@@ -55,7 +55,7 @@ export function compareVersionsDesc(a: string, b: string): number {
 }
 
 /**
- * Records a new version. A recorded version never changes (worker/record-version.ts refuses one from other bytes
+ * Records a new version. A recorded version never changes (worker/import/record.ts refuses one from other bytes
  * under a lock on the package's name): a second insert of the same version is an error, never a merge.
  */
 export async function savePackageVersion(db: Db, v: NewPackageVersion): Promise<PackageVersionRow> {
