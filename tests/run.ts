@@ -38,12 +38,77 @@ const compiledName = (arg: string) => {
   return (inRepository ? path.relative(process.cwd(), arg) : arg).replace(/\.test\.ts$/, '.test.js');
 };
 
+/**
+ * Each file's wall seconds in a full run (tests/file-seconds.json, copied from a run's tests/output/file-seconds.json):
+ * files start longest first, so that the run does not end with one slot busy on a long file started last. A file
+ * not listed counts as `UNKNOWN_SECONDS`.
+ */
+const SECONDS_FILE = 'tests/file-seconds.json';
+const UNKNOWN_SECONDS = 30;
+
+async function knownSeconds(): Promise<Record<string, number>> {
+  try {
+    return JSON.parse(await fs.readFile(SECONDS_FILE, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
 /** Every test file in one of two lanes: the waiting files, one at a time, and the rest (ava's configured concurrency). */
 async function lanesOf(waiting: string[]): Promise<string[][]> {
   const all = (await fs.readdir('tests', { recursive: true })).map((f) => path.join('tests', f)).filter((f) => f.endsWith('.test.ts'));
   const missing = waiting.filter((f) => !all.includes(f));
   if (missing.length) throw new Error(`tests/run.ts: no such test file: ${missing.join(', ')}`);
-  return [all.filter((f) => !waiting.includes(f)).sort(), ['--concurrency=1', ...waiting]];
+  const seconds = await knownSeconds();
+  const longestFirst = (files: string[]) => [...files].sort((a, b) => (seconds[b] ?? UNKNOWN_SECONDS) - (seconds[a] ?? UNKNOWN_SECONDS) || a.localeCompare(b));
+  return [longestFirst(all.filter((f) => !waiting.includes(f))), ['--concurrency=1', ...longestFirst(waiting)]];
+}
+
+/** The machine's CPU time so far, busy and all, in clock ticks (the first line of /proc/stat), or undefined off Linux. */
+async function machineTicks(): Promise<{ busy: number; all: number } | undefined> {
+  const line = (await fs.readFile('/proc/stat', 'utf8').catch(() => '')).split('\n')[0];
+  if (!line.startsWith('cpu ')) return undefined;
+  const [user, nice, system, idle, iowait, ...rest] = line.split(/\s+/).slice(1).map(Number);
+  const all = [user, nice, system, idle, iowait, ...rest].reduce((a, b) => a + (b || 0), 0);
+  return { busy: all - idle - iowait, all };
+}
+
+interface FileTime {
+  file: string;
+  lane: string;
+  wall: number;
+  cpu: number;
+  children: number;
+}
+
+/**
+ * The files' times the preload recorded (tests/helpers/file-times.ts): the slowest printed, every file's wall seconds
+ * written to tests/output/file-seconds.json (the form of tests/file-seconds.json).
+ */
+async function reportFileTimes(timesFile: string, whole: boolean, ticksAtStart: Awaited<ReturnType<typeof machineTicks>>): Promise<void> {
+  const text = await fs.readFile(timesFile, 'utf8').catch(() => '');
+  const times: FileTime[] = text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .sort((a: FileTime, b: FileTime) => b.wall - a.wall);
+  if (times.length === 0) return;
+  const sum = (f: (t: FileTime) => number) => Math.round(times.reduce((n, t) => n + f(t), 0));
+  const ticks = await machineTicks();
+  // Busy share of the whole machine while the run ran (other users' processes included): near 100 %, only less CPU
+  // makes the run faster; well below, the lanes leave cores idle.
+  const busy = ticks && ticksAtStart ? ` (machine CPU ${Math.round((100 * (ticks.busy - ticksAtStart.busy)) / (ticks.all - ticksAtStart.all))} % busy)` : '';
+  console.log(
+    `\nfile times (${times.length} files): ${sum((t) => t.wall)} file-s, test processes ${sum((t) => t.cpu)} CPU-s, their children ${sum((t) => t.children)} CPU-s${busy}`,
+  );
+  console.log('  wall s   CPU s  children  lane     file');
+  for (const t of times.slice(0, 25)) {
+    console.log(`  ${t.wall.toFixed(1).padStart(6)}  ${t.cpu.toFixed(1).padStart(6)}  ${t.children.toFixed(1).padStart(8)}  ${t.lane.padEnd(7)}  ${t.file}`);
+  }
+  if (!whole) return;
+  const seconds = Object.fromEntries([...times].sort((a, b) => a.file.localeCompare(b.file)).map((t) => [t.file, Math.round(t.wall)]));
+  await fs.mkdir('tests/output', { recursive: true });
+  await fs.writeFile('tests/output/file-seconds.json', `${JSON.stringify(seconds, null, 2)}\n`);
 }
 
 /** One ava process in the compiled tree; its output goes to ours a whole line at a time (two lanes write beside each other). */
@@ -67,6 +132,7 @@ function runAva(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ 
 
 async function main(): Promise<number> {
   const started = Date.now();
+  const ticksAtStart = await machineTicks();
   if (!(await runPreflight({ purpose: 'test' })).ok) {
     console.log('0 passed, 1 failed');
     return 1;
@@ -78,6 +144,8 @@ async function main(): Promise<number> {
   // The gVisor rootfs and its startup snapshot (~6 s of a blocked worker start each) are built once for the run.
   const rootfsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-rootfs-'));
   await fs.chmod(rootfsDir, 0o755);
+  const timesDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-times-'));
+  const timesFile = path.join(timesDir, 'times.jsonl');
   try {
     await prepareTemplate(pg.serverUrl);
     // LOG_FORMAT=json: a process a test starts logs JSON lines even if it ever gets a terminal.
@@ -87,13 +155,16 @@ async function main(): Promise<number> {
       TOOLSHED_TEST_SERVER_URL: pg.serverUrl,
       TOOLSHED_TEST_CACHE_DIR: cacheDir,
       TOOLSHED_TEST_ROOTFS_DIR: rootfsDir,
+      TOOLSHED_TEST_TIMES: timesFile,
     };
     // Files that mostly wait (a job outliving the engine's timers, killed workers and their leases, a limit waited out
     // in full) use a fraction of a core: without arguments they run one at a time in a lane of their own beside the
     // two-file lane of the rest, so that their waiting does not hold one of the two CPU-bound slots.
     const args = process.argv.slice(2);
     const lanes = args.length > 0 ? [args] : await lanesOf(WAITING);
-    const outputs = await Promise.all(lanes.map((laneArgs) => runAva(laneArgs, env, tree)));
+    const outputs = await Promise.all(
+      lanes.map((laneArgs, i) => runAva(laneArgs, { ...env, TOOLSHED_TEST_LANE: lanes.length > 1 ? ['main', 'waiting'][i] : '' }, tree)),
+    );
     const out = outputs.map((o) => o.out).join('\n');
     const code = outputs.every((o) => o.code === 0) ? 0 : outputs.find((o) => o.code !== 0)!.code;
     const count = (re: RegExp) => [...out.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
@@ -101,6 +172,7 @@ async function main(): Promise<number> {
     const passed = (out.match(/^\s*✔/gm) ?? []).length;
     let failed = (out.match(/^\s*✘/gm) ?? []).length + count(/^\s*(\d+) uncaught exceptions?/gm) + count(/^\s*(\d+) unhandled rejections?/gm);
     if (code !== 0 && failed === 0) failed = 1; // ava failed before counting (e.g. a file that did not load)
+    await reportFileTimes(timesFile, args.length === 0, ticksAtStart);
     console.log(`\ntest run took ${Math.round((Date.now() - started) / 1000)} s`);
     const skipped = (out.match(/^\s*- \[skip\]/gm) ?? []).length;
     console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
@@ -110,6 +182,7 @@ async function main(): Promise<number> {
     if (pg.dir) await fs.rm(pg.dir, { recursive: true, force: true });
     await fs.rm(cacheDir, { recursive: true, force: true });
     await fs.rm(rootfsDir, { recursive: true, force: true });
+    await fs.rm(timesDir, { recursive: true, force: true });
     await fs.rm(tree, { recursive: true, force: true });
   }
 }

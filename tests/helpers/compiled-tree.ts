@@ -107,7 +107,12 @@ export async function buildCompiledTree(root: string): Promise<string> {
   // A larger young generation: a test process allocates much and briefly (boots, requests, parsing), and V8's
   // scavenges were ~6 % of its CPU. 32 MB semi-spaces cut the CPU of three service files by ~10 % (44.9 → 40.4 s, two
   // runs each, 2026-11-27); 64 MB did no better.
-  pkg.ava = { ...ava, files: ['tests/**/*.test.js'], nodeArguments: ['--max-semi-space-size=32'] };
+  // The preload records each test process's wall time and CPU when tests/run.ts asks (tests/helpers/file-times.ts).
+  pkg.ava = {
+    ...ava,
+    files: ['tests/**/*.test.js'],
+    nodeArguments: ['--max-semi-space-size=32', `--import=${path.join(out, 'tests', 'helpers', 'file-times.js')}`],
+  };
   fs.writeFileSync(path.join(out, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
   return out;
 }
