@@ -25,12 +25,7 @@ import type { AppDeps } from '../deps.js';
 
 // ---- response schemas ----
 
-const trendingItemSchema = toolListItemSchema.extend({
-  trendingScore: z.number(),
-  period: z.enum(Object.keys(TRENDING_PERIODS) as [keyof typeof TRENDING_PERIODS]),
-});
-
-/** A search hit's reliability signal (docs/search.md): its calls and success rate over 7 days (up to a minute old); not used to rank. */
+/** A tool's reliability signal on search hits and for tool cards (GET /api/tools/reliability; docs/search.md): its calls and success rate over 7 days (up to a minute old); not used to rank. */
 const reliabilitySchema = z.object({ window: z.literal('7d'), calls: z.number().int(), successRate: z.number().nullable() }).meta({
   description:
     "Executions of the tool that ended in the last 7 days and the share of those the tool decided that succeeded (the platform's own failures, such as a lost worker, are left out; null with none); ranking does not use it",
@@ -38,6 +33,11 @@ const reliabilitySchema = z.object({ window: z.literal('7d'), calls: z.number().
 function reliabilityOf(t: CallTotals | undefined): z.infer<typeof reliabilitySchema> {
   return { window: '7d', calls: t?.calls ?? 0, successRate: t ? successRate(t) : null };
 }
+
+const trendingItemSchema = toolListItemSchema.extend({
+  trendingScore: z.number(),
+  period: z.enum(Object.keys(TRENDING_PERIODS) as [keyof typeof TRENDING_PERIODS]),
+});
 
 const ratingSchema = z.object({ userRating: z.number().int(), averageRating: z.number().nullable(), ratingCount: z.number().int() });
 
@@ -86,6 +86,14 @@ const searchQuery = z.object({
     .max(QUERY_TEXT_MAX),
   category: category.optional(),
   limit: limitQuery(10, 100, 1),
+});
+/** The tools whose 7-day calls a page of cards asks for (web/src/components/tool-list.tsx): ids, comma-separated. */
+const reliabilityQuery = z.object({
+  ids: z
+    .string()
+    .transform((v) => v.split(',').filter(Boolean))
+    .pipe(z.array(z.string().uuid('each id must be a tool id (a UUID)')).min(1, 'give at least one tool id').max(100, 'at most 100 tool ids'))
+    .meta({ description: 'Tool ids, comma-separated (1 to 100)' }),
 });
 const trendingQuery = z.object({
   period: z.enum(Object.keys(TRENDING_PERIODS) as [keyof typeof TRENDING_PERIODS]).default('week'),
@@ -209,6 +217,22 @@ export const toolOperations: Operation[] = [
         success: true,
         data: tools.map((t) => ({ ...toToolListItem(t), trendingScore: Math.round(scoreOf.get(t.id)! * 100) / 100, period: query.period })),
       };
+    },
+  }),
+  defineOperation({
+    ...base,
+    id: 'tools.reliability',
+    method: 'get',
+    path: '/api/tools/reliability',
+    summary: "Tools' calls and success rate over 7 days, for cards that list them (beyond the contract)",
+    auth: 'public',
+    query: reliabilityQuery,
+    responses: { 200: ok(z.record(z.string(), reliabilitySchema).meta({ description: 'By tool id; an id that is no tool has no calls' })) },
+    errors: REQUEST,
+    handler: async (_ctx, deps, { query }) => {
+      const ids = [...new Set(query.ids)];
+      const totals = await sevenDayTotals(deps, ids);
+      return { success: true, data: Object.fromEntries(ids.map((id) => [id, reliabilityOf(totals.get(id))])) };
     },
   }),
   defineOperation({

@@ -26,7 +26,7 @@ test.after.always(async () => {
   await svc?.close();
 });
 
-test('the tool page shows its calls, success rate, run times and top error over 24 h, 7 d and 30 d, with a chart', async (t) => {
+test.serial('the tool page shows its calls, success rate, run times and top error over 24 h, 7 d and 30 d, with a chart', async (t) => {
   for (const color of ['#1e90ff', 'not a colour', 'rgb(1, 2, 3)', 'nor this', 'dodgerblue']) {
     const res = await svc.request('POST', `/api/tools/execute/${COLOR}`, { body: { params: { color } } });
     t.is(res.status, 200, res.text);
@@ -77,4 +77,33 @@ test('the tool page shows its calls, success rate, run times and top error over 
   t.true(wide <= PHONE.width, `the page is ${wide} px wide at ${PHONE.width}`);
   t.deepEqual(problems, []);
   await context.close();
+});
+
+test.serial('tool cards in trending and in the list say how many calls each had in 7 days and how many succeeded', async (t) => {
+  const page = await browser.newPage({ viewport: DESKTOP });
+  const problems = watchPage(page);
+  const card = (scope: ReturnType<typeof page.locator>) => scope.locator('li.card', { has: page.getByRole('link', { name: 'convertColor', exact: true }) });
+  await page.goto(`${svc.url}/`);
+  const trending = card(page.getByRole('region', { name: 'Trending tools' }));
+  await trending.waitFor();
+  // The six calls of the test before: three succeeded of the five the tool decided (the platform's failure left out).
+  t.is((await trending.getByTestId('calls-note').textContent())?.trim(), '· 6 calls in 7 days, 60% succeeded');
+  // A tool nobody called says so, instead of the same card as every other.
+  const quiet = page
+    .getByRole('region', { name: 'Trending tools' })
+    .locator('li.card', { hasNot: page.getByRole('link', { name: 'convertColor', exact: true }) });
+  if ((await quiet.count()) > 0) t.is((await quiet.first().getByTestId('calls-note').textContent())?.trim(), '· no calls in 7 days');
+  await page.goto(`${svc.url}/search?category=${encodeURIComponent((await svc.request('GET', `/api/tools/${COLOR}`)).body.data.package.category)}`);
+  const listed = card(page.getByRole('list', { name: 'Tools' }));
+  await listed.waitFor();
+  t.is((await listed.getByTestId('calls-note').textContent())?.trim(), '· 6 calls in 7 days, 60% succeeded');
+  await screenshot(page, 'tool-cards-calls-1366');
+  // The figures' request takes tool ids only: anything else is a 400 in the contract's shape.
+  for (const ids of ['', 'not-an-id', Array.from({ length: 101 }, () => crypto.randomUUID()).join(',')]) {
+    const bad = await svc.request('GET', `/api/tools/reliability?ids=${ids}`);
+    t.is(bad.status, 400, `ids=${ids.slice(0, 40)}: ${bad.text}`);
+    t.is(bad.body.success, false);
+  }
+  t.deepEqual(problems, []);
+  await page.close();
 });

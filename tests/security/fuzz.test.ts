@@ -137,6 +137,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/api/tools', query: ['category', 'q', 'official'] },
   { method: 'GET', path: '/api/tools/search', query: ['q', 'category'] },
   { method: 'GET', path: '/api/tools/trending', query: ['period', 'category'] },
+  { method: 'GET', path: '/api/tools/reliability', query: ['ids'] },
   { method: 'POST', path: '/api/tools/*ref/rate', real: { ref }, body: () => ({ rating: 4 }) },
   { method: 'GET', path: '/api/tools/*ref', real: { ref } },
   { method: 'POST', path: '/api/tools/*ref/reviews', real: { ref }, body: () => ({ rating: 3, title: 't', body: 'fine' }) },
