@@ -104,7 +104,8 @@ export function relocate(source: string, rel: string): string {
   return out;
 }
 
-export type BundleResult = { file: string; inputs: number; bytes: number; ms: number } | { error: string };
+/** `computedLoads`: the package's files that load a module by a computed name (found from their own place at run time). */
+export type BundleResult = { file: string; inputs: number; bytes: number; ms: number; computedLoads: string[] } | { error: string };
 
 /**
  * Bundles the server's bin into `<pkgDir>/.toolshed-mcp-bundle/` (moved into place when done); an error says why there is
@@ -124,6 +125,7 @@ export async function bundleMcpServer(pkgDir: string, bin: string): Promise<Bund
   const outFile = path.join(root, MCP_BUNDLE_FILE);
   const outDir = path.dirname(outFile);
   const inside = (file: string) => file === root || file.startsWith(`${root}/`);
+  const computedLoads = new Set<string>();
   const relocatePlugin: import('esbuild').Plugin = {
     name: 'toolshed-relocate',
     setup(build) {
@@ -131,6 +133,7 @@ export async function bundleMcpServer(pkgDir: string, bin: string): Promise<Bund
         const real = await fs.realpath(args.path);
         if (!inside(real)) return { errors: [{ text: `outside the package: ${path.relative(root, args.path)}` }] };
         const source = await fs.readFile(real, 'utf8');
+        if (loadsByComputedName(source)) computedLoads.add(path.relative(root, real));
         return { contents: relocate(source, path.relative(outDir, real)), loader: 'js', resolveDir: path.dirname(args.path) };
       });
     },
@@ -192,7 +195,7 @@ export async function bundleMcpServer(pkgDir: string, bin: string): Promise<Bund
       await fs.chmod(tmp, 0o755);
       await fs.rm(outDir, { recursive: true, force: true });
       await fs.rename(tmp, outDir);
-      return { file: MCP_BUNDLE_FILE, inputs: inputs.length, bytes, ms: Math.round(performance.now() - started) };
+      return { file: MCP_BUNDLE_FILE, inputs: inputs.length, bytes, ms: Math.round(performance.now() - started), computedLoads: [...computedLoads].sort() };
     }
   } catch (err) {
     return { error: (err as Error).message.slice(0, 300) };

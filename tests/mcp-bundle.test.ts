@@ -32,6 +32,12 @@ const importPath = (dir: string, extra: Record<string, unknown> = {}) =>
 const importServer = (dir: string, extra: Record<string, unknown> = {}) => importPath(dir, { kind: 'mcp', ...extra });
 const execute = (slug: string, params: unknown) => svc.request('POST', `/api/tools/execute/${slug}`, { body: { params } });
 const packageRow = (name: string) => svc.worker!.deps.db('packages').where({ name }).first();
+/** What the package's latest import recorded of its bundle (package_imports.startup.bundle). */
+const bundleChoice = async (name: string) => {
+  const pkg = await packageRow(name);
+  const imp = await svc.worker!.deps.db('package_imports').where({ package_id: pkg.id }).orderBy('created_at', 'desc').first();
+  return imp?.startup?.bundle as { used: boolean; why: string; computedLoads?: string[] } | undefined;
+};
 
 /** A package holding `files`, with `server.cjs` as its bin. */
 async function fixture(name: string, files: Record<string, string>): Promise<string> {
@@ -94,6 +100,11 @@ test('a bundled server loads what it names at call time from its package: @sylph
   t.is(res.status, 201, res.text);
   const row = await packageRow(PDF_READER);
   t.is(row.manifest.mcp.bundle, BUNDLE, 'the server starts from its bundle');
+  // The import says why, and names the file whose load by a computed name is found from its own place.
+  const choice = await bundleChoice(PDF_READER);
+  t.is(choice?.used, true);
+  t.regex(choice?.why ?? '', /same 1 tool as from its bin; 1 file of it loads a module by a computed name/);
+  t.deepEqual(choice?.computedLoads, ['node_modules/pdfjs-dist/legacy/build/pdf.mjs']);
   // Inside the sandbox the package is at /pkg/<its cache dir's name> (sandbox/package-view.ts).
   const pdf = path.posix.join('/pkg', path.basename(row.install_path), 'hello.pdf');
   const read = await execute(`${PDF_READER}/read_pdf`, { sources: [{ path: pdf }], include_full_text: true });
@@ -169,6 +180,7 @@ test('a server its bundle breaks (a require hidden from esbuild in an eval) runs
   const row = await packageRow('@fixtures/bundle-breaks');
   t.is(row.manifest.mcp.bundle, undefined, 'no bundle: it did not start from one');
   t.false(existsSync(path.join(row.install_path, BUNDLE)), 'the unused bundle is removed');
+  t.like(await bundleChoice('@fixtures/bundle-breaks'), { used: false, why: 'started from its bundle, the server listed no tools (load_error)' });
   const call = await execute('@fixtures/bundle-breaks/shout', { text: 'still runs' });
   t.is(call.status, 200, call.text);
   t.deepEqual(call.body.result, { text: 'STILL RUNS' });
@@ -211,5 +223,6 @@ test('a server of one file gets no bundle (nothing to save): it is not started t
   t.is(res.status, 201, res.text);
   const row = await packageRow('@fixtures/bundle-one-file');
   t.is(row.manifest.mcp.bundle, undefined);
+  t.like(await bundleChoice('@fixtures/bundle-one-file'), { used: false, why: 'one file: a bundle saves nothing' });
   t.false(existsSync(path.join(row.install_path, BUNDLE)));
 });

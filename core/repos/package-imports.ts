@@ -11,6 +11,11 @@ export interface ImportStartup {
   refusal?: string;
   /** The budget of starts ran out while a rule still had an answer. */
   budgetSpent?: boolean;
+  /**
+   * Whether the server runs from the one-file bundle made at import, and why (worker/import/bundle-choice.ts);
+   * `computedLoads`: its files that load a module by a computed name (at most 10 named).
+   */
+  bundle?: { used: boolean; why: string; computedLoads?: string[] };
 }
 
 export interface PackageImportRow {

@@ -17,6 +17,7 @@ import { NAMED_IN_CODE } from '../../core/packages/discovery.js';
 import { packageJsonProblems } from '../../core/packages/npm-rules.js';
 import type { InstalledPackage } from '../../sandbox/packages.js';
 import { bundleMcpServer, removeMcpBundle } from '../../sandbox/mcp-bundle.js';
+import { chooseBundle } from './bundle-choice.js';
 import type { DescribeOutcome, DescribedTool, PackageRef } from '../../sandbox/types.js';
 import type { WorkerDeps } from '../deps.js';
 import { recordVersion } from './record.js';
@@ -69,14 +70,14 @@ export async function importMcpServer(
   const started = performance.now();
   // The bundle (sandbox/mcp-bundle.ts) is made, and the server started from it, while it starts from its bin. A
   // server of one file gets none (nothing to save). The bundle is used only when the first start lists and the
-  // server started from the bundle lists the very same tools; else the server runs as before. Whatever goes wrong
-  // with it, the import goes on with the bin.
+  // server started from the bundle lists the very same tools; else the server runs as before (bundle-choice.ts, and
+  // the import records which and why). Whatever goes wrong with it, the import goes on with the bin.
   const first: Attempt = { args: plan.args, env: plan.env, inGuest: !code.launcher };
   const bundling = bundleMcpServer(installed.dir, plan.bin)
-    .then(async (bundled) => {
-      if (!('file' in bundled)) return undefined;
-      const withBundle: PackageRef = { ...refOf(first), mcp: { ...refOf(first).mcp!, bundle: bundled.file } };
-      return { withBundle, described: bundled.inputs < 2 ? undefined : await deps.sandbox.describe(withBundle, describing(first)) };
+    .then(async (result) => {
+      if (!('file' in result)) return { result };
+      const withBundle: PackageRef = { ...refOf(first), mcp: { ...refOf(first).mcp!, bundle: result.file } };
+      return { result, withBundle, described: result.inputs < 2 ? undefined : await deps.sandbox.describe(withBundle, describing(first)) };
     })
     .catch(async (err: unknown) => {
       deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP bundle failed; the server runs from its bin');
@@ -99,13 +100,15 @@ export async function importMcpServer(
   });
   let ref = refOf(listed?.attempt ?? first);
   const bundled = await bundling;
-  if (bundled) {
-    const b = bundled.described;
-    const d = firstOutcome;
-    if (run.starts.length === 1 && d?.kind === 'ok' && b?.kind === 'ok' && JSON.stringify(b.tools) === JSON.stringify(d.tools)) ref = bundled.withBundle;
-    else await removeMcpBundle(installed.dir);
-  }
-  const startup = { starts: run.starts.length + (bundled?.described ? 1 : 0), rules: run.fired, ...(run.spent ? { budgetSpent: true } : {}) };
+  const bundle = bundled && chooseBundle({ bundle: bundled.result, starts: run.starts.length, fromBin: firstOutcome, fromBundle: bundled.described });
+  if (bundled?.withBundle && bundle?.used) ref = bundled.withBundle;
+  else await removeMcpBundle(installed.dir);
+  const startup = {
+    starts: run.starts.length + (bundled?.described ? 1 : 0),
+    rules: run.fired,
+    ...(run.spent ? { budgetSpent: true } : {}),
+    ...(bundle ? { bundle } : {}),
+  };
   const final = run.final;
   if (!listed) {
     // A server that found no network while starting: the answer says why it had none, and what would give it one.
