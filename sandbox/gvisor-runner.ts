@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { IN_SANDBOX } from './bundle.js';
 import { prepareRootfs } from './rootfs.js';
-import { createPackageViews, type WritableOptions } from './package-view.js';
+import { createPackageViews } from './package-view.js';
 import { toDescribeOutcome, toExecuteOutcome } from './guest-channel.js';
 import { GvisorSandbox, type RunResult, type SandboxSettings } from './gvisor-sandbox.js';
 import { DEFAULT_EGRESS_SUBNET, setupEgress } from './egress.js';
@@ -23,10 +23,9 @@ import { createWarmPool, type WarmPool } from './pool.js';
 import { createReuseSlots, type ReuseOptions, type ReuseSlots } from './reuse.js';
 import { runPathOf, type RunnerAbilities } from './run-path.js';
 import { listIds, type RunscOptions } from './runsc.js';
-import { describeMcp, executeMcp, mcpRequest, type OpenPipe } from './mcp-run.js';
-import { callOnSession, failedCall } from './mcp-client.js';
-import { createMcpWarm, type McpWarm, type McpWarmOptions, type ServerSpec } from './mcp-warm.js';
-import { executionLimit } from './guest-channel.js';
+import { describeMcp, executeMcp } from './mcp-run.js';
+import type { McpWarm, McpWarmOptions } from './mcp-warm.js';
+import { createGvisorMcp } from './gvisor-mcp.js';
 import type { DescribeOutcome, ExecuteOutcome, ExecuteRequest, PackageRef, SandboxRunner } from './types.js';
 
 export interface GvisorRunnerOptions {
@@ -118,8 +117,6 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     snapshot: fs.existsSync(path.join(rootfs, IN_SANDBOX.snapshot)),
     guestArgs: opts.warmUp ? [`--warm=${opts.warmUp}`] : undefined,
   };
-  /** An MCP server gets a throwaway writable layer over its package, as large as /tmp (package-view.ts). */
-  const writableFor = (pkg: PackageRef): WritableOptions => ({ beside: pkg.mcp ? [pkg.mcp.bin] : [], sizeMb: settings.tmpSizeMb });
   const egressSettings: SandboxSettings | undefined = egress ? { ...settings, runsc, egress } : undefined;
   const live = new Set<GvisorSandbox>();
   const onDestroyed = (s: GvisorSandbox) => live.delete(s);
@@ -148,72 +145,21 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     : undefined;
   const reuse = opts.reuse ? createReuseSlots(pool, opts.reuse) : undefined;
   /** Warm MCP servers are always kept (`maxServers: 0` only starts each for its call, the same path). */
-  const can: RunnerAbilities = { egress: egressPool !== undefined, reuse: reuse !== undefined, warmMcp: true };
-
-  const asError = (err: unknown) => (err instanceof Error ? err : new Error(String(err)));
-
-  /** Starts an MCP server in a sandbox of its own from the pool (for a call, or ahead of one). */
-  async function startServer(spec: ServerSpec) {
-    let sandbox: GvisorSandbox;
-    try {
-      sandbox = await pool.acquire();
-    } catch (err) {
-      return asError(err);
-    }
-    try {
-      const pkgDir = await sandbox.attach(path.resolve(spec.pkg.dir), writableFor(spec.pkg));
-      return { sandbox, pipe: await sandbox.pipe({ ...mcpRequest(spec.pkg.mcp!, spec.env), pkgDir }) };
-    } catch (err) {
-      void sandbox.destroy();
-      return asError(err);
-    }
-  }
-  const mcpWarm = createMcpWarm(
-    {
+  const { mcpWarm, callMcp, withServer } = createGvisorMcp({
+    pool,
+    egressPool,
+    tmpSizeMb: settings.tmpSizeMb,
+    warm: {
       maxServers: opts.mcpWarm?.maxServers ?? 2,
       maxPerKey: opts.mcpWarm?.maxPerKey ?? 2,
       idleMs: opts.mcpWarm?.idleMs ?? 5 * 60_000,
       startTimeoutMs: opts.bootTimeoutMs ?? 30_000,
       reuse: opts.reuse,
     },
-    startServer,
-  );
+  });
+  const can: RunnerAbilities = { egress: egressPool !== undefined, reuse: reuse !== undefined, warmMcp: true };
 
-  /**
-   * One tools/call on a server for this caller's env: a warm one when one waits, else started now. The time limit
-   * and the abort signal cover both; a server whose call did not end normally is destroyed (mcp-warm.ts).
-   */
-  async function callMcp(req: ExecuteRequest): Promise<ExecuteOutcome> {
-    const started = performance.now();
-    const durationMs = () => Math.round(performance.now() - started);
-    const spec: ServerSpec = { pkg: req.pkg, env: req.env, reuseKey: req.reuseKey };
-    const limit = executionLimit(req.timeoutMs, req.signal);
-    const stopped = (why: 'timeout' | 'aborted'): ExecuteOutcome =>
-      why === 'timeout' ? { kind: 'timeout', durationMs: durationMs() } : { kind: 'sandbox_error', message: 'aborted', durationMs: durationMs() };
-    try {
-      const acquiring = mcpWarm.acquire(spec, req.timeoutMs);
-      const got = await Promise.race([acquiring, limit.reached]);
-      if (got === 'timeout' || got === 'aborted') {
-        void acquiring.then((r) => 'server' in r && mcpWarm.release(spec, r.server, false));
-        return stopped(got);
-      }
-      if ('error' in got) return { kind: 'sandbox_error', message: `cannot start a sandbox: ${got.error.message}`, durationMs: durationMs() };
-      if ('failed' in got) return failedCall(got.failed, req.env, durationMs());
-      const remaining = Math.max(1, req.timeoutMs - (performance.now() - started));
-      const r = await Promise.race([
-        callOnSession(got.server.session, req.exportName, req.params, req.env, remaining, { op: req.mcpOp, onProgress: req.onProgress }),
-        limit.reached,
-      ]);
-      if (r === 'timeout' || r === 'aborted') {
-        mcpWarm.release(spec, got.server, false);
-        return stopped(r);
-      }
-      mcpWarm.release(spec, got.server, r.kind === 'ok' || r.kind === 'tool_error');
-      return { ...r, durationMs: durationMs() };
-    } finally {
-      limit.clear();
-    }
-  }
+  const asError = (err: unknown) => (err instanceof Error ? err : new Error(String(err)));
 
   async function oneShot(
     pkg: PackageRef,
@@ -238,36 +184,6 @@ export function createGvisorRunner(opts: GvisorRunnerOptions): GvisorRunner {
     const result = await sandbox.run({ ...request, pkgDir }, timeoutMs, signal);
     void sandbox.destroy(2000);
     return result;
-  }
-
-  /** An MCP server's operation: a sandbox of its own, started for it and destroyed after it (mcp-run.ts). */
-  async function withServer<T>(
-    pkg: PackageRef,
-    env: Record<string, string>,
-    network: boolean,
-    use: (open: OpenPipe) => Promise<T>,
-    signal?: AbortSignal,
-  ): Promise<T> {
-    let sandbox: GvisorSandbox | undefined;
-    // An abort (the worker stopping) ends the server: its pipe closes and the operation ends as the server's failure.
-    const onAbort = () => void sandbox?.destroy();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const open: OpenPipe = async () => {
-      try {
-        if (signal?.aborted) throw new Error('aborted');
-        sandbox = await (network && egressPool ? egressPool : pool).acquire();
-        const pkgDir = await sandbox.attach(path.resolve(pkg.dir), writableFor(pkg));
-        return await sandbox.pipe({ ...mcpRequest(pkg.mcp!, env), pkgDir });
-      } catch (err) {
-        return asError(err);
-      }
-    };
-    try {
-      return await use(open);
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      void sandbox?.destroy();
-    }
   }
 
   return {
