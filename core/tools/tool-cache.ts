@@ -43,7 +43,12 @@ export async function createToolCache(db: Knex, notifier: Notifier): Promise<Too
         const gen = generation;
         const fetched = await findToolsByIds(db, missing);
         if (gen === generation) {
-          if (rows.size + fetched.length > MAX_ENTRIES) rows.clear();
+          if (rows.size + fetched.length > MAX_ENTRIES) {
+            // Starting over keeps the rows this read answers with: it must not lose the tools it held.
+            const held = ids.flatMap((id) => (rows.has(id) ? [rows.get(id)!] : []));
+            rows.clear();
+            for (const r of held) rows.set(r.id, r);
+          }
           for (const r of fetched) rows.set(r.id, r);
         } else {
           return findToolsByIds(db, ids);
