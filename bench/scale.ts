@@ -1,6 +1,8 @@
 /**
- * `npm run bench:scale` (issue 45): every public read route and an execution's submit-and-poll, fresh and then with a
- * year of data, in the same run; then the retention sweep and the database's size per million executions after it.
+ * `npm run bench:scale` (issue 45): every public read route and an execution's submit-and-poll, fresh and with a
+ * year of data, in the same run: two services with the same first day (every example package, 30 public collections,
+ * a call of each tool), one of them then seeded; the routes are read from both in turn, so that the machine's load
+ * falls on both alike. Then the retention sweep and the database's size per million executions after it.
  * Prints one JSON line.
  *
  * The year is seeded by SQL of the same shape as the service's own writes (bulk INSERT…SELECT generate_series into
@@ -10,7 +12,10 @@
  * of five tools each, scenarios, batches and completed scenario runs with a transcript, and the scenarios' statistics.
  * For the bulk load the tool_events trending trigger and the collection_tools revision trigger are disabled; the
  * trending rollups are then built by trending_rebuild() (one INSERT…SELECT GROUP BY a table, the trigger's rules:
- * migrations/20261207050001) and the triggers enabled again. Volumes are the issue's (10 M executions and events,
+ * migrations/20261207050001, in key order since 20261208060001) and the triggers enabled again. As pg_restore loads
+ * data: the executions and events side by side on two connections, their plain indexes (and the rollups') dropped
+ * first and built again after by one sort each, and the big statements run with session_replication_role = replica
+ * (no per-row foreign-key check: every id is read from its table) and memory for their sorts. Volumes are the issue's (10 M executions and events,
  * 100,000 tools in 10,000 packages, 50,000 users, 100,000 collections, 1 M scenario runs) times BENCH_SCALE (default 1).
  * Retention: the scheduled sweep (sweepRetention, batches of 1000) runs for BENCH_RETENTION_SECONDS (default 120) to
  * measure its rate, then the rest of the same rows are emptied or deleted by the same statements without the batch
@@ -19,11 +24,13 @@
  *
  * BENCH_MODE=queue measures the queue under a long transaction (memory over many calls: bench/memory.ts).
  */
+import fs from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import { createDb, type Knex } from '../core/infra/db.js';
 import { createUserWithKey } from '../core/auth/create-account.js';
 import { sweepRetention, TRENDING_KEPT_HOURS } from '../core/repos/retention.js';
-import { post, startBenchService, TEXT_TOOLS_DIR } from './service.js';
+import { type BenchService, post, startBenchService, TEXT_TOOLS_DIR } from './service.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const RETENTION_SECONDS = Number(process.env.BENCH_RETENTION_SECONDS ?? 120);
@@ -44,15 +51,23 @@ function pct(xs: number[], p: number): number {
   return Math.round(s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)]! * 10) / 10;
 }
 
-async function timed(n: number, fn: () => Promise<void>): Promise<{ p50: number; p99: number }> {
-  for (let i = 0; i < 3; i++) await fn(); // warm-up
-  const times: number[] = [];
+/**
+ * Each of `fns` n times, taken in turn (a, b, b, a, …), so that every one meets the same load of the machine: p50 and
+ * p99 of each.
+ */
+async function timed(n: number, fns: (() => Promise<void>)[]): Promise<{ p50: number; p99: number }[]> {
+  for (let i = 0; i < 3; i++) for (const fn of fns) await fn(); // warm-up
+  const times: number[][] = fns.map(() => []);
   for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
+    const order = fns.map((_, k) => k);
+    if (i % 2 === 1) order.reverse();
+    for (const k of order) {
+      const t0 = performance.now();
+      await fns[k]!();
+      times[k]!.push(performance.now() - t0);
+    }
   }
-  return { p50: pct(times, 50), p99: pct(times, 99) };
+  return times.map((t) => ({ p50: pct(t, 50), p99: pct(t, 99) }));
 }
 
 async function get(base: string, p: string, key: string): Promise<any> {
@@ -62,7 +77,15 @@ async function get(base: string, p: string, key: string): Promise<any> {
   return body;
 }
 
-async function measure(base: string, key: string, adminToken: string) {
+/** A service the routes are read from, with the bench user's key and the admin token. */
+interface Target {
+  base: string;
+  key: string;
+  admin: string;
+}
+
+/** Every route of every target, the targets' requests taken in turn; one record of figures per target. */
+async function measure(targets: Target[]) {
   const SLUG = '@toolshed-examples/text-tools/slugify';
   const routes: Record<string, [string, string?]> = {
     trending_day: ['/api/tools/trending?period=day'],
@@ -79,11 +102,20 @@ async function measure(base: string, key: string, adminToken: string) {
     scenarios_featured: ['/api/scenarios/featured'],
     batch_history: ['/api/collections/bench-collection/scenario-batches'],
     registry_servers: ['/v0.1/servers?limit=30'],
-    operator: ['/api/admin/operations', adminToken],
+    operator: ['/api/admin/operations', 'admin'],
   };
-  const out: Record<string, { p50: number; p99: number }> = {};
-  for (const [name, [p, token]] of Object.entries(routes)) out[name] = await timed(N, async () => void (await get(base, p, token ?? key)));
-  out.submit_and_poll = await timed(Math.min(N, 30), async () => {
+  const out: Record<string, { p50: number; p99: number }>[] = targets.map(() => ({}));
+  const put = (name: string, figures: { p50: number; p99: number }[]) => figures.forEach((f, k) => (out[k]![name] = f));
+  for (const [name, [p, admin]] of Object.entries(routes)) {
+    put(
+      name,
+      await timed(
+        N,
+        targets.map((x) => async () => void (await get(x.base, p, admin ? x.admin : x.key))),
+      ),
+    );
+  }
+  const submitAndPoll = async ({ base, key }: Target) => {
     const res = await fetch(`${base}/api/tools/execute/${SLUG}?wait=false`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
@@ -97,12 +129,62 @@ async function measure(base: string, key: string, adminToken: string) {
       if (['succeeded', 'failed', 'timed_out'].includes(e.data.status)) return;
       await new Promise((r) => setTimeout(r, 10));
     }
-  });
+  };
+  put(
+    'submit_and_poll',
+    await timed(
+      Math.min(N, 30),
+      targets.map((x) => () => submitAndPoll(x)),
+    ),
+  );
   return out;
 }
 
 async function chunked(total: number, fn: (from: number, n: number) => Promise<unknown>): Promise<void> {
   for (let from = 0; from < total; from += CHUNK) await fn(from, Math.min(CHUNK, total - from));
+}
+
+/**
+ * A bulk statement as pg_restore --disable-triggers runs its data: in a transaction whose session_replication_role is
+ * `replica`, so that no row fires the foreign-key checks (every id is read from its table) or a trigger; with memory
+ * for its sorts and hashes. Only for tables no API cache listens to (executions, events, runs, the trending rollups).
+ */
+async function bulk(db: Knex, sql: string, bindings: unknown[] = []): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx.raw('set local session_replication_role = replica');
+    await trx.raw(`set local work_mem = '256MB'`);
+    await trx.raw(sql, bindings as never);
+  });
+}
+
+/**
+ * The table's plain indexes (not a constraint's, not unique: an ON CONFLICT may need those), dropped for a bulk load
+ * and answered as their definitions, to be built again after it by one sort each, as pg_restore builds them.
+ */
+async function dropPlainIndexes(db: Knex, tables: string[]): Promise<string[]> {
+  const { rows } = await db.raw(
+    `select i.indexrelid::regclass::text as name, pg_get_indexdef(i.indexrelid) as def
+       from pg_index i where i.indrelid = any(?::regclass[]) and not i.indisunique and not i.indisprimary
+        and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)`,
+    [tables],
+  );
+  for (const r of rows as { name: string }[]) await db.raw(`drop index ${r.name}`);
+  return (rows as { def: string }[]).map((r) => r.def);
+}
+
+async function createIndexes(db: Knex, defs: string[]): Promise<void> {
+  // Two at a time (the pool's two connections), each with memory to sort in.
+  const queue = [...defs];
+  const one = async () => {
+    for (let def = queue.shift(); def; def = queue.shift()) {
+      const d = def;
+      await db.transaction(async (trx) => {
+        await trx.raw(`set local maintenance_work_mem = '512MB'`);
+        await trx.raw(d);
+      });
+    }
+  };
+  await Promise.all([one(), one()]);
 }
 
 /**
@@ -125,6 +207,10 @@ async function benchFixtures(db: Knex, userId: string): Promise<void> {
   await db.raw(`insert into collection_tools (collection_id, tool_id)
                 select c.id, t.id from collections c join packages p on p.name = '@toolshed-examples/text-tools' join tools t on t.package_id = p.id
                  where c.uid like 'bench-page-%'`);
+  // A first day's calls: each tool once, by the bench user (the trending trigger on: every period has a full page).
+  await db.raw(`insert into tool_events (tool_id, kind, weight, caller, created_at) select id, 'execution_succeeded', 1, 'user:' || ?, now() from tools`, [
+    userId,
+  ]);
   await db.raw(`insert into scenarios (collection_id, created_by, prompt, name, tags)
                 select id, owner_id, 'Slugify Hello World', 'Bench scenario', '{bench}' from collections where uid = 'bench-collection'`);
   await db.raw(`with b as (insert into scenario_batches (collection_id, user_id, total, completed_at)
@@ -159,16 +245,20 @@ async function seed(db: Knex): Promise<Record<string, number>> {
       [V.tools, V.packages],
     );
     await db.raw(`insert into users (username, tier) select 'seed_user_' || g, 'free' from generate_series(1, ?) g`, [V.users]);
-    await db.raw('create temporary table seed_tools as select row_number() over (order by id) as n, id from tools');
-    await db.raw(`create temporary table seed_users as select row_number() over (order by id) as n, id from users where username like 'seed_user_%'`);
+    await db.raw('create unlogged table seed_tools as select row_number() over (order by id) as n, id from tools');
+    await db.raw(`create unlogged table seed_users as select row_number() over (order by id) as n, id from users where username like 'seed_user_%'`);
     await db.raw('create index on seed_tools (n)');
     await db.raw('create index on seed_users (n)');
   });
   const nTools = Number((await db.raw('select count(*) as n from seed_tools')).rows[0].n);
+  // The executions and the events are loaded side by side (two connections), their plain indexes dropped first and
+  // built again after.
+  const dropped = await dropPlainIndexes(db, ['executions', 'tool_events']);
   // Popular tools get most calls: tool number ⌈n·u³⌉ (u uniform), user uniform, time uniform over the year.
-  await step('executions', () =>
+  const executions = step('executions', () =>
     chunked(V.executions, (from, n) =>
-      db.raw(
+      bulk(
+        db,
         `insert into executions (tool_id, user_id, origin, status, params, result, execution_time_ms, attempts, created_at, started_at, completed_at)
          select t.id, u.id, 'api', s.status, '{"text":"hello world"}'::jsonb,
                 case when s.status = 'succeeded' then jsonb_build_object('value', repeat('x', 1000)) end,
@@ -182,9 +272,10 @@ async function seed(db: Knex): Promise<Record<string, number>> {
       ),
     ),
   );
-  await step('events', () =>
+  const events = step('events', () =>
     chunked(V.events, (from, n) =>
-      db.raw(
+      bulk(
+        db,
         `insert into tool_events (tool_id, kind, weight, caller, created_at)
          select t.id, case when s.ok then 'execution_succeeded' else 'execution_failed' end, case when s.ok then 1 else 0.25 end,
                 'user:' || u.id::text, s.at
@@ -196,6 +287,8 @@ async function seed(db: Knex): Promise<Record<string, number>> {
       ),
     ),
   );
+  await Promise.all([executions, events]);
+  await step('indexes', () => createIndexes(db, dropped));
   // Public collections of five tools each, by users, over the year; each add is a collection_add event of its owner.
   await step('collections', async () => {
     await chunked(V.collections, (from, n) =>
@@ -227,7 +320,7 @@ async function seed(db: Knex): Promise<Record<string, number>> {
     await db.raw(`insert into scenarios (collection_id, created_by, prompt, name, tags, created_at)
                   select c.id, c.owner_id, 'Convert the records of ' || c.name, 'Scenario of ' || c.uid, '{seeded}', c.created_at
                     from collections c where c.uid like 'seed-c-%' and c.uid::text ~ '[05]$'`);
-    await db.raw('create temporary table seed_scenarios as select row_number() over (order by id) as n, id, collection_id from scenarios');
+    await db.raw('create unlogged table seed_scenarios as select row_number() over (order by id) as n, id, collection_id from scenarios');
     await db.raw('create index on seed_scenarios (n)');
     const nScenarios = Number((await db.raw('select count(*) as n from seed_scenarios')).rows[0].n);
     const batches = Math.ceil(V.scenario_runs / 10);
@@ -243,16 +336,19 @@ async function seed(db: Knex): Promise<Record<string, number>> {
          from collections c cross join generate_series(1, 365) d where c.uid = 'bench-collection'`,
       [Math.max(0, batches - 365), nScenarios, V.users],
     );
-    await db.raw(`create temporary table seed_batches as
+    await db.raw(`create unlogged table seed_batches as
                   select b.id, b.user_id, b.created_at, s.id as scenario_id
                     from scenario_batches b join lateral (select id from scenarios where collection_id = b.collection_id limit 1) s on true`);
-    await db.raw(`insert into scenario_runs (scenario_id, user_id, batch_id, batch_seq, status, success, verdict, reason, steps, final_text,
+    await bulk(
+      db,
+      `insert into scenario_runs (scenario_id, user_id, batch_id, batch_seq, status, success, verdict, reason, steps, final_text,
                                              created_at, started_at, completed_at)
                   select b.scenario_id, b.user_id, b.id, k, 'completed', k <> 10, case when k <> 10 then 'pass' else 'fail' end,
                          'The agent called the tool and answered', json_build_array(json_build_object('type', 'tool_call', 'tool', 'seedTool1',
                          'input', json_build_object('text', repeat('r', 200)), 'output', repeat('o', 600))),
                          'Done', b.created_at, b.created_at, b.created_at + make_interval(secs => k * 10)
-                    from seed_batches b cross join generate_series(1, 10) k`);
+                    from seed_batches b cross join generate_series(1, 10) k`,
+    );
     await db.raw(`update scenarios s set total_runs = st.n, last_run_at = st.last_at, last_run_status = 'pass', consecutive_passes = 1,
                          quality_score = (st.passes + 1)::float8 / (st.n + 2)
                     from (select scenario_id, count(*) as n, count(*) filter (where success) as passes, max(completed_at) as last_at
@@ -267,10 +363,14 @@ async function seed(db: Knex): Promise<Record<string, number>> {
                   on conflict (tool_id, hour) do update set calls = h.calls + excluded.calls, succeeded = h.succeeded + excluded.succeeded`);
   });
   await step('trending_rebuild', async () => {
-    await db.raw('select trending_rebuild()');
+    const rollupIndexes = await dropPlainIndexes(db, ['trending_hourly', 'trending_daily', 'trending_totals', 'trending_period_scores']);
+    await bulk(db, 'select trending_rebuild()');
+    await createIndexes(db, rollupIndexes);
     await db.raw('alter table tool_events enable trigger tool_events_trending');
     await db.raw('alter table collection_tools enable trigger collection_tools_revision');
   });
+  // The loader's own numbering tables (unlogged, so that both connections see them) go before the size is taken.
+  await db.raw('drop table seed_tools, seed_users, seed_scenarios, seed_batches');
   await step('vacuum_analyze', () => db.raw('vacuum analyze'));
   return took;
 }
@@ -302,17 +402,33 @@ async function retentionUnbatched(db: Knex, days: { RETENTION_RESULTS_DAYS: numb
 const size = async (db: Knex) => Number((await db.raw('select pg_database_size(current_database()) as n')).rows[0].n);
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
 
-async function scaleMain() {
-  const svc = await startBenchService({ SANDBOX: 'process', WORKER_CONCURRENCY: '4' });
+/** A service's first day: every example package (61 tools, so that its list, search and trending pages are as full as
+ * a seeded one's), the bench user and benchFixtures. */
+async function firstDay(svc: BenchService, db: Knex): Promise<Target> {
   const base = svc.api.url;
   const admin = svc.config.ADMIN_TOKEN;
+  const examples = path.dirname(TEXT_TOOLS_DIR);
+  for (const dir of (await fs.readdir(examples)).sort()) {
+    await post(base, '/api/admin/packages', { source: `path:${path.join(examples, dir)}`, official: true }, admin);
+  }
+  const { secret: key, user } = await createUserWithKey(db, { username: 'bench', tier: 'pro' });
+  await benchFixtures(db, user.id);
+  return { base, key, admin };
+}
+
+/**
+ * The seeded service and a fresh one side by side: both get the same first day, one is then given a year; the routes
+ * are read from both in turn (a, b, b, a, …), so that a ratio compares them under the same load of the machine.
+ */
+async function scaleMain() {
+  const svc = await startBenchService({ SANDBOX: 'process', WORKER_CONCURRENCY: '4' });
+  let freshSvc: BenchService | undefined;
+  let freshDb: Knex | undefined;
   const out: Record<string, unknown> = { bench: 'scale', cpus: os.availableParallelism(), scale: SCALE, volumes: V, requests_per_route: N };
-  const db = createDb(svc.databaseUrl, { max: 2 });
+  // Two loading connections side by side, and spares: a loaded machine may be slow to hand one back.
+  const db = createDb(svc.databaseUrl, { max: 4 });
   try {
-    await post(base, '/api/admin/packages', { source: `path:${TEXT_TOOLS_DIR}`, official: true }, admin);
-    const { secret: key, user } = await createUserWithKey(db, { username: 'bench', tier: 'pro' });
-    await benchFixtures(db, user.id);
-    out.fresh_ms = await measure(base, key, admin);
+    const seededTarget = await firstDay(svc, db);
     const t0 = performance.now();
     out.seed_seconds = await seed(db);
     out.seed_total_seconds = Math.round((performance.now() - t0) / 1000);
@@ -323,15 +439,18 @@ async function scaleMain() {
                      order by relname`)
     ).rows.map((r: { relname: string; n_live_tup: string }) => [r.relname, Number(r.n_live_tup)]);
     const sizeBefore = await size(db);
-    console.error('measuring seeded');
-    out.seeded_ms = await measure(base, key, admin);
+    freshSvc = await startBenchService({ SANDBOX: 'process', WORKER_CONCURRENCY: '4' });
+    freshDb = createDb(freshSvc.databaseUrl, { max: 1 });
+    const freshTarget = await firstDay(freshSvc, freshDb);
+    console.error('measuring fresh and seeded');
+    [out.fresh_ms, out.seeded_ms] = await measure([freshTarget, seededTarget]);
     const fresh = out.fresh_ms as Record<string, { p50: number }>;
     const seeded = out.seeded_ms as Record<string, { p50: number }>;
     out.p50_ratio = Object.fromEntries(Object.keys(fresh).map((k) => [k, Math.round((seeded[k]!.p50 / fresh[k]!.p50) * 100) / 100]));
     console.error(JSON.stringify({ seeded: out.seeded_ms, ratio: out.p50_ratio }));
     const hold = Number(process.env.BENCH_SCALE_HOLD_SECONDS ?? 0); // keeps the seeded service up, to EXPLAIN its queries
     if (hold > 0) {
-      console.error(`holding ${svc.databaseUrl} at ${base} for ${hold} s`);
+      console.error(`holding ${svc.databaseUrl} at ${seededTarget.base} for ${hold} s`);
       await new Promise((r) => setTimeout(r, hold * 1000));
     }
 
@@ -364,12 +483,14 @@ async function scaleMain() {
     const millions = V.executions / 1e6;
     out.db_mb = { before_retention: mb(sizeBefore), after_retention: mb(sizeAfter) };
     out.db_mb_per_million_executions = { before_retention: Math.round(mb(sizeBefore) / millions), after_retention: Math.round(mb(sizeAfter) / millions) };
-    out.after_retention_ms = await measure(base, key, admin);
+    [out.fresh_at_after_retention_ms, out.after_retention_ms] = await measure([freshTarget, seededTarget]);
     out.total_seconds = Math.round((performance.now() - t0) / 1000);
     console.log(JSON.stringify(out));
   } finally {
     await db.destroy();
     await svc.close();
+    await freshDb?.destroy();
+    await freshSvc?.close();
   }
 }
 
