@@ -1,105 +1,220 @@
 /**
- * `npm run bench:memory` (issue 45 item 5): memory of the service over many calls. Prints one JSON line.
+ * `npm run bench:memory` (issue 45 item 5): does a long life keep something per call? The service runs as the
+ * Procfile runs it, one `web` and one `worker` process on one Postgres (bench/cluster.ts; SANDBOX=process: the guest
+ * code as a child process, the sandbox is not the subject), and each kind of call is made on its own, 8 clients at
+ * once, in segments up to checkpoints (BENCH_MEMORY_WARMUP calls, default 500, then 1 k, 2 k, 5 k, 10 k, 100 k, 1 M); between
+ * segments no call is in flight and both processes report RSS and heap used after a forced GC. A kind goes on to its
+ * next checkpoint only if its measured rate says it gets there within BENCH_MEMORY_KIND_SECONDS (default 240).
+ * Growth is against the sample after the warm-up. Kinds (BENCH_MEMORY_KINDS, comma list, default all):
+ *   rest        GET a tool's detail and the tool list, in turn
+ *   mcp_list    tools/list on a collection's MCP endpoint (one session per client)
+ *   sse_replay  an execution's event stream, of one execution finished before: replays and ends
+ *   mcp_call    tools/call (an execution through the queue and the worker)
+ *   execute     POST /api/tools/execute waited for (REST)
+ *   sse_live    POST …?wait=false, then its event stream read until it ends
+ *   scenario    POST /api/scenarios/:id/run with the offline provider (an agent loop calling slugify)
+ * BENCH_MEMORY_SNAPSHOTS=dir writes a heap snapshot of each process after each kind's warm-up and at its end.
+ * Prints one JSON line.
  */
 import os from 'node:os';
-import { post, startBenchService, TEXT_TOOLS_DIR } from './service.js';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { post, TEXT_TOOLS_DIR } from './service.js';
+import { startCluster, type ServiceProcess } from './cluster.js';
+import type { ChildSample } from './process-child.js';
 
-/**
- * RSS and heap of the service's process (API and worker in one process, as bench/service.ts runs
- * them) after garbage collection (run with NODE_OPTIONS=--expose-gc) at 1,000 calls (the warm-up) and at each
- * checkpoint up to BENCH_MEMORY_CALLS (default 100,000), 8 clients at once, the calls in turn: REST (a tool's
- * detail, the tool list), MCP (tools/list on a collection's endpoint, one session per client), SSE (an execution's
- * event stream, read to its end), and every 50th a REST execution waited for (the worker's path). Growth is against
- * the warm-up.
- */
-async function memoryMain() {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-  const total = Number(process.env.BENCH_MEMORY_CALLS ?? 100_000);
-  const checkpoints = [1000, 10_000, 50_000, 100_000, 250_000, 500_000, 1_000_000].filter((n) => n <= total);
-  const svc = await startBenchService({ SANDBOX: 'process', WORKER_CONCURRENCY: '2' });
-  const base = svc.api.url;
-  const SLUG = '@toolshed-examples/text-tools/slugify';
-  try {
-    await post(base, '/api/admin/packages', { source: `path:${TEXT_TOOLS_DIR}`, official: true }, svc.config.ADMIN_TOKEN);
-    const user = await post(base, '/api/admin/users', { username: 'bench_memory', tier: 'enterprise' }, svc.config.ADMIN_TOKEN);
-    const key: string = user.data.apiKey.key;
-    const collection = await post(base, '/api/collections', { name: 'Bench memory', uid: 'bench-memory' }, key);
-    await post(base, `/api/collections/${collection.data.uid}/tools`, { toolId: SLUG }, key);
-    const submitted = await fetch(`${base}/api/tools/execute/${SLUG}?wait=false`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ params: { text: 'Hello' } }),
-    }).then((r) => r.json() as Promise<{ executionId: string }>);
-    const headers = { authorization: `Bearer ${key}` };
-    let calls = 0;
-    const kinds = { rest: 0, mcp: 0, sse: 0, execute: 0 };
-    const client = async () => {
-      const mcp = new Client({ name: 'bench-memory', version: '1.0.0' });
-      await mcp.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/mcp/bench_memory/bench-memory/http`), { requestInit: { headers } }));
-      try {
-        while (calls < total) {
-          const n = calls++;
-          if (n % 50 === 49) {
-            kinds.execute++;
-            await fetch(`${base}/api/tools/execute/${SLUG}`, {
-              method: 'POST',
-              headers: { ...headers, 'content-type': 'application/json' },
-              body: JSON.stringify({ params: { text: `Hello ${n}` } }),
-            }).then((r) => r.text());
-          } else if (n % 4 === 0) {
-            kinds.rest++;
-            await fetch(`${base}/api/tools/${SLUG}`, { headers }).then((r) => r.text());
-          } else if (n % 4 === 1) {
-            kinds.rest++;
-            await fetch(`${base}/api/tools?limit=20`, { headers }).then((r) => r.text());
-          } else if (n % 4 === 2) {
-            kinds.mcp++;
-            await mcp.listTools();
-          } else {
-            kinds.sse++;
-            await fetch(`${base}/api/executions/${submitted.executionId}/events`, { headers }).then((r) => r.text());
-          }
+const KINDS = ['rest', 'mcp_list', 'sse_replay', 'mcp_call', 'execute', 'sse_live', 'scenario'] as const;
+type Kind = (typeof KINDS)[number];
+const WARMUP = Number(process.env.BENCH_MEMORY_WARMUP ?? 500);
+const KIND_SECONDS = Number(process.env.BENCH_MEMORY_KIND_SECONDS ?? 240);
+const CLIENTS = Number(process.env.BENCH_MEMORY_CLIENTS ?? 8);
+const SNAPSHOTS = process.env.BENCH_MEMORY_SNAPSHOTS;
+const CHECKPOINTS = [WARMUP, 1000, 2000, 5000, 10_000, 100_000, 1_000_000].filter((n, i, a) => i === 0 || n > a[0]!);
+const SLUG = '@toolshed-examples/text-tools/slugify';
+
+interface Target {
+  base: string;
+  headers: Record<string, string>;
+  finishedExecution: string;
+  scenarioId: string;
+  mcpUrl: URL;
+}
+
+/** One client's call of a kind; throws on an answer that is not what the kind expects. */
+type Call = (n: number) => Promise<void>;
+
+async function expectOk(res: Response, what: string): Promise<string> {
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${what}: ${res.status} ${text.slice(0, 200)}`);
+  return text;
+}
+
+async function clientFor(kind: Kind, t: Target): Promise<{ call: Call; close(): Promise<void> }> {
+  const { base, headers } = t;
+  const json = { ...headers, 'content-type': 'application/json' };
+  if (kind === 'mcp_list' || kind === 'mcp_call') {
+    const mcp = new Client({ name: 'bench-memory', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(t.mcpUrl, { requestInit: { headers } }));
+    const name = (await mcp.listTools()).tools.find((x) => x.name.includes('slugify'))!.name;
+    const call: Call =
+      kind === 'mcp_list'
+        ? async () => void (await mcp.listTools())
+        : async (n) => {
+            const r = await mcp.callTool({ name, arguments: { text: `Hello ${n}` } });
+            if (r.isError) throw new Error(`tools/call: ${JSON.stringify(r.content).slice(0, 200)}`);
+          };
+    return { call, close: () => mcp.close() };
+  }
+  const calls: Record<Exclude<Kind, 'mcp_list' | 'mcp_call'>, Call> = {
+    rest: async (n) => {
+      const p = n % 2 ? `/api/tools/${SLUG}` : '/api/tools?limit=20';
+      await expectOk(await fetch(base + p, { headers }), p);
+    },
+    sse_replay: async () => {
+      const text = await expectOk(await fetch(`${base}/api/executions/${t.finishedExecution}/events`, { headers }), 'sse');
+      if (!text.includes('event: done')) throw new Error(`sse replay did not end with the execution: ${text.slice(-200)}`);
+    },
+    execute: async (n) => {
+      const body = JSON.stringify({ params: { text: `Hello ${n}` } });
+      await expectOk(await fetch(`${base}/api/tools/execute/${SLUG}`, { method: 'POST', headers: json, body }), 'execute');
+    },
+    sse_live: async (n) => {
+      const body = JSON.stringify({ params: { text: `Hello ${n}` } });
+      const sub = JSON.parse(await expectOk(await fetch(`${base}/api/tools/execute/${SLUG}?wait=false`, { method: 'POST', headers: json, body }), 'submit'));
+      const id = sub.data?.executionId ?? sub.executionId;
+      const text = await expectOk(await fetch(`${base}/api/executions/${id}/events`, { headers }), 'sse live');
+      if (!text.includes('event: done')) throw new Error(`sse live did not end with the execution: ${text.slice(-200)}`);
+    },
+    scenario: async () => {
+      const text = await expectOk(await fetch(`${base}/api/scenarios/${t.scenarioId}/run`, { method: 'POST', headers: json, body: '{}' }), 'scenario run');
+      if (JSON.parse(text).data?.status !== 'completed') throw new Error(`scenario run: ${text.slice(0, 200)}`);
+    },
+  };
+  return { call: calls[kind], close: async () => undefined };
+}
+
+/** Calls of one kind numbered from..to-1, CLIENTS at once; resolves once every one has answered. */
+async function runSegment(clients: { call: Call }[], from: number, to: number, errors: string[]): Promise<void> {
+  let next = from;
+  await Promise.all(
+    clients.map(async (c) => {
+      while (next < to) {
+        const n = next++;
+        try {
+          await c.call(n);
+        } catch (err) {
+          errors.push(String(err));
+          if (errors.length > 20) throw new Error(`too many failed calls: ${errors.slice(0, 3).join(' | ')}`);
         }
-      } finally {
-        await mcp.close();
       }
-    };
-    const gc = (globalThis as { gc?: () => void }).gc;
-    const samples: Record<string, { rss_mb: number; heap_used_mb: number }> = {};
-    const sampler = (async () => {
-      for (const cp of checkpoints) {
-        while (calls < cp) await new Promise((r) => setTimeout(r, 200));
-        gc?.();
-        gc?.();
-        const m = process.memoryUsage();
-        samples[cp] = { rss_mb: Math.round(m.rss / 1048576), heap_used_mb: Math.round((m.heapUsed / 1048576) * 10) / 10 };
-        console.error(`memory at ${cp} calls: ${JSON.stringify(samples[cp])}`);
+    }),
+  );
+}
+
+const sampleBoth = async (api: ServiceProcess, worker: ServiceProcess) => {
+  const [a, w] = await Promise.all([api.sample(), worker.sample()]);
+  return { api: a, worker: w };
+};
+type Pair = Awaited<ReturnType<typeof sampleBoth>>;
+const growth = (now: ChildSample, base: ChildSample) => ({
+  rss_pct: Math.round((now.rss_mb / base.rss_mb - 1) * 1000) / 10,
+  heap_pct: Math.round((now.heap_used_mb / base.heap_used_mb - 1) * 1000) / 10,
+});
+
+async function setUp(base: string, adminToken: string): Promise<Target> {
+  await post(base, '/api/admin/packages', { source: `path:${TEXT_TOOLS_DIR}`, official: true }, adminToken);
+  for (let i = 0; (await fetch(`${base}/api/tools/${SLUG}`)).status !== 200; i++) {
+    if (i > 600) throw new Error('the text tools were not imported');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const user = await post(base, '/api/admin/users', { username: 'bench_memory', tier: 'enterprise' }, adminToken);
+  const key: string = user.data.apiKey.key;
+  const headers = { authorization: `Bearer ${key}` };
+  const collection = await post(base, '/api/collections', { name: 'Bench memory', uid: 'bench-memory' }, key);
+  await post(base, `/api/collections/${collection.data.uid}/tools`, { toolId: SLUG }, key);
+  const scenario = await post(base, '/api/scenarios', { collectionId: collection.data.id, prompt: 'Slugify "Hello memory bench" with slugify' }, key);
+  const executed = await post(base, `/api/tools/execute/${SLUG}`, { params: { text: 'Hello' } }, key);
+  return {
+    base,
+    headers,
+    finishedExecution: executed.executionId ?? executed.data?.executionId,
+    scenarioId: scenario.data.id,
+    mcpUrl: new URL(`${base}/api/mcp/bench_memory/bench-memory/http`),
+  };
+}
+
+async function main() {
+  const only = (process.env.BENCH_MEMORY_KINDS ?? KINDS.join(',')).split(',') as Kind[];
+  const cluster = await startCluster({ apis: 1, workers: 1, env: { WORKER_CONCURRENCY: '4' } });
+  const [api] = cluster.apis as [ServiceProcess];
+  const [worker] = cluster.workers as [ServiceProcess];
+  const t0 = performance.now();
+  try {
+    const target = await setUp(api.url, cluster.adminToken);
+    if (!target.finishedExecution) throw new Error('no execution id from the set-up execution');
+    const started = await sampleBoth(api, worker);
+    console.error(`memory after set-up: ${JSON.stringify(started)}`);
+    const kinds: Record<string, unknown> = {};
+    for (const kind of only) {
+      const clients = await Promise.all(Array.from({ length: CLIENTS }, () => clientFor(kind, target)));
+      const errors: string[] = [];
+      const samples: Record<number, Pair> = {};
+      const k0 = performance.now();
+      let clientCpu = process.cpuUsage();
+      let done = 0;
+      for (const cp of CHECKPOINTS) {
+        const elapsed = (performance.now() - k0) / 1000;
+        if (done > 0 && elapsed + ((cp - done) * elapsed) / done > KIND_SECONDS) break;
+        await runSegment(clients, done, cp, errors);
+        done = cp;
+        samples[cp] = await sampleBoth(api, worker);
+        if (cp === WARMUP) clientCpu = process.cpuUsage();
+        console.error(`${kind} at ${cp} calls (${Math.round((performance.now() - k0) / 1000)} s): ${JSON.stringify(samples[cp])}`);
+        if (SNAPSHOTS && (cp === WARMUP || cp === CHECKPOINTS.at(-1))) {
+          for (const p of [api, worker]) await p.snapshot(path.join(SNAPSHOTS, `${kind}-${p.role}-${cp}.heapsnapshot`));
+        }
       }
-    })();
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: 8 }, client));
-    await sampler;
-    const warm = samples[checkpoints[0]!]!;
-    const last = samples[checkpoints[checkpoints.length - 1]!]!;
+      const seconds = (performance.now() - k0) / 1000;
+      const clientUsed = process.cpuUsage(clientCpu);
+      await Promise.all(clients.map((c) => c.close()));
+      const warm = samples[WARMUP]!;
+      const last = samples[done]!;
+      kinds[kind] = {
+        calls: done,
+        calls_per_s: Math.round((done / seconds) * 10) / 10,
+        failed: errors.length,
+        samples,
+        growth_after_warmup: done > WARMUP ? { api: growth(last.api, warm.api), worker: growth(last.worker, warm.worker) } : null,
+        // CPU each process spent per call after the warm-up: with the rate, how much of a core the service used.
+        cpu_ms_per_call:
+          done > WARMUP
+            ? {
+                api: Math.round(((last.api.cpu_s - warm.api.cpu_s) / (done - WARMUP)) * 1e4) / 10,
+                worker: Math.round(((last.worker.cpu_s - warm.worker.cpu_s) / (done - WARMUP)) * 1e4) / 10,
+                bench_clients: Math.round((clientUsed.user + clientUsed.system) / 100 / (done - WARMUP)) / 10,
+              }
+            : null,
+      };
+      if (errors.length) console.error(`${kind}: ${errors.length} failed, first: ${errors[0]}`);
+    }
     console.log(
       JSON.stringify({
         bench: 'memory',
         cpus: os.availableParallelism(),
-        gc: Boolean(gc),
-        calls: total,
-        kinds,
+        load: os.loadavg().map((x) => Math.round(x)),
+        processes: '1 web + 1 worker (SANDBOX=process, WORKER_CONCURRENCY=4)',
+        clients: CLIENTS,
+        warmup_calls: WARMUP,
+        kind_seconds: KIND_SECONDS,
         seconds: Math.round((performance.now() - t0) / 1000),
-        samples,
-        growth_after_warmup: {
-          rss: Math.round((last.rss_mb / warm.rss_mb - 1) * 1000) / 10,
-          heap_used: Math.round((last.heap_used_mb / warm.heap_used_mb - 1) * 1000) / 10,
-        },
+        after_setup: started,
+        kinds,
       }),
     );
   } finally {
-    await svc.close();
+    await cluster.close();
   }
 }
 
-await memoryMain();
+await main();
