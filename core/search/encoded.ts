@@ -24,6 +24,7 @@ import type { SentenceEncoder } from './sentence-encoder.js';
 import { withoutInstruction } from './instruction.js';
 import { VectorRows } from './scan.js';
 import { TopK } from './top-k.js';
+import { coverageOf } from './match.js';
 import type { UsageSource } from './usage.js';
 
 export interface EncoderRanking {
@@ -86,6 +87,8 @@ interface Entry {
   quality: number;
   /** Its row in the packed rows it was last packed into (see `Rows`). */
   row?: number;
+  /** The tool's document: whether a word hit is in its own text (`coverageOf`, the rule of its badge) is read from it. */
+  doc: SearchDocument;
 }
 
 export type EncodedSearchEngine = SearchEngine & {
@@ -214,6 +217,7 @@ export function createEncodedSearch(
       category: categoryCode(doc.category),
       broken: doc.healthStatus === 'BROKEN',
       quality: doc.qualityScore,
+      doc,
     };
   };
 
@@ -323,20 +327,29 @@ export function createEncodedSearch(
 
   /**
    * The fusion, best first: each candidate's lexical score / the best one's (+ what usage added) + weight × the cosine
-   * of its vector and the query's; a candidate no word found needs a cosine of at least the threshold. Only the first
+   * of its vector and the query's; a candidate no word found needs a cosine of at least the threshold. A candidate
+   * the words reached only through its package's name or category (or a misspelling, or a word being typed), none of
+   * the query's words or their synonyms being in its own name, description or parameters, gets no lexical share: it
+   * is ranked by its meaning alone, like a tool no word reached. That is the rule of its badge (core/search/match.ts:
+   * "related", none of your words), so a tool the page calls related never outranks one that has the words by the
+   * words it does not have ("send a slack message": validateEmail, reached by its package message-tools, came
+   * before signPayload and renderTemplate, which have "send" and "message"). It stays a hit: `total` is unchanged. Only the first
    * `keep` are kept (a heap whose root is the worst of them); the others are only counted in `total`. This is the scan
    * over every tool's vector, so it allocates nothing per row that cannot be kept: the lexical scores are put in an array
    * by row first, and a row whose score is below the worst kept is not offered.
    */
-  const fuse = (words: SearchHit[], rows: Rows, q: Float32Array, keep: number, category = 0): { total: number; hits: Scored[] } => {
+  const fuse = (query: string, words: SearchHit[], rows: Rows, q: Float32Array, keep: number, category = 0): { total: number; hits: Scored[] } => {
     const n = rows.entries.length;
+    const ownWords = coverageOf(query);
     let top = 0;
     for (const h of words) top = Math.max(top, h.lexical ?? h.score);
     /** NaN: no word of the query reached that row. */
     const lexical = new Float64Array(n).fill(Number.NaN);
     for (const h of words) {
       const row = rows.rowOf.get(h.id);
-      if (row !== undefined) lexical[row] = (top > 0 ? (h.lexical ?? h.score) / top : 0) + (h.usage ?? 0);
+      if (row === undefined) continue;
+      const share = top > 0 && ownWords(rows.entries[row].doc) > 0 ? (h.lexical ?? h.score) / top : 0;
+      lexical[row] = share + (h.usage ?? 0);
     }
     const best = new TopK<Scored>(keep, byRank);
     const { weight, threshold } = ranking;
@@ -389,7 +402,7 @@ export function createEncodedSearch(
       const q = await pending;
       if (!q) return lexical.search(query);
       const offset = query.offset ?? 0;
-      const { total, hits } = fuse(words.hits, rowsOfIndex(), q, offset + query.limit, categoryCode(query.category));
+      const { total, hits } = fuse(query.q, words.hits, rowsOfIndex(), q, offset + query.limit, categoryCode(query.category));
       return { total, hits: hits.slice(offset).map(({ id, score }) => ({ id, score })) };
     },
     async rankAmong(docs, q) {
@@ -403,10 +416,10 @@ export function createEncodedSearch(
           const kept = entries.get(doc.id);
           const text = sentenceOf(doc);
           const vector = kept && kept.text === text ? kept.vector : null;
-          return { text, hash: '', vector, looked: true, category: 0, broken: doc.healthStatus === 'BROKEN', quality: doc.qualityScore };
+          return { text, hash: '', vector, looked: true, category: 0, broken: doc.healthStatus === 'BROKEN', quality: doc.qualityScore, doc };
         }),
       );
-      return fuse(rankDocuments(docs, q, FUSED_LEXICAL, opts.usage), rows, vector, docs.length).hits.map(({ id, score }) => ({ id, score }));
+      return fuse(q, rankDocuments(docs, q, FUSED_LEXICAL, opts.usage), rows, vector, docs.length).hits.map(({ id, score }) => ({ id, score }));
     },
     async status() {
       const lex = await lexical.status();

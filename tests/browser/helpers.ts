@@ -14,7 +14,9 @@ import { startService, type Service } from '../helpers/service.js';
 export const SCREENSHOTS = path.resolve(new URL('./screenshots', import.meta.url).pathname);
 const require = createRequire(import.meta.url);
 
+/** The web app for a test file's service: the one tests/run.ts built for the run (nothing writes to it), or its own. */
 export async function buildWebForTests(): Promise<string> {
+  if (process.env.TOOLSHED_TEST_WEB_DIR) return process.env.TOOLSHED_TEST_WEB_DIR;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-web-'));
   await buildWeb(path.join(dir, 'web'));
   return path.join(dir, 'web');
@@ -72,6 +74,28 @@ export async function checkAccessibility(t: ExecutionContext, page: Page, label:
 export async function screenshot(page: Page, name: string): Promise<void> {
   await fs.mkdir(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** The two sizes every page is looked at in: a laptop's and a phone's. */
+export const DESKTOP = { width: 1366, height: 850 };
+export const PHONE = { width: 390, height: 844 };
+
+/**
+ * Full-page screenshots of the page as it is, at the phone's size then the desktop's (`<name>-390.png`,
+ * `<name>-1366.png`); throws when at the phone's size the page is wider than the screen. Leaves the desktop size set.
+ */
+export async function shots(page: Page, name: string): Promise<void> {
+  for (const [size, label] of [
+    [PHONE, '390'],
+    [DESKTOP, '1366'],
+  ] as const) {
+    await page.setViewportSize(size);
+    await screenshot(page, `${name}-${label}`);
+    if (size === PHONE) {
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+      if (wide > PHONE.width + 1) throw new Error(`${name}: the page is ${wide} px wide at ${PHONE.width}`);
+    }
+  }
 }
 
 /**

@@ -188,9 +188,9 @@ function RankedItem({ t, rank }: { t: RankedTool; rank: number }) {
 }
 
 /**
- * Search hits in rank order: numbered, the first one the best match. The API lists the tools that have the query's
- * words before those that have only synonyms and those that have none (docs/search.md), so no badge argues with the
- * order. Only the best group is shown at first — the tools that cover most of the words, or, when none does, those that
+ * Search hits in rank order: numbered, the first one the best match. The engine gives a tool the page calls related
+ * (none of the query's words in its own text) no credit for words, so it comes before a tool that has some only when
+ * its meaning is much closer (docs/search.md, "Order and badges"). Only the best group is shown at first — the tools that cover most of the words, or, when none does, those that
  * share some — and the rest waits below a divider that says what they are ("convert csv to json" shows its 4 good
  * matches, not 50 tools): a floor would hide a tool found by meaning that a person may still want.
  */
@@ -206,7 +206,10 @@ function RankedList({ tools }: { tools: RankedTool[] }) {
     prefix((t) => t.matchKind !== 'related' && (t.match ?? 1) >= GOOD_MATCH) || prefix((t) => t.matchKind !== 'related' && (t.match ?? 1) > 0) || tools.length;
   const first = tools.slice(0, firstCount);
   const rest = tools.slice(firstCount);
-  const below = rest.some((t) => t.matchKind !== 'related' && (t.match ?? 1) >= GOOD_MATCH)
+  // "Fewer of your words" only when it is true: a hit below may share as many as the last one above (the engine ranked
+  // it lower by meaning: "check if a website is up" lists latencyPercentiles, 50 %, below tools related by meaning).
+  const fewest = Math.min(...first.map((t) => (t.matchKind === 'related' ? 0 : (t.match ?? 1))));
+  const below = rest.some((t) => t.matchKind !== 'related' && (t.match ?? 1) >= Math.min(GOOD_MATCH, fewest))
     ? 'ranked lower; each says how many of your words it shares'
     : `that ${rest.length === 1 ? 'shares' : 'share'} fewer of your words, or none and ${rest.length === 1 ? 'is' : 'are'} only related by meaning`;
   return (
