@@ -13,7 +13,16 @@ export type OpenPipe = () => Promise<GuestPipe | ExitEnd | Error>;
 export function mcpRequest(launch: McpLaunch, env: Record<string, string>): Record<string, unknown> {
   const inGuest = launch.inGuest === true;
   // The one-file bundle (mcp-bundle.ts) is loaded in the guest's process only; a child `node` runs the bin.
-  return { op: 'mcp', bin: launch.bin, args: launch.args ?? [], env, inGuest, ...(inGuest && launch.bundle ? { bundle: launch.bundle } : {}) };
+  const files = launch.files?.filter((name) => Object.hasOwn(env, name)) ?? [];
+  return {
+    op: 'mcp',
+    bin: launch.bin,
+    args: launch.args ?? [],
+    env,
+    inGuest,
+    ...(inGuest && launch.bundle ? { bundle: launch.bundle } : {}),
+    ...(files.length ? { files } : {}),
+  };
 }
 
 async function bounded<T>(open: OpenPipe, timeoutMs: number, signal: AbortSignal | undefined, use: (pipe: GuestPipe) => Promise<T>) {

@@ -29,6 +29,11 @@ export interface McpLaunch {
   inGuest?: boolean;
   /** In the guest's process: load this one-file bundle of the bin instead (relative to the package dir; mcp-bundle.ts). */
   bundle?: string;
+  /**
+   * Variables whose value is a file's content (a credentials JSON): the guest writes each into a private file on the
+   * sandbox's /tmp tmpfs (mode 0600) and gives the server the file's path instead (guest/mcp-pipe.cjs).
+   */
+  files?: string[];
 }
 
 export interface DescribedTool {

@@ -60,7 +60,7 @@ export interface Manifest {
   /** An MCP server: how it is started (read from `packages.manifest` when one of its tools runs). */
   /** inGuest: the server runs in the sandbox guest's own process (sandbox/guest/mcp-pipe.cjs); absent for older imports. */
   /** bundle: the one-file bundle of the bin the guest loads instead (sandbox/mcp-bundle.ts); absent when there is none. */
-  mcp?: { bin: string; args: string[]; network: boolean; inGuest?: boolean; bundle?: string };
+  mcp?: { bin: string; args: string[]; network: boolean; inGuest?: boolean; bundle?: string; files?: string[] };
 }
 
 const EXPORT_NAME = /^[A-Za-z_$][\w$]*$/;

@@ -34,22 +34,31 @@ export const MCP_LIBRARIES = [
 export { PLACEHOLDER_URL, PLACEHOLDER_VALUE };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const envVar = z.union([
-  z
-    .string()
-    .regex(ENV_NAME, 'must be an environment variable name')
-    .transform((name) => ({ name, required: true, secret: false })),
-  z
-    .object({
-      name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
-      required: z.boolean().default(true),
-      secret: z.boolean().default(false),
-      description: z.string().max(1000).optional(),
-      /** A setting's value for callers who give none (DATA_DIR=/tmp/data); never a secret's (a key is the caller's). */
-      default: z.string().max(4096).optional(),
-    })
-    .refine((v) => !(v.secret && v.default !== undefined), { message: "a secret has no default: its value is the caller's", path: ['default'] }),
-]);
+// A bare name is a required variable that is not a secret. One object schema for both forms, so that a 400 names the
+// field that is wrong (a union says only "Invalid input").
+const envVar = z
+  .preprocess(
+    (v) => (typeof v === 'string' ? { name: v } : v),
+    z
+      .object({
+        name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+        required: z.boolean().default(true),
+        secret: z.boolean().default(false),
+        description: z.string().max(1000).optional(),
+        /** A setting's value for callers who give none (DATA_DIR=/tmp/data); never a secret's (a key is the caller's). */
+        default: z.string().max(4096).optional(),
+        /** The value is a file's content: each call gets it as a private file, the variable set to its path. */
+        file: z.boolean().optional(),
+        /** A file's stand-in content while the server is described (a credentials JSON of the right shape). */
+        placeholder: z.string().max(8192).optional(),
+      })
+      .strict()
+      .refine((v) => !(v.secret && v.default !== undefined), { message: "a secret has no default: its value is the caller's", path: ['default'] })
+      .refine((v) => !(v.file && v.default !== undefined), { message: "a file has no default: its content is the caller's", path: ['default'] })
+      .refine((v) => v.file === true || v.placeholder === undefined, { message: 'only a file (file: true) has a placeholder', path: ['placeholder'] })
+      .transform(({ file, ...v }) => (file ? { ...v, file: true as const } : v)),
+  )
+  .meta({ description: 'A variable: this object, or its name alone (required, not a secret)' });
 
 /** The MCP Registry's server.json, as far as an import reads it (camelCase, and the older snake_case names). */
 const serverArgument = z.looseObject({
@@ -298,7 +307,7 @@ export function planMcpServer(pkg: Record<string, unknown>, opts: ImportOptions)
 
 /** Placeholder values of the declared variables, for describing. */
 export function placeholderEnv(env: McpEnvVar[] | EnvVarSpec[] | null | undefined): Record<string, string> {
-  return Object.fromEntries((env ?? []).map((v) => [v.name, (v as McpEnvVar).default ?? PLACEHOLDER_VALUE]));
+  return Object.fromEntries((env ?? []).map((v) => [v.name, v.default ?? v.placeholder ?? PLACEHOLDER_VALUE]));
 }
 
 /** An MCP server's tools/list as recorded for its health checks: each tool's definition by name. */

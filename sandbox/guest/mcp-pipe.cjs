@@ -13,12 +13,13 @@
 // server left behind end with it.
 'use strict';
 const { spawn } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 const { fillVariables } = require('./variables.cjs');
 
 /**
  * An `mcp` request as the host writes it (sandbox/mcp-run.ts, with the package dir): each field is checked where read.
- * @typedef {{ pkgDir?: unknown, bin?: unknown, args?: unknown, bundle?: unknown, env?: unknown, nonce?: unknown }} McpRequest
+ * @typedef {{ pkgDir?: unknown, bin?: unknown, args?: unknown, bundle?: unknown, env?: unknown, files?: unknown, nonce?: unknown }} McpRequest
  */
 /** main.cjs's write to the real stdout. @typedef {(chunk: string | Uint8Array, cb?: (err?: Error | null) => void) => boolean} WriteOut */
 /** Ends the guest with an exit code, once stdout is flushed. @typedef {(code: number) => void} Exit */
@@ -47,6 +48,7 @@ function launchOf(req) {
   /** @type {Record<string, string>} */
   const given = {};
   for (const [k, v] of Object.entries(req.env && typeof req.env === 'object' ? req.env : {})) given[k] = String(v);
+  writeFiles(Array.isArray(req.files) ? req.files.map(String) : [], given);
   // An argument may name a variable (`${MONDAY_TOKEN}`, core/packages/mcp-server.ts): the request's value goes there.
   const args = (Array.isArray(req.args) ? req.args.map(String) : []).map((a) =>
     fillVariables(a, (name) => (Object.hasOwn(given, name) ? given[name] : undefined)),
@@ -55,6 +57,27 @@ function launchOf(req) {
   // invariant globalization is what its error suggests instead.
   const env = { HOME: home, TMPDIR: '/tmp', PATH: '/usr/bin:/bin', NODE_ENV: 'production', DOTNET_SYSTEM_GLOBALIZATION_INVARIANT: '1', ...given };
   return { bin, entry, args, home, env };
+}
+
+/**
+ * A variable whose value is a file's content (a credentials JSON, core/types.ts EnvVarSpec.file): the content goes
+ * into a file of a directory only this sandbox's user can read (0700, the file 0600) on the sandbox's /tmp, a tmpfs of
+ * its own (sandbox/bundle.ts), never the package or the host's disk, and the variable names the file instead. The
+ * files are removed when the guest exits (the sandbox, and its tmpfs, go after one call anyway).
+ * @param {string[]} names
+ * @param {Record<string, string>} given
+ */
+function writeFiles(names, given) {
+  const wanted = names.filter((n) => Object.hasOwn(given, n) && /^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+  if (wanted.length === 0) return;
+  const dir = fs.mkdtempSync(path.join('/tmp', 'toolshed-files-'));
+  fs.chmodSync(dir, 0o700);
+  for (const name of wanted) {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, given[name], { mode: 0o600, flag: 'wx' });
+    given[name] = file;
+  }
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 }
 
 /**

@@ -64,7 +64,7 @@ export async function importMcpServer(
     name: String(pkg.name),
     version: String(pkg.version),
     dir: installed.dir,
-    mcp: { bin: plan.bin, args: a.args, inGuest: a.inGuest },
+    mcp: { bin: plan.bin, args: a.args, inGuest: a.inGuest, ...filesOf(a.env) },
   });
   const describing = (a: Attempt) => ({ timeoutMs: describeMs, env: placeholderEnv(a.env), network: plan.network });
   const started = performance.now();
@@ -132,6 +132,8 @@ export async function importMcpServer(
         required: v.required,
         ...(v.secret ? { secret: true } : {}),
         ...(v.description ? { description: v.description } : {}),
+        ...(v.file ? { file: true } : {}),
+        ...(v.placeholder !== undefined ? { placeholder: v.placeholder } : {}),
         // A setting's default (the import's `env[].default`, server.json's) reaches the server when a caller gives none;
         // the placeholders the start-up rules gave while starting it (an address, a key's stand-in) are not defaults.
         ...(!v.secret && requestedDefaults.has(v.name) ? { default: requestedDefaults.get(v.name) } : {}),
@@ -148,7 +150,14 @@ export async function importMcpServer(
       ...(t.title ? { title: t.title } : {}),
       ...(t.annotations ? { annotations: t.annotations } : {}),
     })),
-    mcp: { bin: plan.bin, args, network: plan.network, inGuest: ref.mcp?.inGuest === true, ...(ref.mcp?.bundle ? { bundle: ref.mcp.bundle } : {}) },
+    mcp: {
+      bin: plan.bin,
+      args,
+      network: plan.network,
+      inGuest: ref.mcp?.inGuest === true,
+      ...(ref.mcp?.bundle ? { bundle: ref.mcp.bundle } : {}),
+      ...filesOf(env),
+    },
   };
   const declared = manifest.env.map((v) => v.name);
   const snapshot: VersionTool[] = tools.map((t) => ({
@@ -188,6 +197,12 @@ export async function importMcpServer(
   // needs one to start), and more as calls come (sandbox/mcp-warm.ts).
   if (!plan.network && env.every((v) => !v.required)) deps.sandbox.prewarm?.(ref);
   return { ok: true, packageId, toolIds, startup };
+}
+
+/** The variables of a launch whose value is a file's content (sandbox/types.ts McpLaunch.files), when there are. */
+function filesOf(env: McpEnvVar[]): { files?: string[] } {
+  const files = env.filter((v) => v.file).map((v) => v.name);
+  return files.length ? { files } : {};
 }
 
 /** One start as the rules read it. */
