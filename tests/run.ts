@@ -55,14 +55,30 @@ async function knownSeconds(): Promise<Record<string, number>> {
   }
 }
 
-/** Every test file in one of two lanes: the waiting files, one at a time, and the rest (ava's configured concurrency). */
+/**
+ * Every test file in one of two lanes: the waiting files, one at a time, and the rest (ava's configured concurrency).
+ * The waiting files end long before the rest (~630 s against ~1,170 s of two slots, tests/file-seconds.json), so the
+ * shortest of the rest follow them in their lane until both lanes hold about as many seconds per slot: the waiting
+ * lane's slot then works instead of idling while the other two finish.
+ */
 async function lanesOf(waiting: string[]): Promise<string[][]> {
   const all = (await fs.readdir('tests', { recursive: true })).map((f) => path.join('tests', f)).filter((f) => f.endsWith('.test.ts'));
   const missing = waiting.filter((f) => !all.includes(f));
   if (missing.length) throw new Error(`tests/run.ts: no such test file: ${missing.join(', ')}`);
   const seconds = await knownSeconds();
-  const longestFirst = (files: string[]) => [...files].sort((a, b) => (seconds[b] ?? UNKNOWN_SECONDS) - (seconds[a] ?? UNKNOWN_SECONDS) || a.localeCompare(b));
-  return [longestFirst(all.filter((f) => !waiting.includes(f))), ['--concurrency=1', ...longestFirst(waiting)]];
+  const secondsOf = (f: string) => seconds[f] ?? UNKNOWN_SECONDS;
+  const longestFirst = (files: string[]) => [...files].sort((a, b) => secondsOf(b) - secondsOf(a) || a.localeCompare(b));
+  const rest = longestFirst(all.filter((f) => !waiting.includes(f)));
+  const sum = (files: string[]) => files.reduce((n, f) => n + secondsOf(f), 0);
+  let [restSeconds, waitingSeconds] = [sum(rest), sum(waiting)];
+  const moved: string[] = [];
+  while (rest.length > 2 && waitingSeconds + secondsOf(rest.at(-1)!) <= (restSeconds - secondsOf(rest.at(-1)!)) / 2) {
+    const f = rest.pop()!;
+    moved.unshift(f);
+    restSeconds -= secondsOf(f);
+    waitingSeconds += secondsOf(f);
+  }
+  return [rest, ['--concurrency=1', ...longestFirst(waiting), ...moved]];
 }
 
 /** The machine's CPU time so far, busy and all, in clock ticks (the first line of /proc/stat), or undefined off Linux. */
@@ -95,12 +111,13 @@ async function reportFileTimes(timesFile: string, whole: boolean, ticksAtStart: 
     .sort((a: FileTime, b: FileTime) => b.wall - a.wall);
   if (times.length === 0) return;
   const sum = (f: (t: FileTime) => number) => Math.round(times.reduce((n, t) => n + f(t), 0));
+  const lanes = [...new Set(times.map((t) => t.lane).filter(Boolean))].map((l) => `${l} ${sum((t) => (t.lane === l ? t.wall : 0))}`);
   const ticks = await machineTicks();
   // Busy share of the whole machine while the run ran (other users' processes included): near 100 %, only less CPU
   // makes the run faster; well below, the lanes leave cores idle.
   const busy = ticks && ticksAtStart ? ` (machine CPU ${Math.round((100 * (ticks.busy - ticksAtStart.busy)) / (ticks.all - ticksAtStart.all))} % busy)` : '';
   console.log(
-    `\nfile times (${times.length} files): ${sum((t) => t.wall)} file-s, test processes ${sum((t) => t.cpu)} CPU-s, their children ${sum((t) => t.children)} CPU-s${busy}`,
+    `\nfile times (${times.length} files): ${sum((t) => t.wall)} file-s${lanes.length ? ` (${lanes.join(', ')})` : ''}, test processes ${sum((t) => t.cpu)} CPU-s, their children ${sum((t) => t.children)} CPU-s${busy}`,
   );
   console.log('  wall s   CPU s  children  lane     file');
   for (const t of times.slice(0, 25)) {
