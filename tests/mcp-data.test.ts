@@ -6,6 +6,7 @@
  * its own (the default, no SANDBOX_REUSE), so what a call writes is gone for the next call.
  */
 import test from 'ava';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -112,6 +113,12 @@ test('re-importing a recorded version with a setting (DATA_DIR and its default) 
     tools.every((r: { permissions: { secrets?: string[] } }) => r.permissions.secrets?.includes('DATA_DIR')),
     'every tool may read it',
   );
+  // A file variable declared the same way: its content reaches the server as a file its variable names.
+  const withFile = await importSettings(dir, [{ name: 'SETTINGS_FILE', required: false, file: true }]);
+  t.is(withFile.status, 201, withFile.text);
+  const content = '{"mode":"strict"}';
+  const seen = (await settingsSeen({ SETTINGS_FILE: content })) as { SETTINGS_FILE?: string };
+  t.is(seen.SETTINGS_FILE, crypto.createHash('sha256').update(content).digest('hex'));
 });
 
 test("a setting declared at the first import reaches the server: its default, or the caller's value", async (t) => {
