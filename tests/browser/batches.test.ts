@@ -8,14 +8,13 @@
  */
 import test from 'ava';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { EXAMPLES_DIR, type Service } from '../helpers/service.js';
-import { checkAccessibility, screenshot, signUpInBrowser, startWebService, watchPage, write } from './helpers.js';
+import { checkAccessibility, shots, signUpInBrowser, startWebService, watchPage, write } from './helpers.js';
 
 let svc: Service;
 let browser: Browser;
 const DESKTOP = { width: 1366, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
 test.before(async () => {
   ({ svc, browser } = await startWebService({
@@ -27,20 +26,6 @@ test.after.always(async () => {
   await browser?.close();
   await svc?.close();
 });
-
-async function shots(page: Page, name: string) {
-  for (const [size, label] of [
-    [PHONE, '390'],
-    [DESKTOP, '1366'],
-  ] as const) {
-    await page.setViewportSize(size);
-    await screenshot(page, `batches-${name}-${label}`);
-    if (size === PHONE) {
-      const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-      if (wide > PHONE.width + 1) throw new Error(`${name}: the page is ${wide} px wide at ${PHONE.width}`);
-    }
-  }
-}
 
 test('generate scenarios, run them all three times, follow the batch to its matrix and pass rate, run again, see the trend and compare', async (t) => {
   const context = await browser.newContext({ viewport: DESKTOP });
@@ -89,7 +74,7 @@ test('generate scenarios, run them all three times, follow the batch to its matr
   t.regex(await failingRow.innerText(), /Always sunny[\s\S]*fail[\s\S]*fail[\s\S]*fail[\s\S]*0%/);
   t.true(await page.getByRole('heading', { name: 'Tokens and cost' }).isVisible());
   await checkAccessibility(t, page, 'batch');
-  await shots(page, 'report');
+  await shots(page, 'batches-report');
 
   // A second batch: the trend has two points, and the comparison opens from the page.
   await page.goto(`${svc.url}/collections/${col.uid}`);
@@ -106,7 +91,7 @@ test('generate scenarios, run them all three times, follow the batch to its matr
   t.regex(await page.getByTestId('compare-summary').innerText(), /\d+ regressions?, \d+ improvements?/);
   t.is(await page.locator(`tr[data-change]`).count(), listed, 'every scenario is compared');
   await checkAccessibility(t, page, 'compare');
-  await shots(page, 'compare');
+  await shots(page, 'batches-compare');
 
   t.deepEqual(refused, [], 'no request was refused by the rate limit');
   t.deepEqual(problems, []);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
 import { until } from '../helpers/processes.js';
-import { buildWebForTests, checkAccessibility, launchBrowser, screenshot, signUpInBrowser, watchPage } from './helpers.js';
+import { buildWebForTests, checkAccessibility, launchBrowser, shots, signUpInBrowser, watchPage } from './helpers.js';
 
 let svc: Service;
 let browser: Browser;
@@ -38,23 +38,6 @@ test.after.always(async () => {
   await browser?.close();
   await svc?.close();
 });
-
-/** Full-page screenshots at both widths, kept with the test's own and copied to /tmp/i24web-<name>-<width>.png. */
-async function shots(page: Page, name: string) {
-  for (const [size, label] of [
-    [PHONE, '390'],
-    [DESKTOP, '1366'],
-  ] as const) {
-    await page.setViewportSize(size);
-    await screenshot(page, `publish-${name}-${label}`);
-    await page.screenshot({ path: `/tmp/i24web-${name}-${label}.png`, fullPage: true });
-    // Nothing is wider than the screen.
-    if (size === PHONE) {
-      const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-      if (wide > PHONE.width) throw new Error(`${name}: the page is ${wide} px wide at ${PHONE.width}`);
-    }
-  }
-}
 
 /** Every API call the page makes, with its status; 429s listed apart. */
 function watchApi(page: Page) {
@@ -95,7 +78,7 @@ test.serial('publish @agentic/calculator from the page: progress, its tools and 
   t.regex(await fieldError.innerText(), /not a valid npm package name/);
   t.is(await source.getAttribute('aria-invalid'), 'true');
   t.is(await source.getAttribute('aria-describedby'), 'err-source');
-  await shots(page, 'bad-source');
+  await shots(page, 'publish-bad-source');
   t.is(Number((await svc.api.deps.db('package_imports').whereNotNull('requested_by').count('* as n').first())!.n), 0, 'nothing was queued');
 
   // A variable that is not a variable name: the message is by that row's name field.
@@ -106,7 +89,7 @@ test.serial('publish @agentic/calculator from the page: progress, its tools and 
   await page.locator('#err-env-0-name').waitFor();
   t.regex(await page.locator('#err-env-0-name').innerText(), /must be an environment variable name/);
   t.true(await page.locator('#err-source').isHidden(), 'the source is fine');
-  await shots(page, 'bad-env');
+  await shots(page, 'publish-bad-env');
   await page.getByRole('button', { name: 'Remove variable 1BAD' }).click();
 
   // A bare name with a version is published as npm:<name>@<version>; submitting twice at once sends one request.
@@ -122,7 +105,7 @@ test.serial('publish @agentic/calculator from the page: progress, its tools and 
   t.true(await page.locator('#err-source').isHidden(), 'the old field error is gone');
   await page.waitForURL(/\/publish\?import=[0-9a-f-]+$/);
   await checkAccessibility(t, page, 'import in progress');
-  await shots(page, 'progress');
+  await shots(page, 'publish-progress');
 
   // The progress ends in the package's tools, each saying how it was found.
   const result = page.getByTestId('publish-result');
@@ -133,7 +116,7 @@ test.serial('publish @agentic/calculator from the page: progress, its tools and 
   t.regex(text, /1 tool · data-processing/);
   t.regex(text, /calculator[\s\S]*found as an Agentic AIFunction \(export calculator\)/);
   await checkAccessibility(t, page, 'published');
-  await shots(page, 'published');
+  await shots(page, 'publish-published');
   const polls = api.calls.filter((c) => c.path.startsWith('/api/package-imports/'));
   t.true(polls.length >= 1);
   const gaps = polls.slice(1).map((p, i) => p.at - polls[i].at);
@@ -152,7 +135,7 @@ test.serial('publish @agentic/calculator from the page: progress, its tools and 
   await out.waitFor({ timeout: 120_000 });
   t.regex(await out.innerText(), /Result: succeeded[\s\S]*\b9\b/);
   t.is(await page.getByTestId('version-notes').count(), 0, 'a first version, not deprecated: no version note');
-  await shots(page, 'tool-run');
+  await shots(page, 'publish-tool-run');
 
   t.deepEqual(api.refused(), [], 'the page met no 429');
   t.deepEqual(problems, []);
@@ -180,7 +163,7 @@ test.serial(
     t.is(await options.getAttribute('aria-invalid'), 'true');
     t.is(api.publishes(), before, 'nothing was sent');
     await checkAccessibility(t, page, 'toolkit form');
-    await shots(page, 'toolkit-bad-options');
+    await shots(page, 'publish-toolkit-bad-options');
 
     await options.fill(`["${variable('SUPERMEMORY_API_KEY')}"]`);
     await page.getByRole('button', { name: 'Publish' }).click();
@@ -190,7 +173,7 @@ test.serial(
     t.regex(text, /7 tools/);
     t.regex(text, /searchMemories[\s\S]*found as a toolkit made with the import’s arguments \(export supermemoryTools#searchMemories in \.\/ai-sdk\)/);
     t.is(api.publishes() - before, 1);
-    await shots(page, 'toolkit-published');
+    await shots(page, 'publish-toolkit-published');
     t.deepEqual(api.refused(), [], 'the page met no 429');
     t.deepEqual(problems, []);
     await context.close();
@@ -226,7 +209,7 @@ test.serial('leaving mid-poll stops the polling and coming back shows the result
   const result = page.getByTestId('publish-result');
   await result.waitFor();
   t.regex(await result.innerText(), /sequentialthinking/);
-  await shots(page, 'mcp-published');
+  await shots(page, 'publish-mcp-published');
 
   // A failing import (an unknown package), watched to its end: the reason in full.
   await page.getByLabel('npm package').fill('@toolshed-no-such-scope/no-such-package-xyz@1.0.0');
@@ -242,7 +225,7 @@ test.serial('leaving mid-poll stops the polling and coming back shows the result
   t.is(await page.getByTestId('import-status').innerText(), 'The import failed.');
   t.regex(await page.locator('#err-source').innerText(), /The import of npm:@toolshed-no-such-scope\/no-such-package-xyz@1\.0\.0 failed: /);
   await checkAccessibility(t, page, 'failed import');
-  await shots(page, 'failed');
+  await shots(page, 'publish-failed');
 
   // Both imports used the quota (2): the third publish is refused and says so.
   await page.getByLabel('npm package').fill('is-number@7.0.0');
@@ -250,7 +233,7 @@ test.serial('leaving mid-poll stops the polling and coming back shows the result
   const quota = page.getByTestId('quota');
   await quota.waitFor();
   t.regex(await quota.innerText(), /daily publishing quota is used up[\s\S]*\(2\)[\s\S]*Nothing was queued/);
-  await shots(page, 'quota');
+  await shots(page, 'publish-quota');
   t.deepEqual(api.refused(), ['POST /api/packages?wait=false'], 'the only 429 is the quota, none from the rate limit');
   t.deepEqual(problems, []);
   await context.close();
@@ -278,7 +261,7 @@ test.serial('your packages: hide and show; a package page and a tool page say co
   const all = page.getByRole('table', { name: 'All packages' });
   await until(async () => !(await all.innerText()).includes('@agentic/calculator'), 15_000, 'the hidden package to leave the list');
   t.regex(await all.innerText(), /@fixtures\/compat/);
-  await shots(page, 'packages-hidden');
+  await shots(page, 'publish-packages-hidden');
   await mine.getByRole('button', { name: 'Show @agentic/calculator' }).click();
   await mine.getByRole('button', { name: 'Hide @agentic/calculator' }).waitFor();
   await until(async () => (await all.innerText()).includes('@agentic/calculator'), 15_000, 'the shown package to be listed again');
@@ -294,7 +277,7 @@ test.serial('your packages: hide and show; a package page and a tool page say co
   await page.getByTestId('deprecated').waitFor();
   t.regex(await page.getByTestId('deprecated').innerText(), /Deprecated: Use 8\.x/);
   await checkAccessibility(t, page, 'package page');
-  await shots(page, 'package');
+  await shots(page, 'publish-package');
   await page.getByRole('link', { name: 'calculator', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: 'calculator' }).waitFor();
   const notes = page.getByTestId('version-notes');
@@ -310,7 +293,7 @@ test.serial('your packages: hide and show; a package page and a tool page say co
   t.regex(await compat.innerText(), /tool reverse removed \(breaking\)/);
   t.regex(await compat.innerText(), /tool suggest added \(needs review\)/);
   t.regex(await page.locator('dl.facts').innerText(), /the operator/);
-  await shots(page, 'package-compat');
+  await shots(page, 'publish-package-compat');
   // The older version's tools link their pinned reference (it runs that version).
   t.is(
     await page.getByTestId('version-1.0.0').getByRole('link', { name: 'geocode', exact: true }).getAttribute('href'),
@@ -324,7 +307,7 @@ test.serial('your packages: hide and show; a package page and a tool page say co
   t.regex(note, /required property country added to geocode/);
   t.regex(note, /2 changes to other tools of the package/);
   await checkAccessibility(t, page, 'tool page with a compatibility note');
-  await shots(page, 'tool-compat');
+  await shots(page, 'publish-tool-compat');
 
   t.deepEqual(api.refused(), []);
   t.deepEqual(problems, []);

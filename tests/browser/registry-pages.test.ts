@@ -12,12 +12,11 @@ import test from 'ava';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { EXAMPLES_DIR, FIXTURES_DIR, type Service } from '../helpers/service.js';
-import { checkAccessibility, screenshot, startWebService, watchPage } from './helpers.js';
+import { checkAccessibility, shots, startWebService, watchPage } from './helpers.js';
 
 let svc: Service;
 let browser: Browser;
 const DESKTOP = { width: 1366, height: 850 };
-const PHONE = { width: 390, height: 844 };
 
 test.before(async (t) => {
   t.timeout(600_000, 'eight example packages and two fixtures imported on a loaded machine');
@@ -33,16 +32,6 @@ test.after.always(async () => {
   await browser?.close();
   await svc?.close();
 });
-
-async function shots(page: Page, name: string) {
-  for (const [size, label] of [
-    [PHONE, '390'],
-    [DESKTOP, '1366'],
-  ] as const) {
-    await page.setViewportSize(size);
-    await screenshot(page, `registry-${name}-${label}`);
-  }
-}
 
 /** The results of a search as the page lists them, top to bottom (the weaker ones below the divider opened first). */
 async function results(page: Page, q: string, open = true): Promise<{ name: string; share: number; note: string }[]> {
@@ -79,7 +68,7 @@ test.serial('search: no result matching none of the words ranks above one that m
     'a result with none of the words says why it is there',
   );
   await page.getByTestId('no-good-match').waitFor();
-  await shots(page, 'search-slack');
+  await shots(page, 'registry-search-slack');
 
   const csv = await results(page, 'convert csv to json', false);
   t.true(csv.length > 0 && csv.length <= 6, `only the good matches are listed at first: ${csv.map((r) => `${r.name} ${r.share}`).join(', ')}`);
@@ -91,7 +80,7 @@ test.serial('search: no result matching none of the words ranks above one that m
   const divider = await page.getByTestId('more-results').innerText();
   t.regex(divider, /\d+ more results? (that shares? fewer of your words|ranked lower)/);
   await checkAccessibility(t, page, 'search');
-  await shots(page, 'search-csv');
+  await shots(page, 'registry-search-csv');
   await page.getByTestId('more-results').getByRole('button', { name: 'Show them' }).click();
   t.true((await page.getByTestId('ranked-more').locator('li').count()) > 0, 'the others are one click away');
   t.deepEqual(problems, []);
@@ -115,7 +104,7 @@ test.serial('a package page renders its README sanitised, with its licence and r
   t.is(await page.getByTestId('repository').getByRole('link').getAttribute('href'), 'https://github.com/toolshed-fixtures/readme-rich');
   t.regex(await page.getByTestId('provenance').innerText(), /From a folder on the operator's host sha256-/);
   await checkAccessibility(t, page, 'package page');
-  await shots(page, 'package-readme');
+  await shots(page, 'registry-package-readme');
 
   await page.goto(`${svc.url}/tools/@fixtures/readme-rich/greet`);
   const about = page.getByTestId('tool-package-about');
@@ -132,7 +121,7 @@ test.serial('a package page renders its README sanitised, with its licence and r
   await page.getByTestId('tool-package-about').waitFor();
   t.regex(await page.getByTestId('tool-package-about').innerText(), /no licence declared/);
   t.is(await page.getByTestId('tool-package-about').getByRole('link').count(), 0);
-  await shots(page, 'tool-no-about');
+  await shots(page, 'registry-tool-no-about');
   t.deepEqual(problems, []);
   await context.close();
 });

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { EXAMPLES_DIR, FIXTURES_DIR, type Service } from '../helpers/service.js';
-import { checkAccessibility, screenshot, signUpInBrowser, startWebService, watchPage, write } from './helpers.js';
+import { checkAccessibility, shots, signUpInBrowser, startWebService, watchPage, write } from './helpers.js';
 
 let svc: Service;
 let browser: Browser;
@@ -36,16 +36,6 @@ test.after.always(async () => {
   await browser?.close();
   await svc?.close();
 });
-
-async function shots(page: Page, name: string) {
-  for (const [size, label] of [
-    [PHONE, '390'],
-    [DESKTOP, '1366'],
-  ] as const) {
-    await page.setViewportSize(size);
-    await screenshot(page, `truth-${name}-${label}`);
-  }
-}
 
 /** Words of the elements `selector` finds that are laid out across two lines (broken inside the word). */
 function brokenWords(page: Page, selector: string): Promise<string[]> {
@@ -127,7 +117,7 @@ test.serial('the comparison runs from the older batch to the newer: an added sce
   t.true(head.startsWith(`Before: ${when} (100%) · After:`), `"Before" is the first batch: ${head}`);
   t.regex(await page.getByTestId('compare-summary').innerText(), /1 regression, 0 improvements.*1 added/);
   await checkAccessibility(t, page, 'compare');
-  await shots(page, 'compare');
+  await shots(page, 'truth-compare');
   await page.setViewportSize(PHONE);
   t.true((await page.evaluate(() => document.documentElement.scrollWidth)) <= PHONE.width, 'the comparison fits a phone');
   t.deepEqual(await brokenWords(page, 'td .badge'), [], 'a change stays one word');
@@ -148,7 +138,7 @@ test.serial('"What it may do" claims only what the package declares; otherwise "
   t.regex(undeclared, /Destructive: not declared/);
   t.regex(undeclared, /Idempotent: not declared/);
   t.notRegex(undeclared, /Read-only: yes|Idempotent: yes|^Read-only$/m);
-  await shots(page, 'tool-undeclared');
+  await shots(page, 'truth-tool-undeclared');
   // text-tools declares slugify readOnly and idempotent.
   await page.goto(`${svc.url}/tools/@toolshed-examples/text-tools/slugify`);
   await page.getByRole('heading', { level: 1, name: 'slugify' }).waitFor();
@@ -185,7 +175,7 @@ test.serial("a new collection is private unless ticked; its page shows each tool
   const detail = (await (await page.request.get(`${svc.url}/api/collections/${uid}`)).json()).data;
   t.like(detail.tools[0], { version: '1.0.0', pinned: true });
   await checkAccessibility(t, page, 'collection with versions');
-  await shots(page, 'collection-pinned');
+  await shots(page, 'truth-collection-pinned');
   // Back to following the latest.
   await page.getByLabel('Version of greet').selectOption('');
   await entry.waitFor();
@@ -245,7 +235,7 @@ test.serial('the curl call sends what the form holds, says which headers it need
   const out = JSON.parse(stdout);
   t.true(out.success, JSON.stringify(out));
   t.deepEqual(out.result, shown, 'curl returned what Run showed');
-  await shots(page, 'tool-curl');
+  await shots(page, 'truth-tool-curl');
   await context.close();
 });
 
@@ -259,7 +249,7 @@ test.serial("a failed run's pill is red; the packages table's headers break betw
   await page.getByTestId('execution-result').waitFor({ timeout: 60_000 });
   const pill = page.getByRole('list', { name: 'Execution status' }).getByText('failed', { exact: true });
   t.true(isRed(await pill.evaluate((el) => getComputedStyle(el).color)), 'the failed pill is red');
-  await shots(page, 'tool-failed');
+  await shots(page, 'truth-tool-failed');
   await page.goto(`${svc.url}/packages`);
   await page.getByRole('table').first().waitFor();
   t.deepEqual(await brokenWords(page, 'thead th'), [], 'no header breaks inside a word ("Publish/er")');
@@ -283,7 +273,7 @@ test.serial('a tool page puts Try it within the first screen: beside the descrip
   const button = (await run.boundingBox())!;
   t.true(button.y + button.height <= DESKTOP.height, `on a desktop Run is on the first screen too (y=${Math.round(button.y)})`);
   await checkAccessibility(t, page, 'tool page');
-  await shots(page, 'tool-first-screen');
+  await shots(page, 'truth-tool-first-screen');
   await context.close();
 });
 
@@ -354,7 +344,7 @@ test.serial('Try it takes an array of objects: items added as groups of fields, 
   const snippet = await page.getByRole('region', { name: 'Use it from code' }).locator('pre').first().innerText();
   t.regex(snippet, /"observations":\["wrote the first program","liked poetry"\]/);
   await checkAccessibility(t, page, 'nested form');
-  await shots(page, 'tool-nested');
+  await shots(page, 'truth-tool-nested');
   t.deepEqual(problems, []);
   await context.close();
   await fs.rm(dir, { recursive: true, force: true });
