@@ -131,6 +131,18 @@ export async function signUpInBrowser(page: Page, base: string, username: string
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: username }).waitFor();
 }
 
+/**
+ * The consent page of an MCP client's sign-in (`/oauth/authorize?...`, signed in already): opens it, waits for what it
+ * asks for, hands `look` the page (to read or check it) and presses Approve or Deny.
+ */
+export async function decideOnConsentPage(page: Page, url: string, decision: 'Approve' | 'Deny', look?: () => Promise<void>): Promise<void> {
+  await page.goto(url);
+  await page.getByRole('heading', { level: 1, name: 'Sign in an MCP client' }).waitFor();
+  await page.getByTestId('consent-resources').waitFor();
+  await look?.();
+  await page.getByRole('button', { name: decision }).click();
+}
+
 /** Calls the API from the page, as the app does (session cookie, the session's CSRF token), and returns the JSON. */
 export async function write(page: Page, method: string, url: string, body: unknown): Promise<any> {
   return page.evaluate(

@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { checkAccessibility, startWebService, watchPage } from './helpers.js';
+import { checkAccessibility, decideOnConsentPage, startWebService, watchPage } from './helpers.js';
 import type { Service } from '../helpers/service.js';
 import type { Browser } from 'playwright-core';
 
@@ -98,11 +98,7 @@ async function consent(page: Page, url: URL, approve: boolean, look?: () => Prom
     callback = route.request().url();
     return route.fulfill({ status: 200, contentType: 'text/plain', body: 'back at the client' });
   });
-  await page.goto(url.href);
-  await page.getByRole('heading', { level: 1, name: 'Sign in an MCP client' }).waitFor();
-  await page.getByTestId('consent-resources').waitFor();
-  await look?.();
-  await page.getByRole('button', { name: approve ? 'Approve' : 'Deny' }).click();
+  await decideOnConsentPage(page, url.href, approve ? 'Approve' : 'Deny', look);
   await page.getByText('back at the client').waitFor();
   return new URL(callback!).searchParams;
 }

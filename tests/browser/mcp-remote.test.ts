@@ -20,7 +20,7 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startWebService } from './helpers.js';
+import { decideOnConsentPage, startWebService } from './helpers.js';
 import { EXAMPLES_DIR, type Service } from '../helpers/service.js';
 import { freePort, killAll, serviceEnv, spawnProcess, until } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
@@ -101,11 +101,9 @@ test('mcp-remote signs in to a private collection through the consent page, then
     t.is(auth.searchParams.get('redirect_uri'), `http://127.0.0.1:${port}/oauth/callback`);
 
     const page = await context.newPage();
-    await page.goto(authUrl);
-    await page.getByRole('heading', { level: 1, name: 'Sign in an MCP client' }).waitFor();
-    await page.getByTestId('consent-resources').waitFor();
-    t.regex(await page.locator('main').innerText(), /Remote private/);
-    await page.getByRole('button', { name: 'Approve' }).click();
+    await decideOnConsentPage(page, authUrl, 'Approve', async () => {
+      t.regex(await page.locator('main').innerText(), /Remote private/);
+    });
     // The browser lands on mcp-remote's own callback server.
     await page.getByText('Authorization successful').waitFor({ timeout: 120_000 });
 
@@ -234,12 +232,11 @@ test('mcp-remote signs in with a client ID metadata document (served over https,
     t.is(new URL(authUrl).searchParams.get('client_id'), host.docUrl, 'the document URL is the client_id: no registration');
 
     const page = await context.newPage();
-    await page.goto(authUrl);
-    await page.getByTestId('consent-resources').waitFor();
-    const shown = await page.locator('main').innerText();
-    t.regex(shown, /Metadata document client/, 'the name comes from the document the server fetched');
-    t.regex(shown, /CIMD private/);
-    await page.getByRole('button', { name: 'Approve' }).click();
+    await decideOnConsentPage(page, authUrl, 'Approve', async () => {
+      const shown = await page.locator('main').innerText();
+      t.regex(shown, /Metadata document client/, 'the name comes from the document the server fetched');
+      t.regex(shown, /CIMD private/);
+    });
     await page.getByText('Authorization successful').waitFor({ timeout: 120_000 });
     await run.connected;
     t.deepEqual(

@@ -1,8 +1,9 @@
 /**
  * What a person needs to choose a tool, and a search order that agrees with its own badges (issue 47 item 4 and
- * "Beyond the fixes"), in Chromium against the real service (process sandbox, every example package):
- * - no result that matches none of the query's words ranks above one that matches some; "check if a website is up"
- *   does not open with validateEmail; "convert csv to json" shows its good matches and keeps the rest below a divider;
+ * "Beyond the fixes"), in Chromium against the real service (process sandbox, eight example packages, words only:
+ * the order with the sentence encoder, as `npm start` runs, is search-order.test.ts's):
+ * - a result with none of the query's words says why it is there, never "matches 0 %"; "convert csv to json" shows
+ *   its good matches and keeps the rest below a divider;
  * - a package page renders its README (a heading, a code block) with nothing of it run (a <script>, an onerror image,
  *   an onclick link, a javascript: URL); its licence and repository are shown when its package.json has them and
  *   said to be undeclared otherwise, on the package page and on its tool's page.
