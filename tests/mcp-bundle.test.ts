@@ -9,12 +9,21 @@ import fs from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 
 const MODULES = path.resolve(new URL('../node_modules', import.meta.url).pathname);
 const EVERYTHING = '@modelcontextprotocol/server-everything';
+/**
+ * The real pdf-reader, pinned here and fetched by `npm pack` from the registry npm is configured with: not a
+ * devDependency, because its @sylphx/gust-server names an optional @sylphx/gust-napi@0.1.7 that npm's registry does
+ * not have, which `npm install` skips but leaves out of the lock file, and `npm ci` then refuses the lock.
+ */
 const PDF_READER = '@sylphx/pdf-reader-mcp';
+const PDF_READER_PINNED = `${PDF_READER}@2.4.0`;
 const BUNDLE = '.toolshed-mcp-bundle/mcp-server.mjs';
+const run = promisify(execFile);
 let svc: Service;
 let root: string;
 
@@ -90,11 +99,14 @@ function minimalPdf(text: string): string {
 
 test('a bundled server loads what it names at call time from its package: @sylphx/pdf-reader-mcp reads a PDF', async (t) => {
   // read_pdf takes a path or a URL (no bytes), and the sandbox has no network and sees only the package: the real
-  // package is copied with a PDF beside its code (its own node_modules left out, so the import installs its deps).
+  // package is unpacked from npm with a PDF beside its code (the import installs its dependencies).
   // pdfjs-dist loads its worker at the first read with `import(this.workerSrc)`, "./pdf.worker.mjs" relative to
   // pdf.mjs: from the bundle's dir it was not found ("Setting up fake worker failed").
+  const packed = await fs.mkdtemp(path.join(root, 'pack-'));
+  const { stdout } = await run('npm', ['pack', PDF_READER_PINNED, '--json', '--pack-destination', packed], { cwd: packed });
   const dir = path.join(root, 'pdf-reader-mcp');
-  await fs.cp(path.join(MODULES, PDF_READER), dir, { recursive: true, filter: (f) => !f.includes(`${PDF_READER}/node_modules`) });
+  await fs.mkdir(dir);
+  await run('tar', ['xzf', path.join(packed, (JSON.parse(stdout) as Array<{ filename: string }>)[0].filename), '-C', dir, '--strip-components=1']);
   await fs.writeFile(path.join(dir, 'hello.pdf'), minimalPdf('Hello from a Toolshed sandbox'));
   const res = await importPath(dir);
   t.is(res.status, 201, res.text);
