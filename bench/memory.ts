@@ -13,7 +13,7 @@
  *   execute     POST /api/tools/execute waited for (REST)
  *   sse_live    POST …?wait=false, then its event stream read until it ends
  *   scenario    POST /api/scenarios/:id/run with the offline provider (an agent loop calling slugify)
- * BENCH_MEMORY_SNAPSHOTS=dir writes a heap snapshot of each process after each kind's warm-up and at its end.
+ * BENCH_MEMORY_SNAPSHOTS=dir writes a heap snapshot of each process at each checkpoint (after its sample).
  * Prints one JSON line.
  */
 import os from 'node:os';
@@ -171,7 +171,7 @@ async function main() {
         samples[cp] = await sampleBoth(api, worker);
         if (cp === WARMUP) clientCpu = process.cpuUsage();
         console.error(`${kind} at ${cp} calls (${Math.round((performance.now() - k0) / 1000)} s): ${JSON.stringify(samples[cp])}`);
-        if (SNAPSHOTS && (cp === WARMUP || cp === CHECKPOINTS.at(-1))) {
+        if (SNAPSHOTS) {
           for (const p of [api, worker]) await p.snapshot(path.join(SNAPSHOTS, `${kind}-${p.role}-${cp}.heapsnapshot`));
         }
       }
