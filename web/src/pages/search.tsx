@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { CATEGORIES } from '../../../core/types.js';
 import { get, qs } from '../api.js';
 import { HealthBadge, Rating, Show, toolHref, useAsync } from '../components/common.js';
-import { ToolList, type ToolItem } from '../components/tool-list.js';
+import { CallsNote, ToolList, type ToolItem } from '../components/tool-list.js';
 import { RiskBadge } from '../components/risks.js';
 import { navigate, useLoc } from '../router.js';
 
@@ -145,19 +145,6 @@ function MatchNote({ t }: { t: RankedTool }) {
     <span class={t.match < GOOD_MATCH ? 'match-weak' : ''} data-match={t.matchKind ?? 'words'}>
       {' '}
       · matches {pct}% of your words{t.matchKind === 'synonyms' ? ' (through synonyms)' : ''}
-    </span>
-  );
-}
-
-/** Its calls over 7 days as a person weighs a tool: how many, and how many succeeded. */
-function CallsNote({ reliability }: { reliability?: RankedTool['reliability'] }) {
-  if (!reliability) return null;
-  if (reliability.calls === 0) return <span class="muted"> · no calls in 7 days</span>;
-  const rate = reliability.successRate === null ? '' : `, ${Math.round(reliability.successRate * 100)}% succeeded`;
-  return (
-    <span class={reliability.successRate !== null && reliability.successRate < 0.5 ? 'match-weak' : 'muted'}>
-      {' '}
-      · {reliability.calls} {reliability.calls === 1 ? 'call' : 'calls'} in 7 days{rate}
     </span>
   );
 }
