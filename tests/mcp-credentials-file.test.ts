@@ -143,3 +143,14 @@ test.serial("the real @cocal/google-calendar-mcp imports with its credentials fi
   const missing = await svc.request('POST', `/api/tools/execute/${CALENDAR}/manage-accounts`, { body: { params: { action: 'list' } } });
   t.is(missing.status, 422, missing.text);
 });
+
+test.serial('a file variable on a package of JS tools is a 400 naming it, and nothing is recorded', async (t) => {
+  const res = await importWith(path.join(FIXTURES_DIR, 'packages', 'echo-tools'), [{ name: 'ECHO_CREDENTIALS', file: true, secret: true }]);
+  t.is(res.status, 400, res.text);
+  t.is(res.body.error.code, 'VALIDATION_ERROR', res.text);
+  t.deepEqual(res.body.error.details, [
+    { path: 'env.0.file', message: 'a file variable (file: true) is for MCP servers; this package is imported as JS tools' },
+  ]);
+  const name = JSON.parse(fs.readFileSync(path.join(FIXTURES_DIR, 'packages', 'echo-tools', 'package.json'), 'utf8')).name;
+  t.is(await svc.api.deps.db('packages').where({ name }).first(), undefined, 'nothing was recorded');
+});

@@ -31,6 +31,13 @@ export async function importJsPackage(
   madeWith: 'entry' | 'options' | undefined,
 ): Promise<ImportResult> {
   const notMadeWith = (why: string) => invalid(`\`entry\` and \`options\` ${why}`, [{ path: madeWith!, message: why }]);
+  // A file variable is written into the sandbox by the MCP server's launch (sandbox/guest/mcp-pipe.cjs) only; a JS
+  // tool would get the content where it expects a path.
+  const fileAt = req.options.env?.findIndex((v) => 'file' in v && v.file) ?? -1;
+  if (fileAt !== -1) {
+    const why = 'a file variable (file: true) is for MCP servers; this package is imported as JS tools';
+    return invalid(`env: ${why}`, [{ path: `env.${fileAt}.file`, message: why }]);
+  }
   const defaults: ManifestDefaults = {
     category: req.options.category,
     env: req.options.env?.map((v) => ({
