@@ -4,7 +4,8 @@
  * the order with the sentence encoder, as `npm start` runs, is search-order.test.ts's):
  * - a result with none of the query's words says why it is there, never "matches 0 %"; "convert csv to json" shows
  *   its good matches and keeps the rest below a divider;
- * - a package page renders its README (a heading, a code block) with nothing of it run (a <script>, an onerror image,
+ * - a package page renders its README (a heading, a code block, its HTML sanitised: a <details> that opens) with nothing
+ *   of it run or loaded (a <script>, an onerror image, a frame, a form,
  *   an onclick link, a javascript: URL); its licence and repository are shown when its package.json has them and
  *   said to be undeclared otherwise, on the package page and on its tool's page.
  * Screenshots at 1366×850 and 390×844.
@@ -100,7 +101,19 @@ test.serial('a package page renders its README sanitised, with its licence and r
   t.true(await readme.getByRole('cell', { name: 'Says hello' }).isVisible(), 'its table is a table');
   t.is(await readme.locator('script, [onerror], [onclick], a[href^="javascript:"], img').count(), 0, 'nothing that could run is left');
   t.is(await page.evaluate(() => (window as unknown as { __readmeRan?: number }).__readmeRan), undefined, 'nothing of it ran');
-  t.regex(await readme.innerText(), /<script>window\.__readmeRan = 1<\/script>/, 'HTML written into the README is shown as text, not parsed');
+  // HTML written into the README is rendered as npm and GitHub render it, sanitised: <details> opens and shows its
+  // text; the image is its alt text; the link keeps its words without its handler; no script, frame or form.
+  const details = readme.locator('details');
+  t.is(await details.locator('summary').innerText(), 'More about greet');
+  const open = () => details.evaluate((d) => (d as HTMLDetailsElement).open);
+  t.false(await open(), 'closed until opened');
+  await details.locator('summary').click();
+  t.true(await open(), 'open once its summary is clicked');
+  t.regex(await details.innerText(), /It greets in three languages\./);
+  t.regex(await readme.innerText(), /\[a broken image\]/, 'the image is its alt text');
+  t.true(await readme.getByRole('link', { name: 'click me' }).isVisible());
+  t.is(await readme.locator('iframe, form, input').count(), 0, 'no frame or form');
+  t.notRegex(await readme.innerText(), /<script>|<img|onerror/, 'no HTML shown as text');
   t.is(await page.getByTestId('license').innerText(), 'Apache-2.0');
   t.is(await page.getByTestId('repository').getByRole('link').getAttribute('href'), 'https://github.com/toolshed-fixtures/readme-rich');
   t.regex(await page.getByTestId('provenance').innerText(), /From a folder on the operator's host sha256-/);

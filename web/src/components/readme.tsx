@@ -1,17 +1,26 @@
 /**
- * A package's README, rendered in the browser: Markdown by marked (GitHub-flavoured; HTML written into it is shown as
- * text, not parsed), then DOMPurify, which keeps formatting and links and drops every script, event handler,
- * style, form, frame and `javascript:` URL. Images are not loaded: the app's Content-Security-Policy allows only its own
- * images, so each one becomes its alt text (a README's badges read as "npm version"). Links open as links do, marked
- * `rel="nofollow noopener ugc"`: they are the package author's, not ours.
+ * A package's README, rendered in the browser: Markdown by marked (GitHub-flavoured, with the HTML written into it, as
+ * npm's and GitHub's pages render it), then DOMPurify, which keeps formatting, `<details>` and links and drops every
+ * script, event handler, style, form, frame and `javascript:` URL. Images are not loaded: the app's
+ * Content-Security-Policy allows only its own images, so each one becomes its alt text (a README's badges read as
+ * "npm version"). Links open as links do, marked `rel="nofollow noopener ugc"`: they are the package author's, not ours.
+ *
+ * Everything happens in inert documents (DOMPurify's own parse, then a DOMParser document for the images and headings),
+ * never in a fragment of the page's document: an `<img>` created there starts loading at once, before it is replaced,
+ * which the CSP refuses and reports. Only the finished, image-free HTML reaches the page.
  */
 import DOMPurify from 'dompurify';
 import { Marked } from 'marked';
 import { useMemo } from 'preact/hooks';
 
-/** HTML written into the Markdown is shown as text, never parsed (as markdown-it's `html: false`); DOMPurify still runs. */
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const markdown = new Marked({ gfm: true, renderer: { html: ({ text }) => escapeHtml(text) } });
+/**
+ * Chromium reports an inline handler (`onerror=`) as a CSP violation as soon as HTML holding one is parsed into any
+ * document, an inert one included (DOMPurify's own parse): blocked, nothing runs, but a report each time. So the HTML
+ * written into the Markdown loses its `on…=` attributes before DOMPurify sees it. This is no sanitiser: DOMPurify
+ * still removes whatever this misses (a miss costs a blocked handler's report, never a run).
+ */
+const HANDLER_ATTRIBUTE = /[\s/]on[a-z]+\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+)/gi;
+const markdown = new Marked({ gfm: true, renderer: { html: ({ text }) => text.replace(HANDLER_ATTRIBUTE, ' ') } });
 
 let hooked = false;
 function sanitise(html: string): string {
@@ -24,26 +33,25 @@ function sanitise(html: string): string {
     });
     hooked = true;
   }
-  const fragment = DOMPurify.sanitize(html, {
+  const clean = DOMPurify.sanitize(html, {
     USE_PROFILES: { html: true },
     FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'video', 'audio', 'source', 'picture'],
     FORBID_ATTR: ['style', 'class', 'id'],
-    RETURN_DOM_FRAGMENT: true,
   });
-  for (const img of [...fragment.querySelectorAll('img')]) {
+  // An inert document: nothing in it loads or runs.
+  const doc = new DOMParser().parseFromString(`<body>${clean}</body>`, 'text/html');
+  for (const img of [...doc.querySelectorAll('img')]) {
     const alt = img.getAttribute('alt')?.trim();
     img.replaceWith(alt ? `[${alt}]` : '');
   }
   // A heading's level moves down two, so that the README's own h1 sits below the page's h1 and its h2 ("About").
-  for (const h of [...fragment.querySelectorAll('h1, h2, h3, h4')]) {
+  for (const h of [...doc.querySelectorAll('h1, h2, h3, h4')]) {
     const level = Math.min(6, Number(h.tagName[1]) + 2);
-    const next = document.createElement(`h${level}`);
+    const next = doc.createElement(`h${level}`);
     next.append(...h.childNodes);
     h.replaceWith(next);
   }
-  const box = document.createElement('div');
-  box.append(fragment);
-  return box.innerHTML;
+  return doc.body.innerHTML;
 }
 
 export function Readme({ markdown: source, truncated }: { markdown: string; truncated: boolean }) {
