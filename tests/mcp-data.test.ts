@@ -103,7 +103,9 @@ test('re-importing a recorded version with a setting (DATA_DIR and its default) 
   // The declaration reaches the server's process: the default when the caller gives none, the caller's value over it,
   // and a variable nobody declared never (before: the tools' `secrets` were those of the first import, so neither).
   t.is(await dataDirSeen(), '/tmp/data', 'the declared default');
-  t.deepEqual(await settingsSeen({ DATA_DIR: '/tmp/mine', LOG_LEVEL: 'debug' }), { DATA_DIR: '/tmp/mine', LOG_LEVEL: null });
+  // The caller's own value reaches it too, and, being the caller's env, is never stored: the answer holds it redacted.
+  t.deepEqual(await settingsSeen({ DATA_DIR: '/tmp/mine', LOG_LEVEL: 'debug' }), { DATA_DIR: '[redacted]', LOG_LEVEL: null });
+  t.falsy(await svc.worker!.deps.db('executions').whereRaw('result::text like ?', ['%/tmp/mine%']).first('id'), 'not in a stored result');
   const tools = await svc
     .worker!.deps.db('tools as t')
     .join('packages as p', 'p.id', 't.package_id')
@@ -121,7 +123,7 @@ test('re-importing a recorded version with a setting (DATA_DIR and its default) 
   t.is(seen.SETTINGS_FILE, crypto.createHash('sha256').update(content).digest('hex'));
 });
 
-test("a setting declared at the first import reaches the server: its default, or the caller's value", async (t) => {
+test("a setting declared at the first import reaches the server: its default, or the caller's value (redacted in the answer)", async (t) => {
   const dir = settingsPackage();
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   // Another name, so that this package is not the other test's.
@@ -131,5 +133,5 @@ test("a setting declared at the first import reaches the server: its default, or
   t.is(first.status, 201, first.text);
   const seen = (env?: Record<string, string>) => settingsSeen(env, '@fixtures/mcp-settings-first');
   t.deepEqual(await seen(), { DATA_DIR: '/tmp/first', LOG_LEVEL: null });
-  t.deepEqual(await seen({ DATA_DIR: '/tmp/given', LOG_LEVEL: 'debug' }), { DATA_DIR: '/tmp/given', LOG_LEVEL: null });
+  t.deepEqual(await seen({ DATA_DIR: '/tmp/given', LOG_LEVEL: 'debug' }), { DATA_DIR: '[redacted]', LOG_LEVEL: null });
 });

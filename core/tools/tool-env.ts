@@ -24,14 +24,15 @@ export function withDeclaredDefaults(t: Pick<ToolRow, 'package_env' | 'permissio
 }
 
 /**
- * The values of a call's env that are redacted from what it answers and what is stored: every value but a setting's.
- * A setting is a variable declared with a default (DATA_DIR=/tmp/data; a secret can have none, core/packages/
- * mcp-server.ts): its value, the default or the caller's own, is configuration, not a credential. Env values of
- * either kind are never logged.
+ * The values of a call's env that are redacted from what it answers and what is stored: every value but a setting's
+ * declared default. A setting is a variable declared with a default (DATA_DIR=/tmp/data; a secret can have none,
+ * core/packages/mcp-server.ts): its default is the publisher's configuration, shown on the package, not a caller's
+ * env. A value the caller passes, for a setting too, is env and never stored (SPEC), so it stays redacted. Env
+ * values of either kind are never logged.
  */
 export function secretValues(declared: EnvVarSpec[] | null | undefined, env: Record<string, string>): Record<string, string> {
-  const settings = new Set((declared ?? []).filter((v) => v.default !== undefined && !v.secret).map((v) => v.name));
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !settings.has(name)));
+  const defaults = new Map((declared ?? []).filter((v) => v.default !== undefined && !v.secret).map((v) => [v.name, v.default]));
+  return Object.fromEntries(Object.entries(env).filter(([name, value]) => defaults.get(name) !== value));
 }
 
 /** Env values as a caller gave them: unscoped (`NAME → value`) and scoped (`package → NAME → value`). */
