@@ -7,11 +7,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { createDb } from '../core/infra/db.js';
-import { migrateAll } from '../core/infra/bootstrap.js';
-import { startEmbeddedPostgres } from '../core/infra/embedded-postgres.js';
+import { startBenchDatabase } from './service.js';
 import type { ChildSample } from './process-child.js';
 
 export interface ServiceProcess {
@@ -35,14 +32,7 @@ export interface Cluster {
 const CHILD = path.resolve(new URL('./process-child.ts', import.meta.url).pathname);
 
 export async function startCluster(opts: { apis: number; workers: number; env?: Record<string, string> }): Promise<Cluster> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-bench-'));
-  await fs.chmod(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), durability: 'none' });
-  const admin = createDb(pg.url(), { max: 1 });
-  await admin.raw('create database bench');
-  await admin.destroy();
-  const databaseUrl = pg.url('bench');
-  await migrateAll(databaseUrl);
+  const { dir, databaseUrl, pg } = await startBenchDatabase();
   const adminToken = crypto.randomBytes(24).toString('hex');
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),

@@ -26,16 +26,24 @@ export interface BenchService {
   close(): Promise<void>;
 }
 
-export async function startBenchService(env: Record<string, string> = {}): Promise<BenchService> {
+/**
+ * A bench's own folder and Postgres: a throwaway server, durability off as every earlier run measured it (`npm start`'s
+ * own writes durably), with the database `bench` migrated.
+ */
+export async function startBenchDatabase(): Promise<{ dir: string; databaseUrl: string; pg: { stop(): Promise<void> } }> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-bench-'));
   await fs.chmod(dir, 0o755);
-  // A throwaway server, durability off as every earlier run measured it; `npm start`'s own writes durably.
   const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), durability: 'none' });
   const admin = createDb(pg.url(), { max: 1 });
   await admin.raw('create database bench');
   await admin.destroy();
   const databaseUrl = pg.url('bench');
   await migrateAll(databaseUrl);
+  return { dir, databaseUrl, pg };
+}
+
+export async function startBenchService(env: Record<string, string> = {}): Promise<BenchService> {
+  const { dir, databaseUrl, pg } = await startBenchDatabase();
   const secrets = { SECRETS_KEY: crypto.randomBytes(24).toString('hex'), ADMIN_TOKEN: crypto.randomBytes(24).toString('hex') };
   const configFor = (extra: Record<string, string>) =>
     bootedConfig(
