@@ -8,7 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { startBenchDatabase } from './service.js';
+import { BENCH_RATE_LIMITS, startBenchDatabase } from './service.js';
 import type { ChildSample } from './process-child.js';
 
 export interface ServiceProcess {
@@ -43,12 +43,7 @@ export async function startCluster(opts: { apis: number; workers: number; env?: 
     LOG_LEVEL: 'warn',
     SANDBOX: 'process',
     NPM_POLL_INTERVAL_MINUTES: '0',
-    RATE_LIMIT_FREE_MINUTE: '1000000',
-    RATE_LIMIT_FREE_DAY: '100000000',
-    RATE_LIMIT_PRO_MINUTE: '1000000000',
-    RATE_LIMIT_PRO_DAY: '1000000000',
-    RATE_LIMIT_ENTERPRISE_MINUTE: '1000000000',
-    RATE_LIMIT_ENTERPRISE_DAY: '1000000000',
+    ...BENCH_RATE_LIMITS,
     ...opts.env,
   };
   const started: ServiceProcess[] = [];

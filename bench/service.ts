@@ -26,6 +26,16 @@ export interface BenchService {
   close(): Promise<void>;
 }
 
+/** Rate limits no bench reaches: a bench measures the service, not its limits. */
+export const BENCH_RATE_LIMITS = {
+  RATE_LIMIT_FREE_MINUTE: '1000000',
+  RATE_LIMIT_FREE_DAY: '100000000',
+  RATE_LIMIT_PRO_MINUTE: '1000000000',
+  RATE_LIMIT_PRO_DAY: '1000000000',
+  RATE_LIMIT_ENTERPRISE_MINUTE: '1000000000',
+  RATE_LIMIT_ENTERPRISE_DAY: '1000000000',
+};
+
 /**
  * A bench's own folder and Postgres: a throwaway server, durability off as every earlier run measured it (`npm start`'s
  * own writes durably), with the database `bench` migrated.
@@ -55,12 +65,7 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
         SANDBOX_POOL_SIZE: '2',
         NPM_POLL_INTERVAL_MINUTES: '0',
         WORKER_CONCURRENCY: '8',
-        RATE_LIMIT_FREE_MINUTE: '1000000',
-        RATE_LIMIT_FREE_DAY: '100000000',
-        RATE_LIMIT_PRO_MINUTE: '1000000000',
-        RATE_LIMIT_PRO_DAY: '1000000000',
-        RATE_LIMIT_ENTERPRISE_MINUTE: '1000000000',
-        RATE_LIMIT_ENTERPRISE_DAY: '1000000000',
+        ...BENCH_RATE_LIMITS,
         ...env,
         ...extra,
       }),
