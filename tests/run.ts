@@ -102,7 +102,12 @@ interface FileTime {
  * The files' times the preload recorded (tests/helpers/file-times.ts): the slowest printed, every file's wall seconds
  * written to tests/output/file-seconds.json (the form of tests/file-seconds.json).
  */
-async function reportFileTimes(timesFile: string, whole: boolean, ticksAtStart: Awaited<ReturnType<typeof machineTicks>>): Promise<void> {
+async function reportFileTimes(
+  timesFile: string,
+  whole: boolean,
+  ticksAtStart: Awaited<ReturnType<typeof machineTicks>>,
+  postgresDir: string | undefined,
+): Promise<void> {
   const text = await fs.readFile(timesFile, 'utf8').catch(() => '');
   const times: FileTime[] = text
     .split('\n')
@@ -116,8 +121,9 @@ async function reportFileTimes(timesFile: string, whole: boolean, ticksAtStart: 
   // Busy share of the whole machine while the run ran (other users' processes included): near 100 %, only less CPU
   // makes the run faster; well below, the lanes leave cores idle.
   const busy = ticks && ticksAtStart ? ` (machine CPU ${Math.round((100 * (ticks.busy - ticksAtStart.busy)) / (ticks.all - ticksAtStart.all))} % busy)` : '';
+  const postgres = postgresDir ? await postgresCpu(postgresDir) : undefined;
   console.log(
-    `\nfile times (${times.length} files): ${sum((t) => t.wall)} file-s${lanes.length ? ` (${lanes.join(', ')})` : ''}, test processes ${sum((t) => t.cpu)} CPU-s, their children ${sum((t) => t.children)} CPU-s${busy}`,
+    `\nfile times (${times.length} files): ${sum((t) => t.wall)} file-s${lanes.length ? ` (${lanes.join(', ')})` : ''}, test processes ${sum((t) => t.cpu)} CPU-s, their children ${sum((t) => t.children)} CPU-s${postgres === undefined ? '' : `, Postgres ${Math.round(postgres)} CPU-s`}${busy}`,
   );
   console.log('  wall s   CPU s  children  lane     file');
   for (const t of times.slice(0, 25)) {
@@ -127,6 +133,22 @@ async function reportFileTimes(timesFile: string, whole: boolean, ticksAtStart: 
   const seconds = Object.fromEntries([...times].sort((a, b) => a.file.localeCompare(b.file)).map((t) => [t.file, Math.round(t.wall)]));
   await fs.mkdir('tests/output', { recursive: true });
   await fs.writeFile('tests/output/file-seconds.json', `${JSON.stringify(seconds, null, 2)}\n`);
+  await fs.writeFile('tests/output/file-times.jsonl', times.map((t) => `${JSON.stringify(t)}\n`).join(''));
+}
+
+/**
+ * CPU seconds of the run's Postgres server so far: the postmaster's own and that of the backends it has reaped
+ * (`/proc/<pid>/stat` utime, stime, cutime, cstime), one backend per connection of every test file's service.
+ */
+async function postgresCpu(dir: string): Promise<number | undefined> {
+  try {
+    const pid = (await fs.readFile(path.join(dir, 'data', 'postmaster.pid'), 'utf8')).split('\n')[0].trim();
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return [11, 12, 13, 14].reduce((n, i) => n + Number(fields[i]), 0) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One ava process in the compiled tree; its output goes to ours a whole line at a time (two lanes write beside each other). */
@@ -193,7 +215,7 @@ async function main(): Promise<number> {
     const passed = (out.match(/^\s*✔/gm) ?? []).length;
     let failed = (out.match(/^\s*✘/gm) ?? []).length + count(/^\s*(\d+) uncaught exceptions?/gm) + count(/^\s*(\d+) unhandled rejections?/gm);
     if (code !== 0 && failed === 0) failed = 1; // ava failed before counting (e.g. a file that did not load)
-    await reportFileTimes(timesFile, args.length === 0, ticksAtStart);
+    await reportFileTimes(timesFile, args.length === 0, ticksAtStart, pg.dir);
     console.log(`\ntest run took ${Math.round((Date.now() - started) / 1000)} s`);
     const skipped = (out.match(/^\s*- \[skip\]/gm) ?? []).length;
     console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
