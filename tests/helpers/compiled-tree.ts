@@ -111,7 +111,11 @@ export async function buildCompiledTree(root: string): Promise<string> {
   pkg.ava = {
     ...ava,
     files: ['tests/**/*.test.js'],
-    nodeArguments: ['--max-semi-space-size=32', `--import=${path.join(out, 'tests', 'helpers', 'file-times.js')}`],
+    nodeArguments: [
+      ...(process.env.TOOLSHED_TEST_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TOOLSHED_TEST_CPU_PROF}`] : []),
+      '--max-semi-space-size=32',
+      `--import=${path.join(out, 'tests', 'helpers', 'file-times.js')}`,
+    ],
   };
   fs.writeFileSync(path.join(out, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
   return out;
