@@ -56,30 +56,44 @@ async function knownSeconds(): Promise<Record<string, number>> {
 }
 
 /**
- * Every test file in one of two lanes: the waiting files, one at a time, and the rest (ava's configured concurrency).
- * The waiting files end long before the rest (~630 s against ~1,170 s of two slots, tests/file-seconds.json), so the
- * shortest of the rest follow them in their lane until both lanes hold about as many seconds per slot: the waiting
- * lane's slot then works instead of idling while the other two finish.
+ * The plan of a whole run: the waiting files, one at a time, in a lane of their own; the longer of the rest in the main
+ * lane (ava's configured concurrency, two); and a shared tail of the shortest files, which each lane takes a chunk at a
+ * time once its own files are done. A static split (the tail's files put in one lane or the other ahead of the run) is
+ * only as good as tests/file-seconds.json: a machine faster or slower than the one that wrote it changes the CPU-bound
+ * files' seconds and not the waiting ones', and the lane that got too much ends last while the other's slots idle (a
+ * clean-clone run on 2026-12-02 by figures from a loaded machine: the waiting lane 945 s, the main lane's slots 760 s).
+ * The tail holds half again as many seconds as a static balance would move, so that either lane can take more of it.
  */
-async function lanesOf(waiting: string[]): Promise<string[][]> {
+interface Plan {
+  main: string[];
+  waiting: string[];
+  /** Longest first; lanes take chunks from the front. */
+  tail: string[];
+}
+
+async function planOf(waiting: string[]): Promise<Plan & { secondsOf: (f: string) => number }> {
   const all = (await fs.readdir('tests', { recursive: true })).map((f) => path.join('tests', f)).filter((f) => f.endsWith('.test.ts'));
   const missing = waiting.filter((f) => !all.includes(f));
   if (missing.length) throw new Error(`tests/run.ts: no such test file: ${missing.join(', ')}`);
   const seconds = await knownSeconds();
   const secondsOf = (f: string) => seconds[f] ?? UNKNOWN_SECONDS;
   const longestFirst = (files: string[]) => [...files].sort((a, b) => secondsOf(b) - secondsOf(a) || a.localeCompare(b));
-  const rest = longestFirst(all.filter((f) => !waiting.includes(f)));
+  const main = longestFirst(all.filter((f) => !waiting.includes(f)));
   const sum = (files: string[]) => files.reduce((n, f) => n + secondsOf(f), 0);
-  let [restSeconds, waitingSeconds] = [sum(rest), sum(waiting)];
-  const moved: string[] = [];
-  while (rest.length > 2 && waitingSeconds + secondsOf(rest.at(-1)!) <= (restSeconds - secondsOf(rest.at(-1)!)) / 2) {
-    const f = rest.pop()!;
-    moved.unshift(f);
-    restSeconds -= secondsOf(f);
-    waitingSeconds += secondsOf(f);
+  // What a static balance would move: the shortest files, until the waiting lane holds as many seconds as a main slot.
+  let [mainSeconds, waitingSeconds, moved] = [sum(main), sum(waiting), 0];
+  for (let i = main.length - 1; i > 1 && waitingSeconds + secondsOf(main[i]!) <= (mainSeconds - secondsOf(main[i]!)) / 2; i--) {
+    mainSeconds -= secondsOf(main[i]!);
+    waitingSeconds += secondsOf(main[i]!);
+    moved += secondsOf(main[i]!);
   }
-  return [rest, ['--concurrency=1', ...longestFirst(waiting), ...moved]];
+  const tail: string[] = [];
+  while (main.length > 2 && sum(tail) + secondsOf(main.at(-1)!) <= 1.5 * moved) tail.unshift(main.pop()!);
+  return { main, waiting: longestFirst(waiting), tail, secondsOf };
 }
+
+/** Seconds of tail files one ava process of a lane takes at once: fewer processes to start, a short drain at the end. */
+const TAIL_CHUNK_SECONDS = 40;
 
 /** The machine's CPU time so far, busy and all, in clock ticks (the first line of /proc/stat), or undefined off Linux. */
 async function machineTicks(): Promise<{ busy: number; all: number } | undefined> {
@@ -153,7 +167,9 @@ async function postgresCpu(dir: string): Promise<number | undefined> {
 
 /** One ava process in the compiled tree; its output goes to ours a whole line at a time (two lanes write beside each other). */
 function runAva(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number; out: string }> {
-  const child = spawn('npx', ['ava', ...args.map(compiledName)], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // ava's CLI run by this Node directly: `npx ava` costs another Node process (~0.4 CPU-s) for each of a run's ava processes.
+  const cli = path.join(process.cwd(), 'node_modules', 'ava', 'entrypoints', 'cli.mjs');
+  const child = spawn(process.execPath, [cli, ...args.map(compiledName)], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const relay = (stream: NodeJS.ReadableStream, to: NodeJS.WritableStream) => {
     let partial = '';
@@ -203,11 +219,27 @@ async function main(): Promise<number> {
     };
     // Files that mostly wait (a job outliving the engine's timers, killed workers and their leases, a limit waited out
     // in full) use a fraction of a core: without arguments they run one at a time in a lane of their own beside the
-    // two-file lane of the rest, so that their waiting does not hold one of the two CPU-bound slots.
-    const lanes = args.length > 0 ? [args] : await lanesOf(WAITING);
-    const outputs = await Promise.all(
-      lanes.map((laneArgs, i) => runAva(laneArgs, { ...env, TOOLSHED_TEST_LANE: lanes.length > 1 ? ['main', 'waiting'][i] : '' }, tree)),
-    );
+    // two-file lane of the rest, so that their waiting does not hold one of the two CPU-bound slots (planOf).
+    const outputs: { code: number; out: string }[] = [];
+    if (args.length > 0) outputs.push(await runAva(args, { ...env, TOOLSHED_TEST_LANE: '' }, tree));
+    else {
+      const plan = await planOf(WAITING);
+      // A lane runs its own files in one ava process, then chunks of the tail (a process each) until the tail is empty.
+      const lane = async (name: string, files: string[], concurrency: number) => {
+        const laneEnv = { ...env, TOOLSHED_TEST_LANE: name };
+        outputs.push(await runAva([`--concurrency=${concurrency}`, ...files], laneEnv, tree));
+        while (plan.tail.length > 0) {
+          const chunk = [plan.tail.shift()!];
+          let held = plan.secondsOf(chunk[0]!);
+          while (plan.tail.length > 0 && held + plan.secondsOf(plan.tail[0]!) <= TAIL_CHUNK_SECONDS * concurrency) {
+            held += plan.secondsOf(plan.tail[0]!);
+            chunk.push(plan.tail.shift()!);
+          }
+          outputs.push(await runAva([`--concurrency=${concurrency}`, ...chunk], laneEnv, tree));
+        }
+      };
+      await Promise.all([lane('main', plan.main, 2), lane('waiting', plan.waiting, 1)]);
+    }
     const out = outputs.map((o) => o.out).join('\n');
     const code = outputs.every((o) => o.code === 0) ? 0 : outputs.find((o) => o.code !== 0)!.code;
     const count = (re: RegExp) => [...out.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
