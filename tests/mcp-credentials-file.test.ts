@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { filesUnder, readIfThere } from './helpers/files.js';
 
 let svc: Service;
 test.before(async () => {
@@ -39,32 +40,8 @@ const call = (env?: Record<string, string>) => svc.request('POST', `/api/tools/e
 
 const digest = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 
-/**
- * Every file under `dir` whose bytes hold `needle`. A file gone between the listing and its reading is skipped: in a
- * full run the package cache is shared by all files, and another file's install removes its staging folder when it
- * publishes (a clean-clone run failed here on 2026-12-03 with ENOENT in `.staging-deps-*`).
- */
-function filesHolding(dir: string, needle: string): string[] {
-  const gone = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
-  let entries: fs.Dirent[];
-  try {
-    entries = fs.readdirSync(dir, { withFileTypes: true });
-  } catch (err) {
-    if (gone(err)) return [];
-    throw err;
-  }
-  return entries.flatMap((e) => {
-    const f = path.join(dir, e.name);
-    if (e.isDirectory()) return filesHolding(f, needle);
-    if (!e.isFile()) return [];
-    try {
-      return fs.readFileSync(f).includes(needle) ? [f] : [];
-    } catch (err) {
-      if (gone(err)) return [];
-      throw err;
-    }
-  });
-}
+/** Every file under `dir` whose bytes hold `needle` (the package cache is shared by a run's files: tests/helpers/files.ts). */
+const filesHolding = (dir: string, needle: string) => filesUnder(dir).filter((f) => readIfThere(f)?.includes(needle));
 
 test.serial('bad shapes of a file variable are a 400 naming the field, and nothing is recorded', async (t) => {
   const dir = credentialsPackage(t);

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
+import { filesUnder } from './helpers/files.js';
 
 const MODULES = path.resolve(new URL('../node_modules', import.meta.url).pathname);
 const MEMORY = '@modelcontextprotocol/server-memory';
@@ -26,18 +27,7 @@ test.after.always(() => svc?.close());
 const call = (key: string, tool: string, params: unknown) => svc.request('POST', `/api/tools/execute/${MEMORY}/${tool}`, { key, body: { params } });
 
 /** Every memory.jsonl under a directory (the package cache, the installed package). */
-function memoryFiles(dir: string): string[] {
-  const found: string[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.startsWith('memory.json')) found.push(p);
-    }
-  };
-  if (fs.existsSync(dir)) walk(dir);
-  return found;
-}
+const memoryFiles = (dir: string) => filesUnder(dir).filter((f) => path.basename(f).startsWith('memory.json'));
 
 test("server-memory's create_entities writes beside itself and succeeds; nothing reaches the package cache or another caller", async (t) => {
   const alice = await svc.createUser();
