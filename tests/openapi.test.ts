@@ -1,12 +1,12 @@
 /**
  * `GET /api/openapi.json` is a valid OpenAPI 3.1 document (checked by a real OpenAPI validator), describes every
- * route the app mounts, and `/docs` renders it in a real browser (Debian's Chromium through playwright-core).
+ * route the app mounts, and `/docs` renders it in a real browser (Debian's Chromium, its headless shell, through playwright-core).
  */
 import test from 'ava';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { chromium } from 'playwright-core';
+import { launchBrowser } from './browser/helpers.js';
 import { startService, type Service } from './helpers/service.js';
 import { createContractChecker } from './helpers/contract.js';
 import { openApiPath } from '../api/openapi.js';
@@ -67,7 +67,7 @@ test('every route the app mounts is in the document, with the same methods', asy
 });
 
 test('/docs renders the reference in Chromium, from our own process only', async (t) => {
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+  const browser = await launchBrowser();
   try {
     const page = await browser.newPage();
     const foreign: string[] = [];

@@ -67,14 +67,14 @@ test('SANDBOX_NETWORK=egress: iproute2 and nftables as well', (t) => {
   }
 });
 
-test('a test run needs Chromium too, and everything else', (t) => {
+test("a test run needs Chromium's headless shell too, and everything else", (t) => {
   t.deepEqual(programsFor('test'), ['runsc', 'ip', 'nft', 'chromium']);
   const plan = planPreflight(machine({ present: [], purpose: 'test', needed: programsFor('test') }));
-  t.like(plan, { action: 'install', packages: ['runsc', 'iproute2', 'nftables', 'chromium'] });
-  if (plan.action === 'install') t.is(plan.notices[3], 'installing chromium (Chromium, for the browser tests) from Debian…');
+  t.like(plan, { action: 'install', packages: ['runsc', 'iproute2', 'nftables', 'chromium-headless-shell'] });
+  if (plan.action === 'install') t.is(plan.notices[3], "installing chromium-headless-shell (Chromium's headless shell, for the browser tests) from Debian…");
   const stop = planPreflight(machine({ present: ['runsc', 'ip', 'nft'], root: false, purpose: 'test', needed: programsFor('test') }));
   t.like(stop, { action: 'stop' });
-  if (stop.action === 'stop') t.true(stop.message.includes('sudo apt-get install -y chromium') && stop.message.includes('`npm test` again'));
+  if (stop.action === 'stop') t.true(stop.message.includes('sudo apt-get install -y chromium-headless-shell') && stop.message.includes('`npm test` again'));
 });
 
 test("not Debian (or no apt): a one-line instruction pointing at gVisor's install docs, never apt-get", (t) => {
@@ -92,7 +92,7 @@ test("not Debian (or no apt): a one-line instruction pointing at gVisor's instal
   const tests = planPreflight(machine({ present: [], debian: false, apt: false, purpose: 'test', needed: programsFor('test') }));
   if (tests.action !== 'stop') return t.fail();
   t.regex(tests.message, /iproute2 and nftables with your system's package manager/);
-  t.regex(tests.message, /\/usr\/bin\/chromium/);
+  t.regex(tests.message, /\/usr\/bin\/chromium-headless-shell/);
 });
 
 test('Debian and Ubuntu, and their derivatives, are recognised from /etc/os-release', (t) => {

@@ -1,5 +1,5 @@
 /**
- * Browser test helpers: one Chromium per test file (Debian's, driven by playwright-core), the web app built into a
+ * Browser test helpers: one Chromium per test file (Debian's headless shell, driven by playwright-core), the web app built into a
  * temporary directory for the service under test, axe-core checks, screenshots under tests/browser/screenshots/.
  */
 import fs from 'node:fs/promises';
@@ -8,6 +8,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { ExecutionContext } from 'ava';
+import { REQUIREMENTS } from '../../bin/preflight.js';
 import { buildWeb } from '../../web/build.js';
 import { startService, type Service } from '../helpers/service.js';
 
@@ -22,8 +23,12 @@ export async function buildWebForTests(): Promise<string> {
   return path.join(dir, 'web');
 }
 
+/**
+ * The test file's Chromium: Debian's headless shell (bin/preflight.ts installs it), the build of Chromium that
+ * Playwright itself runs headless tests in; `CHROMIUM_PATH=/usr/bin/chromium` runs the same tests in the full browser.
+ */
 export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? REQUIREMENTS.chromium.paths[0], args: ['--no-sandbox'] });
 }
 
 /**
