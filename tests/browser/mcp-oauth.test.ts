@@ -6,6 +6,8 @@
  * account settings makes the next request 401.
  */
 import test from 'ava';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -17,15 +19,25 @@ import type { Browser } from 'playwright-core';
 
 let svc: Service;
 let browser: Browser;
+/**
+ * The client's redirect URI: a loopback server of the test's own, as a native MCP client listens for its callback
+ * (mcp-remote does). A page route in its place is not seen by Chromium's headless shell on a redirect.
+ */
+let callbackServer: http.Server;
+let CALLBACK: string;
+
 test.before(async () => {
+  callbackServer = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('back at the client'));
+  await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
+  CALLBACK = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/oauth-callback`;
   ({ svc, browser } = await startWebService());
 });
 test.after.always(async () => {
   await browser?.close();
   await svc?.close();
+  callbackServer?.close();
 });
 
-const CALLBACK = 'http://127.0.0.1:9/oauth-callback';
 const INIT = {
   jsonrpc: '2.0',
   id: 1,
@@ -93,14 +105,11 @@ class TestProvider implements OAuthClientProvider {
 
 /** Opens the authorization URL in the signed-in browser, approves or denies on the consent page; the callback's query. */
 async function consent(page: Page, url: URL, approve: boolean, look?: () => Promise<void>): Promise<URLSearchParams> {
-  let callback: string | undefined;
-  await page.route(`${CALLBACK}**`, (route) => {
-    callback = route.request().url();
-    return route.fulfill({ status: 200, contentType: 'text/plain', body: 'back at the client' });
-  });
   await decideOnConsentPage(page, url.href, approve ? 'Approve' : 'Deny', look);
   await page.getByText('back at the client').waitFor();
-  return new URL(callback!).searchParams;
+  const callback = new URL(page.url());
+  if (`${callback.origin}${callback.pathname}` !== CALLBACK) throw new Error(`the browser ended at ${page.url()}, not the client's callback`);
+  return callback.searchParams;
 }
 
 test.serial(
