@@ -95,9 +95,13 @@ test('a free user browsing 30 pages fast never meets a 429 and stays signed in; 
     await back('Tools for “slug from a title”');
     // convertCase shares one word of three: it waits below the divider of weaker results, one click away.
     await view(async () => {
+      // The heading shows before the results: wait for the results (the divider's button, or the link when the weaker
+      // results are already open), not only for the page (the headless shell got here first and found no button).
       const show = page.getByRole('button', { name: 'Show them' });
-      if (await show.count()) await show.click();
-      await page.getByRole('link', { name: 'convertCase', exact: true }).first().click();
+      const link = page.getByRole('link', { name: 'convertCase', exact: true }).first();
+      await show.or(link).first().waitFor();
+      if (await show.isVisible()) await show.click();
+      await link.click();
     }, 'convertCase');
     await view(() => nav(page).getByRole('link', { name: 'Tools' }).click(), 'All tools');
     await view(() => nav(page).getByRole('link', { name: 'Collections' }).click(), 'Collections');
