@@ -1,9 +1,10 @@
 /** Discovery: the OpenAPI document of every operation (generated, see api/openapi.ts). */
 import { z } from 'zod';
 import { defineOperation, HANDLED, type Operation } from './define.js';
+import { buildOpenApi } from '../openapi.js';
 
-/** `document`: the OpenAPI document (api/operations/index.ts builds it from every operation, this one included). */
-export function metaOperations(document: () => Record<string, unknown>): Operation[] {
+export function metaOperations(all: () => readonly Operation[], version: string): Operation[] {
+  let cached: Record<string, unknown> | undefined;
   return [
     defineOperation({
       id: 'meta.openapi',
@@ -18,8 +19,9 @@ export function metaOperations(document: () => Record<string, unknown>): Operati
       },
       errors: [],
       handler: async (ctx) => {
+        cached ??= buildOpenApi(all(), { version });
         ctx.set('Cache-Control', 'public, max-age=300');
-        ctx.body = document();
+        ctx.body = cached;
         return HANDLED;
       },
     }),
