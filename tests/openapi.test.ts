@@ -8,7 +8,8 @@ import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { launchBrowser } from './browser/helpers.js';
 import { startService, type Service } from './helpers/service.js';
-import { createContractChecker } from './helpers/contract.js';
+import { createContractChecker, loadContract, readRunContract, writeRunContract } from './helpers/contract.js';
+import { SOURCE_ROOT } from './helpers/source-root.js';
 import { openApiPath } from '../api/openapi.js';
 import { createApp } from '../api/app.js';
 
@@ -49,6 +50,23 @@ test('the check every test response goes through refuses what drifts from the do
   t.regex(check('POST', '/api/admin/users', 299, type, body) ?? '', /status not declared/);
   // A second checker of the same document in this process (another service of the file) checks the same way.
   t.regex(createContractChecker(doc)('POST', '/api/admin/users', 201, type, wrongType) ?? '', /username must be string/);
+  // So does the checker `npm test` gives every test file: validators compiled once for the run into a module.
+  const dir = path.join(SOURCE_ROOT, '.build', `contract-${process.pid}`);
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  writeRunContract(doc, dir);
+  const written = loadContract(dir);
+  t.deepEqual(written.doc, doc);
+  const precompiled = createContractChecker(written.doc, written.validators);
+  t.is(precompiled('POST', '/api/admin/users', 201, type, body), undefined);
+  t.is(precompiled('POST', '/api/admin/users', 201, type, wrongType), check('POST', '/api/admin/users', 201, type, wrongType));
+  t.is(precompiled('POST', '/api/admin/users', 201, type, missing), check('POST', '/api/admin/users', 201, type, missing));
+  t.regex(precompiled('POST', '/api/admin/users', 299, type, body) ?? '', /status not declared/);
+});
+
+test('under `npm test`, the document every response is checked against is the one the service serves', async (t) => {
+  const run = readRunContract();
+  if (!run) return t.pass('not under npm test: each service fetches its own document');
+  t.deepEqual(run.doc, (await svc.request('GET', '/api/openapi.json')).body);
 });
 
 test('every route the app mounts is in the document, with the same methods', async (t) => {

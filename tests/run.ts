@@ -11,6 +11,8 @@ import path from 'node:path';
 import { runPreflight } from '../bin/preflight.js';
 import { buildWeb } from '../web/build.js';
 import { buildCompiledTree } from './helpers/compiled-tree.js';
+import { writeRunContract } from './helpers/contract.js';
+import { openApiDocument } from '../api/operations/index.js';
 import { prepareTemplate, startTestServer } from './helpers/postgres.js';
 
 /**
@@ -194,6 +196,9 @@ async function main(): Promise<number> {
     return 1;
   }
   const tree = await buildCompiledTree(process.cwd());
+  // The OpenAPI document and its response validators, made once for every test process (tests/helpers/contract.ts).
+  const contractDir = path.join(tree, '.contract');
+  writeRunContract(openApiDocument(), contractDir);
   const pg = await startTestServer();
   const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-pkgcache-'));
   await fs.chmod(cacheDir, 0o755);
@@ -215,6 +220,7 @@ async function main(): Promise<number> {
       TOOLSHED_TEST_CACHE_DIR: cacheDir,
       TOOLSHED_TEST_ROOTFS_DIR: rootfsDir,
       TOOLSHED_TEST_TIMES: timesFile,
+      TOOLSHED_TEST_CONTRACT_DIR: contractDir,
       ...(webDir ? { TOOLSHED_TEST_WEB_DIR: webDir } : {}),
     };
     // Files that mostly wait (a job outliving the engine's timers, killed workers and their leases, a limit waited out

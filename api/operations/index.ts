@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Operation } from './define.js';
 import { metaOperations } from './meta.js';
+import { buildOpenApi } from '../openapi.js';
 import { authOperations } from './auth.js';
 import { scenarioOperations } from './scenarios.js';
 import { scenarioRunOperations } from './scenario-runs.js';
@@ -65,4 +66,12 @@ const DECLARED: Operation[] = [
   ...registryOperations,
 ];
 
-export const OPERATIONS: readonly Operation[] = [...DECLARED, ...metaOperations(() => OPERATIONS, VERSION)];
+export const OPERATIONS: readonly Operation[] = [...DECLARED, ...metaOperations(() => openApiDocument())];
+
+let document: Record<string, unknown> | undefined;
+/** The OpenAPI document of every operation, built once per process: served at /api/openapi.json, and by `npm test`
+ * once per run for the check of every test response (tests/helpers/contract.ts). */
+export function openApiDocument(): Record<string, unknown> {
+  document ??= buildOpenApi(OPERATIONS, { version: VERSION });
+  return document;
+}

@@ -1,10 +1,9 @@
 /** Discovery: the OpenAPI document of every operation (generated, see api/openapi.ts). */
 import { z } from 'zod';
 import { defineOperation, HANDLED, type Operation } from './define.js';
-import { buildOpenApi } from '../openapi.js';
 
-export function metaOperations(all: () => readonly Operation[], version: string): Operation[] {
-  let cached: Record<string, unknown> | undefined;
+/** `document`: the OpenAPI document (api/operations/index.ts builds it from every operation, this one included). */
+export function metaOperations(document: () => Record<string, unknown>): Operation[] {
   return [
     defineOperation({
       id: 'meta.openapi',
@@ -19,9 +18,8 @@ export function metaOperations(all: () => readonly Operation[], version: string)
       },
       errors: [],
       handler: async (ctx) => {
-        cached ??= buildOpenApi(all(), { version });
         ctx.set('Cache-Control', 'public, max-age=300');
-        ctx.body = cached;
+        ctx.body = document();
         return HANDLED;
       },
     }),
