@@ -155,6 +155,20 @@ function cleanStale(viewsDir: string, umount: string): void {
   }
 }
 
+/** What the live runners' views must undo if the process exits before they close: one `exit` listener for them all. */
+const exitCleanups = new Set<() => void>();
+let listeningForExit = false;
+
+function atExit(cleanup: () => void): void {
+  if (!listeningForExit) {
+    process.on('exit', () => {
+      for (const each of exitCleanups) each();
+    });
+    listeningForExit = true;
+  }
+  exitCleanups.add(cleanup);
+}
+
 /**
  * The package views of one runner, under `<stateDir>/views/<pid>-<start time>-<random>` (one per runner, so that
  * runners sharing a state dir never touch each other's mounts). Needs root, like runsc.
@@ -177,7 +191,7 @@ export function createPackageViews(stateDir: string): PackageViews {
   // However the process ends short of close() (a stop deadline's exit, an uncaught error), its mounts go with it;
   // only SIGKILL leaves them, for the next start's cleanStale.
   const onExit = () => detachAll(root, umount);
-  process.once('exit', onExit);
+  atExit(onExit);
 
   async function remove(id: string): Promise<void> {
     const target = attached.get(id);
@@ -242,7 +256,7 @@ export function createPackageViews(stateDir: string): PackageViews {
     },
     remove,
     async close() {
-      process.off('exit', onExit);
+      exitCleanups.delete(onExit);
       await Promise.all([...attached.keys()].map(remove));
       mounter.close();
       detachAll(root, umount);

@@ -6,7 +6,7 @@
  * Real worker processes, real mounts, read from /proc/self/mountinfo.
  */
 import test from 'ava';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -75,4 +75,31 @@ test.serial('after kill -9 the next start removes the leftovers, also of a runne
   t.false(fs.existsSync(reused), 'the dead runner’s directory is removed');
   t.is(await stopProcess(next, 'SIGTERM'), 0, next.output().slice(-3000));
   t.deepEqual(mountsUnderDataDir(), []);
+});
+
+test.serial('a process that exits with its runners still open (the stop deadline) leaves no mount, and says nothing of listeners', (t) => {
+  // Twelve runners in one process, a package attached to each, then process.exit() as the stop deadline does: the
+  // views' one 'exit' listener detaches them all (one listener per runner made Node warn of a leak past ten).
+  const pkg = fs.mkdtempSync(path.join(dataDir, 'pkg-'));
+  fs.writeFileSync(path.join(pkg, 'index.js'), '');
+  const compiled = import.meta.url.endsWith('.js');
+  const views = new URL(`../sandbox/package-view.${compiled ? 'js' : 'ts'}`, import.meta.url).href;
+  const script = `
+    const { createPackageViews } = await import(process.env.VIEWS_MODULE);
+    for (let i = 0; i < 12; i++) {
+      const runner = createPackageViews(process.env.STATE_DIR);
+      runner.create('s' + i);
+      await runner.attach('s' + i, process.env.PKG_DIR);
+    }
+    process.stdout.write('attached\n');
+    process.exit(1);`;
+  const run = spawnSync(process.execPath, [...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', script], {
+    env: { PATH: process.env.PATH ?? '', VIEWS_MODULE: views, STATE_DIR: path.join(dataDir, 'exiting'), PKG_DIR: pkg },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  t.is(run.stdout.trim(), 'attached', run.stderr);
+  t.is(run.status, 1);
+  t.deepEqual(mountsUnderDataDir(), [], 'no mount is left');
+  t.notRegex(run.stderr, /MaxListenersExceeded/);
 });
