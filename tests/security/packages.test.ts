@@ -11,6 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { filesUnder, readIfThere } from '../helpers/files.js';
 import { FIXTURES_DIR, startService, type Service } from '../helpers/service.js';
 
 let svc: Service;
@@ -48,21 +49,9 @@ async function makePackage(extra: Record<string, unknown> = {}, files: Record<st
   return dir;
 }
 
-/** Every regular file under `dir` (links not followed). */
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await filesUnder(p)));
-    else if (e.isFile()) out.push(p);
-  }
-  return out;
-}
-
-async function cacheHolds(text: string): Promise<string[]> {
-  const hits: string[] = [];
-  for (const f of await filesUnder(svc.config.PACKAGE_CACHE_DIR)) if ((await fs.readFile(f, 'utf8').catch(() => '')).includes(text)) hits.push(f);
-  return hits;
+/** The package cache's files that hold `text` (links not followed; a file an install removed meanwhile is skipped). */
+function cacheHolds(text: string): string[] {
+  return filesUnder(svc.config.PACKAGE_CACHE_DIR).filter((f) => readIfThere(f)?.includes(text));
 }
 
 async function hostSecret(): Promise<{ file: string; value: string }> {
@@ -98,7 +87,7 @@ test('a symlink to a host file is refused by name, and no copy of the file lands
     t.true(res.body.error.message.includes(link) && /outside the package/.test(res.body.error.message), res.body.error.message);
     t.false(res.text.includes(secret.value), 'the secret is not echoed');
   }
-  t.deepEqual(await cacheHolds(secret.value), [], 'no cached file holds the host file content');
+  t.deepEqual(cacheHolds(secret.value), [], 'no cached file holds the host file content');
 });
 
 test('links that stay inside the package are kept and work', async (t) => {
