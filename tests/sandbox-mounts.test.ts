@@ -91,7 +91,7 @@ test.serial('a process that exits with its runners still open (the stop deadline
       runner.create('s' + i);
       await runner.attach('s' + i, process.env.PKG_DIR);
     }
-    process.stdout.write('attached\n');
+    process.stdout.write('attached');
     process.exit(1);`;
   const run = spawnSync(process.execPath, [...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', script], {
     env: { PATH: process.env.PATH ?? '', VIEWS_MODULE: views, STATE_DIR: path.join(dataDir, 'exiting'), PKG_DIR: pkg },
