@@ -98,6 +98,7 @@ async function measure(targets: Target[]) {
     stats: [`/api/tools/${SLUG}/stats`],
     collections_list: ['/api/collections?limit=20'],
     collection_detail: ['/api/collections/bench-collection'],
+    my_collections: ['/api/auth/me/collections?limit=20'],
     scenarios_list: ['/api/scenarios?limit=20'],
     scenarios_featured: ['/api/scenarios/featured'],
     batch_history: ['/api/collections/bench-collection/scenario-batches'],

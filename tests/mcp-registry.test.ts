@@ -232,16 +232,16 @@ test('cursor paging and updated_since over a few hundred collections', async (t)
   const db = createDb(svc.databaseUrl, { max: 2 });
   const base = Date.parse('2024-01-01T00:00:00Z');
   const N = 320;
+  const rows = Array.from({ length: N }, (_, i) => ({
+    uid: `bulk-${String(i).padStart(3, '0')}`,
+    owner_id: owner.id,
+    name: `Bulk ${i}`,
+    description: i % 2 ? `Bulk collection number ${i}` : null,
+    is_public: i % 10 !== 9,
+    created_at: new Date(base),
+    updated_at: new Date(base + i * 1000),
+  }));
   try {
-    const rows = Array.from({ length: N }, (_, i) => ({
-      uid: `bulk-${String(i).padStart(3, '0')}`,
-      owner_id: owner.id,
-      name: `Bulk ${i}`,
-      description: i % 2 ? `Bulk collection number ${i}` : null,
-      is_public: i % 10 !== 9,
-      created_at: new Date(base),
-      updated_at: new Date(base + i * 1000),
-    }));
     await db.batchInsert('collections', rows, 100);
   } finally {
     await db.destroy();
@@ -250,12 +250,12 @@ test('cursor paging and updated_since over a few hundred collections', async (t)
     .filter((i) => i % 10 !== 9)
     .map((i) => `bulk-${String(i).padStart(3, '0')}`);
 
-  async function walk(query: string, limit: number) {
+  async function walk(query: string, limit: number, key?: string) {
     const names: string[] = [];
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const res = await svc.request('GET', `/v0.1/servers?${query}&limit=${limit}${cursor ? `&cursor=${enc(cursor)}` : ''}`);
+      const res = await svc.request('GET', `/v0.1/servers?${query}&limit=${limit}${cursor ? `&cursor=${enc(cursor)}` : ''}`, { key });
       t.is(res.status, 200, res.text);
       valid(t, serverList, res.body, `ServerList page ${pages}`);
       t.is(res.body.metadata.count, res.body.servers.length);
@@ -277,6 +277,18 @@ test('cursor paging and updated_since over a few hundred collections', async (t)
     'in name order, private ones left out',
   );
   t.is(all.pages, Math.ceil(publicUids.length / 37));
+
+  // Their owner, with a key, walks every one of them, the private ones in their places in name order; another user
+  // with a key walks the public ones only.
+  const allUids = rows.map((r) => r.uid);
+  const owned = await walk('search=bulkowner', 37, owner.key);
+  t.deepEqual(
+    owned.names,
+    allUids.map((u) => `${RDNS}/bulkowner.${u}`),
+    'in name order, private ones included',
+  );
+  t.is(owned.pages, Math.ceil(N / 37));
+  t.deepEqual((await walk('search=bulkowner', 37, ada.key)).names, all.names, 'another user sees the public ones only');
 
   // updated_since is exclusive: rows updated strictly after it.
   const since = new Date(base + 199_500).toISOString();

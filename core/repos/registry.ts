@@ -30,17 +30,34 @@ function serversQuery(db: Db, viewerId: string | undefined) {
   });
 }
 
-/** One page in server-name order; limit + 1 rows so that the caller can tell whether another page exists. */
+/** Server-name order: lower(username), then uid, in byte order. */
+const nameOrder = (username: string, uid: string) => `lower(${username}) collate "C", ${uid} collate "C"`;
+
+/**
+ * One page in server-name order; limit + 1 rows so that the caller can tell whether another page exists. The public
+ * collections' page walks users by name and each one's public collections by uid (migration 20261207050002) and stops
+ * at the page; a viewer's own private ones are a page of their own (by owner, migration 20261209000001), and the two
+ * are merged. One query with `is_public or owner_id = viewer` could use neither index and read every collection.
+ */
 export async function listRegistryCollections(db: Db, f: RegistryFilter): Promise<CollectionRow[]> {
-  const q = serversQuery(db, f.viewerId);
-  if (f.after) q.whereRaw('(lower(u.username) collate "C", c.uid collate "C") > (lower(?), ?)', [f.after.username, f.after.uid]);
-  if (f.search) {
-    const like = escapeLike(f.search);
-    q.where((w) => w.whereRaw(`lower(u.username) || '.' || c.uid ilike ?`, [like]).orWhereILike('c.name', like));
-  }
-  if (f.updatedSince) q.where('c.updated_at', '>', f.updatedSince);
-  if (f.revision !== undefined) q.where('c.revision', f.revision);
-  return q.orderByRaw('lower(u.username) collate "C", c.uid collate "C"').limit(f.limit + 1);
+  const page = (q: ReturnType<typeof collectionsQuery>) => {
+    if (f.after) q.whereRaw('(lower(u.username) collate "C", c.uid collate "C") > (lower(?), ?)', [f.after.username, f.after.uid]);
+    if (f.search) {
+      const like = escapeLike(f.search);
+      q.where((w) => w.whereRaw(`lower(u.username) || '.' || c.uid ilike ?`, [like]).orWhereILike('c.name', like));
+    }
+    if (f.updatedSince) q.where('c.updated_at', '>', f.updatedSince);
+    if (f.revision !== undefined) q.where('c.revision', f.revision);
+    return q.orderByRaw(nameOrder('u.username', 'c.uid')).limit(f.limit + 1);
+  };
+  const publicPage = page(collectionsQuery(db).where('c.is_public', true));
+  if (!f.viewerId) return publicPage;
+  const ownPage = page(collectionsQuery(db).where('c.is_public', false).where('c.owner_id', f.viewerId));
+  return db
+    .select('*')
+    .from(db.raw('((?) union all (?)) as s', [publicPage, ownPage]))
+    .orderByRaw(nameOrder('s.owner_username', 's.uid'))
+    .limit(f.limit + 1);
 }
 
 /** The collection `<username>.<uid>`, if it is public or the viewer's own. */
