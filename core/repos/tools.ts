@@ -150,7 +150,9 @@ export async function listSearchDocuments(db: Db, ids?: string[]): Promise<Searc
     't.health_status',
     't.quality_score',
   );
-  if (ids) q.whereIn('t.id', ids);
+  // One array parameter, not one per id: a burst of changes (a bulk update of tools) can name more ids than the 65,535
+  // parameters a Postgres statement takes.
+  if (ids) q.whereRaw('t.id = any(?::uuid[])', [ids]);
   // A hidden package's tools leave search (they stay runnable by reference).
   q.where('p.hidden', false);
   return ((await q) as Parameters<typeof searchDocumentOf>[0][]).map(searchDocumentOf);

@@ -9,6 +9,8 @@ import { listSearchDocuments } from '../repos/tools.js';
 import type { SearchEngine } from './engine.js';
 
 const BATCH_MS = 20;
+/** After a failed re-read (the database unreachable), the changes are kept and tried again this much later. */
+const RETRY_MS = 1000;
 
 export interface SearchSync {
   /** Resolves when every change notified so far has been applied. */
@@ -22,25 +24,37 @@ export async function startSearchSync(db: Knex, notifier: Notifier, engine: Sear
   let timer: NodeJS.Timeout | undefined;
   let applying: Promise<void> = Promise.resolve();
 
+  let stopped = false;
   const apply = async () => {
     timer = undefined;
     const up = [...changed];
     const down = [...removed];
     changed.clear();
     removed.clear();
-    if (down.length) await engine.remove(down);
-    if (up.length) {
-      const docs = await listSearchDocuments(db, up);
-      // A tool that is not listed any more (its package hidden) leaves the index.
-      const gone = up.filter((id) => !docs.some((d) => d.id === id));
-      if (gone.length) await engine.remove(gone);
-      await engine.upsert(docs);
+    try {
+      if (down.length) await engine.remove(down);
+      if (up.length) {
+        const docs = await listSearchDocuments(db, up);
+        // A tool that is not listed any more (its package hidden) leaves the index.
+        const listed = new Set(docs.map((d) => d.id));
+        const gone = up.filter((id) => !listed.has(id));
+        if (gone.length) await engine.remove(gone);
+        await engine.upsert(docs);
+      }
+    } catch (err) {
+      // Nothing notified is dropped: what this batch held is applied with the next one, unless a newer notice of the
+      // same tool came meanwhile (it decides).
+      for (const id of up) if (!removed.has(id)) changed.add(id);
+      for (const id of down) if (!changed.has(id)) removed.add(id);
+      logger.error({ err, tools: up.length + down.length }, 'search sync failed; retrying');
+      schedule(RETRY_MS);
     }
   };
-  const schedule = () => {
+  const schedule = (ms = BATCH_MS) => {
+    if (stopped) return;
     timer ??= setTimeout(() => {
-      applying = applying.then(apply).catch((err) => logger.error({ err }, 'search sync failed'));
-    }, BATCH_MS);
+      applying = applying.then(apply);
+    }, ms);
   };
 
   const unsubscribe = await notifier.subscribe(CHANNELS.tools, (payload) => {
@@ -64,6 +78,7 @@ export async function startSearchSync(db: Knex, notifier: Notifier, engine: Sear
       await applying;
     },
     stop() {
+      stopped = true;
       unsubscribe();
       if (timer) clearTimeout(timer);
     },
