@@ -441,8 +441,7 @@ async function scaleMain() {
     ).rows.map((r: { relname: string; n_live_tup: string }) => [r.relname, Number(r.n_live_tup)]);
     // The seeded tools reach the search index by the service's own sync (NOTIFY, then a re-read): measured only once
     // the index holds them, so that search is timed on a year's index, not the first day's.
-    const indexed = async () =>
-      Number((await get(seededTarget.base, '/api/tools/search?q=seeded%20records&limit=1', seededTarget.key)).results.total);
+    const indexed = async () => Number((await get(seededTarget.base, '/api/tools/search?q=seeded%20records&limit=1', seededTarget.key)).results.total);
     const tIndex = performance.now();
     while ((out.search_index_seeded_tools = await indexed()) < V.tools) {
       if (performance.now() - tIndex > 600_000) throw new Error(`the search index holds ${out.search_index_seeded_tools} of ${V.tools} seeded tools`);
