@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
+import { textSink } from './helpers/text-sink.js';
 import { GVISOR_INSTALL_DOCS, isDebianLike, planPreflight, programsFor, runPreflight, type MachineDescription, type Program } from '../bin/preflight.js';
 import { withGeneratedSecrets } from '../core/infra/bootstrap.js';
 import { loadConfig } from '../core/infra/config.js';
@@ -204,20 +204,9 @@ test("a pretty line shows the fields its message does not already say, and an er
   t.is(prettyMessage({ ...base, msg: 'failed', err }), 'failed  err="boom"\nError: boom\n    at here');
 });
 
-function sink(): { stream: Writable; text: () => string } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      text += chunk;
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
-
 test('secrets are redacted in both formats', (t) => {
   for (const format of ['json', 'pretty'] as const) {
-    const out = sink();
+    const out = textSink();
     const logger = createLogger('info', out.stream, format);
     logger.info({ token: 'tok-s3cret', env: { API_KEY: 'env-s3cret' }, ADMIN_TOKEN: 'adm-s3cret', SECRETS_KEY: 'key-s3cret' }, 'something happened');
     t.true(out.text().includes('something happened'), format);
@@ -228,7 +217,7 @@ test('secrets are redacted in both formats', (t) => {
 
 test('a generated admin token is named by its file in the log, never by its value', async (t) => {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'preflight-secrets-'));
-  const out = sink();
+  const out = textSink();
   const config = await withGeneratedSecrets(loadConfig({ DATA_DIR: dataDir }), createLogger('info', out.stream));
   const file = path.join(dataDir, 'admin-token');
   t.is((await fs.readFile(file, 'utf8')).trim(), config.ADMIN_TOKEN!);

@@ -15,7 +15,7 @@ import { keywordsOf, withQueryRewrite } from '../core/search/query-rewrite.js';
 import { startFakeLlmVendor } from './helpers/fake-llm-vendor.js';
 import { searchDoc as doc } from './helpers/search-docs.js';
 import { EXAMPLES_DIR, startService } from './helpers/service.js';
-import { Writable } from 'node:stream';
+import { textSink } from './helpers/text-sink.js';
 
 const DOCS: SearchDocument[] = [
   doc({ id: 'translate', name: 'translateText', description: 'Translates text from one language to another.' }),
@@ -30,20 +30,12 @@ async function setup(t: { teardown: (fn: () => unknown) => void }, timeoutMs = 3
   const vendor = await startFakeLlmVendor();
   t.teardown(() => vendor.close());
   const llm = createOpenAiCompatibleProvider({ baseUrl: vendor.baseUrl, apiKey: 'sk-test-secret', model: 'gpt-test', embeddingModel: 'emb-test' });
-  let logs = '';
-  const logger = createLogger(
-    'debug',
-    new Writable({
-      write(chunk, _enc, cb) {
-        logs += chunk;
-        cb();
-      },
-    }),
-  );
+  const sink = textSink();
+  const logger = createLogger('debug', sink.stream);
   const plain = createEmbeddedSearch();
   await plain.replaceAll(DOCS);
   const search = withQueryRewrite(plain, llm, logger, { timeoutMs, cooldownMs: 60_000 });
-  return { vendor, plain, search, logs: () => logs };
+  return { vendor, plain, search, logs: sink.text };
 }
 
 const ids = (r: { hits: { id: string }[] }) => r.hits.map((h) => h.id);

@@ -4,7 +4,6 @@
  * burst of changes larger than a statement's parameters, and a re-read that fails, lose nothing.
  */
 import test from 'ava';
-import { Writable } from 'node:stream';
 import { createDb } from '../core/infra/db.js';
 import { createLogger } from '../core/infra/logger.js';
 import { CHANNELS, createNotifier } from '../core/infra/notify.js';
@@ -13,6 +12,7 @@ import { listSearchDocuments } from '../core/repos/tools.js';
 import { createEmbeddedSearch } from '../core/search/embedded.js';
 import { startSearchSync } from '../core/search/sync.js';
 import { createTestDatabase } from './helpers/postgres.js';
+import { textSink } from './helpers/text-sink.js';
 import { settle, waitUntil } from './helpers/wait.js';
 
 const tool = (name: string, description: string, inputSchema: Record<string, unknown>) => ({
@@ -90,16 +90,8 @@ test('70,000 changes in one batch, more ids than a statement takes parameters, r
   const syncDb = createDb(database.url, { max: 2 });
   const notifier = createNotifier(database.url);
   const engine = createEmbeddedSearch();
-  let log = '';
-  const logger = createLogger(
-    'error',
-    new Writable({
-      write(chunk, _enc, done) {
-        log += chunk;
-        done();
-      },
-    }),
-  );
+  const sink = textSink();
+  const logger = createLogger('error', sink.stream);
   let sync: Awaited<ReturnType<typeof startSearchSync>> | undefined;
   const seen = new Set<string>();
   const unsubscribe = await notifier.subscribe(CHANNELS.tools, (payload) => void seen.add(payload));
@@ -125,12 +117,7 @@ test('70,000 changes in one batch, more ids than a statement takes parameters, r
       .returning('id');
     // The notifier hands each notice to its subscribers in order: once this test's has the last one, so has the sync.
     await waitUntil(() => seen.has(last.id), Boolean, 'the last notice', { ms: 60_000 });
-    await waitUntil(
-      () => log,
-      (text) => text.includes('search sync failed; retrying'),
-      'a failed re-read',
-      { ms: 60_000 },
-    );
+    await waitUntil(sink.text, (text) => text.includes('search sync failed; retrying'), 'a failed re-read', { ms: 60_000 });
     t.is((await engine.search({ q: 'zanzibar', limit: 1 })).total, 0);
 
     // Back: the next try reads all 70,001 at once (Postgres takes 65,535 parameters in a statement).
@@ -142,7 +129,7 @@ test('70,000 changes in one batch, more ids than a statement takes parameters, r
         { ms: 120_000 },
       ),
       70_000,
-      log.slice(-2000),
+      sink.text().slice(-2000),
     );
     t.is(await total('quokka'), 1);
   } finally {

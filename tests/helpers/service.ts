@@ -6,7 +6,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { bootedConfig, loadConfig, type BootedConfig } from '../../core/infra/config.js';
 import { createLogger } from '../../core/infra/logger.js';
 import { startApi, type ApiHandle } from '../../api/server.js';
@@ -14,6 +13,7 @@ import type { WorkerProcess } from '../../worker/main.js';
 import { createTestDatabase } from './postgres.js';
 import { unmountBelow } from './processes.js';
 import { createContractChecker, readRunContract } from './contract.js';
+import { textSink } from './text-sink.js';
 
 export const EXAMPLES_DIR = path.resolve(new URL('../../examples/tools', import.meta.url).pathname);
 export const FIXTURES_DIR = path.resolve(new URL('../fixtures', import.meta.url).pathname);
@@ -61,13 +61,7 @@ export async function startService(
   const database = opts.database ?? (await createTestDatabase());
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-test-'));
   await fs.chmod(dataDir, 0o755);
-  let logText = '';
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      logText += chunk.toString();
-      cb();
-    },
-  });
+  const sink = textSink();
   const config = bootedConfig(
     loadConfig({
       DATA_DIR: dataDir,
@@ -95,7 +89,7 @@ export async function startService(
       ...opts.env,
     }),
   );
-  const logger = createLogger(config.LOG_LEVEL, sink);
+  const logger = createLogger(config.LOG_LEVEL, sink.stream);
   // Loaded only when asked for: API-only test files do not need the sandbox.
   const worker =
     opts.worker === false ? undefined : await (await import('../../worker/main.js')).startWorkerProcess(config, database.url, logger, { cron: false });
@@ -139,7 +133,7 @@ export async function startService(
     api,
     worker,
     databaseUrl: database.url,
-    logs: () => logText,
+    logs: sink.text,
     request,
     async createUser(u = {}) {
       const username = u.username ?? `user_${crypto.randomBytes(4).toString('hex')}`;
