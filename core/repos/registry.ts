@@ -41,7 +41,7 @@ const nameOrder = (username: string, uid: string) => `lower(${username}) collate
  */
 export async function listRegistryCollections(db: Db, f: RegistryFilter): Promise<CollectionRow[]> {
   const page = (q: ReturnType<typeof collectionsQuery>) => {
-    if (f.after) q.whereRaw('(lower(u.username) collate "C", c.uid collate "C") > (lower(?), ?)', [f.after.username, f.after.uid]);
+    if (f.after) q.whereRaw(`(${nameOrder('u.username', 'c.uid')}) > (lower(?), ?)`, [f.after.username, f.after.uid]);
     if (f.search) {
       const like = escapeLike(f.search);
       q.where((w) => w.whereRaw(`lower(u.username) || '.' || c.uid ilike ?`, [like]).orWhereILike('c.name', like));
