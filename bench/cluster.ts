@@ -85,7 +85,9 @@ function ask<T>(child: ChildProcess, msg: Record<string, unknown>, answer: strin
 }
 
 async function startChild(role: 'api' | 'worker', env: Record<string, string>): Promise<ServiceProcess> {
-  const child = fork(CHILD, [role], { env, execArgv: ['--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_CPU_PROF_DIR=dir: a V8 CPU profile of each service process, written there when it stops.
+  const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  const child = fork(CHILD, [role], { env, execArgv: ['--import', 'tsx', '--expose-gc', ...profile], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${role} process exited (${code}) before it was ready`)));
     child.on('message', (m: any) => m?.type === 'ready' && resolve(m.url ?? ''));

@@ -22,6 +22,7 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/server';
+import { lazySchemaValidator } from './schema-validator.js';
 import type { AppDeps } from '../deps.js';
 import { collectionTools } from '../../core/collections/collections.js';
 import type { CollectionRow } from '../../core/repos/collections.js';
@@ -98,6 +99,7 @@ async function modernCollectionServer(
         ...(mode === 'all' ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
       },
       ...(c.description ? { instructions: c.description } : {}),
+      jsonSchemaValidator: lazySchemaValidator,
       cacheHints: { 'tools/list': cache, 'server/discover': cache },
     },
   );

@@ -7,6 +7,7 @@
  */
 import type { Context } from 'koa';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { lazySchemaValidator } from './schema-validator.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema,
@@ -90,6 +91,7 @@ async function createCollectionServer(
     {
       capabilities: { tools: { listChanged: false }, ...(offer ? offerCapabilities(offer) : {}), ...(tasks ? TASKS_CAPABILITY_2025 : {}) },
       ...(c.description ? { instructions: c.description } : {}),
+      jsonSchemaValidator: lazySchemaValidator,
     },
   );
   // Icons are 2025-11-25's: served to clients of that version (and 2026-07-28's, era-2026.ts).
