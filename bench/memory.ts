@@ -55,7 +55,12 @@ async function clientFor(kind: Kind, t: Target): Promise<{ call: Call; close(): 
   const json = { ...headers, 'content-type': 'application/json' };
   if (kind === 'mcp_list' || kind === 'mcp_call') {
     const mcp = new Client({ name: 'bench-memory', version: '1.0.0' });
-    await mcp.connect(new StreamableHTTPClientTransport(t.mcpUrl, { requestInit: { headers } }));
+    // The transport passes one long-lived AbortSignal to every fetch, and undici takes a request's abort listener off a
+    // signal only when the Request is garbage-collected (nodejs/node#47449): at hundreds of calls a second the bench's
+    // own process printed a MaxListenersExceededWarning by the thousand. A signal of its own per request follows the
+    // transport's and goes with the request.
+    const ownSignal: typeof fetch = (url, init) => fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal]) : undefined });
+    await mcp.connect(new StreamableHTTPClientTransport(t.mcpUrl, { requestInit: { headers }, fetch: ownSignal }));
     const name = (await mcp.listTools()).tools.find((x) => x.name.includes('slugify'))!.name;
     const call: Call =
       kind === 'mcp_list'
