@@ -73,12 +73,21 @@ interface Plan {
   tail: string[];
 }
 
-async function planOf(waiting: string[]): Promise<Plan & { secondsOf: (f: string) => number }> {
-  const all = (await fs.readdir('tests', { recursive: true })).map((f) => path.join('tests', f)).filter((f) => f.endsWith('.test.ts'));
-  const missing = waiting.filter((f) => !all.includes(f));
+async function planOf(waiting: string[], grouped: boolean): Promise<Plan & { secondsOf: (f: string) => number; groups: Groups }> {
+  const files = (await fs.readdir('tests', { recursive: true })).map((f) => path.join('tests', f)).filter((f) => f.endsWith('.test.ts'));
+  const missing = waiting.filter((f) => !files.includes(f));
   if (missing.length) throw new Error(`tests/run.ts: no such test file: ${missing.join(', ')}`);
   const seconds = await knownSeconds();
-  const secondsOf = (f: string) => seconds[f] ?? UNKNOWN_SECONDS;
+  const fileSeconds = (f: string) => seconds[f] ?? UNKNOWN_SECONDS;
+  const groups = grouped
+    ? await groupsOf(
+        files.filter((f) => !waiting.includes(f)),
+        fileSeconds,
+      )
+    : new Map<string, string[]>();
+  const inGroups = new Set([...groups.values()].flat());
+  const all = [...files.filter((f) => !inGroups.has(f)), ...groups.keys()];
+  const secondsOf = (f: string) => groups.get(f)?.reduce((n, m) => n + fileSeconds(m), 0) ?? fileSeconds(f);
   const longestFirst = (files: string[]) => [...files].sort((a, b) => secondsOf(b) - secondsOf(a) || a.localeCompare(b));
   const main = longestFirst(all.filter((f) => !waiting.includes(f)));
   const sum = (files: string[]) => files.reduce((n, f) => n + secondsOf(f), 0);
@@ -91,7 +100,56 @@ async function planOf(waiting: string[]): Promise<Plan & { secondsOf: (f: string
   }
   const tail: string[] = [];
   while (main.length > 2 && sum(tail) + secondsOf(main.at(-1)!) <= 1.5 * moved) tail.unshift(main.pop()!);
-  return { main, waiting: longestFirst(waiting), tail, secondsOf };
+  return { main, waiting: longestFirst(waiting), tail, secondsOf, groups };
+}
+
+/**
+ * Short files share a process (issue 46 item 6): a test process pays ~1.5–2.5 CPU-s before its first test (Node and
+ * ava, then loading the API's and the worker's code: api/server.js alone ~0.8 CPU-s), as much as a short file's tests
+ * themselves. Files of up to `GROUP_FILE_SECONDS` are packed, longest first, into groups of up to `GROUP_SECONDS` (the
+ * sum of their files' seconds); a group is one test file of the compiled tree that imports its files in turn, so ava
+ * runs them in one process as one file: every file's hooks and tests as written (each still boots its own service),
+ * its `before` hooks beside the others', its serial tests one after another, then every concurrent test at once.
+ * `TOOLSHED_TEST_GROUPS=0` gives every file a process of its own again.
+ */
+const GROUP_FILE_SECONDS = 15;
+const GROUP_SECONDS = 40;
+/**
+ * Files that keep a process of their own: process-warnings listens for the process's own warnings, and registry-tools
+ * sets a variable of the process's environment while its CLI runs. So does a file with a top-level `await` before its
+ * tests (mcp-python): ava takes declarations only until the tick after a file's first one, which in a group is the
+ * group's first file's.
+ */
+const ALONE = ['tests/process-warnings.test.ts', 'tests/registry-tools.test.ts'];
+const TOP_LEVEL_AWAIT = /^(?:export\s+)?(?:(?:const|let|var)\s[^=]*=\s*)?await\b/m;
+
+/** The groups of a run: each group's name in the compiled tree (`tests/groups/NN.test.ts`) and its files. */
+type Groups = Map<string, string[]>;
+
+async function groupsOf(files: string[], secondsOf: (f: string) => number): Promise<Groups> {
+  const open: { files: string[]; seconds: number }[] = [];
+  const awaits = new Set<string>();
+  for (const f of files) if (TOP_LEVEL_AWAIT.test(await fs.readFile(f, 'utf8'))) awaits.add(f);
+  const fits = (f: string) => !ALONE.includes(f) && !awaits.has(f) && secondsOf(f) <= GROUP_FILE_SECONDS;
+  for (const f of [...files].filter(fits).sort((a, b) => secondsOf(b) - secondsOf(a) || a.localeCompare(b))) {
+    const group = open.find((g) => g.seconds + secondsOf(f) <= GROUP_SECONDS);
+    if (group) {
+      group.files.push(f);
+      group.seconds += secondsOf(f);
+    } else open.push({ files: [f], seconds: secondsOf(f) });
+  }
+  const groups: Groups = new Map();
+  for (const [i, g] of open.filter((g) => g.files.length > 1).entries()) groups.set(`tests/groups/${String(i + 1).padStart(2, '0')}.test.ts`, g.files);
+  return groups;
+}
+
+/** Writes each group's file into the compiled tree: its files imported in order (ESM evaluates them one by one). */
+async function writeGroups(tree: string, groups: Groups): Promise<void> {
+  await fs.mkdir(path.join(tree, 'tests', 'groups'), { recursive: true });
+  for (const [name, files] of groups) {
+    const imports = files.map((f) => `import ${JSON.stringify(path.relative('tests/groups', compiledName(f)))};\n`);
+    await fs.writeFile(path.join(tree, compiledName(name)), `// ${files.join(', ')}\n${imports.join('')}`);
+  }
 }
 
 /** Seconds of tail files one ava process of a lane takes at once: fewer processes to start, a short drain at the end. */
@@ -123,6 +181,7 @@ async function reportFileTimes(
   whole: boolean,
   ticksAtStart: Awaited<ReturnType<typeof machineTicks>>,
   postgresDir: string | undefined,
+  groups: Groups,
 ): Promise<void> {
   const text = await fs.readFile(timesFile, 'utf8').catch(() => '');
   const times: FileTime[] = text
@@ -130,6 +189,15 @@ async function reportFileTimes(
     .filter(Boolean)
     .map((l) => JSON.parse(l))
     .sort((a: FileTime, b: FileTime) => b.wall - a.wall);
+  // A group's files' seconds for tests/file-seconds.json: its wall time shared by their known seconds.
+  const known = await knownSeconds();
+  const fileSeconds = times.flatMap((t): [string, number][] => {
+    const files = groups.get(t.file);
+    if (!files) return [[t.file, t.wall]];
+    const weights = files.map((f) => known[f] ?? UNKNOWN_SECONDS);
+    const total = weights.reduce((a, b) => a + b, 0);
+    return files.map((f, i) => [f, (t.wall * weights[i]!) / total]);
+  });
   if (times.length === 0) return;
   const sum = (f: (t: FileTime) => number) => Math.round(times.reduce((n, t) => n + f(t), 0));
   const lanes = [...new Set(times.map((t) => t.lane).filter(Boolean))].map((l) => `${l} ${sum((t) => (t.lane === l ? t.wall : 0))}`);
@@ -139,14 +207,16 @@ async function reportFileTimes(
   const busy = ticks && ticksAtStart ? ` (machine CPU ${Math.round((100 * (ticks.busy - ticksAtStart.busy)) / (ticks.all - ticksAtStart.all))} % busy)` : '';
   const postgres = postgresDir ? await postgresCpu(postgresDir) : undefined;
   console.log(
-    `\nfile times (${times.length} files): ${sum((t) => t.wall)} file-s${lanes.length ? ` (${lanes.join(', ')})` : ''}, test processes ${sum((t) => t.cpu)} CPU-s, their children ${sum((t) => t.children)} CPU-s${postgres === undefined ? '' : `, Postgres ${Math.round(postgres)} CPU-s`}${busy}`,
+    `\nfile times (${times.length} test processes${groups.size ? `, ${[...groups.keys()].filter((g) => times.some((t) => t.file === g)).length} of them groups` : ''}): ${sum((t) => t.wall)} file-s${lanes.length ? ` (${lanes.join(', ')})` : ''}, test processes ${sum((t) => t.cpu)} CPU-s, their children ${sum((t) => t.children)} CPU-s${postgres === undefined ? '' : `, Postgres ${Math.round(postgres)} CPU-s`}${busy}`,
   );
   console.log('  wall s   CPU s  children  lane     file');
   for (const t of times.slice(0, 25)) {
-    console.log(`  ${t.wall.toFixed(1).padStart(6)}  ${t.cpu.toFixed(1).padStart(6)}  ${t.children.toFixed(1).padStart(8)}  ${t.lane.padEnd(7)}  ${t.file}`);
+    const files = groups.get(t.file);
+    const name = files ? `${t.file} (${files.map((f) => path.basename(f, '.test.ts')).join(', ')})` : t.file;
+    console.log(`  ${t.wall.toFixed(1).padStart(6)}  ${t.cpu.toFixed(1).padStart(6)}  ${t.children.toFixed(1).padStart(8)}  ${t.lane.padEnd(7)}  ${name}`);
   }
   if (!whole) return;
-  const seconds = Object.fromEntries([...times].sort((a, b) => a.file.localeCompare(b.file)).map((t) => [t.file, Math.round(t.wall)]));
+  const seconds = Object.fromEntries(fileSeconds.sort((a, b) => a[0].localeCompare(b[0])).map(([f, wall]) => [f, Math.round(wall)]));
   await fs.mkdir('tests/output', { recursive: true });
   await fs.writeFile('tests/output/file-seconds.json', `${JSON.stringify(seconds, null, 2)}\n`);
   await fs.writeFile('tests/output/file-times.jsonl', times.map((t) => `${JSON.stringify(t)}\n`).join(''));
@@ -227,9 +297,20 @@ async function main(): Promise<number> {
     // in full) use a fraction of a core: without arguments they run one at a time in a lane of their own beside the
     // two-file lane of the rest, so that their waiting does not hold one of the two CPU-bound slots (planOf).
     const outputs: { code: number; out: string }[] = [];
-    if (args.length > 0) outputs.push(await runAva(args, { ...env, TOOLSHED_TEST_LANE: '' }, tree));
-    else {
-      const plan = await planOf(WAITING);
+    let groups: Groups = new Map();
+    if (args.length > 0) {
+      // A group named on the command line (as the run printed it) is the run's group of that name.
+      if (args.some((a) => a.startsWith('tests/groups/'))) {
+        groups = (await planOf(WAITING, true)).groups;
+        await writeGroups(tree, groups);
+        for (const a of args.filter((a) => groups.has(a))) console.log(`${a}: ${groups.get(a)!.join(', ')}`);
+      }
+      outputs.push(await runAva(args, { ...env, TOOLSHED_TEST_LANE: '' }, tree));
+    } else {
+      const plan = await planOf(WAITING, process.env.TOOLSHED_TEST_GROUPS !== '0');
+      groups = plan.groups;
+      await writeGroups(tree, groups);
+      for (const [name, files] of groups) console.log(`${name}: ${files.join(', ')}`);
       // A lane runs its own files in one ava process, then chunks of the tail (a process each) until the tail is empty.
       const lane = async (name: string, files: string[], concurrency: number) => {
         const laneEnv = { ...env, TOOLSHED_TEST_LANE: name };
@@ -253,7 +334,7 @@ async function main(): Promise<number> {
     const passed = (out.match(/^\s*✔/gm) ?? []).length;
     let failed = (out.match(/^\s*✘/gm) ?? []).length + count(/^\s*(\d+) uncaught exceptions?/gm) + count(/^\s*(\d+) unhandled rejections?/gm);
     if (code !== 0 && failed === 0) failed = 1; // ava failed before counting (e.g. a file that did not load)
-    await reportFileTimes(timesFile, args.length === 0, ticksAtStart, pg.dir);
+    await reportFileTimes(timesFile, args.length === 0, ticksAtStart, pg.dir, groups);
     console.log(`\ntest run took ${Math.round((Date.now() - started) / 1000)} s`);
     const skipped = (out.match(/^\s*- \[skip\]/gm) ?? []).length;
     console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
