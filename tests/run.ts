@@ -17,8 +17,11 @@ import { prepareTemplate, startTestServer } from './helpers/postgres.js';
 
 /**
  * The files of the waiting lane: each spends most of its time waiting (CPU over wall time 0.2–0.6 in a full run,
- * 2026-11-27), for 30–180 s.
+ * 2026-11-27; 0.1–0.2 with their children's on 2026-12-04), for 30–150 s. They run `WAITING_SLOTS` at a time: with the short files grouped
+ * (groupsOf) the main lane's slots came to ~640 s of a 675 s run and the waiting lane one at a time to 652 s, its own
+ * ten files ~500 s of it at ~0.1 of a core.
  */
+const WAITING_SLOTS = 2;
 const WAITING = [
   'tests/workers.test.ts',
   'tests/faults.test.ts',
@@ -58,7 +61,7 @@ async function knownSeconds(): Promise<Record<string, number>> {
 }
 
 /**
- * The plan of a whole run: the waiting files, one at a time, in a lane of their own; the longer of the rest in the main
+ * The plan of a whole run: the waiting files, two at a time, in a lane of their own; the longer of the rest in the main
  * lane (ava's configured concurrency, two); and a shared tail of the shortest files, which each lane takes a chunk at a
  * time once its own files are done. A static split (the tail's files put in one lane or the other ahead of the run) is
  * only as good as tests/file-seconds.json: a machine faster or slower than the one that wrote it changes the CPU-bound
@@ -91,9 +94,9 @@ async function planOf(waiting: string[], grouped: boolean): Promise<Plan & { sec
   const longestFirst = (files: string[]) => [...files].sort((a, b) => secondsOf(b) - secondsOf(a) || a.localeCompare(b));
   const main = longestFirst(all.filter((f) => !waiting.includes(f)));
   const sum = (files: string[]) => files.reduce((n, f) => n + secondsOf(f), 0);
-  // What a static balance would move: the shortest files, until the waiting lane holds as many seconds as a main slot.
+  // What a static balance would move: the shortest files, until each waiting slot holds as many seconds as a main slot.
   let [mainSeconds, waitingSeconds, moved] = [sum(main), sum(waiting), 0];
-  for (let i = main.length - 1; i > 1 && waitingSeconds + secondsOf(main[i]!) <= (mainSeconds - secondsOf(main[i]!)) / 2; i--) {
+  for (let i = main.length - 1; i > 1 && (waitingSeconds + secondsOf(main[i]!)) / WAITING_SLOTS <= (mainSeconds - secondsOf(main[i]!)) / 2; i--) {
     mainSeconds -= secondsOf(main[i]!);
     waitingSeconds += secondsOf(main[i]!);
     moved += secondsOf(main[i]!);
@@ -112,8 +115,8 @@ async function planOf(waiting: string[], grouped: boolean): Promise<Plan & { sec
  * its `before` hooks beside the others', its serial tests one after another, then every concurrent test at once.
  * `TOOLSHED_TEST_GROUPS=0` gives every file a process of its own again.
  */
-const GROUP_FILE_SECONDS = 15;
-const GROUP_SECONDS = 40;
+const GROUP_FILE_SECONDS = 25;
+const GROUP_SECONDS = 60;
 /**
  * Files that keep a process of their own: process-warnings listens for the process's own warnings, and registry-tools
  * sets a variable of the process's environment while its CLI runs. So does a file with a top-level `await` before its
@@ -189,14 +192,13 @@ async function reportFileTimes(
     .filter(Boolean)
     .map((l) => JSON.parse(l))
     .sort((a: FileTime, b: FileTime) => b.wall - a.wall);
-  // A group's files' seconds for tests/file-seconds.json: its wall time shared by their known seconds.
+  // A grouped file's seconds for tests/file-seconds.json stay those it had (a file's own come from a run with
+  // TOOLSHED_TEST_GROUPS=0): a group's wall time, shorter than its files' sum, would shrink them run after run and
+  // the groups would grow with each refresh.
   const known = await knownSeconds();
   const fileSeconds = times.flatMap((t): [string, number][] => {
     const files = groups.get(t.file);
-    if (!files) return [[t.file, t.wall]];
-    const weights = files.map((f) => known[f] ?? UNKNOWN_SECONDS);
-    const total = weights.reduce((a, b) => a + b, 0);
-    return files.map((f, i) => [f, (t.wall * weights[i]!) / total]);
+    return files ? files.map((f) => [f, known[f] ?? UNKNOWN_SECONDS]) : [[t.file, t.wall]];
   });
   if (times.length === 0) return;
   const sum = (f: (t: FileTime) => number) => Math.round(times.reduce((n, t) => n + f(t), 0));
@@ -294,7 +296,7 @@ async function main(): Promise<number> {
       ...(webDir ? { TOOLSHED_TEST_WEB_DIR: webDir } : {}),
     };
     // Files that mostly wait (a job outliving the engine's timers, killed workers and their leases, a limit waited out
-    // in full) use a fraction of a core: without arguments they run one at a time in a lane of their own beside the
+    // in full) use a fraction of a core: without arguments they run two at a time in a lane of their own beside the
     // two-file lane of the rest, so that their waiting does not hold one of the two CPU-bound slots (planOf).
     const outputs: { code: number; out: string }[] = [];
     let groups: Groups = new Map();
@@ -325,7 +327,7 @@ async function main(): Promise<number> {
           outputs.push(await runAva([`--concurrency=${concurrency}`, ...chunk], laneEnv, tree));
         }
       };
-      await Promise.all([lane('main', plan.main, 2), lane('waiting', plan.waiting, 1)]);
+      await Promise.all([lane('main', plan.main, 2), lane('waiting', plan.waiting, WAITING_SLOTS)]);
     }
     const out = outputs.map((o) => o.out).join('\n');
     const code = outputs.every((o) => o.code === 0) ? 0 : outputs.find((o) => o.code !== 0)!.code;
