@@ -113,17 +113,21 @@ async function planOf(waiting: string[], grouped: boolean): Promise<Plan & { sec
  * sum of their files' seconds); a group is one test file of the compiled tree that imports its files in turn, so ava
  * runs them in one process as one file: every file's hooks and tests as written (each still boots its own service),
  * its `before` hooks beside the others', its serial tests one after another, then every concurrent test at once.
- * `TOOLSHED_TEST_GROUPS=0` gives every file a process of its own again.
+ * `TOOLSHED_TEST_GROUPS=0` gives every file a process of its own again. One event loop serves a group's services,
+ * tests and browsers, so groups stay small, and hold at most one browser file: with groups of up to 60 s of files of
+ * up to 25 s (a clean-clone run, 2026-12-04), the largest took 87 s where their files' seconds said 60, and a group of
+ * three browser files and embedded-postgres had a page that did not render its sign-up form within Playwright's 30 s.
  */
-const GROUP_FILE_SECONDS = 25;
-const GROUP_SECONDS = 60;
+const GROUP_FILE_SECONDS = 15;
+const GROUP_SECONDS = 40;
 /**
- * Files that keep a process of their own: process-warnings listens for the process's own warnings, and registry-tools
- * sets a variable of the process's environment while its CLI runs. So does a file with a top-level `await` before its
+ * Files that keep a process of their own: process-warnings listens for the process's own warnings, registry-tools sets
+ * a variable of the process's environment while its CLI runs, and embedded-postgres starts Postgres servers of its own
+ * and waits for psql with spawnSync, which holds the event loop every file of a group shares. So does a file with a top-level `await` before its
  * tests (mcp-python): ava takes declarations only until the tick after a file's first one, which in a group is the
  * group's first file's.
  */
-const ALONE = ['tests/process-warnings.test.ts', 'tests/registry-tools.test.ts'];
+const ALONE = ['tests/process-warnings.test.ts', 'tests/registry-tools.test.ts', 'tests/embedded-postgres.test.ts'];
 const TOP_LEVEL_AWAIT = /^(?:export\s+)?(?:(?:const|let|var)\s[^=]*=\s*)?await\b/m;
 
 /** The groups of a run: each group's name in the compiled tree (`tests/groups/NN.test.ts`) and its files. */
@@ -135,7 +139,8 @@ async function groupsOf(files: string[], secondsOf: (f: string) => number): Prom
   for (const f of files) if (TOP_LEVEL_AWAIT.test(await fs.readFile(f, 'utf8'))) awaits.add(f);
   const fits = (f: string) => !ALONE.includes(f) && !awaits.has(f) && secondsOf(f) <= GROUP_FILE_SECONDS;
   for (const f of [...files].filter(fits).sort((a, b) => secondsOf(b) - secondsOf(a) || a.localeCompare(b))) {
-    const group = open.find((g) => g.seconds + secondsOf(f) <= GROUP_SECONDS);
+    const browser = (files: string[]) => files.some((m) => m.startsWith('tests/browser/'));
+    const group = open.find((g) => g.seconds + secondsOf(f) <= GROUP_SECONDS && !(browser([f]) && browser(g.files)));
     if (group) {
       group.files.push(f);
       group.seconds += secondsOf(f);
