@@ -123,11 +123,13 @@ const GROUP_SECONDS = 40;
 /**
  * Files that keep a process of their own: process-warnings listens for the process's own warnings, registry-tools sets
  * a variable of the process's environment while its CLI runs, and embedded-postgres starts Postgres servers of its own
- * and waits for psql with spawnSync, which holds the event loop every file of a group shares. So does a file with a top-level `await` before its
+ * and waits for psql with spawnSync, which holds the event loop every file of a group shares; sandbox-cpu samples its
+ * sandboxes' CPU accounting every 50 ms while a tool spins for 3 s, and in a group (a clean-clone run, 2026-12-04) got
+ * fewer than two samples inside the window. So does a file with a top-level `await` before its
  * tests (mcp-python): ava takes declarations only until the tick after a file's first one, which in a group is the
  * group's first file's.
  */
-const ALONE = ['tests/process-warnings.test.ts', 'tests/registry-tools.test.ts', 'tests/embedded-postgres.test.ts'];
+const ALONE = ['tests/process-warnings.test.ts', 'tests/registry-tools.test.ts', 'tests/embedded-postgres.test.ts', 'tests/security/sandbox-cpu.test.ts'];
 const TOP_LEVEL_AWAIT = /^(?:export\s+)?(?:(?:const|let|var)\s[^=]*=\s*)?await\b/m;
 
 /** The groups of a run: each group's name in the compiled tree (`tests/groups/NN.test.ts`) and its files. */
