@@ -2,8 +2,9 @@
  * `npm run bench:memory` (issue 45 item 5): does a long life keep something per call? The service runs as the
  * Procfile runs it, one `web` and one `worker` process on one Postgres (bench/cluster.ts; SANDBOX=process: the guest
  * code as a child process, the sandbox is not the subject), and each kind of call is made on its own, 8 clients at
- * once, in segments up to checkpoints (BENCH_MEMORY_WARMUP calls, default 500, then 1 k, 2 k, 5 k, 10 k, 100 k, 1 M); between
- * segments no call is in flight and both processes report RSS and heap used after a forced GC. A kind goes on to its
+ * once, in segments up to checkpoints (BENCH_MEMORY_WARMUP calls, default 500, then 1 k, 2 k, 5 k, 10 k, 20 k, 50 k,
+ * 100 k, 1 M: the kinds that run through the queue reach tens of thousands in an hour, not 100 k); between segments no
+ * call is in flight and both processes report RSS and heap used after a forced GC. A kind goes on to its
  * next checkpoint only if its measured rate says it gets there within BENCH_MEMORY_KIND_SECONDS (default 240).
  * Growth is against the sample after the warm-up. Kinds (BENCH_MEMORY_KINDS, comma list, default all):
  *   rest        GET a tool's detail and the tool list, in turn
@@ -30,7 +31,7 @@ const WARMUP = Number(process.env.BENCH_MEMORY_WARMUP ?? 500);
 const KIND_SECONDS = Number(process.env.BENCH_MEMORY_KIND_SECONDS ?? 240);
 const CLIENTS = Number(process.env.BENCH_MEMORY_CLIENTS ?? 8);
 const SNAPSHOTS = process.env.BENCH_MEMORY_SNAPSHOTS;
-const CHECKPOINTS = [WARMUP, 1000, 2000, 5000, 10_000, 100_000, 1_000_000].filter((n, i, a) => i === 0 || n > a[0]!);
+const CHECKPOINTS = [WARMUP, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 1_000_000].filter((n, i, a) => i === 0 || n > a[0]!);
 const SLUG = '@toolshed-examples/text-tools/slugify';
 
 interface Target {

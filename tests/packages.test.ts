@@ -1,4 +1,6 @@
 import test from 'ava';
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { FIXTURES_DIR, EXAMPLES_DIR, startService, type Service } from './helpers/service.js';
 
@@ -107,7 +109,16 @@ test('the official flag is set by the import and filters the list', async (t) =>
 test('CLI packages:add imports a folder into the same registry', async (t) => {
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');
-  const { stdout } = await promisify(execFile)('node', ['bin/toolshed.js', 'packages:add', fixture('missing-export'), '--json'], {
+  // The package under a name of its own: the first test imports missing-export into the same database at the same
+  // time, and an import of a version another import has just recorded answers with its tools as they are then — on a
+  // loaded machine the CLI won that race, and the first test read `present` before its health check (UNKNOWN).
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'toolshed-cli-package-'));
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  await fs.cp(path.join(FIXTURES_DIR, 'packages', 'missing-export'), dir, { recursive: true });
+  await fs.chmod(dir, 0o755);
+  const manifest = JSON.parse(await fs.readFile(path.join(dir, 'package.json'), 'utf8'));
+  await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, name: '@fixtures/missing-export-cli' }));
+  const { stdout } = await promisify(execFile)('node', ['bin/toolshed.js', 'packages:add', `path:${dir}`, '--json'], {
     env: {
       ...process.env,
       DATABASE_URL: svc.databaseUrl,
@@ -118,7 +129,7 @@ test('CLI packages:add imports a folder into the same registry', async (t) => {
   });
   const out = JSON.parse(stdout.trim().split('\n').pop()!);
   t.deepEqual(out.tools.map((x: { name: string; health_status: string }) => `${x.name}:${x.health_status}`).sort(), ['absent:BROKEN', 'present:HEALTHY']);
-  const listed = await svc.request('GET', '/api/tools/@fixtures/missing-export/present');
+  const listed = await svc.request('GET', '/api/tools/@fixtures/missing-export-cli/present');
   t.is(listed.status, 200);
   const bad = await promisify(execFile)('node', ['bin/toolshed.js', 'packages:add', fixture('bad-manifest')], {
     env: { ...process.env, DATABASE_URL: svc.databaseUrl, DATA_DIR: svc.config.DATA_DIR, PACKAGE_CACHE_DIR: svc.config.PACKAGE_CACHE_DIR },
