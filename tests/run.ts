@@ -17,9 +17,9 @@ import { prepareTemplate, startTestServer } from './helpers/postgres.js';
 
 /**
  * The files of the waiting lane: each spends most of its time waiting (CPU over wall time 0.2–0.6 in a full run,
- * 2026-11-27; 0.1–0.2 with their children's on 2026-12-04), for 30–150 s. They run `WAITING_SLOTS` at a time: with the short files grouped
- * (groupsOf) the main lane's slots came to ~640 s of a 675 s run and the waiting lane one at a time to 652 s, its own
- * ten files ~500 s of it at ~0.1 of a core.
+ * 2026-11-27; 0.1–0.2 with their children's on 2026-12-04), for 30–150 s. They run `WAITING_SLOTS` at a time: with
+ * the short files grouped (groupsOf) the main lane's slots came to ~640 s of a 675 s run and the waiting lane, one at
+ * a time, to 652 s, its own ten files ~500 s of it at ~0.1 of a core.
  */
 const WAITING_SLOTS = 2;
 const WAITING = [
@@ -121,13 +121,13 @@ async function planOf(waiting: string[], grouped: boolean): Promise<Plan & { sec
 const GROUP_FILE_SECONDS = 15;
 const GROUP_SECONDS = 40;
 /**
- * Files that keep a process of their own: process-warnings listens for the process's own warnings, registry-tools sets
- * a variable of the process's environment while its CLI runs, and embedded-postgres starts Postgres servers of its own
- * and waits for psql with spawnSync, which holds the event loop every file of a group shares; sandbox-cpu samples its
+ * Files that keep a process of their own: process-warnings listens for the process's own warnings; registry-tools sets
+ * a variable of the process's environment while its CLI runs; embedded-postgres starts Postgres servers of its own and
+ * waits for psql with spawnSync, which holds the event loop every file of a group shares; sandbox-cpu samples its
  * sandboxes' CPU accounting every 50 ms while a tool spins for 3 s, and in a group (a clean-clone run, 2026-12-04) got
- * fewer than two samples inside the window. So does a file with a top-level `await` before its
- * tests (mcp-python): ava takes declarations only until the tick after a file's first one, which in a group is the
- * group's first file's.
+ * fewer than two samples inside the window. A file with a top-level `await` before its tests (mcp-python) keeps one
+ * too (`TOP_LEVEL_AWAIT`): ava takes declarations only until the tick after a file's first one, which in a group is
+ * the group's first file's.
  */
 const ALONE = ['tests/process-warnings.test.ts', 'tests/registry-tools.test.ts', 'tests/embedded-postgres.test.ts', 'tests/security/sandbox-cpu.test.ts'];
 const TOP_LEVEL_AWAIT = /^(?:export\s+)?(?:(?:const|let|var)\s[^=]*=\s*)?await\b/m;
@@ -140,8 +140,8 @@ async function groupsOf(files: string[], secondsOf: (f: string) => number): Prom
   const awaits = new Set<string>();
   for (const f of files) if (TOP_LEVEL_AWAIT.test(await fs.readFile(f, 'utf8'))) awaits.add(f);
   const fits = (f: string) => !ALONE.includes(f) && !awaits.has(f) && secondsOf(f) <= GROUP_FILE_SECONDS;
+  const browser = (files: string[]) => files.some((m) => m.startsWith('tests/browser/'));
   for (const f of [...files].filter(fits).sort((a, b) => secondsOf(b) - secondsOf(a) || a.localeCompare(b))) {
-    const browser = (files: string[]) => files.some((m) => m.startsWith('tests/browser/'));
     const group = open.find((g) => g.seconds + secondsOf(f) <= GROUP_SECONDS && !(browser([f]) && browser(g.files)));
     if (group) {
       group.files.push(f);
