@@ -199,14 +199,6 @@ async function reportFileTimes(
     .filter(Boolean)
     .map((l) => JSON.parse(l))
     .sort((a: FileTime, b: FileTime) => b.wall - a.wall);
-  // A grouped file's seconds for tests/file-seconds.json stay those it had (a file's own come from a run with
-  // TOOLSHED_TEST_GROUPS=0): a group's wall time, shorter than its files' sum, would shrink them run after run and
-  // the groups would grow with each refresh.
-  const known = await knownSeconds();
-  const fileSeconds = times.flatMap((t): [string, number][] => {
-    const files = groups.get(t.file);
-    return files ? files.map((f) => [f, known[f] ?? UNKNOWN_SECONDS]) : [[t.file, t.wall]];
-  });
   if (times.length === 0) return;
   const sum = (f: (t: FileTime) => number) => Math.round(times.reduce((n, t) => n + f(t), 0));
   const lanes = [...new Set(times.map((t) => t.lane).filter(Boolean))].map((l) => `${l} ${sum((t) => (t.lane === l ? t.wall : 0))}`);
@@ -225,6 +217,14 @@ async function reportFileTimes(
     console.log(`  ${t.wall.toFixed(1).padStart(6)}  ${t.cpu.toFixed(1).padStart(6)}  ${t.children.toFixed(1).padStart(8)}  ${t.lane.padEnd(7)}  ${name}`);
   }
   if (!whole) return;
+  // A grouped file's seconds for tests/file-seconds.json stay those it had (a file's own come from a run with
+  // TOOLSHED_TEST_GROUPS=0): a group's wall time, shorter than its files' sum, would shrink them run after run and
+  // the groups would grow with each refresh.
+  const known = await knownSeconds();
+  const fileSeconds = times.flatMap((t): [string, number][] => {
+    const files = groups.get(t.file);
+    return files ? files.map((f) => [f, known[f] ?? UNKNOWN_SECONDS]) : [[t.file, t.wall]];
+  });
   const seconds = Object.fromEntries(fileSeconds.sort((a, b) => a[0].localeCompare(b[0])).map(([f, wall]) => [f, Math.round(wall)]));
   await fs.mkdir('tests/output', { recursive: true });
   await fs.writeFile('tests/output/file-seconds.json', `${JSON.stringify(seconds, null, 2)}\n`);
