@@ -246,6 +246,29 @@ async function postgresCpu(dir: string): Promise<number | undefined> {
   }
 }
 
+/**
+ * What failed, again at the end of the run, where a log's tail (all a CI page may show) has it: each failed ava
+ * process's ✘ lines and its report after ava's `─` rule (the errors, their code and stacks), at most
+ * `FAILURE_LINES` lines a process; a process that failed without a ✘ line (a file that did not load, a timeout) with
+ * the last lines it printed.
+ */
+const FAILURE_LINES = 80;
+
+function reportFailures(outputs: { code: number; out: string }[]): void {
+  const failed = outputs.filter((o) => o.code !== 0);
+  if (failed.length === 0) return;
+  console.log(`\nfailures (${failed.length} of ${outputs.length} ava processes):`);
+  for (const o of failed) {
+    const lines = o.out.split('\n');
+    const crosses = lines.filter((l) => /^\s*✘/.test(l));
+    const rule = lines.findIndex((l) => l.trim() === '─');
+    const report = rule >= 0 ? lines.slice(rule + 1) : lines.slice(-FAILURE_LINES);
+    const shown = [...crosses, ...report.filter((l) => !/^\s*✔/.test(l))].slice(0, FAILURE_LINES);
+    console.log(`--- exit code ${o.code}`);
+    for (const l of shown) console.log(l);
+  }
+}
+
 /** One ava process in the compiled tree; its output goes to ours a whole line at a time (two lanes write beside each other). */
 function runAva(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number; out: string }> {
   // ava's CLI run by this Node directly: `npx ava` costs another Node process (~0.4 CPU-s) for each of a run's ava processes.
@@ -344,6 +367,7 @@ async function main(): Promise<number> {
     let failed = (out.match(/^\s*✘/gm) ?? []).length + count(/^\s*(\d+) uncaught exceptions?/gm) + count(/^\s*(\d+) unhandled rejections?/gm);
     if (code !== 0 && failed === 0) failed = 1; // ava failed before counting (e.g. a file that did not load)
     await reportFileTimes(timesFile, args.length === 0, ticksAtStart, pg.dir, groups);
+    reportFailures(outputs);
     console.log(`\ntest run took ${Math.round((Date.now() - started) / 1000)} s`);
     const skipped = (out.match(/^\s*- \[skip\]/gm) ?? []).length;
     console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
