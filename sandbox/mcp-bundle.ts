@@ -22,7 +22,7 @@
  * - The import uses the bundle only when the server, started from it, lists the very same tools as started from its
  *   bin (worker/import/mcp.ts); otherwise it runs as before. The host never runs the bundle.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -30,7 +30,10 @@ import path from 'node:path';
 /** Where the bundle goes, relative to the package dir (a dot-dir npm packages do not ship). */
 export const MCP_BUNDLE_DIR = '.toolshed-mcp-bundle';
 export const MCP_BUNDLE_FILE = `${MCP_BUNDLE_DIR}/mcp-server.mjs`;
-/** Marks a bundle dir as ours (a package that ships a dir of that name gets no bundle, and keeps its files). */
+/**
+ * Marks a bundle dir as ours (a package that ships a dir of that name gets no bundle, and keeps its files), and holds
+ * what was built (`Stamped`): a bundle is made once per package dir and builder, then found by every later import.
+ */
 const MARKER = '.made-by-toolshed';
 const BUILD_TIMEOUT_MS = 60_000;
 const SOURCE_FILE = /\.(m|c)?js$/;
@@ -104,12 +107,48 @@ export function relocate(source: string, rel: string): string {
   return out;
 }
 
-/** `computedLoads`: the package's files that load a module by a computed name (found from their own place at run time). */
-export type BundleResult = { file: string; inputs: number; bytes: number; ms: number; computedLoads: string[] } | { error: string };
+/**
+ * `computedLoads`: the package's files that load a module by a computed name (found from their own place at run time).
+ * `reused`: the bundle was there already, made by an earlier import of the same files (the package dir is one version's
+ * bytes) with the same builder.
+ */
+export type BundleResult = { file: string; inputs: number; bytes: number; ms: number; computedLoads: string[]; reused?: true } | { error: string };
+
+/** What the marker holds: the builder's stamp and the bundle's figures. */
+interface Stamped {
+  stamp: string;
+  inputs: number;
+  bytes: number;
+  computedLoads: string[];
+}
+
+/**
+ * Who built a bundle: esbuild's version, the bin, and this file's code (its banner, relocation and build options). A
+ * bundle with another stamp (an older Toolshed's, or another bin's) is built again.
+ */
+function stampOf(esbuildVersion: string, bin: string): string {
+  return createHash('sha256')
+    .update([esbuildVersion, bin, BANNER, relocate.toString(), loadsByComputedName.toString(), bundleMcpServer.toString()].join('\0'))
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/** The figures of the bundle in `dir` if it is ours and was built with `stamp`. */
+async function builtWith(dir: string, stamp: string): Promise<Stamped | undefined> {
+  try {
+    const marked = JSON.parse(await fs.readFile(path.join(dir, MARKER), 'utf8')) as Stamped;
+    return marked.stamp === stamp && existsSync(path.join(dir, path.basename(MCP_BUNDLE_FILE))) ? marked : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Bundles the server's bin into `<pkgDir>/.toolshed-mcp-bundle/` (moved into place when done); an error says why there is
- * none (the server then runs from its bin).
+ * none (the server then runs from its bin). A bundle in place is never replaced by one of the same stamp: servers of
+ * this version may be running from it, loading its chunks as they are called (a rebuild's remove-then-rename once
+ * made a running server-everything's prompts/get fail with ERR_MODULE_NOT_FOUND for a chunk). Two imports building at
+ * once: the first to move its bundle into place wins, the other uses it. A server of one file gets its figures only.
  */
 export async function bundleMcpServer(pkgDir: string, bin: string): Promise<BundleResult> {
   const started = performance.now();
@@ -140,6 +179,17 @@ export async function bundleMcpServer(pkgDir: string, bin: string): Promise<Bund
   };
   const external = new Set(['*.node']);
   if (existsSync(outDir) && !existsSync(path.join(outDir, MARKER))) return { error: `the package has a ${MCP_BUNDLE_DIR} of its own` };
+  const stamp = stampOf(esbuild.version, path.relative(root, entry));
+  const found = (m: Stamped): BundleResult => ({
+    file: MCP_BUNDLE_FILE,
+    inputs: m.inputs,
+    bytes: m.bytes,
+    ms: Math.round(performance.now() - started),
+    computedLoads: m.computedLoads,
+    reused: true,
+  });
+  const existing = await builtWith(outDir, stamp);
+  if (existing) return found(existing);
   // Built beside, in a dir of the same depth (so relative paths hold), then moved into place.
   const tmp = `${outDir}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
@@ -191,11 +241,17 @@ export async function bundleMcpServer(pkgDir: string, bin: string): Promise<Bund
       }
       let bytes = 0;
       for (const f of await fs.readdir(tmp)) bytes += (await fs.stat(path.join(tmp, f))).size;
-      await fs.writeFile(path.join(tmp, MARKER), '');
+      // A server of one file: its figures only, nothing written (a bundle of it saves nothing; bundle-choice.ts).
+      if (inputs.length < 2) return { file: MCP_BUNDLE_FILE, inputs: inputs.length, bytes, ms: Math.round(performance.now() - started), computedLoads: [] };
+      const marked: Stamped = { stamp, inputs: inputs.length, bytes, computedLoads: [...computedLoads].sort() };
+      await fs.writeFile(path.join(tmp, MARKER), JSON.stringify(marked));
       await fs.chmod(tmp, 0o755);
-      await fs.rm(outDir, { recursive: true, force: true });
-      await fs.rename(tmp, outDir);
-      return { file: MCP_BUNDLE_FILE, inputs: inputs.length, bytes, ms: Math.round(performance.now() - started), computedLoads: [...computedLoads].sort() };
+      if (!(await moveIntoPlace(tmp, outDir, stamp))) {
+        const theirs = await builtWith(outDir, stamp);
+        if (theirs) return found(theirs);
+        return { error: 'another bundle took its place while it was built' };
+      }
+      return { file: MCP_BUNDLE_FILE, inputs: marked.inputs, bytes, ms: Math.round(performance.now() - started), computedLoads: marked.computedLoads };
     }
   } catch (err) {
     return { error: (err as Error).message.slice(0, 300) };
@@ -204,8 +260,35 @@ export async function bundleMcpServer(pkgDir: string, bin: string): Promise<Bund
   }
 }
 
-/** Removes a bundle the import decided not to use. */
-export async function removeMcpBundle(pkgDir: string): Promise<void> {
-  const dir = path.join(pkgDir, MCP_BUNDLE_DIR);
-  if (existsSync(path.join(dir, MARKER))) await fs.rm(dir, { recursive: true, force: true });
+/**
+ * Renames `tmp` to `outDir` unless a bundle is there already (false: the caller reads that one). A bundle of ours with
+ * another stamp (an older builder's) is moved aside first, then removed.
+ */
+async function moveIntoPlace(tmp: string, outDir: string, stamp: string): Promise<boolean> {
+  try {
+    await fs.rename(tmp, outDir);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+  }
+  let marked: Partial<Stamped> | undefined;
+  try {
+    marked = JSON.parse(await fs.readFile(path.join(outDir, MARKER), 'utf8'));
+  } catch {
+    marked = undefined; // an empty marker: a bundle of the builder before stamps
+  }
+  if (marked?.stamp === stamp) return false;
+  const aside = `${tmp}.old`;
+  await fs.rename(outDir, aside);
+  try {
+    await fs.rename(tmp, outDir);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+    return false;
+  } finally {
+    await fs.rm(aside, { recursive: true, force: true });
+  }
 }

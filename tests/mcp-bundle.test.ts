@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { bundleMcpServer } from '../sandbox/mcp-bundle.js';
 import { FIXTURES_DIR, startService, type Service } from './helpers/service.js';
 
 const MODULES = path.resolve(new URL('../node_modules', import.meta.url).pathname);
@@ -74,6 +75,61 @@ test('a real MCP server runs from the bundle made at import: the same tools, and
   const sum = await execute(`${EVERYTHING}/get-sum`, { a: 2, b: 3 });
   t.is(sum.status, 200, sum.text);
   t.regex(JSON.stringify(sum.body.result), /5/);
+});
+
+/** Each file of a bundle dir with its inode: another inode is another file moved into place. */
+const filesOf = async (dir: string) => Promise.all((await fs.readdir(dir)).sort().map(async (f) => `${f}:${(await fs.stat(path.join(dir, f))).ino}`));
+
+test('a bundle in place is used again and never rebuilt under a server that may be running from it; two builds at once leave one', async (t) => {
+  // A server that loads a module with import() when called: the chunk a running server reads late.
+  const dir = await fixture('@fixtures/bundle-twice', {
+    'server.cjs': "require('./lib/impl.cjs');\nif (process.env.NEVER) import('./lib/late.mjs');\n",
+    'lib/impl.cjs': await fixtureServer(),
+    'lib/late.mjs': 'export const late = 1;\n',
+  });
+  const bundleDir = path.join(dir, '.toolshed-mcp-bundle');
+  const [a, b] = await Promise.all([bundleMcpServer(dir, 'server.cjs'), bundleMcpServer(dir, 'server.cjs')]);
+  t.true('file' in a && 'file' in b, JSON.stringify([a, b]));
+  if (!('file' in a) || !('file' in b)) return;
+  t.is([a, b].filter((r) => r.reused).length, 1, 'the second to finish uses the first one’s');
+  t.deepEqual({ ...a, ms: 0, reused: undefined }, { ...b, ms: 0, reused: undefined });
+  t.deepEqual(
+    (await fs.readdir(dir)).filter((f) => f.includes('.tmp')),
+    [],
+    'no build dir is left beside it',
+  );
+  const chunks = (await fs.readdir(bundleDir)).filter((f) => f.startsWith('chunk-'));
+  t.true(chunks.length > 0, 'the late import is a chunk');
+  const before = await filesOf(bundleDir);
+  const again = await bundleMcpServer(dir, 'server.cjs');
+  t.like(again, { file: BUNDLE, reused: true, inputs: a.inputs, bytes: a.bytes });
+  t.deepEqual(await filesOf(bundleDir), before, 'the same files: nothing removed or moved into place');
+
+  // A bundle of an older builder (its marker without a stamp) is built again.
+  await fs.writeFile(path.join(bundleDir, '.made-by-toolshed'), '');
+  const rebuilt = await bundleMcpServer(dir, 'server.cjs');
+  t.like(rebuilt, { file: BUNDLE, inputs: a.inputs });
+  t.false('reused' in rebuilt && rebuilt.reused === true, 'built again, not reused');
+  t.notDeepEqual(await filesOf(bundleDir), before);
+});
+
+test('two imports of the same bytes at once: one bundle, used, and the server’s calls answer', async (t) => {
+  const dir = await fixture('@fixtures/bundle-at-once', {
+    'server.cjs': "require('./lib/impl.cjs');\n",
+    'lib/impl.cjs': await fixtureServer(),
+  });
+  const answers = await Promise.all([importServer(dir), importServer(dir)]);
+  t.true(
+    answers.some((r) => r.status === 201),
+    answers.map((r) => r.text).join('\n'),
+  );
+  const row = await packageRow('@fixtures/bundle-at-once');
+  t.is(row.manifest.mcp.bundle, BUNDLE);
+  for (let i = 0; i < 3; i++) {
+    const call = await execute('@fixtures/bundle-at-once/shout', { text: `call ${i}` });
+    t.is(call.status, 200, call.text);
+    t.deepEqual(call.body.result, { text: `CALL ${i}` });
+  }
 });
 
 /** A one-page PDF whose page says `text` (Helvetica; the xref's offsets counted). */
@@ -191,7 +247,6 @@ test('a server its bundle breaks (a require hidden from esbuild in an eval) runs
   t.deepEqual(res.body.data.tools.map((x: { name: string }) => x.name).sort(), ['fail', 'misbehave', 'shout']);
   const row = await packageRow('@fixtures/bundle-breaks');
   t.is(row.manifest.mcp.bundle, undefined, 'no bundle: it did not start from one');
-  t.false(existsSync(path.join(row.install_path, BUNDLE)), 'the unused bundle is removed');
   t.like(await bundleChoice('@fixtures/bundle-breaks'), { used: false, why: 'started from its bundle, the server listed no tools (load_error)' });
   const call = await execute('@fixtures/bundle-breaks/shout', { text: 'still runs' });
   t.is(call.status, 200, call.text);

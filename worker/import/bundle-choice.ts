@@ -30,7 +30,7 @@ export function chooseBundle(o: {
     return { used: false, why: 'started from its bundle, the server lists other tools than from its bin' };
   const n = fromBin.tools.length;
   const loads = bundle.computedLoads;
-  const same = `from its bundle it lists the same ${n} tool${n === 1 ? '' : 's'} as from its bin`;
+  const same = `from its bundle${bundle.reused ? ' (made by an earlier import of these bytes)' : ''} it lists the same ${n} tool${n === 1 ? '' : 's'} as from its bin`;
   if (loads.length === 0) return { used: true, why: `${same}; no file of it loads a module by a computed name` };
   return {
     used: true,

@@ -16,7 +16,7 @@ import { scrubHostPaths } from '../../core/text/host-paths.js';
 import { NAMED_IN_CODE } from '../../core/packages/discovery.js';
 import { packageJsonProblems } from '../../core/packages/npm-rules.js';
 import type { InstalledPackage } from '../../sandbox/packages.js';
-import { bundleMcpServer, removeMcpBundle } from '../../sandbox/mcp-bundle.js';
+import { bundleMcpServer } from '../../sandbox/mcp-bundle.js';
 import { chooseBundle } from './bundle-choice.js';
 import type { DescribeOutcome, DescribedTool, PackageRef } from '../../sandbox/types.js';
 import type { WorkerDeps } from '../deps.js';
@@ -81,7 +81,6 @@ export async function importMcpServer(
     })
     .catch(async (err: unknown) => {
       deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP bundle failed; the server runs from its bin');
-      await removeMcpBundle(installed.dir).catch(() => undefined);
       return undefined;
     });
   let listed: { tools: DescribedTool[]; attempt: Attempt; offer?: McpOffer } | undefined;
@@ -101,8 +100,9 @@ export async function importMcpServer(
   let ref = refOf(listed?.attempt ?? first);
   const bundled = await bundling;
   const bundle = bundled && chooseBundle({ bundle: bundled.result, starts: run.starts.length, fromBin: firstOutcome, fromBundle: bundled.described });
+  // A bundle not used stays where it is: another import of these bytes may run from it (sandbox/mcp-bundle.ts), and
+  // nothing starts from it unless a version's record names it.
   if (bundled?.withBundle && bundle?.used) ref = bundled.withBundle;
-  else await removeMcpBundle(installed.dir);
   const startup = {
     starts: run.starts.length + (bundled?.described ? 1 : 0),
     rules: run.fired,
