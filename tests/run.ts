@@ -180,6 +180,29 @@ interface FileTime {
   wall: number;
   cpu: number;
   children: number;
+  /** Epoch seconds of its end (older lines lack it). */
+  end?: number;
+}
+
+/**
+ * How many files ran at once over the run, from the first file's start to the last one's end: seconds with fewer
+ * than `slots` test processes (the two lanes hold up to four; under two, a core may be idle), and the seconds before
+ * the first file started (the preflight, the compiled tree, Postgres and its template, the web app).
+ */
+function occupancy(times: FileTime[], startedMs: number): string {
+  const spans = times.filter((t) => t.end !== undefined).map((t) => [t.end! - t.wall, t.end!] as const);
+  if (spans.length === 0) return '';
+  const edges = spans.flatMap(([a, b]) => [[a, 1] as const, [b, -1] as const]).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  const under = [0, 0]; // seconds with 0 and with 1 file running
+  let running = 0;
+  let at = edges[0]![0];
+  for (const [time, step] of edges) {
+    if (running < 2) under[running]! += time - at;
+    running += step;
+    at = time;
+  }
+  const first = Math.round(edges[0]![0] - startedMs / 1000);
+  return `; before the first file ${first} s, then ${Math.round(under[1]!)} s with one file running, ${Math.round(under[0]!)} s with none`;
 }
 
 /**
@@ -187,6 +210,7 @@ interface FileTime {
  * written to tests/output/file-seconds.json (the form of tests/file-seconds.json).
  */
 async function reportFileTimes(
+  startedMs: number,
   timesFile: string,
   whole: boolean,
   ticksAtStart: Awaited<ReturnType<typeof machineTicks>>,
@@ -208,7 +232,7 @@ async function reportFileTimes(
   const busy = ticks && ticksAtStart ? ` (machine CPU ${Math.round((100 * (ticks.busy - ticksAtStart.busy)) / (ticks.all - ticksAtStart.all))} % busy)` : '';
   const postgres = postgresDir ? await postgresCpu(postgresDir) : undefined;
   console.log(
-    `\nfile times (${times.length} test processes${groups.size ? `, ${[...groups.keys()].filter((g) => times.some((t) => t.file === g)).length} of them groups` : ''}): ${sum((t) => t.wall)} file-s${lanes.length ? ` (${lanes.join(', ')})` : ''}, test processes ${sum((t) => t.cpu)} CPU-s, their children ${sum((t) => t.children)} CPU-s${postgres === undefined ? '' : `, Postgres ${Math.round(postgres)} CPU-s`}${busy}`,
+    `\nfile times (${times.length} test processes${groups.size ? `, ${[...groups.keys()].filter((g) => times.some((t) => t.file === g)).length} of them groups` : ''}): ${sum((t) => t.wall)} file-s${lanes.length ? ` (${lanes.join(', ')})` : ''}, test processes ${sum((t) => t.cpu)} CPU-s, their children ${sum((t) => t.children)} CPU-s${postgres === undefined ? '' : `, Postgres ${Math.round(postgres)} CPU-s`}${busy}${occupancy(times, startedMs)}`,
   );
   console.log('  wall s   CPU s  children  lane     file');
   for (const t of times.slice(0, 25)) {
@@ -366,7 +390,7 @@ async function main(): Promise<number> {
     const passed = (out.match(/^\s*✔/gm) ?? []).length;
     let failed = (out.match(/^\s*✘/gm) ?? []).length + count(/^\s*(\d+) uncaught exceptions?/gm) + count(/^\s*(\d+) unhandled rejections?/gm);
     if (code !== 0 && failed === 0) failed = 1; // ava failed before counting (e.g. a file that did not load)
-    await reportFileTimes(timesFile, args.length === 0, ticksAtStart, pg.dir, groups);
+    await reportFileTimes(started, timesFile, args.length === 0, ticksAtStart, pg.dir, groups);
     reportFailures(outputs);
     console.log(`\ntest run took ${Math.round((Date.now() - started) / 1000)} s`);
     const skipped = (out.match(/^\s*- \[skip\]/gm) ?? []).length;

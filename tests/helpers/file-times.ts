@@ -1,7 +1,7 @@
 /**
  * Where a test run's time goes, per file. `npm test` preloads this module (`--import`) into every ava test process:
  * at exit it appends one JSON line to `TOOLSHED_TEST_TIMES` — the test file, its lane, its wall time from process
- * start, its own CPU and that of the child processes it waited for (gVisor, Chromium, npm, guests: Linux counts a
+ * start and its end, its own CPU and that of the child processes it waited for (gVisor, Chromium, npm, guests: Linux counts a
  * child's CPU when it is reaped) — and tests/run.ts prints the slowest files before its summary. Nothing is recorded
  * when the variable is unset (ava run by hand).
  */
@@ -43,6 +43,8 @@ if (out) {
       wall: Math.round(performance.now()) / 1000,
       cpu: Math.round((cpu.user + cpu.system) / 1000) / 1000,
       children: childrenCpu(),
+      // When it ran (epoch seconds): where the run's cores were idle (tests/run.ts prints the gaps).
+      end: Math.round(Date.now()) / 1000,
     };
     try {
       fs.appendFileSync(out, `${JSON.stringify(line)}\n`);
