@@ -149,6 +149,8 @@ async function builtWith(dir: string, stamp: string): Promise<Stamped | undefine
  * this version may be running from it, loading its chunks as they are called (a rebuild's remove-then-rename once
  * made a running server-everything's prompts/get fail with ERR_MODULE_NOT_FOUND for a chunk). Two imports building at
  * once: the first to move its bundle into place wins, the other uses it. A server of one file gets its figures only.
+ * A package could ship such a dir with a marker of the right stamp: it would run that code in place of esbuild's, in
+ * the same sandbox and only if it lists the very tools its bin lists, which gives it nothing its bin could not do.
  */
 export async function bundleMcpServer(pkgDir: string, bin: string): Promise<BundleResult> {
   const started = performance.now();
