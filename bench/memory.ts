@@ -4,8 +4,9 @@
  * code as a child process, the sandbox is not the subject), and each kind of call is made on its own, 8 clients at
  * once, in segments up to checkpoints (BENCH_MEMORY_WARMUP calls, default 500, then 1 k, 2 k, 5 k, 10 k, 20 k, 50 k,
  * 100 k, 1 M: the kinds that run through the queue reach tens of thousands in an hour, not 100 k); between segments no
- * call is in flight and both processes report RSS and heap used after a forced GC. A kind goes on to its
- * next checkpoint only if its measured rate says it gets there within BENCH_MEMORY_KIND_SECONDS (default 240).
+ * call is in flight and both processes report RSS and heap used after a forced GC, and so does the bench's own
+ * process (its clients). A kind goes on to its next checkpoint only if its measured rate says it gets there within
+ * BENCH_MEMORY_KIND_SECONDS (default 240).
  * Growth is against the sample after the warm-up. Kinds (BENCH_MEMORY_KINDS, comma list, default all):
  *   rest        GET a tool's detail and the tool list, in turn
  *   mcp_list    tools/list on a collection's MCP endpoint (one session per client)
@@ -22,6 +23,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { post, TEXT_TOOLS_DIR } from './service.js';
+import { lazySchemaValidator } from '../core/infra/mcp-schema-validator.js';
 import { startCluster, type ServiceProcess } from './cluster.js';
 import type { ChildSample } from './process-child.js';
 
@@ -55,14 +57,14 @@ async function clientFor(kind: Kind, t: Target): Promise<{ call: Call; close(): 
   const { base, headers } = t;
   const json = { ...headers, 'content-type': 'application/json' };
   if (kind === 'mcp_list' || kind === 'mcp_call') {
-    const mcp = new Client({ name: 'bench-memory', version: '1.0.0' });
+    // The SDK's default validator compiles each listed tool's output schema into one Ajv it keeps, on every listTools():
+    // the bench's own process grew ~10 KB a call that way. Toolshed's (nothing kept between calls) is given instead.
+    const mcp = new Client({ name: 'bench-memory', version: '1.0.0' }, { jsonSchemaValidator: lazySchemaValidator });
     // The transport passes one long-lived AbortSignal to every fetch, and undici takes a request's abort listener off a
     // signal only when the Request is garbage-collected (nodejs/node#47449): at hundreds of calls a second the bench's
     // own process printed a MaxListenersExceededWarning by the thousand. The signal only aborts what is in flight when
     // the client closes, and the bench closes its clients with nothing in flight, so its requests go without one (0
-    // warnings in 100,000 calls). The bench's own process still grows over a run (RSS ~10 KB a call at 50,000 calls,
-    // never forced to collect; 3.9 GB by a million, its rate falling from 550 to 407 calls/s): its MCP clients' side,
-    // not yet explained; the service's memory, which is what this bench measures, stays flat.
+    // warnings in 100,000 calls).
     const noSignal: typeof fetch = (url, init) => fetch(url, { ...init, signal: undefined });
     await mcp.connect(new StreamableHTTPClientTransport(t.mcpUrl, { requestInit: { headers }, fetch: noSignal }));
     const name = (await mcp.listTools()).tools.find((x) => x.name.includes('slugify'))!.name;
@@ -121,9 +123,16 @@ async function runSegment(clients: { call: Call }[], from: number, to: number, e
   );
 }
 
+/** The bench's own process (its clients), after a forced GC (`npm run bench:memory` runs it with --expose-gc). */
+const selfSample = () => {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return { rss_mb: Math.round(m.rss / 1e5) / 10, heap_used_mb: Math.round(m.heapUsed / 1e5) / 10 };
+};
+
 const sampleBoth = async (api: ServiceProcess, worker: ServiceProcess) => {
   const [a, w] = await Promise.all([api.sample(), worker.sample()]);
-  return { api: a, worker: w };
+  return { api: a, worker: w, bench: selfSample() };
 };
 type Pair = Awaited<ReturnType<typeof sampleBoth>>;
 const growth = (now: ChildSample, base: ChildSample) => ({

@@ -24,6 +24,7 @@ import {
   type McpServerOp,
 } from '../core/packages/mcp-offer.js';
 import { progressOf, type Progress } from '../core/executions/progress.js';
+import { lazySchemaValidator } from '../core/infra/mcp-schema-validator.js';
 
 /** What an MCP server may send and list. A real server lists 118 tools with ~300 KB of schemas: these fit it. */
 export const MCP_LIMITS = {
@@ -192,7 +193,7 @@ export async function openSession(pipe: GuestPipe, timeoutMs: number): Promise<M
     (params) => s.progress?.(params),
   );
   // No capabilities: a server's sampling, elicitation or roots request is answered "method not found" by the client.
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: lazySchemaValidator });
   let closed = false;
   const s: McpSession = {
     client,

@@ -22,7 +22,7 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/server';
-import { lazySchemaValidator } from './schema-validator.js';
+import { lazySchemaValidator } from '../../core/infra/mcp-schema-validator.js';
 import type { AppDeps } from '../deps.js';
 import { collectionTools } from '../../core/collections/collections.js';
 import type { CollectionRow } from '../../core/repos/collections.js';

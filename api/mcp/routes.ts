@@ -7,7 +7,7 @@
  */
 import type { Context } from 'koa';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { lazySchemaValidator } from './schema-validator.js';
+import { lazySchemaValidator } from '../../core/infra/mcp-schema-validator.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema,
