@@ -185,9 +185,9 @@ interface FileTime {
 }
 
 /**
- * How many files ran at once over the run, from the first file's start to the last one's end: seconds with fewer
- * than `slots` test processes (the two lanes hold up to four; under two, a core may be idle), and the seconds before
- * the first file started (the preflight, the compiled tree, Postgres and its template, the web app).
+ * How many files ran at once over the run, from the first file's start to the last one's end: seconds with one test
+ * process and with none (the two lanes hold up to four; under two, a core may be idle), and the seconds before the
+ * first file started (the preflight, the compiled tree, Postgres and its template, the web app).
  */
 function occupancy(times: FileTime[], startedMs: number): string {
   const spans = times.filter((t) => t.end !== undefined).map((t) => [t.end! - t.wall, t.end!] as const);
