@@ -125,11 +125,20 @@ const GROUP_SECONDS = 40;
  * a variable of the process's environment while its CLI runs; embedded-postgres starts Postgres servers of its own and
  * waits for psql with spawnSync, which holds the event loop every file of a group shares; sandbox-cpu samples its
  * sandboxes' CPU accounting every 50 ms while a tool spins for 3 s, and in a group (a clean-clone run, 2026-12-04) got
- * fewer than two samples inside the window. A file with a top-level `await` before its tests (mcp-python) keeps one
+ * fewer than two samples inside the window; openapi compiles the whole document's validators three times and
+ * generates their module, seconds of synchronous CPU (a minute under load), and in a group beside a saturating
+ * benchmark (2026-12-06) its event loop held mcp-2026's tool calls and a page load past their limits. A file with a
+ * top-level `await` before its tests (mcp-python) keeps one
  * too (`TOP_LEVEL_AWAIT`): ava takes declarations only until the tick after a file's first one, which in a group is
  * the group's first file's.
  */
-const ALONE = ['tests/process-warnings.test.ts', 'tests/registry-tools.test.ts', 'tests/embedded-postgres.test.ts', 'tests/security/sandbox-cpu.test.ts'];
+const ALONE = [
+  'tests/process-warnings.test.ts',
+  'tests/registry-tools.test.ts',
+  'tests/embedded-postgres.test.ts',
+  'tests/security/sandbox-cpu.test.ts',
+  'tests/openapi.test.ts',
+];
 const TOP_LEVEL_AWAIT = /^(?:export\s+)?(?:(?:const|let|var)\s[^=]*=\s*)?await\b/m;
 
 /** The groups of a run: each group's name in the compiled tree (`tests/groups/NN.test.ts`) and its files. */
