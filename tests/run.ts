@@ -127,7 +127,7 @@ const GROUP_SECONDS = 40;
  * sandboxes' CPU accounting every 50 ms while a tool spins for 3 s, and in a group (a clean-clone run, 2026-12-04) got
  * fewer than two samples inside the window; openapi compiles the whole document's validators three times and
  * generates their module, seconds of synchronous CPU (a minute under load), and in a group beside a saturating
- * benchmark (2026-12-06) its event loop held mcp-2026's tool calls and a page load past their limits. A file with a
+ * benchmark (2026-12-06) its event loop held mcp-2026's tool calls and its own /docs page load past their limits. A file with a
  * top-level `await` before its tests (mcp-python) keeps one
  * too (`TOP_LEVEL_AWAIT`): ava takes declarations only until the tick after a file's first one, which in a group is
  * the group's first file's.
