@@ -133,14 +133,19 @@ function stampOf(esbuildVersion: string, bin: string): string {
     .slice(0, 32);
 }
 
-/** The figures of the bundle in `dir` if it is ours and was built with `stamp`. */
-async function builtWith(dir: string, stamp: string): Promise<Stamped | undefined> {
+/** What a bundle dir's marker holds, or undefined (none, or an empty one: a bundle of the builder before stamps). */
+async function readMarker(dir: string): Promise<Partial<Stamped> | undefined> {
   try {
-    const marked = JSON.parse(await fs.readFile(path.join(dir, MARKER), 'utf8')) as Stamped;
-    return marked.stamp === stamp && existsSync(path.join(dir, path.basename(MCP_BUNDLE_FILE))) ? marked : undefined;
+    return JSON.parse(await fs.readFile(path.join(dir, MARKER), 'utf8'));
   } catch {
     return undefined;
   }
+}
+
+/** The figures of the bundle in `dir` if it is ours and was built with `stamp`. */
+async function builtWith(dir: string, stamp: string): Promise<Stamped | undefined> {
+  const marked = await readMarker(dir);
+  return marked?.stamp === stamp && existsSync(path.join(dir, path.basename(MCP_BUNDLE_FILE))) ? (marked as Stamped) : undefined;
 }
 
 /**
@@ -267,30 +272,25 @@ export async function bundleMcpServer(pkgDir: string, bin: string): Promise<Bund
  * another stamp (an older builder's) is moved aside first, then removed.
  */
 async function moveIntoPlace(tmp: string, outDir: string, stamp: string): Promise<boolean> {
-  try {
-    await fs.rename(tmp, outDir);
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
-  }
-  let marked: Partial<Stamped> | undefined;
-  try {
-    marked = JSON.parse(await fs.readFile(path.join(outDir, MARKER), 'utf8'));
-  } catch {
-    marked = undefined; // an empty marker: a bundle of the builder before stamps
-  }
-  if (marked?.stamp === stamp) return false;
+  if (await renameUnlessThere(tmp, outDir)) return true;
+  if ((await readMarker(outDir))?.stamp === stamp) return false;
   const aside = `${tmp}.old`;
   await fs.rename(outDir, aside);
   try {
-    await fs.rename(tmp, outDir);
+    return await renameUnlessThere(tmp, outDir);
+  } finally {
+    await fs.rm(aside, { recursive: true, force: true });
+  }
+}
+
+/** Renames a dir; false when a non-empty dir is at `to` already (another build moved its bundle there first). */
+async function renameUnlessThere(from: string, to: string): Promise<boolean> {
+  try {
+    await fs.rename(from, to);
     return true;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
     return false;
-  } finally {
-    await fs.rm(aside, { recursive: true, force: true });
   }
 }
